@@ -1,0 +1,7 @@
+// @sms/api's entry for other workspace packages: the router's type (for the
+// typed @trpc/client in @sms/api-client) and the composition root. The
+// service itself starts from main.ts.
+export type { AppRouter } from "./router.ts";
+export { type App, createApp } from "./app.ts";
+export { parseEnv, type Env } from "./env.ts";
+export { TRPC_ENDPOINT } from "./http/gateway.ts";

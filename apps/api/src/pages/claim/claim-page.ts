@@ -1,0 +1,437 @@
+// The claim flow (spec 1.4, 2.3, 4.1): a human opens a test key's claim_url,
+// signs in with Google or GitHub, confirms, and the project becomes theirs.
+//
+//   GET  /claim/{token}                what the project is; sign-in buttons
+//   POST /claim/{token}/sign-in        provider=google|github → 303 to the provider
+//   GET  /claim/callback/{provider}    the provider's answer → 303 to confirm
+//   GET  /claim/{token}/confirm        "you are X; claim this project?"
+//   POST /claim/{token}/confirm        claims (one transaction) → result page
+//
+// The token is looked up by its SHA-256 hash only. It is never logged (the
+// access log names the route template, not the path) and the pages forbid
+// caching and Referer. Between the steps the browser holds two short-lived
+// sealed cookies (claim-cookies.ts): the sign-in transaction (state, nonce,
+// PKCE verifier) and, after a verified sign-in, the identity. The
+// confirmation POST carries a CSRF token bound to the identity cookie, and
+// both POSTs refuse cross-site requests (Sec-Fetch-Site / Origin).
+import { readBodyText } from "../../http/read-body.ts";
+import { sha256Hex, timingSafeEqual } from "@sms/crypto";
+import { claimProject, consumeLimits, describeClaim } from "@sms/domain";
+import type { AppDeps } from "../../deps.ts";
+import { rateLimitSubject } from "../../http/client-address.ts";
+import type { ExtraRoute } from "../../http/gateway.ts";
+import { serializeError } from "../../logger.ts";
+import type { RequestState } from "../../trpc/trpc.ts";
+import {
+  clearCookieHeader,
+  cookieNames,
+  createCookieSealer,
+  generateCookieSecret,
+  IDENTITY_COOKIE_MAX_AGE_MS,
+  readCookie,
+  SIGN_IN_COOKIE_MAX_AGE_MS,
+  type SignedInIdentity,
+  type SignInTransaction,
+  setCookieHeader,
+} from "./claim-cookies.ts";
+import {
+  badRequestPage,
+  cancelledPage,
+  claimedPage,
+  confirmPage,
+  errorPage,
+  gonePage,
+  landingPage,
+  notFoundPage,
+  refusedPage,
+  signInProblemPage,
+  signInRequiredPage,
+  tooManySignInsPage,
+} from "./claim-views.ts";
+import { type IdentityProvider, identityProvidersFromEnv } from "./identity-providers.ts";
+
+/** A claim token is 32 random bytes as base64url (43 characters). */
+const CLAIM_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+/** The two forms carry one short field each. */
+const MAX_FORM_BYTES = 2048;
+
+export type ClaimPageDeps = Pick<AppDeps, "prisma" | "clock" | "env" | "logger">;
+
+export type ClaimPageOptions = {
+  /** Default: the providers configured in the environment. */
+  providers?: IdentityProvider[];
+};
+
+function redirect(location: string, cookies: string[] = []): Response {
+  const headers = new Headers({
+    Location: location,
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+  });
+  for (const cookie of cookies) headers.append("Set-Cookie", cookie);
+  return new Response(null, { status: 303, headers });
+}
+
+function withCookies(response: Response, cookies: string[]): Response {
+  for (const cookie of cookies) response.headers.append("Set-Cookie", cookie);
+  return response;
+}
+
+/**
+ * Fetch metadata first (every current browser sends it), then Origin. A
+ * request with neither is not from a modern browser; the confirmation's CSRF
+ * token still has to match.
+ */
+function isSameOriginPost(request: Request, origin: string): boolean {
+  const site = request.headers.get("sec-fetch-site");
+  if (site !== null) return site === "same-origin";
+  const from = request.headers.get("origin");
+  if (from !== null && from !== "null") return from === origin;
+  return true;
+}
+
+async function readForm(request: Request): Promise<URLSearchParams | "too_large" | "unsupported"> {
+  const type = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/x-www-form-urlencoded") return "unsupported";
+  const text = await readBodyText(request, MAX_FORM_BYTES);
+  if (text === null) return "too_large";
+  return new URLSearchParams(text);
+}
+
+function formProblem(problem: "too_large" | "unsupported", token: string): Response {
+  return problem === "too_large"
+    ? badRequestPage({
+        status: 413,
+        title: "Form too large",
+        text: "The form sent was larger than this page ever sends.",
+        token,
+      })
+    : badRequestPage({
+        status: 415,
+        title: "Unsupported form",
+        text: "The form must be sent as an ordinary HTML form.",
+        token,
+      });
+}
+
+export async function claimPageRoutes(
+  deps: ClaimPageDeps,
+  options: ClaimPageOptions = {},
+): Promise<ExtraRoute[]> {
+  const { env, clock, prisma } = deps;
+  const providers = options.providers ?? identityProvidersFromEnv(env);
+  let secret = env.CLAIM_COOKIE_SECRET;
+  if (!secret) {
+    deps.logger.warn(
+      {},
+      "CLAIM_COOKIE_SECRET is not set: using a throw-away in-memory secret (development only; sign-ins do not survive a restart or cross instances)",
+    );
+    secret = generateCookieSecret();
+  }
+  const sealer = await createCookieSealer(secret);
+  const baseUrl = env.PUBLIC_BASE_URL;
+  const origin = new URL(baseUrl).origin;
+  const secure = baseUrl.startsWith("https://");
+  const names = cookieNames(secure);
+  const freeCredits = env.CLAIM_FREE_CREDITS;
+  const providerById = (id: string | null | undefined) => providers.find((provider) => provider.id === id);
+  const redirectUri = (provider: IdentityProvider) => `${baseUrl}/claim/callback/${provider.id}`;
+  const formActionOrigins = () => [...new Set(providers.flatMap((provider) => provider.authorizeOrigins()))];
+  const who = (identity: Pick<SignedInIdentity, "email" | "name" | "subject">, label: string) =>
+    identity.email ?? identity.name ?? `${label} user ${identity.subject}`;
+
+  async function identityFor(request: Request, token: string): Promise<SignedInIdentity | null> {
+    const identity = await sealer.open<SignedInIdentity>(
+      names.identity,
+      readCookie(request.headers.get("cookie"), names.identity),
+      clock.now(),
+    );
+    if (!identity || typeof identity.token !== "string" || !timingSafeEqual(identity.token, token))
+      return null;
+    if (!providerById(identity.provider)) return null;
+    return identity;
+  }
+
+  /** Unexpected failures become an HTML error page (the gateway would answer JSON). */
+  function page(
+    method: ExtraRoute["method"],
+    path: ExtraRoute["path"],
+    handle: (request: Request, state: RequestState, params: Record<string, string>) => Promise<Response>,
+  ): ExtraRoute {
+    return {
+      method,
+      path,
+      async handle(request, state, params) {
+        try {
+          return await handle(request, state, params);
+        } catch (error) {
+          state.log.error({ err: serializeError(error) }, "claim page failed");
+          return errorPage(state.requestId);
+        }
+      },
+    };
+  }
+
+  const landing = page("GET", "/claim/{token}", async (_request, state, params) => {
+    const token = params.token ?? "";
+    if (!CLAIM_TOKEN_PATTERN.test(token)) return notFoundPage();
+    const described = await describeClaim({ prisma, tokenHash: await sha256Hex(token), now: clock.now() });
+    if (described.status === "unknown") return notFoundPage();
+    if (described.status !== "claimable")
+      return gonePage(described.status === "expired" ? "expired" : "used");
+    state.projectId = described.summary.projectId;
+    return landingPage({
+      token,
+      summary: described.summary,
+      providers: providers.map(({ id, label }) => ({ id, label })),
+      freeCredits,
+      formActionOrigins: formActionOrigins(),
+    });
+  });
+
+  const startSignIn = page("POST", "/claim/{token}/sign-in", async (request, state, params) => {
+    const token = params.token ?? "";
+    if (!CLAIM_TOKEN_PATTERN.test(token)) return notFoundPage();
+    if (!isSameOriginPost(request, origin)) return refusedPage(token);
+    const form = await readForm(request);
+    if (typeof form === "string") return formProblem(form, token);
+    const provider = providerById(form.get("provider"));
+    if (!provider) {
+      return badRequestPage({
+        status: 400,
+        title: "Unknown sign-in provider",
+        text: "Choose one of the sign-in buttons on the claim page.",
+        token,
+      });
+    }
+    // Each start sends the browser to the provider: bound how often one network may do it.
+    const now = clock.now();
+    const limit = await consumeLimits({
+      tx: prisma,
+      now,
+      checks: [
+        {
+          bucket: `claim_sign_ins:addr:${rateLimitSubject(state.clientAddress)}:minute`,
+          window: "minute",
+          limit: env.CLAIM_SIGN_INS_PER_MINUTE,
+          refusal: "rate_limited",
+        },
+      ],
+    });
+    if (!limit.ok) {
+      return tooManySignInsPage(
+        token,
+        Math.max(1, Math.ceil((limit.state.resetAt.getTime() - now.getTime()) / 1000)),
+      );
+    }
+    const described = await describeClaim({ prisma, tokenHash: await sha256Hex(token), now: clock.now() });
+    if (described.status === "unknown") return notFoundPage();
+    if (described.status !== "claimable")
+      return gonePage(described.status === "expired" ? "expired" : "used");
+    state.projectId = described.summary.projectId;
+
+    let start: Awaited<ReturnType<IdentityProvider["begin"]>>;
+    try {
+      start = await provider.begin({ redirectUri: redirectUri(provider) });
+    } catch (error) {
+      state.log.warn({ provider: provider.id, err: serializeError(error) }, "claim sign-in could not start");
+      return signInProblemPage({ problem: "unavailable", token, providerLabel: provider.label });
+    }
+    const transaction: SignInTransaction = {
+      provider: provider.id,
+      token,
+      state: start.state,
+      nonce: start.nonce,
+      codeVerifier: start.codeVerifier,
+    };
+    const cookie = await sealer.seal(names.signIn, transaction, SIGN_IN_COOKIE_MAX_AGE_MS, clock.now());
+    state.log.info({ provider: provider.id }, "claim sign-in started");
+    return redirect(start.url.href, [
+      setCookieHeader(names.signIn, cookie, { maxAgeMs: SIGN_IN_COOKIE_MAX_AGE_MS, secure }),
+    ]);
+  });
+
+  const callback = page("GET", "/claim/callback/{provider}", async (request, state, params) => {
+    const provider = providerById(params.provider);
+    if (!provider) {
+      return badRequestPage({
+        status: 404,
+        title: "Unknown sign-in provider",
+        text: "This sign-in provider is not offered here.",
+        token: null,
+      });
+    }
+    const url = new URL(request.url);
+    const transaction = await sealer.open<SignInTransaction>(
+      names.signIn,
+      readCookie(request.headers.get("cookie"), names.signIn),
+      clock.now(),
+    );
+    if (!transaction || transaction.provider !== provider.id) {
+      state.log.info({ provider: provider.id }, "claim sign-in callback without a sign-in in progress");
+      return signInProblemPage({ problem: "session_missing", token: null, providerLabel: provider.label });
+    }
+    const returnedState = url.searchParams.get("state");
+    if (!returnedState || !timingSafeEqual(returnedState, transaction.state)) {
+      // Not this browser's sign-in (a forged or stale answer): refuse it and
+      // keep the sign-in in progress, which the genuine answer can still finish.
+      state.log.warn({ provider: provider.id }, "claim sign-in state mismatch");
+      return signInProblemPage({
+        problem: "state_mismatch",
+        token: transaction.token,
+        providerLabel: provider.label,
+      });
+    }
+    const clear = clearCookieHeader(names.signIn, secure);
+    const providerError = url.searchParams.get("error");
+    if (providerError !== null) {
+      const code = /^[a-z_]{1,40}$/.test(providerError) ? providerError : "other";
+      state.log.info({ provider: provider.id, error: code }, "claim sign-in not completed at the provider");
+      if (code === "access_denied") {
+        return withCookies(cancelledPage({ token: transaction.token, providerLabel: provider.label }), [
+          clear,
+        ]);
+      }
+      return withCookies(
+        signInProblemPage({
+          problem: "provider_error",
+          token: transaction.token,
+          providerLabel: provider.label,
+        }),
+        [clear],
+      );
+    }
+
+    // Rebuilt on the public base URL: behind a proxy request.url may differ,
+    // and the redirect URI sent to the token endpoint must match exactly.
+    const callbackUrl = new URL(`${redirectUri(provider)}${url.search}`);
+    const result = await provider.complete({
+      callbackUrl,
+      state: transaction.state,
+      nonce: transaction.nonce,
+      codeVerifier: transaction.codeVerifier,
+    });
+    if (!result.ok) {
+      state.log.warn(
+        { provider: provider.id, reason: result.reason, detail: result.detail },
+        "claim sign-in failed",
+      );
+      return withCookies(
+        signInProblemPage({
+          problem: result.reason,
+          token: transaction.token,
+          providerLabel: provider.label,
+        }),
+        [clear],
+      );
+    }
+    const identity: SignedInIdentity = {
+      ...result.identity,
+      token: transaction.token,
+      sessionId: crypto.randomUUID(),
+    };
+    const cookie = await sealer.seal(names.identity, identity, IDENTITY_COOKIE_MAX_AGE_MS, clock.now());
+    state.log.info({ provider: provider.id }, "claim sign-in completed");
+    return redirect(`/claim/${transaction.token}/confirm`, [
+      clear,
+      setCookieHeader(names.identity, cookie, { maxAgeMs: IDENTITY_COOKIE_MAX_AGE_MS, secure }),
+    ]);
+  });
+
+  const showConfirmation = page("GET", "/claim/{token}/confirm", async (request, state, params) => {
+    const token = params.token ?? "";
+    if (!CLAIM_TOKEN_PATTERN.test(token)) return notFoundPage();
+    const identity = await identityFor(request, token);
+    if (!identity) return redirect(`/claim/${token}`);
+    const label = providerById(identity.provider)?.label ?? identity.provider;
+    const described = await describeClaim({
+      prisma,
+      tokenHash: await sha256Hex(token),
+      now: clock.now(),
+      identity,
+    });
+    if (described.status === "unknown") return notFoundPage();
+    if (described.status === "claimed_by_you") {
+      state.projectId = described.projectId;
+      return claimedPage({
+        projectId: described.projectId,
+        creditsGranted: 0,
+        providerLabel: label,
+        who: who(identity, label),
+        already: true,
+      });
+    }
+    if (described.status !== "claimable") return gonePage(described.status);
+    state.projectId = described.summary.projectId;
+    return confirmPage({
+      token,
+      summary: described.summary,
+      providerLabel: label,
+      who: who(identity, label),
+      csrfToken: await sealer.csrfToken(identity.sessionId),
+      freeCredits,
+    });
+  });
+
+  const confirm = page("POST", "/claim/{token}/confirm", async (request, state, params) => {
+    const token = params.token ?? "";
+    if (!CLAIM_TOKEN_PATTERN.test(token)) return notFoundPage();
+    if (!isSameOriginPost(request, origin)) {
+      state.log.warn({}, "claim confirmation refused: cross-site request");
+      return refusedPage(token);
+    }
+    const form = await readForm(request);
+    if (typeof form === "string") return formProblem(form, token);
+    const identity = await identityFor(request, token);
+    if (!identity) return signInRequiredPage(token);
+    if (!(await sealer.verifyCsrf(identity.sessionId, form.get("csrf_token") ?? ""))) {
+      state.log.warn({}, "claim confirmation refused: CSRF token mismatch");
+      return refusedPage(token);
+    }
+    const label = providerById(identity.provider)?.label ?? identity.provider;
+    const result = await claimProject({
+      prisma,
+      tokenHash: await sha256Hex(token),
+      identity: {
+        provider: identity.provider,
+        subject: identity.subject,
+        email: identity.email,
+        name: identity.name,
+      },
+      freeCredits,
+      now: clock.now(),
+    });
+    state.log.info(
+      {
+        outcome: result.outcome,
+        provider: identity.provider,
+        ...(result.outcome === "claimed" || result.outcome === "already_claimed_by_you"
+          ? { project_id: result.projectId, account_id: result.accountId }
+          : {}),
+        ...(result.outcome === "claimed" ? { credits_granted: result.creditsGranted } : {}),
+      },
+      "claim confirmation",
+    );
+    switch (result.outcome) {
+      case "claimed":
+      case "already_claimed_by_you":
+        state.projectId = result.projectId;
+        return claimedPage({
+          projectId: result.projectId,
+          creditsGranted: result.outcome === "claimed" ? result.creditsGranted : 0,
+          providerLabel: label,
+          who: who(identity, label),
+          already: result.outcome === "already_claimed_by_you",
+        });
+      case "used":
+      case "expired":
+        return gonePage(result.outcome);
+      case "unknown":
+        return notFoundPage();
+    }
+  });
+
+  // The callback is listed before the token routes: /claim/callback/x could
+  // otherwise also read as a (malformed) token route.
+  return [callback, landing, startSignIn, showConfirmation, confirm];
+}

@@ -1,0 +1,22 @@
+import { z } from "zod";
+import { publicProcedure, router } from "../../trpc/trpc.ts";
+import { livenessMeta, readinessMeta, ZLivenessResponse, ZReadinessResponse } from "./health.types.ts";
+
+export const healthRouter = router({
+  liveness: publicProcedure
+    .meta(livenessMeta)
+    .input(z.void())
+    .output(ZLivenessResponse)
+    .query(() => ({ status: "alive" as const })),
+
+  readiness: publicProcedure
+    .meta(readinessMeta)
+    .input(z.void())
+    .output(ZReadinessResponse)
+    .query(async ({ ctx }) => {
+      const reachable = await ctx.deps.db.ping();
+      if (reachable) return { status: "ready" as const, database: "ok" as const };
+      ctx.state.response.status = 503;
+      return { status: "not_ready" as const, database: "unreachable" as const };
+    }),
+});

@@ -1,0 +1,134 @@
+// Issue 2, point 6 and "Bad input": the HTTP plumbing over real HTTP against
+// the Deno process. Every error uses the envelope, with request_id equal to
+// the X-Request-Id header.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ServerProcess, startServer } from "./harness.ts";
+
+let server: ServerProcess;
+
+beforeAll(async () => {
+  server = await startServer({ backend: "pglite", env: { MAX_BODY_BYTES: "16384" } });
+});
+afterAll(async () => {
+  await server?.cleanup();
+});
+
+async function expectEnvelope(response: Response, status: number, code: string) {
+  expect(response.status).toBe(status);
+  expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+  const requestId = response.headers.get("x-request-id");
+  expect(requestId).toMatch(/^req_[0-9a-z]{26}$/);
+  const body = (await response.json()) as { error: { code: string; message: string; request_id: string } };
+  expect(Object.keys(body)).toEqual(["error"]);
+  expect(Object.keys(body.error).sort()).toEqual(["code", "message", "request_id"]);
+  expect(body.error.code).toBe(code);
+  expect(body.error.message.length).toBeGreaterThan(10);
+  expect(body.error.request_id).toBe(requestId);
+  return body.error;
+}
+
+const url = (path: string) => `${server.baseUrl}${path}`;
+
+describe("routing", () => {
+  it("answers an unknown route with 404 route_not_found", async () => {
+    await expectEnvelope(await fetch(url("/nope")), 404, "route_not_found");
+    await expectEnvelope(await fetch(url("/v2/messages")), 404, "route_not_found");
+  });
+
+  it("answers a wrong method with 405 and Allow", async () => {
+    const response = await fetch(url("/v1/test-keys"), { method: "GET" });
+    expect(response.headers.get("allow")).toBe("POST");
+    await expectEnvelope(response, 405, "method_not_allowed");
+    const del = await fetch(url("/healthz"), { method: "DELETE" });
+    expect(del.headers.get("allow")).toBe("GET, HEAD");
+    await expectEnvelope(del, 405, "method_not_allowed");
+    const put = await fetch(url("/v1/messages"), { method: "PUT", body: "{}" });
+    expect(put.headers.get("allow")).toBe("POST");
+    await expectEnvelope(put, 405, "method_not_allowed");
+  });
+
+  it("is exact about paths: case and odd characters do not match", async () => {
+    await expectEnvelope(await fetch(url("/V1/TEST-KEYS"), { method: "POST" }), 404, "route_not_found");
+    await expectEnvelope(await fetch(url("/v1/test-keys%00")), 404, "route_not_found");
+    await expectEnvelope(await fetch(url("/%E2%80%A2/..%2F..%2Fetc%2Fpasswd")), 404, "route_not_found");
+    await expectEnvelope(await fetch(url("/v1/messages/a/b")), 404, "route_not_found");
+  });
+
+  it("answers HEAD like GET without a body", async () => {
+    const response = await fetch(url("/healthz"), { method: "HEAD" });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-request-id")).toMatch(/^req_/);
+    expect(await response.text()).toBe("");
+  });
+});
+
+describe("bodies", () => {
+  it("accepts a body-less POST /v1/test-keys without Content-Type", async () => {
+    const response = await fetch(url("/v1/test-keys"), { method: "POST" });
+    expect(response.status).toBe(201);
+    expect(response.headers.get("x-request-id")).toMatch(/^req_/);
+  });
+
+  const key = async () =>
+    ((await (await fetch(url("/v1/test-keys"), { method: "POST" })).json()) as { api_key: string }).api_key;
+  const post = (apiKey: string, body: BodyInit | null, contentType: string | null = "application/json") =>
+    fetch(url("/v1/messages"), {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${apiKey}`,
+        "Idempotency-Key": crypto.randomUUID(),
+        ...(contentType ? { "Content-Type": contentType } : {}),
+      },
+      body,
+    });
+
+  it("rejects malformed JSON, an empty body, [] and non-objects with invalid_request", async () => {
+    const apiKey = await key();
+    const malformed = await expectEnvelope(await post(apiKey, '{"to": '), 400, "invalid_request");
+    expect(malformed.message).toMatch(/not valid JSON/);
+    await expectEnvelope(await post(apiKey, ""), 400, "invalid_request");
+    await expectEnvelope(await post(apiKey, "[]"), 400, "invalid_request");
+    await expectEnvelope(await post(apiKey, "42"), 400, "invalid_request");
+    await expectEnvelope(await post(apiKey, "null"), 400, "invalid_request");
+  });
+
+  it("answers a non-JSON content type with 415", async () => {
+    const apiKey = await key();
+    await expectEnvelope(
+      await post(apiKey, "to=1", "application/x-www-form-urlencoded"),
+      415,
+      "unsupported_media_type",
+    );
+    await expectEnvelope(await post(apiKey, "{}", "text/plain"), 415, "unsupported_media_type");
+    await expectEnvelope(await post(apiKey, "{}", null), 415, "unsupported_media_type");
+  });
+
+  it("answers a 2 MB body with 413, with or without Content-Length", async () => {
+    const apiKey = await key();
+    const big = JSON.stringify({ to: "+995555123456", padding: "x".repeat(2 * 1024 * 1024) });
+    await expectEnvelope(await post(apiKey, big), 413, "payload_too_large");
+    const stream = new ReadableStream({
+      start(controller) {
+        for (let i = 0; i < 32; i++) controller.enqueue(new TextEncoder().encode("x".repeat(65536)));
+        controller.close();
+      },
+    });
+    const chunked = await fetch(url("/v1/messages"), {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${apiKey}`,
+        "Idempotency-Key": "k",
+        "Content-Type": "application/json",
+      },
+      body: stream,
+      duplex: "half",
+    } as RequestInit);
+    await expectEnvelope(chunked, 413, "payload_too_large");
+  });
+
+  it("still answers after bad input (the process did not crash)", async () => {
+    const response = await fetch(url("/healthz"));
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: "alive" });
+  });
+});

@@ -1,0 +1,288 @@
+// The API's test harness.
+//
+//   startTestApp({ backend })   the whole application in-process (its handler
+//                               called directly), on a fresh migrated database,
+//                               with a manual clock and captured logs.
+//   startServer({ backend })    the real thing: `deno run src/main.ts` in its
+//                               own process, spoken to over HTTP on loopback.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Clock } from "@sms/domain";
+import { type BackendKind, createPostgresTestDatabase, createTestDatabase } from "@sms/db/testing";
+// @ts-expect-error: a plain .mjs helper shared with scripts/bootstrap.mjs
+import { denoBinary } from "../../../scripts/deno.mjs";
+import { type App, createApp } from "../src/app.ts";
+import { parseEnv } from "../src/env.ts";
+
+export const API_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
+/** The real Deno binary (not the .bin wrapper, which swallows signals). */
+export const DENO: string = denoBinary();
+
+/** A clock tests move by hand. */
+export class ManualClock implements Clock {
+  private current: number;
+  constructor(start: Date | string = "2026-11-22T10:00:00Z") {
+    this.current = new Date(start).getTime();
+  }
+  now(): Date {
+    return new Date(this.current);
+  }
+  set(date: Date | string): void {
+    this.current = new Date(date).getTime();
+  }
+  advance(ms: number): void {
+    this.current += ms;
+  }
+}
+
+/** Everything the application logged, one parsed JSON object per line. */
+export class LogCapture {
+  readonly lines: string[] = [];
+  write(line: string): void {
+    this.lines.push(line);
+  }
+  get entries(): Array<Record<string, unknown>> {
+    return this.lines.flatMap((line) =>
+      line
+        .split("\n")
+        .filter(Boolean)
+        .map((text) => {
+          try {
+            return JSON.parse(text) as Record<string, unknown>;
+          } catch {
+            return { unparsed: text };
+          }
+        }),
+    );
+  }
+  get text(): string {
+    return this.lines.join("");
+  }
+}
+
+export type TestApp = {
+  app: App;
+  clock: ManualClock;
+  logs: LogCapture;
+  baseUrl: string;
+  /** Calls the handler in-process, as if over HTTP from `remoteAddress`. */
+  request(path: string, init?: RequestInit, remoteAddress?: string): Promise<Response>;
+  close(): Promise<void>;
+};
+
+const BASE_URL = "http://api.test";
+
+export async function startTestApp(options: {
+  backend: BackendKind;
+  env?: Record<string, string>;
+  clock?: ManualClock;
+}): Promise<TestApp> {
+  const database = await createTestDatabase(options.backend);
+  const clock = options.clock ?? new ManualClock();
+  const logs = new LogCapture();
+  const env = parseEnv({
+    NODE_ENV: "test",
+    PGLITE_DATA_DIR: "memory://",
+    PUBLIC_BASE_URL: BASE_URL,
+    LOG_LEVEL: "debug",
+    ...options.env,
+  });
+  const app = await createApp(env, { db: database.db, clock, logDestination: logs });
+  return {
+    app,
+    clock,
+    logs,
+    baseUrl: BASE_URL,
+    request(path, init, remoteAddress = "203.0.113.10") {
+      return app.handler(new Request(`${BASE_URL}${path}`, init), { remoteAddress });
+    },
+    async close() {
+      await app.close();
+      await database.drop();
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export type ServerProcess = {
+  baseUrl: string;
+  port: number;
+  child: ChildProcess;
+  /** Every line the process wrote (stdout and stderr). */
+  output: string[];
+  databaseUrl?: string;
+  /** Sends a signal and waits for the process to exit; resolves its exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Drops the server's database (PostgreSQL) or its data directory. */
+  cleanup(): Promise<void>;
+  waitForOutput(predicate: (line: string) => boolean, timeoutMs?: number): Promise<string>;
+};
+
+/**
+ * Starts `deno run src/main.ts` on a free port against a fresh database:
+ * a new PostgreSQL database, or PGlite in a temporary directory.
+ */
+export async function startServer(options: {
+  backend: BackendKind;
+  env?: Record<string, string>;
+  args?: string[];
+  /** Reuse an existing database instead of creating one. */
+  databaseUrl?: string;
+  pgliteDataDir?: string;
+}): Promise<ServerProcess> {
+  const port = await freePort();
+  let databaseUrl = options.databaseUrl;
+  let dropDatabase: (() => Promise<void>) | undefined;
+  let dataDir = options.pgliteDataDir;
+  if (options.backend === "postgres" && !databaseUrl) {
+    const created = await createPostgresTestDatabase();
+    databaseUrl = created.databaseUrl;
+    dropDatabase = created.drop;
+  }
+  if (options.backend === "pglite" && !dataDir) {
+    dataDir = join(await mkdtemp(join(tmpdir(), "sms-api-")), "pglite");
+  }
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "/tmp",
+    DENO_NO_UPDATE_CHECK: "1",
+    NODE_ENV: "test",
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    LOG_LEVEL: "debug",
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { PGLITE_DATA_DIR: dataDir ?? "memory://" }),
+    ...options.env,
+  };
+  const child = spawn(
+    DENO,
+    [
+      "run",
+      "--allow-env",
+      "--allow-net",
+      "--allow-read",
+      "--allow-write",
+      "--allow-sys",
+      "src/main.ts",
+      ...(options.args ?? []),
+    ],
+    { cwd: API_DIR, env, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  const output: string[] = [];
+  const waiters = new Set<{ predicate: (line: string) => boolean; resolve: (line: string) => void }>();
+  const onData = (chunk: Buffer) => {
+    for (const line of chunk.toString("utf8").split("\n")) {
+      if (!line) continue;
+      output.push(line);
+      for (const waiter of waiters) {
+        if (waiter.predicate(line)) {
+          waiters.delete(waiter);
+          waiter.resolve(line);
+        }
+      }
+    }
+  };
+  child.stdout?.on("data", onData);
+  child.stderr?.on("data", onData);
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+
+  function waitForOutput(predicate: (line: string) => boolean, timeoutMs = 30_000): Promise<string> {
+    const seen = output.find(predicate);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const waiter = { predicate, resolve };
+      waiters.add(waiter);
+      const timer = setTimeout(() => {
+        waiters.delete(waiter);
+        reject(
+          new Error(`timed out waiting for server output; last lines:\n${output.slice(-10).join("\n")}`),
+        );
+      }, timeoutMs);
+      exited.then(() => {
+        clearTimeout(timer);
+        if (waiters.delete(waiter))
+          reject(new Error(`server exited; output:\n${output.slice(-20).join("\n")}`));
+      });
+      const original = waiter.resolve;
+      waiter.resolve = (line) => {
+        clearTimeout(timer);
+        original(line);
+      };
+    });
+  }
+
+  const server: ServerProcess = {
+    baseUrl: `http://127.0.0.1:${port}`,
+    port,
+    child,
+    output,
+    databaseUrl,
+    waitForOutput,
+    async stop(signal = "SIGTERM") {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+    async cleanup() {
+      await server.stop();
+      await dropDatabase?.();
+      if (!options.pgliteDataDir && dataDir && dataDir !== "memory://") {
+        await rm(dirname(dataDir), { recursive: true, force: true });
+      }
+    },
+  };
+  if (!(options.args ?? []).includes("--role=worker")) {
+    try {
+      await waitForOutput((line) => line.includes('"msg":"listening on'), 60_000);
+    } catch (error) {
+      await server.cleanup();
+      throw error;
+    }
+  }
+  return server;
+}
+
+/** Creates a test key through the API. */
+export async function createTestKey(
+  call: (path: string, init?: RequestInit) => Promise<Response>,
+): Promise<{ api_key: string; project_id: string; claim_url: string; expires_at: string }> {
+  const response = await call("/v1/test-keys", { method: "POST" });
+  if (response.status !== 201) throw new Error(`test key: ${response.status} ${await response.text()}`);
+  return (await response.json()) as never;
+}
+
+/** POST /v1/messages with the usual headers. */
+export function sendMessageRequest(
+  apiKey: string,
+  idempotencyKey: string | null,
+  body: unknown,
+  extraHeaders: Record<string, string> = {},
+): RequestInit {
+  return {
+    method: "POST",
+    headers: {
+      Authorization: `Bearer ${apiKey}`,
+      "Content-Type": "application/json",
+      ...(idempotencyKey === null ? {} : { "Idempotency-Key": idempotencyKey }),
+      ...extraHeaders,
+    },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  };
+}

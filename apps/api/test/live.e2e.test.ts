@@ -1,0 +1,265 @@
+// Live sending end to end: the real Deno server over HTTP, its live provider
+// pointed at a fake uBill on loopback, PostgreSQL shared with this process
+// (which claims projects and runs the operator's domain functions on it).
+// Every uBill outcome through the API, the credit arithmetic, 402, a parallel
+// burst, the free-tier boundary, the status check driving live messages to
+// delivered / undeliverable, 503, and no uBill secret, id or raw status in any
+// response or log line.
+import { createDatabase, type Database } from "@sms/db";
+import { availableBackends, createPostgresTestDatabase, type PostgresTestDatabase } from "@sms/db/testing";
+import {
+  createLiveKey,
+  grantPaidCredits,
+  listCreditLedger,
+  nextUtcMidnight,
+  projectBalance,
+  systemClock,
+} from "@sms/domain";
+import { type FakeUbill, type FakeUbillReply, startFakeUbill } from "@sms/provider-ubill/testing";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createTestKey, type ServerProcess, startServer } from "./harness.ts";
+import { recordingClient } from "./support/messages.ts";
+
+const hasPostgres = (await availableBackends()).includes("postgres");
+const UBILL_KEY = "ubill-e2e-secret-81c4d0";
+const FIRST_SMS_ID = 64_270_001;
+const SUBMIT_TIMEOUT_MS = 1_000;
+const BODY = { to: "+995555123456", template: "login_code", variables: { code: "90210" }, locale: "ka" };
+
+describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL, fake uBill)", () => {
+  let fake: FakeUbill;
+  let pg: PostgresTestDatabase;
+  let db: Database;
+  let server: ServerProcess;
+
+  beforeAll(async () => {
+    fake = await startFakeUbill({ apiKey: UBILL_KEY, firstSmsId: FIRST_SMS_ID });
+    pg = await createPostgresTestDatabase();
+    db = await createDatabase({ databaseUrl: pg.databaseUrl, poolSize: 4 });
+    server = await startServer({
+      backend: "postgres",
+      databaseUrl: pg.databaseUrl,
+      env: {
+        UBILL_BASE_URL: fake.baseUrl,
+        UBILL_API_KEY: UBILL_KEY,
+        UBILL_DEFAULT_BRAND_ID: "1",
+        UBILL_SUBMIT_TIMEOUT_MS: String(SUBMIT_TIMEOUT_MS),
+        UBILL_STATUS_TIMEOUT_MS: "1000",
+        STATUS_CHECK_INTERVAL_SECONDS: "1",
+        MESSAGES_PER_MINUTE: "1000",
+        TEST_KEYS_PER_MINUTE: "1000",
+        TEST_KEYS_PER_DAY: "1000",
+        FREE_TIER_DAILY_SEGMENTS: "20",
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await server?.cleanup();
+    await db?.close();
+    await pg?.drop();
+    await fake?.close();
+  });
+  beforeEach(() => fake.reset());
+
+  const ops = () => ({ prisma: db.prisma, clock: systemClock, actor: "e2e" });
+  const call = (path: string, init?: RequestInit) => fetch(`${server.baseUrl}${path}`, init);
+  const { responses, send, read } = recordingClient(call, BODY);
+
+  async function liveProject(credits: { free?: number; paid?: number } = {}) {
+    const { project_id: projectId } = await createTestKey(call);
+    await db.prisma.project.update({
+      where: { id: projectId },
+      data: { claimedAt: new Date(), ...(credits.free ? { creditBalance: credits.free } : {}) },
+    });
+    if (credits.free) {
+      await db.prisma.creditLedgerEntry.create({
+        data: {
+          id: `cre_${crypto.randomUUID().replace(/-/g, "").slice(0, 26)}`,
+          projectId,
+          kind: "grant_free",
+          amount: credits.free,
+        },
+      });
+    }
+    if (credits.paid) {
+      const granted = await grantPaidCredits({ ...ops(), projectId, amount: credits.paid });
+      if (!granted.ok) throw new Error(granted.message);
+    }
+    const key = await createLiveKey({ ...ops(), projectId });
+    if (!key.ok) throw new Error(key.message);
+    return { projectId, apiKey: key.apiKey };
+  }
+
+  async function balanceOf(projectId: string): Promise<number> {
+    const balance = await projectBalance({ prisma: db.prisma, projectId });
+    if (!balance.ok) throw new Error("no project");
+    expect(balance.consistent).toBe(true);
+    return balance.balance;
+  }
+
+  async function kindsFor(projectId: string, messageId: string) {
+    const ledger = await listCreditLedger({ prisma: db.prisma, projectId, limit: 100 });
+    return ledger
+      .filter((entry) => entry.messageId === messageId)
+      .map((entry) => entry.kind)
+      .sort();
+  }
+
+  async function waitForStatus(apiKey: string, id: string, status: string, timeoutMs = 15_000) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const message = await read(apiKey, id);
+      if (message.status === status || Date.now() > deadline) return message;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+
+  it("accepted, then the status check reads uBill's reports: delivered and undeliverable, both stay charged", async () => {
+    const { projectId, apiKey } = await liveProject({ paid: 5 });
+    const first = await send(apiKey);
+    const second = await send(apiKey);
+    for (const sent of [first, second]) {
+      expect(sent.status).toBe(201);
+      expect(sent.body).toMatchObject({ object: "message", status: "submitted", segments: 1, error: null });
+    }
+    expect(await balanceOf(projectId)).toBe(3);
+    expect(fake.sends().map((request) => request.json)).toEqual([
+      expect.objectContaining({ brandID: 1, numbers: [995555123456] }),
+      expect.objectContaining({ brandID: 1, numbers: [995555123456] }),
+    ]);
+    const ref = async (id: unknown) =>
+      (await db.prisma.message.findUniqueOrThrow({ where: { id: id as string } })).providerRef ?? "";
+    fake.setReport(await ref(first.body.id), "3"); // awaiting status: still submitted
+    fake.setReport(await ref(second.body.id), "2");
+    expect(await waitForStatus(apiKey, second.body.id as string, "undeliverable")).toMatchObject({
+      status: "undeliverable",
+      error: { code: "invalid_recipient" },
+    });
+    expect((await read(apiKey, first.body.id as string)).status).toBe("submitted");
+    fake.setReport(await ref(first.body.id), "1");
+    expect(await waitForStatus(apiKey, first.body.id as string, "delivered")).toMatchObject({
+      status: "delivered",
+      error: null,
+    });
+    expect(await balanceOf(projectId)).toBe(3);
+  }, 60_000);
+
+  const outcomes: Array<[string, string, string, "refunded" | "charged", FakeUbillReply]> = [
+    ["statusID 10", "failed", "sender_not_allowed", "refunded", { kind: "status", statusId: 10 }],
+    ["statusID 50", "failed", "invalid_recipient", "refunded", { kind: "status", statusId: 50 }],
+    ["statusID 99", "failed", "provider_rejected", "refunded", { kind: "status", statusId: 99 }],
+    ["HTTP 401", "failed", "provider_rejected", "refunded", { kind: "http", status: 401 }],
+    [
+      "too slow",
+      "unknown",
+      "provider_unavailable",
+      "charged",
+      { kind: "slow", delayMs: SUBMIT_TIMEOUT_MS + 1_000 },
+    ],
+    // After the sends above, Deno's fetch would have a keep-alive connection to reuse (see provider-ubill's http.ts).
+    ["connection dropped", "unknown", "provider_unavailable", "charged", { kind: "drop" }],
+    ["answer cut off", "unknown", "provider_unavailable", "charged", { kind: "truncate" }],
+    ["HTTP 500", "unknown", "provider_unavailable", "charged", { kind: "http", status: 500 }],
+  ];
+  it.each(outcomes)("uBill %s → 201 %s (%s), credits %s", async (_name, status, code, credits, reply) => {
+    const { projectId, apiKey } = await liveProject({ paid: 2 });
+    fake.replyNext(reply, "send");
+    const key = crypto.randomUUID();
+    const sent = await send(apiKey, key);
+    expect(sent.status).toBe(201);
+    expect(sent.body).toMatchObject({ status, error: { code } });
+    const id = sent.body.id as string;
+    if (credits === "refunded") {
+      expect(await balanceOf(projectId)).toBe(2);
+      expect(await kindsFor(projectId, id)).toEqual(["refund", "reservation"]);
+    } else {
+      expect(await balanceOf(projectId)).toBe(1);
+      expect(await kindsFor(projectId, id)).toEqual(["reservation"]);
+    }
+    // The same Idempotency-Key replays the answer; uBill never sees a second request.
+    const replay = await send(apiKey, key);
+    expect(replay.status).toBe(200);
+    expect(replay.body).toEqual(sent.body);
+    expect(fake.sends()).toHaveLength(1);
+  });
+
+  it("uBill balance exhausted (40): provider_rejected for the caller, refunded, an error log for the operator", async () => {
+    const { projectId, apiKey } = await liveProject({ paid: 2 });
+    fake.replyNext({ kind: "status", statusId: 40 }, "send");
+    const sent = await send(apiKey);
+    expect(sent.body).toMatchObject({ status: "failed", error: { code: "provider_rejected" } });
+    expect(await balanceOf(projectId)).toBe(2);
+    const line = await server.waitForOutput((text) => text.includes("insufficient_provider_balance"), 5_000);
+    expect(JSON.parse(line)).toMatchObject({
+      level: "error",
+      provider: "ubill",
+      problem: "insufficient_provider_balance",
+    });
+  });
+
+  it("402 when credits are short: nothing sent; 50 parallel sends against 10 credits spend exactly 10", async () => {
+    const empty = await liveProject();
+    const refused = await send(empty.apiKey);
+    expect(refused.status).toBe(402);
+    expect(refused.body).toMatchObject({ error: { code: "insufficient_credits" } });
+    expect(fake.sends()).toHaveLength(0);
+    expect(await db.prisma.message.count({ where: { projectId: empty.projectId } })).toBe(0);
+
+    const { projectId, apiKey } = await liveProject({ paid: 10 });
+    const results = await Promise.all(Array.from({ length: 50 }, () => send(apiKey)));
+    const accepted = results.filter((result) => result.status === 201);
+    expect(accepted).toHaveLength(10);
+    expect(accepted.every((result) => result.body.status === "submitted")).toBe(true);
+    expect(results.filter((result) => result.status === 402)).toHaveLength(40);
+    expect(await balanceOf(projectId)).toBe(0);
+    expect(fake.sends()).toHaveLength(10);
+  }, 60_000);
+
+  it("free tier: 20 live segments a UTC day, the 21st is 429 until midnight UTC; paid credits lift it", async () => {
+    const { projectId, apiKey } = await liveProject({ free: 50 });
+    for (let i = 0; i < 20; i++) expect((await send(apiKey)).status).toBe(201);
+    const refused = await send(apiKey);
+    expect(refused.status).toBe(429);
+    const error = refused.body.error as { code: string; message: string };
+    expect(error.code).toBe("daily_limit_reached");
+    expect(error.message).toContain(nextUtcMidnight(new Date()).toISOString().replace(".000Z", "Z"));
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(fake.sends()).toHaveLength(20);
+    expect(await balanceOf(projectId)).toBe(30);
+
+    await grantPaidCredits({ ...ops(), projectId, amount: 1 });
+    expect((await send(apiKey)).status).toBe(201);
+    expect(await balanceOf(projectId)).toBe(30);
+  }, 60_000);
+
+  it("503 provider_unavailable when uBill refuses connections: nothing charged, retry is safe", async () => {
+    const { projectId, apiKey } = await liveProject({ paid: 2 });
+    await fake.close();
+    const key = crypto.randomUUID();
+    const first = await send(apiKey, key);
+    expect(first.status).toBe(503);
+    expect(first.body).toMatchObject({ error: { code: "provider_unavailable" } });
+    expect((await send(apiKey, key)).status).toBe(503);
+    expect(await balanceOf(projectId)).toBe(2);
+    expect(await db.prisma.message.count({ where: { projectId } })).toBe(0);
+  });
+
+  it("no response or log line carries the uBill key, a uBill message id or a raw uBill status", async () => {
+    const refs = (
+      await db.prisma.message.findMany({ where: { provider: "ubill" }, select: { providerRef: true } })
+    )
+      .map((row) => row.providerRef)
+      .filter((ref): ref is string => ref !== null);
+    expect(refs.length).toBeGreaterThan(30);
+    const haystacks = { responses: responses.join("\n"), logs: server.output.join("\n") };
+    for (const [name, text] of Object.entries(haystacks)) {
+      expect(text.length, name).toBeGreaterThan(1000);
+      expect(text, name).not.toContain(UBILL_KEY);
+      for (const ref of refs) expect(text, `${name} contains a uBill id`).not.toContain(ref);
+      expect(text, name).not.toMatch(/statusID|smsID|provider_?ref/i);
+      expect(text, name).not.toMatch(/SMS sent|Insufficient balance|Brand name not found|No valid numbers/);
+      expect(text, name).not.toMatch(/\+?9955\d{8}/);
+      expect(text, name).not.toMatch(/sk_live_[A-Za-z0-9_-]{43}/);
+    }
+  });
+});

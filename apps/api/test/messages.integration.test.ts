@@ -1,0 +1,771 @@
+// Messages (issue: send, read, idempotency, simulator, status check), in
+// process on both backends with a manual clock: the validation order, replay
+// exactness, 24-hour idempotency, scoping, the write-ahead lifecycle and its
+// recovery sweep, the 503 release, the rate limit, and the status check
+// (delay, monotonicity, updated_at, deadline, one check per round).
+import { availableBackends } from "@sms/db/testing";
+import { type FakeUbill, getRefusingPort, startFakeUbill } from "@sms/provider-ubill/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
+import {
+  body,
+  expectMessageShape,
+  insertLiveKey,
+  type MessageJson,
+  ORDINARY,
+  SIM,
+  type SendBody,
+  until,
+} from "./support/messages.ts";
+
+const backends = await availableBackends();
+
+const KEY_LIMITS = {
+  TEST_KEYS_PER_MINUTE: "10000",
+  TEST_KEYS_PER_DAY: "10000",
+  TEST_KEYS_PER_DAY_TOTAL: "100000",
+};
+type ErrorJson = { error: { code: string; message: string; request_id: string } };
+
+describe.each(backends)("messages on %s", (backend) => {
+  let t: TestApp;
+  let fake: FakeUbill;
+  let seq = 0;
+  const key = (label = "k") => `${label}-${++seq}`;
+
+  beforeAll(async () => {
+    fake = await startFakeUbill();
+    t = await startTestApp({
+      backend,
+      env: {
+        ...KEY_LIMITS,
+        MESSAGES_PER_MINUTE: "1000",
+        UBILL_BASE_URL: fake.baseUrl,
+        UBILL_API_KEY: fake.apiKey,
+        UBILL_DEFAULT_BRAND_ID: "1",
+        UBILL_SUBMIT_TIMEOUT_MS: "10000",
+      },
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await fake?.close();
+  });
+
+  const newKey = async () => (await createTestKey(t.request)).api_key;
+  const send = (
+    apiKey: string,
+    idempotencyKey: string | null,
+    payload: unknown,
+    headers: Record<string, string> = {},
+  ) => t.request("/v1/messages", sendMessageRequest(apiKey, idempotencyKey, payload, headers));
+  const read = (apiKey: string, id: string) =>
+    t.request(`/v1/messages/${id}`, { headers: { Authorization: `Bearer ${apiKey}` } });
+  const messageCount = (projectId?: string) =>
+    t.app.deps.prisma.message.count({ where: projectId ? { projectId } : {} });
+  /** One round of a periodic job, as one instance would run it (no timers started). */
+  const runJob = (name: "status-check" | "queued-recovery") => {
+    const job = t.app.jobs.find((candidate) => candidate.name === name);
+    if (!job) throw new Error(`no job ${name}`);
+    return job.run();
+  };
+
+  describe("validation order", () => {
+    let apiKey: string;
+    beforeAll(async () => {
+      apiKey = await newKey();
+    });
+
+    const badBody = { to: "0555", template: "nope", variables: "x", text: "hi" };
+    type Row = [label: string, make: () => RequestInit, status: number, code: string, mentions?: RegExp];
+    const post = (init: {
+      auth?: string | null;
+      key?: string | null;
+      type?: string | null;
+      raw?: string;
+    }) => {
+      const headers: Record<string, string> = {};
+      if (init.auth !== null) headers.Authorization = init.auth ?? `Bearer ${apiKey}`;
+      if (init.key !== null) headers["Idempotency-Key"] = init.key ?? key("v");
+      if (init.type !== null) headers["Content-Type"] = init.type ?? "application/json";
+      return { method: "POST", headers, body: init.raw ?? JSON.stringify(body()) };
+    };
+    const rows: Row[] = [
+      [
+        "no credentials, whatever else is wrong",
+        () => post({ auth: null, key: null, type: "text/plain", raw: "{" }),
+        401,
+        "unauthorized",
+      ],
+      [
+        "an unknown key, whatever else is wrong",
+        () => post({ auth: "Bearer sk_test_nope", key: null, raw: "[]" }),
+        401,
+        "invalid_api_key",
+      ],
+      [
+        "missing Idempotency-Key before the body",
+        () => post({ key: null, raw: JSON.stringify(badBody) }),
+        400,
+        "idempotency_key_required",
+      ],
+      ["empty Idempotency-Key", () => post({ key: "" }), 400, "idempotency_key_required"],
+      [
+        "201-character Idempotency-Key",
+        () => post({ key: "x".repeat(201), raw: "{" }),
+        400,
+        "invalid_request",
+        /Idempotency-Key/,
+      ],
+      ["wrong content type after the key", () => post({ type: "text/plain" }), 415, "unsupported_media_type"],
+      ["malformed JSON", () => post({ raw: '{"to": ' }), 400, "invalid_request", /JSON/],
+      ["an array body", () => post({ raw: "[]" }), 400, "invalid_request"],
+      ["a string body", () => post({ raw: '"hi"' }), 400, "invalid_request"],
+      [
+        "an extra field text before a bad to",
+        () => post({ raw: JSON.stringify(badBody) }),
+        400,
+        "invalid_request",
+        /text/,
+      ],
+      [
+        "an extra field from",
+        () => post({ raw: JSON.stringify({ ...body(), from: "ACME" }) }),
+        400,
+        "invalid_request",
+        /from/,
+      ],
+      [
+        "locale fr before a bad to",
+        () => post({ raw: JSON.stringify({ ...body({ to: "x" }), locale: "fr" }) }),
+        400,
+        "invalid_request",
+        /locale/,
+      ],
+      [
+        "locale null",
+        () => post({ raw: JSON.stringify({ ...body(), locale: null }) }),
+        400,
+        "invalid_request",
+        /locale/,
+      ],
+      [
+        "to missing before a bad template",
+        () => post({ raw: JSON.stringify({ template: "nope", variables: {} }) }),
+        400,
+        "invalid_recipient",
+        /\+9955/,
+      ],
+      [
+        "to a number",
+        () => post({ raw: JSON.stringify(body({ to: 995555123456 as unknown as string })) }),
+        400,
+        "invalid_recipient",
+      ],
+      [
+        "to without +",
+        () => post({ raw: JSON.stringify(body({ to: "995555123456" })) }),
+        400,
+        "invalid_recipient",
+      ],
+      [
+        "to with spaces",
+        () => post({ raw: JSON.stringify(body({ to: "+995 555 123 456" })) }),
+        400,
+        "invalid_recipient",
+      ],
+      [
+        "to with seven digits",
+        () => post({ raw: JSON.stringify(body({ to: "+99555512345" })) }),
+        400,
+        "invalid_recipient",
+      ],
+      [
+        "to with nine digits",
+        () => post({ raw: JSON.stringify(body({ to: "+9955551234567" })) }),
+        400,
+        "invalid_recipient",
+      ],
+      [
+        "to a landline",
+        () => post({ raw: JSON.stringify(body({ to: "+995322123456" })) }),
+        400,
+        "invalid_recipient",
+      ],
+      [
+        "to with Arabic-Indic digits",
+        () => post({ raw: JSON.stringify(body({ to: "+9955٥٥٥١٢٣٤٥" })) }),
+        400,
+        "invalid_recipient",
+      ],
+      [
+        "to with a trailing newline",
+        () => post({ raw: JSON.stringify(body({ to: `${ORDINARY}\n` })) }),
+        400,
+        "invalid_recipient",
+      ],
+      [
+        "template missing before bad variables",
+        () => post({ raw: JSON.stringify({ to: ORDINARY, variables: 1 }) }),
+        400,
+        "invalid_template",
+        /verification_code, login_code, password_reset_code/,
+      ],
+      [
+        "template unknown",
+        () => post({ raw: JSON.stringify(body({ template: "welcome" })) }),
+        400,
+        "invalid_template",
+        /password_reset_code/,
+      ],
+      [
+        "template a number",
+        () => post({ raw: JSON.stringify(body({ template: 7 as unknown as string })) }),
+        400,
+        "invalid_template",
+      ],
+      [
+        "variables missing",
+        () => post({ raw: JSON.stringify({ to: ORDINARY, template: "login_code" }) }),
+        400,
+        "invalid_variables",
+        /variables/,
+      ],
+      [
+        "variables an array",
+        () => post({ raw: JSON.stringify(body({ variables: [] as unknown as Record<string, string> })) }),
+        400,
+        "invalid_variables",
+      ],
+      [
+        "variables null",
+        () => post({ raw: JSON.stringify(body({ variables: null as unknown as Record<string, string> })) }),
+        400,
+        "invalid_variables",
+      ],
+      [
+        "code not a string",
+        () =>
+          post({
+            raw: JSON.stringify(body({ variables: { code: 1234 } as unknown as Record<string, string> })),
+          }),
+        400,
+        "invalid_variables",
+        /code/,
+      ],
+      [
+        "code too short",
+        () => post({ raw: JSON.stringify(body({ variables: { code: "123" } })) }),
+        400,
+        "invalid_variables",
+        /code/,
+      ],
+      [
+        "an extra variable",
+        () => post({ raw: JSON.stringify(body({ variables: { code: "1234", name: "x" } })) }),
+        400,
+        "invalid_variables",
+        /name/,
+      ],
+      [
+        "minutes missing",
+        () => post({ raw: JSON.stringify(body({ template: "password_reset_code" })) }),
+        400,
+        "invalid_variables",
+        /minutes/,
+      ],
+      [
+        "minutes with a leading zero",
+        () =>
+          post({
+            raw: JSON.stringify(
+              body({ template: "password_reset_code", variables: { code: "1234", minutes: "05" } }),
+            ),
+          }),
+        400,
+        "invalid_variables",
+        /minutes/,
+      ],
+    ];
+
+    it.each(rows)("%s → %i %s", async (_label, make, status, code, mentions) => {
+      const response = await t.request("/v1/messages", make());
+      expect(response.status).toBe(status);
+      const json = (await response.json()) as ErrorJson;
+      expect(json.error.code).toBe(code);
+      expect(json.error.request_id).toBe(response.headers.get("x-request-id"));
+      if (mentions) expect(json.error.message).toMatch(mentions);
+    });
+
+    it("accepts a 200-character Idempotency-Key and stores no validation failure", async () => {
+      const idempotencyKey = "k".repeat(200);
+      const bad = await send(apiKey, idempotencyKey, body({ to: "+99555" }));
+      expect(bad.status).toBe(400);
+      // The failure was not recorded: the same key now sends (no 409, no replay of the 400).
+      const good = await send(apiKey, idempotencyKey, body());
+      expect(good.status).toBe(201);
+    });
+
+    it("answers a suspended project with 403 before looking at anything else", async () => {
+      const suspendedKey = await newKey();
+      const hash = (await import("@sms/crypto")).sha256Hex;
+      const row = await t.app.deps.prisma.apiKey.findUniqueOrThrow({
+        where: { keyHash: await hash(suspendedKey) },
+      });
+      await t.app.deps.prisma.project.update({
+        where: { id: row.projectId },
+        data: { suspendedAt: new Date() },
+      });
+      const response = await send(suspendedKey, null, "{");
+      expect(response.status).toBe(403);
+      expect(((await response.json()) as ErrorJson).error.code).toBe("project_suspended");
+    });
+  });
+
+  describe("creation, the simulator and the Message resource", () => {
+    it("answers 201 with all eight fields, the masked number and second-precision timestamps", async () => {
+      const apiKey = await newKey();
+      t.clock.set("2026-11-22T10:00:00.750Z");
+      const response = await send(apiKey, key(), body());
+      expect(response.status).toBe(201);
+      expect(response.headers.get("ratelimit-limit")).toBe("1000");
+      const message = (await response.json()) as MessageJson;
+      expectMessageShape(message, ORDINARY);
+      expect(message).toMatchObject({ status: "submitted", error: null, created_at: "2026-11-22T10:00:00Z" });
+      expect(JSON.stringify(message)).not.toContain("555123456");
+      const row = await t.app.deps.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      expect(row).toMatchObject({ sender: "SMSGE", provider: "simulator", mode: "test", creditsReserved: 0 });
+    });
+
+    it.each([
+      ["rejected", SIM.rejected, "failed", "provider_rejected"],
+      ["indeterminate", SIM.indeterminate, "unknown", "provider_unavailable"],
+      ["undeliverable", SIM.undeliverable, "submitted", null],
+    ] as const)("the %s test number answers 201 %s", async (_label, to, status, errorCode) => {
+      const apiKey = await newKey();
+      const response = await send(apiKey, key(), body({ to }));
+      expect(response.status).toBe(201);
+      const message = (await response.json()) as MessageJson;
+      expectMessageShape(message, to);
+      expect(message.status).toBe(status);
+      expect(message.error?.code ?? null).toBe(errorCode);
+    });
+
+    it("answers 503 for the unreachable number, keeps nothing, and a retry with the same key is a fresh attempt", async () => {
+      const apiKey = await newKey();
+      const idempotencyKey = key("unreachable");
+      const before = await messageCount();
+      const first = await send(apiKey, idempotencyKey, body({ to: SIM.unreachable }));
+      expect(first.status).toBe(503);
+      expect(((await first.json()) as ErrorJson).error.code).toBe("provider_unavailable");
+      expect(await messageCount()).toBe(before);
+      expect(await t.app.deps.prisma.idempotencyRecord.count({ where: { key: idempotencyKey } })).toBe(0);
+      expect((await send(apiKey, idempotencyKey, body({ to: SIM.unreachable }))).status).toBe(503);
+      // The key was released: even another body with it is a new send, not a 409.
+      const retry = await send(apiKey, idempotencyKey, body());
+      expect(retry.status).toBe(201);
+    });
+
+    it("uses the project's approved sender, or the shared default; the caller cannot choose", async () => {
+      const apiKey = await newKey();
+      const first = (await (await send(apiKey, key(), body())).json()) as MessageJson;
+      const row = await t.app.deps.prisma.message.findUniqueOrThrow({ where: { id: first.id } });
+      expect(row.sender).toBe("SMSGE");
+      await t.app.deps.prisma.project.update({ where: { id: row.projectId }, data: { sender: "ACME" } });
+      t.app.deps.auth.forget();
+      const second = (await (await send(apiKey, key(), body())).json()) as MessageJson;
+      expect((await t.app.deps.prisma.message.findUniqueOrThrow({ where: { id: second.id } })).sender).toBe(
+        "ACME",
+      );
+      const chosen = await send(apiKey, key(), { ...body(), sender: "EVIL" });
+      expect(chosen.status).toBe(400);
+    });
+  });
+
+  describe("idempotency", () => {
+    it("replays the original response byte for byte, with Idempotent-Replayed, even after the message changed", async () => {
+      const apiKey = await newKey();
+      const idempotencyKey = key("replay");
+      const first = await send(apiKey, idempotencyKey, body());
+      const firstText = await first.text();
+      t.clock.advance(6_000);
+      await runJob("status-check");
+      const message = JSON.parse(firstText) as MessageJson;
+      const current = (await (await read(apiKey, message.id)).json()) as MessageJson;
+      expect(current.status).toBe("delivered");
+
+      const replay = await send(apiKey, idempotencyKey, body());
+      expect(replay.status).toBe(200);
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      expect(await replay.text()).toBe(firstText);
+      expect(first.headers.get("idempotent-replayed")).toBeNull();
+    });
+
+    it("treats variables in another order and an omitted default locale as the same request", async () => {
+      const apiKey = await newKey();
+      const idempotencyKey = key();
+      const original = {
+        to: ORDINARY,
+        template: "password_reset_code",
+        variables: { code: "1234", minutes: "15" },
+        locale: "ka",
+      };
+      expect((await send(apiKey, idempotencyKey, original)).status).toBe(201);
+      const reordered = {
+        template: "password_reset_code",
+        variables: { minutes: "15", code: "1234" },
+        to: ORDINARY,
+      };
+      expect((await send(apiKey, idempotencyKey, reordered)).status).toBe(200);
+    });
+
+    it.each([
+      ["another to", { to: "+995555123457" }],
+      ["another template", { template: "login_code" }],
+      ["other variables", { variables: { code: "482914" } }],
+      ["another locale", { locale: "ka" }],
+    ] as Array<[string, Partial<SendBody>]>)(
+      "answers 409 idempotency_key_reused for the same key with %s",
+      async (_label, change) => {
+        const apiKey = await newKey();
+        const idempotencyKey = key();
+        expect((await send(apiKey, idempotencyKey, body())).status).toBe(201);
+        const conflict = await send(apiKey, idempotencyKey, body(change));
+        expect(conflict.status).toBe(409);
+        expect(((await conflict.json()) as ErrorJson).error.code).toBe("idempotency_key_reused");
+      },
+    );
+
+    it("is scoped to the project: another project's same key is a new message", async () => {
+      const [a, b] = [await newKey(), await newKey()];
+      const idempotencyKey = key("shared");
+      const first = (await (await send(a, idempotencyKey, body())).json()) as MessageJson;
+      const other = await send(b, idempotencyKey, body());
+      expect(other.status).toBe(201);
+      expect(((await other.json()) as MessageJson).id).not.toBe(first.id);
+    });
+
+    it("keeps a record 24 hours: replayed just before, a new send just after", async () => {
+      const apiKey = await newKey();
+      const idempotencyKey = key("ttl");
+      t.clock.set("2026-11-23T08:00:00Z");
+      const first = (await (await send(apiKey, idempotencyKey, body())).json()) as MessageJson;
+      t.clock.set("2026-11-24T07:59:59Z");
+      expect((await send(apiKey, idempotencyKey, body({ to: "+995555000999" }))).status).toBe(409);
+      const replay = await send(apiKey, idempotencyKey, body());
+      expect(replay.status).toBe(200);
+      t.clock.set("2026-11-24T08:00:00Z");
+      const fresh = await send(apiKey, idempotencyKey, body({ to: "+995555000999" }));
+      expect(fresh.status).toBe(201);
+      const second = (await fresh.json()) as MessageJson;
+      expect(second.id).not.toBe(first.id);
+      // The new answer now owns the key.
+      const again = await send(apiKey, idempotencyKey, body({ to: "+995555000999" }));
+      expect(again.status).toBe(200);
+      expect(((await again.json()) as MessageJson).id).toBe(second.id);
+    });
+
+    it("creates exactly one message for 50 identical requests at once", async () => {
+      const apiKey = await newKey();
+      const idempotencyKey = key("burst");
+      const responses = await Promise.all(
+        Array.from({ length: 50 }, () => send(apiKey, idempotencyKey, body())),
+      );
+      const statuses = responses.map((response) => response.status);
+      expect(statuses.filter((status) => status === 201)).toHaveLength(1);
+      expect(statuses.every((status) => [200, 201, 409].includes(status))).toBe(true);
+      const bodies = await Promise.all(
+        responses.map((response) => response.json() as Promise<MessageJson & ErrorJson>),
+      );
+      const ids = new Set(
+        bodies.filter((b) => !("error" in b && b.error && "request_id" in b.error)).map((b) => b.id),
+      );
+      expect(ids.size).toBe(1);
+      for (const [index, response] of responses.entries()) {
+        if (response.status === 409) expect(bodies[index]?.error.message).toMatch(/in progress/);
+      }
+      const row = await t.app.deps.prisma.idempotencyRecord.findFirstOrThrow({
+        where: { key: idempotencyKey },
+      });
+      expect(await t.app.deps.prisma.message.count({ where: { projectId: row.projectId } })).toBe(1);
+    });
+  });
+
+  describe("live keys", () => {
+    it("reuses a test-mode key in live mode as a new send, reserves a credit, and reaches uBill only", async () => {
+      const testKey = await createTestKey(t.request);
+      const live = await insertLiveKey(t.app.deps.prisma, { credits: 5 });
+      // Same project, both modes: attach a live key to the test key's project.
+      await t.app.deps.prisma.apiKey.updateMany({
+        where: { projectId: live.projectId },
+        data: { projectId: testKey.project_id },
+      });
+      await t.app.deps.prisma.project.update({
+        where: { id: testKey.project_id },
+        data: { creditBalance: 5, hasPaidCredits: true },
+      });
+      const idempotencyKey = key("modes");
+      const sendsBefore = fake.sends().length;
+      const inTest = (await (await send(testKey.api_key, idempotencyKey, body())).json()) as MessageJson;
+      expect(fake.sends().length).toBe(sendsBefore);
+      const inLive = await send(live.apiKey, idempotencyKey, body());
+      expect(inLive.status).toBe(201);
+      const liveMessage = (await inLive.json()) as MessageJson;
+      expect(liveMessage.id).not.toBe(inTest.id);
+      expect(liveMessage.status).toBe("submitted");
+      expect(fake.sends().length).toBe(sendsBefore + 1);
+      const project = await t.app.deps.prisma.project.findUniqueOrThrow({
+        where: { id: testKey.project_id },
+      });
+      expect(project.creditBalance).toBe(4);
+    });
+
+    it("refunds the reservation when uBill rejects the message (201 failed)", async () => {
+      const live = await insertLiveKey(t.app.deps.prisma, { credits: 3 });
+      fake.replyNext({ kind: "status", statusId: 99 }, "send");
+      const response = await send(live.apiKey, key(), body());
+      expect(response.status).toBe(201);
+      expect(((await response.json()) as MessageJson).status).toBe("failed");
+      const project = await t.app.deps.prisma.project.findUniqueOrThrow({ where: { id: live.projectId } });
+      expect(project.creditBalance).toBe(3);
+    });
+
+    it("answers 402 with too few credits and keeps nothing", async () => {
+      const live = await insertLiveKey(t.app.deps.prisma, { credits: 0 });
+      const idempotencyKey = key();
+      const response = await send(live.apiKey, idempotencyKey, body());
+      expect(response.status).toBe(402);
+      expect(await messageCount(live.projectId)).toBe(0);
+      expect(await t.app.deps.prisma.idempotencyRecord.count({ where: { key: idempotencyKey } })).toBe(0);
+    });
+
+    it("recovers a message left queued: unknown, the key replays it, the late answer does not change it", async () => {
+      const live = await insertLiveKey(t.app.deps.prisma, { credits: 3 });
+      const idempotencyKey = key("stuck");
+      fake.replyNext({ kind: "slow", delayMs: 1_500 }, "send");
+      const sendsBefore = fake.sends().length;
+      const inFlight = send(live.apiKey, idempotencyKey, body());
+      await until(() => fake.sends().length > sendsBefore, 5_000);
+
+      // While the provider holds it: the message is queued and the key is in progress.
+      const queued = await t.app.deps.prisma.message.findFirstOrThrow({
+        where: { projectId: live.projectId },
+      });
+      expect(queued.status).toBe("queued");
+      const busy = await send(live.apiKey, idempotencyKey, body());
+      expect(busy.status).toBe(409);
+      expect(((await busy.json()) as ErrorJson).error.message).toMatch(/in progress/);
+
+      // The sweep finds it once it is old enough.
+      t.clock.advance(30_000);
+      expect((await runJob("queued-recovery")).recovered).toBe(0);
+      t.clock.advance(31_000);
+      expect((await runJob("queued-recovery")).recovered).toBe(1);
+      const swept = (await (await read(live.apiKey, queued.id)).json()) as MessageJson;
+      expect(swept).toMatchObject({ status: "unknown", error: { code: "provider_unavailable" } });
+      const replay = await send(live.apiKey, idempotencyKey, body());
+      expect(replay.status).toBe(200);
+      expect(await replay.json()).toEqual(swept);
+
+      // The provider's late acceptance does not overwrite the sweep's answer.
+      const late = await inFlight;
+      expect(late.status).toBe(201);
+      expect(await late.json()).toEqual(swept);
+      expect(((await (await read(live.apiKey, queued.id)).json()) as MessageJson).status).toBe("unknown");
+      // Credits stay charged for unknown.
+      expect(
+        (await t.app.deps.prisma.project.findUniqueOrThrow({ where: { id: live.projectId } })).creditBalance,
+      ).toBe(2);
+      expect(fake.sends().length).toBe(sendsBefore + 1);
+    });
+  });
+
+  describe("the status check", () => {
+    const runStatusCheck = () => runJob("status-check");
+
+    it("settles test messages once the simulated delay has passed, then never again", async () => {
+      const apiKey = await newKey();
+      t.clock.set("2026-11-25T12:00:00Z");
+      const delivered = (await (await send(apiKey, key(), body())).json()) as MessageJson;
+      const undeliverable = (await (
+        await send(apiKey, key(), body({ to: SIM.undeliverable }))
+      ).json()) as MessageJson;
+
+      t.clock.advance(4_999);
+      await runStatusCheck();
+      expect(((await (await read(apiKey, delivered.id)).json()) as MessageJson).status).toBe("submitted");
+
+      t.clock.advance(1);
+      await runStatusCheck();
+      const first = (await (await read(apiKey, delivered.id)).json()) as MessageJson;
+      expect(first).toMatchObject({ status: "delivered", error: null, updated_at: "2026-11-25T12:00:05Z" });
+      const second = (await (await read(apiKey, undeliverable.id)).json()) as MessageJson;
+      expect(second.status).toBe("undeliverable");
+      expect(second.error?.code).toBe("invalid_recipient");
+      expect(second.updated_at).toBe("2026-11-25T12:00:05Z");
+
+      // Final states never change, even if a row were due again.
+      await t.app.deps.prisma.message.updateMany({
+        where: { id: { in: [delivered.id, undeliverable.id] } },
+        data: { nextCheckAt: new Date("2026-11-25T12:00:00Z") },
+      });
+      t.clock.advance(60_000);
+      await runStatusCheck();
+      expect(await (await read(apiKey, delivered.id)).json()).toEqual(first);
+      expect(await (await read(apiKey, undeliverable.id)).json()).toEqual(second);
+    });
+
+    it("changes updated_at only on a real change", async () => {
+      const live = await insertLiveKey(t.app.deps.prisma);
+      t.clock.set("2026-11-26T12:00:00Z");
+      const message = (await (await send(live.apiKey, key(), body())).json()) as MessageJson;
+      // uBill keeps answering "sent" (pending).
+      for (let round = 0; round < 3; round++) {
+        t.clock.advance(20_000);
+        await runStatusCheck();
+      }
+      const pending = (await (await read(live.apiKey, message.id)).json()) as MessageJson;
+      expect(pending).toEqual(message);
+      const row = await t.app.deps.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      fake.setReport(row.providerRef ?? "", "1");
+      t.clock.advance(20_000);
+      await runStatusCheck();
+      const after = (await (await read(live.apiKey, message.id)).json()) as MessageJson;
+      expect(after.status).toBe("delivered");
+      expect(after.updated_at).toBe("2026-11-26T12:01:20Z");
+    });
+
+    it("turns a submitted message with no final result after 72 hours into unknown", async () => {
+      const live = await insertLiveKey(t.app.deps.prisma);
+      t.clock.set("2026-11-27T12:00:00Z");
+      const message = (await (await send(live.apiKey, key(), body())).json()) as MessageJson;
+      t.clock.set("2026-11-30T11:59:00Z");
+      await runStatusCheck();
+      expect(((await (await read(live.apiKey, message.id)).json()) as MessageJson).status).toBe("submitted");
+      t.clock.set("2026-11-30T12:00:30Z");
+      await runStatusCheck();
+      const expired = (await (await read(live.apiKey, message.id)).json()) as MessageJson;
+      expect(expired).toMatchObject({ status: "unknown", error: { code: "provider_unavailable" } });
+      expect(expired.updated_at).toBe("2026-11-30T12:00:30Z");
+    });
+
+    it("checks each due message once per round, however many rounds run at once", async () => {
+      const live = await insertLiveKey(t.app.deps.prisma);
+      t.clock.set("2026-12-01T12:00:00Z");
+      for (let i = 0; i < 6; i++) await send(live.apiKey, key(), body({ to: `+99555500010${i}` }));
+      t.clock.advance(20_000);
+      const due = await t.app.deps.prisma.message.count({
+        where: { status: "submitted", nextCheckAt: { lte: t.clock.now() } },
+      });
+      expect(due).toBeGreaterThanOrEqual(6);
+      const reportsBefore = fake.requests.filter((request) => request.endpoint === "report").length;
+      // Three instances' rounds at once.
+      const [a, b, c] = await Promise.all([runStatusCheck(), runStatusCheck(), runStatusCheck()]);
+      expect((a?.checked ?? 0) + (b?.checked ?? 0) + (c?.checked ?? 0)).toBe(due);
+      const reports = fake.requests.filter((request) => request.endpoint === "report").slice(reportsBefore);
+      expect(new Set(reports.map((request) => request.path)).size).toBe(reports.length);
+    });
+  });
+
+  describe("GET /v1/messages/{message_id}", () => {
+    it("reads the project's own message in the shape it was created in", async () => {
+      const apiKey = await newKey();
+      const created = (await (await send(apiKey, key(), body({ to: SIM.rejected }))).json()) as MessageJson;
+      const response = await read(apiKey, created.id);
+      expect(response.status).toBe(200);
+      const message = (await response.json()) as MessageJson;
+      expectMessageShape(message, SIM.rejected);
+      expect(message).toEqual(created);
+    });
+
+    it("answers the same 404 for another project's id, an absent id and a malformed id", async () => {
+      const [owner, stranger] = [await newKey(), await newKey()];
+      const created = (await (await send(owner, key(), body())).json()) as MessageJson;
+      const absent = `msg_${"0".repeat(26)}`;
+      const answers: Array<{ code: string; message: string }> = [];
+      for (const id of [created.id, absent, "nope", "msg_%E2%80%A2", `${created.id}x`]) {
+        const response = await read(stranger, id);
+        expect(response.status).toBe(404);
+        const { error } = (await response.json()) as ErrorJson;
+        answers.push({ code: error.code, message: error.message });
+      }
+      expect(new Set(answers.map((answer) => JSON.stringify(answer))).size).toBe(1);
+      expect(answers[0]?.code).toBe("message_not_found");
+      expect((await read(owner, created.id)).status).toBe(200);
+    });
+
+    it("requires the API key", async () => {
+      const response = await t.request(`/v1/messages/msg_${"0".repeat(26)}`);
+      expect(response.status).toBe(401);
+    });
+  });
+});
+
+describe.each(backends)("limits and an unreachable live provider on %s", (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    const port = await getRefusingPort();
+    t = await startTestApp({
+      backend,
+      env: {
+        ...KEY_LIMITS,
+        MESSAGES_PER_MINUTE: "3",
+        UBILL_BASE_URL: `http://127.0.0.1:${port}`,
+        UBILL_API_KEY: "k",
+        UBILL_DEFAULT_BRAND_ID: "1",
+      },
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  const send = (apiKey: string, idempotencyKey: string, payload: unknown) =>
+    t.request("/v1/messages", sendMessageRequest(apiKey, idempotencyKey, payload));
+
+  it("limits message creation per project and minute, sends nothing when limited, and still replays", async () => {
+    const { api_key: apiKey, project_id: projectId } = await createTestKey(t.request);
+    t.clock.set("2026-11-22T10:00:10Z");
+    const remaining: Array<string | null> = [];
+    for (const n of [1, 2, 3]) {
+      const response = await send(apiKey, `rl-${n}`, body());
+      expect(response.status).toBe(201);
+      remaining.push(response.headers.get("ratelimit-remaining"));
+    }
+    expect(remaining).toEqual(["2", "1", "0"]);
+    const limited = await send(apiKey, "rl-4", body());
+    expect(limited.status).toBe(429);
+    expect(((await limited.json()) as ErrorJson).error.code).toBe("rate_limited");
+    expect(limited.headers.get("retry-after")).toBe("50");
+    expect(limited.headers.get("ratelimit-limit")).toBe("3");
+    expect(limited.headers.get("ratelimit-remaining")).toBe("0");
+    expect(await t.app.deps.prisma.message.count({ where: { projectId } })).toBe(3);
+    // Idempotency comes before the limit: a replay still answers.
+    expect((await send(apiKey, "rl-1", body())).status).toBe(200);
+    // Another project has its own budget; the next minute is a new window.
+    const other = await createTestKey(t.request);
+    expect((await send(other.api_key, "rl-1", body())).status).toBe(201);
+    t.clock.set("2026-11-22T10:01:00Z");
+    expect((await send(apiKey, "rl-4", body())).status).toBe(201);
+  });
+
+  it("answers 503 when uBill cannot be reached, and gives the credits and the key back", async () => {
+    const live = await insertLiveKey(t.app.deps.prisma, { credits: 2, paid: false });
+    t.clock.set("2026-11-22T11:00:00Z");
+    const response = await send(live.apiKey, "live-503", body());
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as ErrorJson).error.code).toBe("provider_unavailable");
+    const project = await t.app.deps.prisma.project.findUniqueOrThrow({ where: { id: live.projectId } });
+    expect(project.creditBalance).toBe(2);
+    expect(await t.app.deps.prisma.message.count({ where: { projectId: live.projectId } })).toBe(0);
+    expect(await t.app.deps.prisma.idempotencyRecord.count({ where: { projectId: live.projectId } })).toBe(0);
+    const ledger = await t.app.deps.prisma.creditLedgerEntry.findMany({
+      where: { projectId: live.projectId },
+    });
+    expect(ledger.reduce((sum, entry) => sum + entry.amount, 0)).toBe(2);
+    // The free-tier segments it took are back too.
+    const counters = await t.app.deps.prisma.rateLimitCounter.findMany({
+      where: { bucket: { startsWith: "free_tier" } },
+    });
+    expect(counters.every((counter) => counter.count === 0)).toBe(true);
+  });
+});

@@ -1,0 +1,273 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { createDatabase, type Database } from "./database.ts";
+import {
+  availableBackends,
+  createPostgresTestDatabase,
+  createTestDatabase,
+  type PostgresTestDatabase,
+  type TestDatabase,
+  testPostgresAdminUrl,
+} from "./testing.ts";
+
+const backends = await availableBackends();
+const quiet = { info() {}, warn() {}, error() {} };
+
+/** Resolves with how long `promise` took, in ms. */
+async function timed<T>(promise: Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await promise;
+  return { value, ms: performance.now() - started };
+}
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * A TCP proxy to the test PostgreSQL that can "cut the cable": once frozen it
+ * forwards nothing, in either direction, on old or new connections, and closes
+ * nothing, like a dead network path. The kind of failure a timeout must catch.
+ */
+async function freezableProxy(targetUrl: string) {
+  const target = new URL(targetUrl);
+  const sockets = new Set<net.Socket>();
+  let frozen = false;
+  const server = net.createServer((downstream) => {
+    sockets.add(downstream);
+    downstream.on("error", () => undefined);
+    if (frozen) return; // accepted, never answered
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    sockets.add(upstream);
+    upstream.on("error", () => downstream.destroy());
+    downstream.on("error", () => upstream.destroy());
+    downstream.on("data", (chunk) => {
+      if (!frozen) upstream.write(chunk);
+    });
+    upstream.on("data", (chunk) => {
+      if (!frozen) downstream.write(chunk);
+    });
+    downstream.on("close", () => upstream.destroy());
+    upstream.on("close", () => downstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    urlFor(databaseUrl: string) {
+      const url = new URL(databaseUrl);
+      url.hostname = "127.0.0.1";
+      url.port = String(port);
+      return url.toString();
+    },
+    freeze() {
+      frozen = true;
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+it("createDatabase needs a database URL or a PGlite directory", async () => {
+  await expect(createDatabase({})).rejects.toThrow(/databaseUrl or pgliteDataDir/);
+});
+
+describe.each(backends)("createDatabase on %s", (kind) => {
+  let test: TestDatabase;
+  beforeAll(async () => {
+    test = await createTestDatabase(kind);
+  });
+  afterAll(async () => {
+    await test?.drop();
+  });
+
+  it("reports its kind and answers ping", async () => {
+    expect(test.db.kind).toBe(kind);
+    expect(await test.db.ping()).toBe(true);
+  });
+
+  it("serves Prisma queries and interactive transactions", async () => {
+    const { prisma } = test.db;
+    await prisma.$transaction(async (tx) => {
+      await tx.project.create({ data: { id: "prj_tx" } });
+      await tx.apiKey.create({
+        data: { id: "key_tx", projectId: "prj_tx", mode: "test", keyHash: "hash_tx", prefix: "sk_test_" },
+      });
+    });
+    const project = await prisma.project.findUniqueOrThrow({
+      where: { id: "prj_tx" },
+      include: { apiKeys: true },
+    });
+    expect(project.creditBalance).toBe(0);
+    expect(project.createdAt).toBeInstanceOf(Date);
+    expect(project.apiKeys.map((key) => key.mode)).toEqual(["test"]);
+    await prisma.project.delete({ where: { id: "prj_tx" } });
+    expect(await prisma.apiKey.count()).toBe(0); // onDelete: Cascade
+  });
+
+  it("close() is idempotent, after which ping is false and does not throw", async () => {
+    const own = await createTestDatabase(kind);
+    onTestFinished(() => own.drop());
+    await own.db.close();
+    await own.db.close();
+    expect(await own.db.ping()).toBe(false);
+  });
+});
+
+describe("createDatabase on PGlite in a directory", () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "sms-pglite-"));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("creates the directory and keeps the data across close and reopen", async () => {
+    const dataDir = join(dir, "nested", "pglite");
+    const first = await createDatabase({ pgliteDataDir: dataDir, logger: quiet });
+    try {
+      expect((await first.migrate()).applied).toContain("20261122000000_init");
+      await first.prisma.project.create({ data: { id: "prj_persisted", sender: "ACME" } });
+    } finally {
+      await first.close();
+    }
+
+    const second = await createDatabase({ pgliteDataDir: dataDir, logger: quiet });
+    try {
+      expect(await second.migrate()).toEqual({ applied: [] });
+      const project = await second.prisma.project.findUnique({ where: { id: "prj_persisted" } });
+      expect(project?.sender).toBe("ACME");
+      expect(await second.ping()).toBe(true);
+    } finally {
+      await second.close();
+    }
+    expect(await second.ping()).toBe(false);
+  });
+});
+
+describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when the server is gone", () => {
+  it("ping is false at once for a port nobody listens on, and queries fail fast", async () => {
+    const url = new URL(testPostgresAdminUrl());
+    url.port = String(await closedPort());
+    const db = await createDatabase({ databaseUrl: url.toString(), logger: quiet });
+    onTestFinished(() => db.close());
+    const { value, ms } = await timed(db.ping());
+    expect(value).toBe(false);
+    expect(ms).toBeLessThan(3_000);
+    const query = await timed(
+      db.prisma.project.count().then(
+        () => "answered",
+        () => "failed",
+      ),
+    );
+    expect(query.value).toBe("failed");
+    expect(query.ms).toBeLessThan(3_000);
+  });
+
+  it("survives its connections being terminated, and is false once the database is dropped", async () => {
+    const server: PostgresTestDatabase = await createPostgresTestDatabase();
+    onTestFinished(() => server.drop());
+    const warnings: string[] = [];
+    const db = await createDatabase({
+      databaseUrl: server.databaseUrl,
+      logger: { ...quiet, warn: (_fields, message) => warnings.push(message) },
+    });
+    onTestFinished(() => db.close());
+    // Fill the pool with idle connections.
+    await Promise.all(Array.from({ length: 3 }, () => db.prisma.project.count()));
+
+    const admin = new pg.Client({ connectionString: testPostgresAdminUrl() });
+    await admin.connect();
+    onTestFinished(() => admin.end());
+    const databaseName = new URL(server.databaseUrl).pathname.slice(1);
+    const { rows } = await admin.query(
+      "SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity WHERE datname = $1",
+      [databaseName],
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    // The pool hears about it asynchronously, drops (and logs) the dead
+    // connections and reconnects: not fatal. (A dead connection ping gets
+    // before the pool noticed is retried on another one.)
+    for (let waited = 0; warnings.length < rows.length && waited < 3_000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(warnings).toContain("an idle database connection was closed");
+    expect(await db.ping()).toBe(true);
+    expect(await db.prisma.project.count()).toBe(0);
+
+    await admin.query(`DROP DATABASE "${databaseName}" WITH (FORCE)`);
+    const { value, ms } = await timed(db.ping());
+    expect(value).toBe(false);
+    expect(ms).toBeLessThan(3_000);
+    await expect(db.prisma.project.count()).rejects.toThrow();
+  });
+
+  it("ping is false within its timeout when the connection is cut silently", async () => {
+    const server = await createPostgresTestDatabase();
+    onTestFinished(() => server.drop());
+    const proxy = await freezableProxy(server.databaseUrl);
+    onTestFinished(() => proxy.close());
+    // Default timeouts: only ping's own timer can end its wait.
+    const db: Database = await createDatabase({
+      databaseUrl: proxy.urlFor(server.databaseUrl),
+      logger: quiet,
+    });
+    onTestFinished(() => db.close());
+    // Short ones, to show requests do not hang either.
+    const impatient: Database = await createDatabase({
+      databaseUrl: proxy.urlFor(server.databaseUrl),
+      connectionTimeoutMs: 1_000,
+      queryTimeoutMs: 1_000,
+      logger: quiet,
+    });
+    onTestFinished(() => impatient.close());
+    expect(await db.ping()).toBe(true);
+    await impatient.prisma.project.count(); // leaves an idle connection in its pool
+
+    proxy.freeze();
+    const ping = await timed(db.ping());
+    expect(ping.value).toBe(false);
+    expect(ping.ms).toBeGreaterThanOrEqual(1_400);
+    expect(ping.ms).toBeLessThan(3_000);
+
+    // The hung connection was discarded; the next ping waits for a new one in vain.
+    const shortPing = await timed(db.ping(300));
+    expect(shortPing.value).toBe(false);
+    expect(shortPing.ms).toBeLessThan(1_000);
+
+    // An idle connection that no longer answers hits the query timeout, a new
+    // one the connection timeout: the request fails instead of hanging.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const query = await timed(
+        impatient.prisma.project.count().then(
+          () => "answered",
+          () => "failed",
+        ),
+      );
+      expect(query.value).toBe("failed");
+      expect(query.ms).toBeLessThan(3_000);
+    }
+  });
+
+  it("ping never reports connection details", async () => {
+    const url = new URL(testPostgresAdminUrl());
+    url.port = String(await closedPort());
+    url.password = "secret-password";
+    const db = await createDatabase({ databaseUrl: url.toString(), logger: quiet });
+    onTestFinished(() => db.close());
+    const result = await db.ping(500);
+    expect(result).toBe(false);
+    expect(JSON.stringify(result)).not.toContain("secret");
+  });
+});

@@ -1,0 +1,115 @@
+// Spec 5: Bearer API keys. Keys are looked up by their SHA-256 hash (unique
+// index) and the stored hash is compared in constant time. A short in-process
+// cache keeps the hot path off the database; revocation and suspension take
+// effect everywhere within its TTL.
+import { API_KEY_PATTERN, sha256Hex, timingSafeEqual } from "@sms/crypto";
+import type { PrismaClient } from "@sms/db";
+import type { Clock } from "../ports.ts";
+
+export type KeyMode = "test" | "live";
+
+export type AuthenticatedProject = {
+  id: string;
+  sender: string | null;
+  senderBrandId: number | null;
+  claimed: boolean;
+};
+
+export type Authentication =
+  | { ok: true; project: AuthenticatedProject; mode: KeyMode; keyId: string }
+  | { ok: false; code: "unauthorized" | "invalid_api_key" | "project_suspended" };
+
+export const AUTH_MESSAGES = {
+  unauthorized: "Missing API key: send 'Authorization: Bearer <API_KEY>'.",
+  invalid_api_key: "The API key is invalid. Check it, or get a new one.",
+  project_suspended: "This project is suspended and cannot send or read messages. Contact support.",
+} as const;
+
+type Lookup = Authentication;
+type CacheEntry = { result: Lookup; cachedAt: number };
+
+const MAX_CACHE_ENTRIES = 10_000;
+
+/** Splits `Authorization`; returns the credentials, or the failure code. */
+export function parseAuthorization(
+  header: string | null,
+): { key: string } | { code: "unauthorized" | "invalid_api_key" } {
+  if (header === null || header.trim() === "") return { code: "unauthorized" };
+  const match = /^(\S+)(?:\s+(.*))?$/.exec(header.trim());
+  const scheme = match?.[1] ?? "";
+  const credentials = (match?.[2] ?? "").trim();
+  if (scheme.toLowerCase() !== "bearer") return { code: "invalid_api_key" };
+  if (credentials === "") return { code: "unauthorized" };
+  return { key: credentials };
+}
+
+export type ApiKeyAuthenticator = {
+  authenticate(authorizationHeader: string | null): Promise<Authentication>;
+  /** Drops cached lookups (operator tools call this after a change). */
+  forget(): void;
+};
+
+export function createApiKeyAuthenticator(options: {
+  prisma: PrismaClient;
+  clock: Clock;
+  cacheTtlMs: number;
+}): ApiKeyAuthenticator {
+  const cache = new Map<string, CacheEntry>();
+
+  async function lookup(keyHash: string): Promise<Lookup> {
+    const row = await options.prisma.apiKey.findUnique({
+      where: { keyHash },
+      select: {
+        id: true,
+        keyHash: true,
+        mode: true,
+        revokedAt: true,
+        project: {
+          select: { id: true, sender: true, senderBrandId: true, suspendedAt: true, claimedAt: true },
+        },
+      },
+    });
+    if (!row || !timingSafeEqual(row.keyHash, keyHash) || row.revokedAt)
+      return { ok: false, code: "invalid_api_key" };
+    if (row.project.suspendedAt) return { ok: false, code: "project_suspended" };
+    return {
+      ok: true,
+      mode: row.mode,
+      keyId: row.id,
+      project: {
+        id: row.project.id,
+        sender: row.project.sender,
+        senderBrandId: row.project.senderBrandId,
+        claimed: row.project.claimedAt !== null,
+      },
+    };
+  }
+
+  return {
+    async authenticate(header) {
+      const parsed = parseAuthorization(header);
+      if ("code" in parsed) return { ok: false, code: parsed.code };
+      if (!API_KEY_PATTERN.test(parsed.key)) return { ok: false, code: "invalid_api_key" };
+      const keyHash = await sha256Hex(parsed.key);
+      const now = options.clock.now().getTime();
+      const cached = cache.get(keyHash);
+      // Served from the cache for less than the TTL (and never if the clock went back).
+      if (cached && now >= cached.cachedAt && now - cached.cachedAt < options.cacheTtlMs)
+        return cached.result;
+      const result = await lookup(keyHash);
+      if (options.cacheTtlMs > 0) {
+        // Entries sit in insertion order: when full, drop the oldest one.
+        cache.delete(keyHash);
+        if (cache.size >= MAX_CACHE_ENTRIES) {
+          const oldest = cache.keys().next();
+          if (!oldest.done) cache.delete(oldest.value);
+        }
+        cache.set(keyHash, { result, cachedAt: now });
+      }
+      return result;
+    },
+    forget() {
+      cache.clear();
+    },
+  };
+}

@@ -1,0 +1,324 @@
+// describeClaim, claimProject and purgeUnclaimedMessages against PGlite and
+// PostgreSQL: outcomes, the single grant, concurrency and the 30-day purge.
+import { newId, sha256Hex } from "@sms/crypto";
+import { availableBackends, createTestDatabase, type TestDatabase } from "@sms/db/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestKey } from "../test-keys/create-test-key.ts";
+import { DAY_MS } from "../time.ts";
+import { CLAIM_GRANT_NOTE, claimProject } from "./claim-project.ts";
+import { type ClaimIdentity, describeClaim } from "./describe-claim.ts";
+import { purgeUnclaimedMessages } from "./purge-unclaimed-messages.ts";
+
+const backends = await availableBackends();
+const T0 = new Date("2026-11-22T10:00:00Z");
+const LIMITS = { perMinute: 1000, perDay: 1000, perDayTotal: 1000 };
+
+const alice: ClaimIdentity = {
+  provider: "google",
+  subject: "g-alice",
+  email: "alice@example.com",
+  name: "Alice",
+};
+const bob: ClaimIdentity = { provider: "github", subject: "4242", email: "bob@example.com", name: "Bob" };
+
+describe.each(backends)("claims on %s", (kind) => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase(kind, { poolSize: 10 });
+  }, 120_000);
+  afterAll(() => t?.drop());
+
+  async function newProject(now = T0) {
+    const result = await createTestKey({
+      prisma: t.db.prisma,
+      now,
+      publicBaseUrl: "http://api.test",
+      callerSubject: `198.51.100.${Math.floor(Math.random() * 250)}`,
+      limits: LIMITS,
+    });
+    if (!result.ok) throw new Error("test key refused");
+    const token = result.claimUrl.split("/claim/")[1]!;
+    return { projectId: result.projectId, apiKey: result.apiKey, tokenHash: await sha256Hex(token) };
+  }
+
+  async function addMessage(projectId: string, createdAt: Date, idempotencyKey?: string) {
+    const id = newId("msg", createdAt.getTime());
+    await t.db.prisma.message.create({
+      data: {
+        id,
+        projectId,
+        mode: "test",
+        recipientMasked: "+9955••••••12",
+        template: "verification_code",
+        locale: "en",
+        sender: "SMSGE",
+        provider: "simulator",
+        status: "delivered",
+        createdAt,
+        updatedAt: createdAt,
+      },
+    });
+    if (idempotencyKey) {
+      await t.db.prisma.idempotencyRecord.create({
+        data: {
+          id: newId("idem"),
+          projectId,
+          mode: "test",
+          key: idempotencyKey,
+          fingerprint: "f",
+          messageId: id,
+          expiresAt: new Date(createdAt.getTime() + DAY_MS),
+          createdAt,
+        },
+      });
+    }
+    return id;
+  }
+
+  const prisma = () => t.db.prisma;
+
+  it("describes a fresh link with the project summary, and unknown hashes as unknown", async () => {
+    const { projectId, apiKey, tokenHash } = await newProject();
+    await addMessage(projectId, T0);
+    await addMessage(projectId, T0);
+    const described = await describeClaim({ prisma: prisma(), tokenHash, now: T0 });
+    expect(described).toEqual({
+      status: "claimable",
+      summary: {
+        projectId,
+        projectCreatedAt: T0,
+        messagesSent: 2,
+        keyPrefix: apiKey.slice(0, 12),
+        expiresAt: new Date(T0.getTime() + 30 * DAY_MS),
+      },
+    });
+    expect(await describeClaim({ prisma: prisma(), tokenHash: "0".repeat(64), now: T0 })).toEqual({
+      status: "unknown",
+    });
+    expect(
+      await claimProject({
+        prisma: prisma(),
+        tokenHash: "0".repeat(64),
+        identity: alice,
+        freeCredits: 50,
+        now: T0,
+      }),
+    ).toEqual({
+      outcome: "unknown",
+    });
+  });
+
+  it("claims once: account, project, grant_free entry and balance in one go; has_paid_credits stays false", async () => {
+    const { projectId, tokenHash } = await newProject();
+    const now = new Date(T0.getTime() + DAY_MS);
+    const result = await claimProject({ prisma: prisma(), tokenHash, identity: alice, freeCredits: 50, now });
+    expect(result).toMatchObject({ outcome: "claimed", projectId, creditsGranted: 50, accountCreated: true });
+    if (result.outcome !== "claimed") throw new Error("unreachable");
+
+    const project = await prisma().project.findUniqueOrThrow({ where: { id: projectId } });
+    expect(project).toMatchObject({
+      accountId: result.accountId,
+      claimedAt: now,
+      creditBalance: 50,
+      hasPaidCredits: false,
+    });
+    const entries = await prisma().creditLedgerEntry.findMany({ where: { projectId } });
+    expect(entries).toEqual([
+      expect.objectContaining({
+        kind: "grant_free",
+        amount: 50,
+        messageId: null,
+        note: CLAIM_GRANT_NOTE,
+        createdAt: now,
+      }),
+    ]);
+    const token = await prisma().claimToken.findUniqueOrThrow({ where: { tokenHash } });
+    expect(token).toMatchObject({ usedAt: now, usedByAccountId: result.accountId });
+    const account = await prisma().account.findUniqueOrThrow({
+      where: { id: result.accountId },
+      include: { identities: true },
+    });
+    expect(account).toMatchObject({ email: "alice@example.com", name: "Alice" });
+    expect(account.identities).toEqual([expect.objectContaining({ provider: "google", subject: "g-alice" })]);
+
+    // The same identity again: success, nothing granted twice.
+    const again = await claimProject({ prisma: prisma(), tokenHash, identity: alice, freeCredits: 50, now });
+    expect(again).toEqual({ outcome: "already_claimed_by_you", projectId, accountId: result.accountId });
+    // Another identity: the link is spent.
+    expect(await claimProject({ prisma: prisma(), tokenHash, identity: bob, freeCredits: 50, now })).toEqual({
+      outcome: "used",
+    });
+    expect((await prisma().project.findUniqueOrThrow({ where: { id: projectId } })).creditBalance).toBe(50);
+    expect(await prisma().creditLedgerEntry.count({ where: { projectId } })).toBe(1);
+
+    expect(await describeClaim({ prisma: prisma(), tokenHash, now })).toEqual({ status: "used" });
+    expect(await describeClaim({ prisma: prisma(), tokenHash, now, identity: alice })).toEqual({
+      status: "claimed_by_you",
+      projectId,
+    });
+    expect(await describeClaim({ prisma: prisma(), tokenHash, now, identity: bob })).toEqual({
+      status: "used",
+    });
+  });
+
+  it("reuses the account of a known identity for a second project", async () => {
+    const first = await newProject();
+    const second = await newProject();
+    const a = await claimProject({
+      prisma: prisma(),
+      tokenHash: first.tokenHash,
+      identity: bob,
+      freeCredits: 5,
+      now: T0,
+    });
+    const b = await claimProject({
+      prisma: prisma(),
+      tokenHash: second.tokenHash,
+      identity: bob,
+      freeCredits: 5,
+      now: T0,
+    });
+    expect(a.outcome).toBe("claimed");
+    expect(b).toMatchObject({ outcome: "claimed", accountCreated: false });
+    if (a.outcome !== "claimed" || b.outcome !== "claimed") throw new Error("unreachable");
+    expect(b.accountId).toBe(a.accountId);
+  });
+
+  it("refuses an expired link, including at the exact expiry instant, and grants nothing", async () => {
+    const { projectId, tokenHash } = await newProject();
+    const expiry = new Date(T0.getTime() + 30 * DAY_MS);
+    expect(
+      await describeClaim({ prisma: prisma(), tokenHash, now: new Date(expiry.getTime() - 1) }),
+    ).toMatchObject({ status: "claimable" });
+    expect(await describeClaim({ prisma: prisma(), tokenHash, now: expiry })).toEqual({ status: "expired" });
+    expect(
+      await claimProject({ prisma: prisma(), tokenHash, identity: alice, freeCredits: 50, now: expiry }),
+    ).toEqual({ outcome: "expired" });
+    const project = await prisma().project.findUniqueOrThrow({ where: { id: projectId } });
+    expect(project).toMatchObject({ accountId: null, claimedAt: null, creditBalance: 0 });
+    expect(await prisma().creditLedgerEntry.count({ where: { projectId } })).toBe(0);
+  });
+
+  it("grants no ledger entry when the free credits are 0", async () => {
+    const { projectId, tokenHash } = await newProject();
+    expect(
+      await claimProject({ prisma: prisma(), tokenHash, identity: alice, freeCredits: 0, now: T0 }),
+    ).toMatchObject({
+      outcome: "claimed",
+      creditsGranted: 0,
+    });
+    expect(await prisma().creditLedgerEntry.count({ where: { projectId } })).toBe(0);
+  });
+
+  it("treats a project attached some other way as used", async () => {
+    const { projectId, tokenHash } = await newProject();
+    await prisma().project.update({ where: { id: projectId }, data: { claimedAt: T0 } });
+    expect(await describeClaim({ prisma: prisma(), tokenHash, now: T0 })).toEqual({ status: "used" });
+    expect(
+      await claimProject({ prisma: prisma(), tokenHash, identity: alice, freeCredits: 50, now: T0 }),
+    ).toEqual({ outcome: "used" });
+  });
+
+  it("claims exactly once when many identities confirm at the same moment", async () => {
+    const { projectId, tokenHash } = await newProject();
+    const identities = Array.from({ length: 6 }, (_, i) => ({
+      provider: i % 2 ? "github" : "google",
+      subject: `racer-${kind}-${i}`,
+      email: null,
+      name: null,
+    }));
+    const results = await Promise.all(
+      identities.map((identity) =>
+        claimProject({ prisma: prisma(), tokenHash, identity, freeCredits: 50, now: T0 }),
+      ),
+    );
+    expect(results.filter((r) => r.outcome === "claimed")).toHaveLength(1);
+    expect(results.filter((r) => r.outcome === "used")).toHaveLength(5);
+    const project = await prisma().project.findUniqueOrThrow({ where: { id: projectId } });
+    expect(project.creditBalance).toBe(50);
+    expect(await prisma().creditLedgerEntry.count({ where: { projectId } })).toBe(1);
+  });
+
+  it("gives one account to a new identity claiming two projects at once", async () => {
+    const first = await newProject();
+    const second = await newProject();
+    const carol = { provider: "google", subject: `carol-${kind}`, email: "carol@example.com", name: null };
+    const [a, b] = await Promise.all([
+      claimProject({
+        prisma: prisma(),
+        tokenHash: first.tokenHash,
+        identity: carol,
+        freeCredits: 1,
+        now: T0,
+      }),
+      claimProject({
+        prisma: prisma(),
+        tokenHash: second.tokenHash,
+        identity: carol,
+        freeCredits: 1,
+        now: T0,
+      }),
+    ]);
+    expect(a?.outcome).toBe("claimed");
+    expect(b?.outcome).toBe("claimed");
+    expect(await prisma().accountIdentity.count({ where: { subject: carol.subject } })).toBe(1);
+    const identity = await prisma().accountIdentity.findFirstOrThrow({ where: { subject: carol.subject } });
+    const projects = await prisma().project.findMany({
+      where: { id: { in: [first.projectId, second.projectId] } },
+    });
+    expect(projects.map((p) => p.accountId)).toEqual([identity.accountId, identity.accountId]);
+    // No orphan account was left behind by the loser of the race.
+    expect(await prisma().account.count({ where: { email: "carol@example.com" } })).toBe(1);
+  });
+
+  it("purges unclaimed projects' messages older than 30 days, with their idempotency records, in batches", async () => {
+    const unclaimed = await newProject();
+    const claimed = await newProject();
+    const now = new Date(T0.getTime() + 40 * DAY_MS);
+    const old = new Date(now.getTime() - 30 * DAY_MS - 1);
+    const young = new Date(now.getTime() - 30 * DAY_MS + 60_000);
+    const doomed = await Promise.all(
+      [0, 1, 2, 3, 4].map((i) => addMessage(unclaimed.projectId, old, `k-${kind}-${i}`)),
+    );
+    const kept = await addMessage(unclaimed.projectId, young, `k-${kind}-young`);
+    const claimedOld = await addMessage(claimed.projectId, old, `k-${kind}-claimed`);
+    await claimProject({
+      prisma: prisma(),
+      tokenHash: claimed.tokenHash,
+      identity: alice,
+      freeCredits: 0,
+      now: T0,
+    });
+
+    // Earlier tests' messages (sent at T0, unclaimed) are due as well.
+    const due = { project: { claimedAt: null }, createdAt: { lt: new Date(now.getTime() - 30 * DAY_MS) } };
+    const dueMessages = await prisma().message.count({ where: due });
+    const dueRecords = await prisma().idempotencyRecord.count({
+      where: {
+        messageId: {
+          in: (await prisma().message.findMany({ where: due, select: { id: true } })).map((m) => m.id),
+        },
+      },
+    });
+    expect(dueMessages).toBeGreaterThanOrEqual(5);
+    const counts = await purgeUnclaimedMessages({
+      prisma: prisma(),
+      clock: { now: () => now },
+      batchSize: 2,
+    });
+    expect(counts).toEqual({ messages: dueMessages, idempotency_records: dueRecords });
+    expect(await prisma().message.count({ where: { id: { in: doomed } } })).toBe(0);
+    expect(await prisma().idempotencyRecord.count({ where: { messageId: { in: doomed } } })).toBe(0);
+    expect(await prisma().message.count({ where: { id: { in: [kept, claimedOld] } } })).toBe(2);
+    expect(await prisma().idempotencyRecord.count({ where: { messageId: { in: [kept, claimedOld] } } })).toBe(
+      2,
+    );
+
+    expect(
+      await purgeUnclaimedMessages({ prisma: prisma(), clock: { now: () => now }, batchSize: 2 }),
+    ).toEqual({
+      messages: 0,
+      idempotency_records: 0,
+    });
+  });
+});

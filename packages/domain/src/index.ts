@@ -1,0 +1,27 @@
+// @sms/domain: the use cases, the ports they depend on and the error codes.
+// No HTTP, no tRPC.
+export * from "./errors.ts";
+export * from "./ports.ts";
+export * from "./provider.ts";
+export * from "./time.ts";
+export * from "./rate-limits/consume-limits.ts";
+export * from "./auth/authenticate-api-key.ts";
+export * from "./test-keys/create-test-key.ts";
+export * from "./messages/message-resource.ts";
+export * from "./messages/send-message.ts";
+export * from "./messages/get-message.ts";
+export * from "./messages/check-statuses.ts";
+export * from "./messages/recover-queued.ts";
+export * from "./privacy/retention.ts";
+export * from "./privacy/rotate-message-keys.ts";
+export * from "./claims/describe-claim.ts";
+export * from "./claims/claim-project.ts";
+export * from "./claims/purge-unclaimed-messages.ts";
+export * from "./credits/project-balance.ts";
+export * from "./operator/operator-support.ts";
+export * from "./operator/create-live-key.ts";
+export * from "./operator/revoke-api-key.ts";
+export * from "./operator/suspend-project.ts";
+export * from "./operator/grant-paid-credits.ts";
+export * from "./operator/set-project-sender.ts";
+export * from "./operator/describe-project.ts";

@@ -1,0 +1,436 @@
+// The operator's domain functions against PGlite and PostgreSQL: input checks,
+// refusals as values, idempotency, the ledger arithmetic and the audit lines.
+import { newId, sha256Hex } from "@sms/crypto";
+import { availableBackends, createTestDatabase, type TestDatabase } from "@sms/db/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freeTierBucket, listCreditLedger, projectBalance } from "../credits/project-balance.ts";
+import type { Clock } from "../ports.ts";
+import { createTestKey } from "../test-keys/create-test-key.ts";
+import { createLiveKey } from "./create-live-key.ts";
+import { describeProject } from "./describe-project.ts";
+import { grantPaidCredits } from "./grant-paid-credits.ts";
+import { revokeApiKey } from "./revoke-api-key.ts";
+import { type SenderBrandDirectory, clearProjectSender, setProjectSender } from "./set-project-sender.ts";
+import { reinstateProject, suspendProject } from "./suspend-project.ts";
+
+const backends = await availableBackends();
+const T0 = new Date("2026-11-22T10:00:00Z");
+// Every reading is one millisecond later, so audit lines sort in the order written.
+let tick = 0;
+const clock: Clock = { now: () => new Date(T0.getTime() + tick++) };
+const LIMITS = { perMinute: 1000, perDay: 1000, perDayTotal: 1000 };
+
+const directory = (brands: Array<{ id: number; name: string; approved: boolean }>): SenderBrandDirectory => ({
+  listBrands: async () => ({ kind: "ok", brands }),
+});
+const BRANDS = directory([
+  { id: 1, name: "SMSGE", approved: true },
+  { id: 7, name: "Acme", approved: true },
+  { id: 8, name: "Pending", approved: false },
+]);
+
+describe.each(backends)("operator tools on %s", (kind) => {
+  let t: TestDatabase;
+  const ops = () => ({ prisma: t.db.prisma, clock, actor: "nino@ops" });
+
+  beforeAll(async () => {
+    t = await createTestDatabase(kind, { poolSize: 10 });
+  }, 120_000);
+  afterAll(() => t?.drop());
+
+  async function newProject(options: { claimed?: boolean } = {}) {
+    const result = await createTestKey({
+      prisma: t.db.prisma,
+      now: T0,
+      publicBaseUrl: "http://api.test",
+      callerSubject: `198.51.100.${Math.floor(Math.random() * 250)}`,
+      limits: LIMITS,
+    });
+    if (!result.ok) throw new Error("test key refused");
+    if (options.claimed ?? true) {
+      await t.db.prisma.project.update({ where: { id: result.projectId }, data: { claimedAt: T0 } });
+    }
+    return { projectId: result.projectId, testKey: result.apiKey };
+  }
+
+  const audit = (projectId: string) =>
+    t.db.prisma.auditEntry.findMany({ where: { projectId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+
+  describe("createLiveKey", () => {
+    it("creates a live key for a claimed project, stores only its hash, and audits without key material", async () => {
+      const { projectId } = await newProject();
+      const result = await createLiveKey({ ...ops(), projectId });
+      if (!result.ok) throw new Error(result.message);
+      expect(result.apiKey).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
+      expect(result.prefix).toBe(result.apiKey.slice(0, 12));
+      const stored = await t.db.prisma.apiKey.findUniqueOrThrow({ where: { id: result.keyId } });
+      expect(stored).toMatchObject({ projectId, mode: "live", prefix: result.prefix, revokedAt: null });
+      expect(stored.keyHash).toBe(await sha256Hex(result.apiKey));
+      const [entry] = await audit(projectId);
+      expect(entry).toMatchObject({
+        actor: "nino@ops",
+        action: "api_key.created",
+        details: { key_id: result.keyId, mode: "live" },
+      });
+      expect(JSON.stringify(await t.db.prisma.auditEntry.findMany())).not.toContain(result.apiKey.slice(12));
+    });
+
+    it("refuses unclaimed, unknown and suspended projects, and bad input", async () => {
+      const unclaimed = await newProject({ claimed: false });
+      expect(await createLiveKey({ ...ops(), projectId: unclaimed.projectId })).toMatchObject({
+        ok: false,
+        code: "project_not_claimed",
+      });
+      expect(await createLiveKey({ ...ops(), projectId: newId("prj") })).toMatchObject({
+        ok: false,
+        code: "project_not_found",
+      });
+      expect(await createLiveKey({ ...ops(), projectId: "prj_short" })).toMatchObject({
+        ok: false,
+        code: "invalid_input",
+      });
+      expect(await createLiveKey({ ...ops(), actor: "", projectId: unclaimed.projectId })).toMatchObject({
+        ok: false,
+        code: "invalid_input",
+      });
+      const suspended = await newProject();
+      await suspendProject({ ...ops(), projectId: suspended.projectId });
+      expect(await createLiveKey({ ...ops(), projectId: suspended.projectId })).toMatchObject({
+        ok: false,
+        code: "project_suspended",
+      });
+      expect(
+        await t.db.prisma.apiKey.count({ where: { projectId: unclaimed.projectId, mode: "live" } }),
+      ).toBe(0);
+    });
+  });
+
+  describe("revokeApiKey", () => {
+    it("revokes by id or prefix, idempotently", async () => {
+      const { projectId } = await newProject();
+      const created = await createLiveKey({ ...ops(), projectId });
+      if (!created.ok) throw new Error(created.message);
+      const first = await revokeApiKey({ ...ops(), prefix: created.prefix, projectId });
+      expect(first).toMatchObject({ ok: true, keyId: created.keyId, alreadyRevoked: false, mode: "live" });
+      const again = await revokeApiKey({ ...ops(), keyId: created.keyId });
+      expect(again).toMatchObject({ ok: true, alreadyRevoked: true });
+      if (first.ok && again.ok) expect(again.revokedAt).toEqual(first.revokedAt);
+      expect((await audit(projectId)).map((entry) => entry.action)).toEqual([
+        "api_key.created",
+        "api_key.revoked",
+        "api_key.revoked",
+      ]);
+    });
+
+    it("refuses a whole key, bad ids, unknown and ambiguous prefixes", async () => {
+      const { projectId, testKey } = await newProject();
+      expect(await revokeApiKey({ ...ops(), keyId: testKey })).toMatchObject({
+        ok: false,
+        code: "invalid_input",
+      });
+      expect(await revokeApiKey({ ...ops(), prefix: testKey })).toMatchObject({
+        ok: false,
+        code: "invalid_input",
+      });
+      expect(await revokeApiKey({ ...ops() })).toMatchObject({ ok: false, code: "invalid_input" });
+      expect(await revokeApiKey({ ...ops(), keyId: "key_1", prefix: "sk_live_abcd" })).toMatchObject({
+        ok: false,
+        code: "invalid_input",
+      });
+      expect(await revokeApiKey({ ...ops(), keyId: newId("key") })).toMatchObject({
+        ok: false,
+        code: "key_not_found",
+      });
+      // Two keys that share a prefix: only the id can name one.
+      for (const id of [newId("key"), newId("key")]) {
+        await t.db.prisma.apiKey.create({
+          data: { id, projectId, mode: "live", keyHash: await sha256Hex(id), prefix: "sk_live_SAME" },
+        });
+      }
+      expect(await revokeApiKey({ ...ops(), prefix: "sk_live_SAME" })).toMatchObject({
+        ok: false,
+        code: "key_ambiguous",
+      });
+    });
+  });
+
+  describe("suspendProject / reinstateProject", () => {
+    it("are idempotent and audited with the reason", async () => {
+      const { projectId } = await newProject();
+      expect(await suspendProject({ ...ops(), projectId, reason: "abuse report #12" })).toMatchObject({
+        ok: true,
+        changed: true,
+        suspendedAt: expect.any(Date),
+      });
+      expect(await suspendProject({ ...ops(), projectId })).toMatchObject({ ok: true, changed: false });
+      expect(await reinstateProject({ ...ops(), projectId })).toMatchObject({
+        ok: true,
+        changed: true,
+        suspendedAt: null,
+      });
+      expect(await reinstateProject({ ...ops(), projectId })).toMatchObject({ ok: true, changed: false });
+      expect(await suspendProject({ ...ops(), projectId, reason: " " })).toMatchObject({
+        ok: false,
+        code: "invalid_input",
+      });
+      const entries = await audit(projectId);
+      expect(entries.map((entry) => [entry.action, (entry.details as { changed: boolean }).changed])).toEqual(
+        [
+          ["project.suspended", true],
+          ["project.suspended", false],
+          ["project.reinstated", true],
+          ["project.reinstated", false],
+        ],
+      );
+      expect(entries[0]?.details).toMatchObject({ reason: "abuse report #12" });
+    });
+  });
+
+  describe("grantPaidCredits", () => {
+    it("writes the ledger, the balance and has_paid_credits in one go", async () => {
+      const { projectId } = await newProject();
+      const result = await grantPaidCredits({ ...ops(), projectId, amount: 250 });
+      expect(result).toMatchObject({
+        ok: true,
+        amount: 250,
+        balance: 250,
+        alreadyGranted: false,
+        reference: null,
+      });
+      expect(await projectBalance({ prisma: t.db.prisma, projectId })).toMatchObject({
+        ok: true,
+        balance: 250,
+        ledgerSum: 250,
+        consistent: true,
+        hasPaidCredits: true,
+      });
+      const ledger = await listCreditLedger({ prisma: t.db.prisma, projectId });
+      expect(ledger).toEqual([expect.objectContaining({ kind: "grant_paid", amount: 250, messageId: null })]);
+    });
+
+    it("is idempotent per reference, even when two grants race", async () => {
+      const { projectId } = await newProject();
+      const racing = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          grantPaidCredits({ ...ops(), projectId, amount: 100, reference: "INV-2026-0042" }),
+        ),
+      );
+      expect(racing.every((result) => result.ok)).toBe(true);
+      expect(racing.filter((result) => result.ok && !result.alreadyGranted)).toHaveLength(1);
+      expect(
+        await grantPaidCredits({ ...ops(), projectId, amount: 90, reference: "INV-2026-0042" }),
+      ).toMatchObject({
+        ok: false,
+        code: "reference_conflict",
+      });
+      expect(
+        await grantPaidCredits({ ...ops(), projectId, amount: 5, reference: "INV-2026-0043" }),
+      ).toMatchObject({
+        ok: true,
+        balance: 105,
+      });
+      const balance = await projectBalance({ prisma: t.db.prisma, projectId });
+      expect(balance).toMatchObject({ balance: 105, ledgerSum: 105, consistent: true });
+      expect(await t.db.prisma.auditEntry.count({ where: { projectId, action: "credits.granted" } })).toBe(6);
+    });
+
+    it("refuses bad amounts and references, unknown and unclaimed projects", async () => {
+      const { projectId } = await newProject();
+      for (const amount of [0, -5, 1.5, Number.NaN, 1_000_001]) {
+        expect(await grantPaidCredits({ ...ops(), projectId, amount })).toMatchObject({
+          ok: false,
+          code: "invalid_input",
+        });
+      }
+      for (const reference of ["", " INV", "x".repeat(201), "a\nb"]) {
+        expect(await grantPaidCredits({ ...ops(), projectId, amount: 1, reference })).toMatchObject({
+          ok: false,
+          code: "invalid_input",
+        });
+      }
+      const unclaimed = await newProject({ claimed: false });
+      expect(await grantPaidCredits({ ...ops(), projectId: unclaimed.projectId, amount: 1 })).toMatchObject({
+        ok: false,
+        code: "project_not_claimed",
+      });
+      expect(await grantPaidCredits({ ...ops(), projectId: newId("prj"), amount: 1 })).toMatchObject({
+        ok: false,
+        code: "project_not_found",
+      });
+      expect(await projectBalance({ prisma: t.db.prisma, projectId })).toMatchObject({
+        balance: 0,
+        hasPaidCredits: false,
+      });
+    });
+  });
+
+  describe("setProjectSender / clearProjectSender", () => {
+    it("checks the brand against the provider's list and stores its spelling and id", async () => {
+      const { projectId } = await newProject();
+      expect(await setProjectSender({ ...ops(), projectId, name: "ACME", brands: BRANDS })).toMatchObject({
+        ok: true,
+        sender: "Acme",
+        brandId: 7,
+        validated: true,
+        changed: true,
+      });
+      expect(
+        await setProjectSender({ ...ops(), projectId, name: "Acme", brandId: 7, brands: BRANDS }),
+      ).toMatchObject({
+        ok: true,
+        changed: false,
+      });
+      expect(await t.db.prisma.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
+        sender: "Acme",
+        senderBrandId: 7,
+      });
+      expect(await setProjectSender({ ...ops(), projectId, name: "Pending", brands: BRANDS })).toMatchObject({
+        ok: false,
+        code: "brand_not_approved",
+      });
+      expect(await setProjectSender({ ...ops(), projectId, name: "Nobody", brands: BRANDS })).toMatchObject({
+        ok: false,
+        code: "brand_not_found",
+      });
+      expect(
+        await setProjectSender({ ...ops(), projectId, name: "Acme", brandId: 1, brands: BRANDS }),
+      ).toMatchObject({
+        ok: false,
+        code: "brand_not_found",
+      });
+      const broken: SenderBrandDirectory = { listBrands: async () => ({ kind: "error", reason: "timeout" }) };
+      expect(await setProjectSender({ ...ops(), projectId, name: "Acme", brands: broken })).toMatchObject({
+        ok: false,
+        code: "brand_check_failed",
+      });
+      // Refusals changed nothing.
+      expect(await t.db.prisma.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
+        senderBrandId: 7,
+      });
+
+      expect(await clearProjectSender({ ...ops(), projectId })).toMatchObject({ ok: true, changed: true });
+      expect(await clearProjectSender({ ...ops(), projectId })).toMatchObject({ ok: true, changed: false });
+      expect(await t.db.prisma.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
+        sender: null,
+        senderBrandId: null,
+      });
+      expect((await audit(projectId)).map((entry) => entry.action)).toEqual([
+        "sender.set",
+        "sender.set",
+        "sender.cleared",
+        "sender.cleared",
+      ]);
+    });
+
+    it("without provider credentials needs a brand id and says it was not checked", async () => {
+      const { projectId } = await newProject();
+      expect(await setProjectSender({ ...ops(), projectId, name: "Acme", brands: null })).toMatchObject({
+        ok: false,
+        code: "invalid_input",
+      });
+      expect(
+        await setProjectSender({ ...ops(), projectId, name: "Acme", brandId: 7, brands: null }),
+      ).toMatchObject({
+        ok: true,
+        validated: false,
+        brandId: 7,
+      });
+      for (const name of ["", "123456", "TwelveChars1", "-dash", "bad!", "ends "]) {
+        expect(await setProjectSender({ ...ops(), projectId, name, brandId: 7, brands: null })).toMatchObject(
+          {
+            ok: false,
+            code: "invalid_input",
+          },
+        );
+      }
+      expect(
+        await setProjectSender({ ...ops(), projectId, name: "Acme", brandId: 0, brands: null }),
+      ).toMatchObject({
+        ok: false,
+        code: "invalid_input",
+      });
+    });
+  });
+
+  describe("describeProject", () => {
+    it("reports state, credits, free tier, key prefixes and recent message counts, and audits the view", async () => {
+      const { projectId, testKey } = await newProject();
+      const live = await createLiveKey({ ...ops(), projectId });
+      if (!live.ok) throw new Error(live.message);
+      await t.db.prisma.$executeRaw`
+        INSERT INTO credit_ledger (id, project_id, kind, amount, note, created_at)
+        VALUES (${newId("cre")}, ${projectId}, 'grant_free'::"CreditEntryKind", 50, 'claim', ${T0})`;
+      await t.db.prisma.project.update({ where: { id: projectId }, data: { creditBalance: 50 } });
+      await t.db.prisma.$executeRaw`
+        INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
+        VALUES (${freeTierBucket(projectId)}, ${new Date("2026-11-22T00:00:00Z")}, 3, ${new Date("2026-11-23T00:00:00Z")})`;
+      const message = (status: "delivered" | "failed", mode: "test" | "live", createdAt: Date) =>
+        t.db.prisma.message.create({
+          data: {
+            id: newId("msg"),
+            projectId,
+            mode,
+            recipientMasked: "+9955••••••12",
+            template: "verification_code",
+            locale: "en",
+            sender: "SMSGE",
+            provider: mode === "test" ? "simulator" : "ubill",
+            status,
+            createdAt,
+            updatedAt: createdAt,
+          },
+        });
+      await message("delivered", "live", T0);
+      await message("delivered", "live", new Date(T0.getTime() - 3 * 86_400_000));
+      await message("failed", "test", T0);
+      await message("failed", "test", new Date(T0.getTime() - 30 * 86_400_000));
+
+      const description = await describeProject({ ...ops(), projectId, freeTierDailySegments: 20 });
+      if (!description.ok) throw new Error(description.message);
+      expect(description.project).toMatchObject({
+        id: projectId,
+        claimedAt: T0,
+        suspendedAt: null,
+        sender: null,
+      });
+      expect(description.credits).toEqual({
+        balance: 50,
+        ledgerSum: 50,
+        consistent: true,
+        hasPaidCredits: false,
+      });
+      expect(description.freeTier).toEqual({
+        applies: true,
+        limit: 20,
+        usedToday: 3,
+        remainingToday: 17,
+        resetAt: new Date("2026-11-23T00:00:00Z"),
+      });
+      expect(description.keys.map((key) => [key.mode, key.prefix])).toEqual([
+        ["test", testKey.slice(0, 12)],
+        ["live", live.prefix],
+      ]);
+      expect(JSON.stringify(description)).not.toContain(live.apiKey);
+      expect(JSON.stringify(description)).not.toContain(testKey);
+      expect(description.messages).toEqual([
+        { mode: "live", status: "delivered", last24h: 1, last7d: 2 },
+        { mode: "test", status: "failed", last24h: 1, last7d: 1 },
+      ]);
+      expect((await audit(projectId)).at(-1)).toMatchObject({ action: "project.viewed", actor: "nino@ops" });
+
+      // A cached balance that disagrees with the ledger is reported, not hidden.
+      await t.db.prisma.project.update({ where: { id: projectId }, data: { creditBalance: 49 } });
+      expect(await projectBalance({ prisma: t.db.prisma, projectId })).toMatchObject({
+        balance: 49,
+        ledgerSum: 50,
+        consistent: false,
+      });
+      expect(
+        await describeProject({ ...ops(), projectId: newId("prj"), freeTierDailySegments: 20 }),
+      ).toMatchObject({
+        ok: false,
+        code: "project_not_found",
+      });
+    });
+  });
+});

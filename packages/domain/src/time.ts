@@ -1,0 +1,21 @@
+// Time arithmetic shared by the use cases. All times are UTC.
+
+export const MINUTE_MS = 60_000;
+export const DAY_MS = 86_400_000;
+
+/** "2026-11-22T02:33:10Z": ISO 8601 UTC, second precision, Z suffix. */
+export function formatTimestamp(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+export function truncateToSecond(date: Date): Date {
+  return new Date(Math.floor(date.getTime() / 1000) * 1000);
+}
+
+export function startOfUtcDay(date: Date): Date {
+  return new Date(Math.floor(date.getTime() / DAY_MS) * DAY_MS);
+}
+
+export function nextUtcMidnight(date: Date): Date {
+  return new Date(startOfUtcDay(date).getTime() + DAY_MS);
+}

@@ -1,0 +1,129 @@
+// Classifies a failed fetch: did the request certainly never leave (nothing
+// sent, safe to retry), or may uBill have received it (never re-send)?
+//
+// Only failures that happen while the connection is being set up count as
+// "not sent": DNS resolution, TCP connect and the TLS handshake all finish
+// before the first byte of the HTTP request is written. Everything else,
+// including errors we do not recognise, counts as "may have been sent".
+//
+// Node (undici) rejects with TypeError("fetch failed") whose `cause` is a
+// system error carrying `code` and `syscall` ("connect" / "getaddrinfo"), an
+// AggregateError of such errors (happy eyeballs), or an undici error such as
+// UND_ERR_CONNECT_TIMEOUT. Deno rejects with a TypeError whose message, or its
+// cause's message, names hyper's connect phase: "client error (Connect)",
+// "tcp connect error", "dns error". Deno's messages contain the request URL
+// (and so the API key): they are matched here and never copied anywhere.
+
+export type ConnectProblem =
+  | "dns_failure"
+  | "connection_refused"
+  | "connect_timeout"
+  | "tls_failure"
+  | "connect_failed";
+export type InFlightProblem = "connection_dropped" | "unexpected_error";
+
+export type FetchFailure =
+  | { sent: "no"; problem: ConnectProblem }
+  | { sent: "maybe"; problem: InFlightProblem };
+
+const DNS_CODES = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_NONAME", "EAI_NODATA", "EAI_FAIL"]);
+const CONNECT_SYSCALL_CODES = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EHOSTDOWN",
+  "ENETDOWN",
+  "EADDRNOTAVAIL",
+  "ETIMEDOUT",
+]);
+/** Certificate checks fail during the TLS handshake, before the request is written. */
+const TLS_HANDSHAKE_CODES = new Set([
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+]);
+const DROPPED_CODES = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE", "UND_ERR_CLOSED"]);
+
+type ErrorLike = { code?: unknown; syscall?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+
+function asErrorLike(value: unknown): ErrorLike | null {
+  return typeof value === "object" && value !== null ? (value as ErrorLike) : null;
+}
+
+/** The error and its causes, outermost first (bounded, cycle-safe). */
+function causeChain(error: unknown): ErrorLike[] {
+  const chain: ErrorLike[] = [];
+  let current = asErrorLike(error);
+  while (current !== null && chain.length < 8 && !chain.includes(current)) {
+    chain.push(current);
+    current = asErrorLike(current.cause);
+  }
+  return chain;
+}
+
+/** Node: a system error raised while resolving or connecting. */
+function nodeConnectProblem(error: ErrorLike): ConnectProblem | null {
+  const code = typeof error.code === "string" ? error.code : "";
+  const syscall = typeof error.syscall === "string" ? error.syscall : "";
+  if (code === "UND_ERR_CONNECT_TIMEOUT") return "connect_timeout";
+  if (DNS_CODES.has(code) && (syscall === "getaddrinfo" || syscall === "queryA" || syscall === "queryAaaa")) {
+    return "dns_failure";
+  }
+  if (syscall === "connect" && CONNECT_SYSCALL_CODES.has(code)) {
+    if (code === "ECONNREFUSED") return "connection_refused";
+    if (code === "ETIMEDOUT") return "connect_timeout";
+    return "connect_failed";
+  }
+  if (TLS_HANDSHAKE_CODES.has(code)) return "tls_failure";
+  // Happy eyeballs: every address failed to connect.
+  if (Array.isArray(error.errors) && error.errors.length > 0) {
+    const problems = error.errors.map((inner) => {
+      const innerError = asErrorLike(inner);
+      return innerError === null ? null : nodeConnectProblem(innerError);
+    });
+    if (problems.every((problem) => problem !== null)) {
+      return problems.includes("connection_refused")
+        ? "connection_refused"
+        : (problems[0] ?? "connect_failed");
+    }
+  }
+  return null;
+}
+
+/** Deno: hyper's client reports the connector's failures as "client error (Connect)". */
+function denoConnectProblem(error: ErrorLike): ConnectProblem | null {
+  const message = typeof error.message === "string" ? error.message : "";
+  const connectPhase =
+    message.includes("client error (Connect)") ||
+    message.includes("tcp connect error") ||
+    message.includes("dns error");
+  if (!connectPhase) return null;
+  if (message.includes("dns error")) return "dns_failure";
+  if (/connection refused/i.test(message)) return "connection_refused";
+  if (/timed out/i.test(message)) return "connect_timeout";
+  if (/certificate|tls|handshake/i.test(message)) return "tls_failure";
+  return "connect_failed";
+}
+
+export function classifyFetchError(error: unknown): FetchFailure {
+  const chain = causeChain(error);
+  for (const link of chain) {
+    const problem = nodeConnectProblem(link) ?? denoConnectProblem(link);
+    if (problem !== null) return { sent: "no", problem };
+  }
+  const dropped = chain.some((link) => {
+    const code = typeof link.code === "string" ? link.code : "";
+    const message = typeof link.message === "string" ? link.message : "";
+    return (
+      DROPPED_CODES.has(code) ||
+      message.includes("connection closed before message completed") ||
+      message.includes("error reading a body from connection") ||
+      message === "terminated"
+    );
+  });
+  return { sent: "maybe", problem: dropped ? "connection_dropped" : "unexpected_error" };
+}

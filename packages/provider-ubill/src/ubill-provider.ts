@@ -1,0 +1,380 @@
+// The live provider: uBill's JSON API (https://api.ubill.dev).
+//
+// Secrets and personal data: the API key travels only in the request URL; the
+// recipient and the text only in the request body. None of them, nor uBill's
+// message id or raw status, ever goes into a log line or a `reason`.
+
+import type {
+  Logger,
+  RejectionCode,
+  SmsProvider,
+  StatusQuery,
+  StatusReport,
+  SubmitOutcome,
+  SubmitRequest,
+} from "@sms/domain";
+import { exchange, type LostProblem, type UbillExchange } from "./http.ts";
+import {
+  isSmsId,
+  readBalance,
+  readBrands,
+  readReportStatus,
+  readSmsId,
+  readStatusId,
+  type UbillBrand,
+} from "./parse.ts";
+
+export type { UbillBrand } from "./parse.ts";
+
+export const DEFAULT_SUBMIT_TIMEOUT_MS = 15_000;
+export const DEFAULT_STATUS_TIMEOUT_MS = 10_000;
+
+export type UbillProviderOptions = {
+  /** uBill's origin, without `/v1` (e.g. `https://api.ubill.dev`). */
+  baseUrl: string;
+  /** Sent as the `key` query parameter. A secret: never logged. */
+  apiKey: string;
+  /** The service's shared approved brand, used when the project has none of its own. */
+  defaultBrandId: number;
+  /** Deadline for one send, from connecting to reading the whole answer. */
+  submitTimeoutMs?: number;
+  /** Deadline for one report, balance or brand-list call. */
+  statusTimeoutMs?: number;
+  logger: Logger;
+  fetch?: typeof fetch;
+};
+
+export type UbillBrandsResult = { kind: "ok"; brands: UbillBrand[] } | { kind: "error"; reason: string };
+export type UbillBalanceResult = { kind: "ok"; sms: number } | { kind: "error"; reason: string };
+
+export type UbillProvider = SmsProvider & {
+  /** The account's brands (senders) and whether each is approved. For the operator's tools. */
+  listBrands(): Promise<UbillBrandsResult>;
+  /** The account's remaining SMS balance. For the operator's tools. */
+  getBalance(): Promise<UbillBalanceResult>;
+};
+
+const RECIPIENT_PATTERN = /^\+9955\d{8}$/;
+
+/** What a non-zero send `statusID` means for the caller, and how loudly the operator hears of it. */
+type SendRejection = {
+  code: RejectionCode;
+  reason: string;
+  problem: string;
+  operatorMustAct: boolean;
+};
+
+const SEND_REJECTIONS: Record<number, SendRejection> = {
+  10: {
+    code: "sender_not_allowed",
+    reason: "The SMS provider does not recognise the sender brand.",
+    problem: "brand_not_found",
+    operatorMustAct: true,
+  },
+  20: {
+    code: "provider_rejected",
+    reason: "The SMS provider found no recipient in the request.",
+    problem: "numbers_missing",
+    operatorMustAct: true,
+  },
+  30: {
+    code: "invalid_message",
+    reason: "The SMS provider refused an empty message text.",
+    problem: "empty_text",
+    operatorMustAct: false,
+  },
+  40: {
+    code: "provider_rejected",
+    reason: "The SMS provider declined the message.",
+    problem: "insufficient_provider_balance",
+    operatorMustAct: true,
+  },
+  50: {
+    code: "invalid_recipient",
+    reason: "The SMS provider found no valid recipient number.",
+    problem: "no_valid_numbers",
+    operatorMustAct: false,
+  },
+  90: {
+    code: "provider_rejected",
+    reason: "The SMS provider could not read the request.",
+    problem: "request_not_understood",
+    operatorMustAct: true,
+  },
+};
+
+const GENERAL_REJECTION: SendRejection = {
+  code: "provider_rejected",
+  reason: "The SMS provider rejected the message.",
+  problem: "general_error",
+  operatorMustAct: false,
+};
+
+const UNREACHABLE_REASON = "The SMS provider could not be reached; nothing was sent.";
+
+const LOST_REASONS: Record<LostProblem, string> = {
+  timeout: "The SMS provider did not answer in time; the message may or may not have been sent.",
+  connection_dropped:
+    "The connection to the SMS provider broke before an answer arrived; the message may or may not have been sent.",
+  unexpected_error:
+    "The request to the SMS provider failed after it may have been sent; the message may or may not have been sent.",
+};
+
+function positiveMs(value: number | undefined, fallback: number, name: string): number {
+  const ms = value ?? fallback;
+  if (!Number.isFinite(ms) || ms <= 0) {
+    throw new RangeError(`${name} must be a positive number of milliseconds`);
+  }
+  return ms;
+}
+
+export function createUbillProvider(options: UbillProviderOptions): UbillProvider {
+  const submitTimeoutMs = positiveMs(options.submitTimeoutMs, DEFAULT_SUBMIT_TIMEOUT_MS, "submitTimeoutMs");
+  const statusTimeoutMs = positiveMs(options.statusTimeoutMs, DEFAULT_STATUS_TIMEOUT_MS, "statusTimeoutMs");
+  // Looked up at call time, so a test double installed on globalThis later still applies.
+  const fetchImpl: typeof fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const logger = options.logger.child({ provider: "ubill" });
+  const origin = options.baseUrl.replace(/\/+$/, "");
+  if (!/^https?:\/\/[^/?#]+/.test(origin)) throw new TypeError("baseUrl must be an http(s) URL");
+
+  function endpoint(path: string): URL {
+    const url = new URL(`${origin}${path}`);
+    url.searchParams.set("key", options.apiKey);
+    return url;
+  }
+
+  async function submit(request: SubmitRequest): Promise<SubmitOutcome> {
+    const log = logger.child({ operation: "submit", messageId: request.messageId });
+    if (!RECIPIENT_PATTERN.test(request.to)) {
+      return {
+        kind: "rejected",
+        code: "invalid_recipient",
+        reason: "The recipient is not a Georgian mobile number.",
+      };
+    }
+    const brandId = request.sender.brandId ?? options.defaultBrandId;
+    if (!Number.isSafeInteger(brandId) || brandId <= 0) {
+      log.error(
+        { problem: "invalid_brand_id" },
+        "uBill sender brand id is not a positive integer; nothing was sent",
+      );
+      return {
+        kind: "rejected",
+        code: "sender_not_allowed",
+        reason: "No approved sender brand is configured.",
+      };
+    }
+
+    const result = await exchange({
+      fetch: fetchImpl,
+      method: "POST",
+      url: endpoint("/v1/sms/send"),
+      body: JSON.stringify({
+        brandID: brandId,
+        numbers: [Number(request.to.slice(1))],
+        text: request.text,
+        stopList: false,
+      }),
+      timeoutMs: submitTimeoutMs,
+    });
+
+    switch (result.kind) {
+      case "not_sent":
+        log.warn({ problem: result.problem }, "uBill could not be reached; nothing was sent");
+        return { kind: "unreachable", reason: UNREACHABLE_REASON };
+      case "lost":
+        log.warn({ problem: result.problem }, "uBill send outcome unknown; the message must not be re-sent");
+        return { kind: "indeterminate", reason: LOST_REASONS[result.problem] };
+      case "answered":
+        return interpretSendAnswer(result, log);
+    }
+  }
+
+  function interpretSendAnswer(
+    answer: Extract<UbillExchange, { kind: "answered" }>,
+    log: Logger,
+  ): SubmitOutcome {
+    const { httpStatus, body } = answer;
+    if (httpStatus === 401 || httpStatus === 403) {
+      log.error(
+        { problem: "api_key_rejected", httpStatus },
+        "uBill refused the API key; check the configuration",
+      );
+      return {
+        kind: "rejected",
+        code: "provider_rejected",
+        reason: "The SMS provider refused our credentials.",
+      };
+    }
+    if (httpStatus >= 300 && httpStatus < 400) {
+      log.error(
+        { problem: "unexpected_redirect", httpStatus },
+        "uBill answered with a redirect; check baseUrl",
+      );
+      return {
+        kind: "rejected",
+        code: "provider_rejected",
+        reason: "The SMS provider did not take the request.",
+      };
+    }
+    if (httpStatus >= 400 && httpStatus < 500) {
+      log.warn({ problem: "request_refused", httpStatus }, "uBill refused the send request");
+      return { kind: "rejected", code: "provider_rejected", reason: "The SMS provider refused the request." };
+    }
+    if (httpStatus < 200 || httpStatus >= 300) {
+      log.warn(
+        { problem: "server_error", httpStatus },
+        "uBill failed while handling the send; outcome unknown",
+      );
+      return {
+        kind: "indeterminate",
+        reason:
+          "The SMS provider failed while handling the request; the message may or may not have been sent.",
+      };
+    }
+
+    const statusId = readStatusId(body);
+    if (statusId === null) {
+      log.warn(
+        { problem: "unreadable_answer", httpStatus },
+        "uBill's send answer could not be read; outcome unknown",
+      );
+      return {
+        kind: "indeterminate",
+        reason: "The SMS provider's answer could not be read; the message may or may not have been sent.",
+      };
+    }
+    if (statusId === 0) {
+      const smsId = readSmsId(body);
+      if (smsId === null) {
+        log.warn(
+          { problem: "accepted_without_reference" },
+          "uBill accepted the send without a usable message id",
+        );
+        return {
+          kind: "indeterminate",
+          reason: "The SMS provider accepted the message without a reference to track it by.",
+        };
+      }
+      return { kind: "accepted", providerRef: smsId };
+    }
+
+    const rejection = SEND_REJECTIONS[statusId] ?? GENERAL_REJECTION;
+    if (rejection.operatorMustAct) {
+      log.error({ problem: rejection.problem }, "uBill rejected the send; operator action needed");
+    } else {
+      log.info({ problem: rejection.problem }, "uBill rejected the send");
+    }
+    return { kind: "rejected", code: rejection.code, reason: rejection.reason };
+  }
+
+  /** An answered call's JSON body, when it is a 2xx answer with statusID 0; otherwise why not, in our words. */
+  function successfulBody(
+    result: UbillExchange,
+    log: Logger,
+  ): { ok: true; body: unknown } | { ok: false; reason: string } {
+    if (result.kind === "not_sent") {
+      log.debug({ problem: result.problem }, "uBill could not be reached");
+      return { ok: false, reason: "The SMS provider could not be reached." };
+    }
+    if (result.kind === "lost") {
+      log.debug({ problem: result.problem }, "uBill's answer was lost");
+      return { ok: false, reason: "The SMS provider's answer did not arrive." };
+    }
+    if (result.httpStatus === 401 || result.httpStatus === 403) {
+      log.error({ problem: "api_key_rejected", httpStatus: result.httpStatus }, "uBill refused the API key");
+      return { ok: false, reason: "The SMS provider refused our credentials." };
+    }
+    if (result.httpStatus < 200 || result.httpStatus >= 300) {
+      log.debug(
+        { problem: "http_error", httpStatus: result.httpStatus },
+        "uBill answered with an HTTP error",
+      );
+      return { ok: false, reason: "The SMS provider answered with an error." };
+    }
+    const statusId = readStatusId(result.body);
+    if (statusId === null) {
+      log.debug({ problem: "unreadable_answer" }, "uBill's answer could not be read");
+      return { ok: false, reason: "The SMS provider's answer could not be read." };
+    }
+    if (statusId !== 0) {
+      log.debug({ problem: "provider_error" }, "uBill reported an error");
+      return { ok: false, reason: "The SMS provider reported an error." };
+    }
+    return { ok: true, body: result.body };
+  }
+
+  async function checkStatus(query: StatusQuery): Promise<StatusReport> {
+    const log = logger.child({ operation: "status" });
+    if (!isSmsId(query.providerRef)) {
+      return { kind: "error", reason: "The provider reference is not one the SMS provider issues." };
+    }
+    const result = await exchange({
+      fetch: fetchImpl,
+      method: "GET",
+      url: endpoint(`/v1/sms/report/${encodeURIComponent(query.providerRef)}`),
+      timeoutMs: statusTimeoutMs,
+    });
+    const answer = successfulBody(result, log);
+    if (!answer.ok) return { kind: "error", reason: answer.reason };
+
+    const reading = readReportStatus(answer.body, query.to.replace(/^\+/, ""));
+    if (reading.kind === "not_yet") return { kind: "pending" };
+    if (reading.kind === "unreadable") {
+      log.debug({ problem: "unreadable_report" }, "uBill's delivery report could not be read");
+      return { kind: "error", reason: "The delivery report could not be read." };
+    }
+    switch (reading.status) {
+      case "0": // sent to the network
+      case "3": // awaiting a status
+        return { kind: "pending" };
+      case "1":
+        return { kind: "delivered" };
+      case "2":
+        return { kind: "undeliverable", reason: "The network could not deliver the message to the handset." };
+      case "4":
+        return { kind: "failed", reason: "The SMS provider reports that sending the message failed." };
+      default:
+        log.debug(
+          { problem: "unrecognised_report_status" },
+          "uBill reported a status this adapter does not know",
+        );
+        return {
+          kind: "error",
+          reason: "The delivery report carries a status this service does not recognise.",
+        };
+    }
+  }
+
+  async function listBrands(): Promise<UbillBrandsResult> {
+    const log = logger.child({ operation: "list_brands" });
+    const result = await exchange({
+      fetch: fetchImpl,
+      method: "GET",
+      url: endpoint("/v1/sms/brandNames"),
+      timeoutMs: statusTimeoutMs,
+    });
+    const answer = successfulBody(result, log);
+    if (!answer.ok) return { kind: "error", reason: answer.reason };
+    const brands = readBrands(answer.body);
+    if (brands === null) return { kind: "error", reason: "The brand list could not be read." };
+    return { kind: "ok", brands };
+  }
+
+  async function getBalance(): Promise<UbillBalanceResult> {
+    const log = logger.child({ operation: "balance" });
+    const result = await exchange({
+      fetch: fetchImpl,
+      method: "GET",
+      url: endpoint("/v1/sms/balance"),
+      timeoutMs: statusTimeoutMs,
+    });
+    const answer = successfulBody(result, log);
+    if (!answer.ok) return { kind: "error", reason: answer.reason };
+    const sms = readBalance(answer.body);
+    if (sms === null) return { kind: "error", reason: "The balance could not be read." };
+    return { kind: "ok", sms };
+  }
+
+  return { name: "ubill", submit, checkStatus, listBrands, getBalance };
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env node
+// The one entry point behind `npm start`, `npm test` and friends.
+//
+// On a machine with only Node and npm it installs what is missing (a pinned
+// pnpm through npx, the workspace, the generated Prisma client), then runs the
+// requested command. Nothing is installed globally.
+//
+//   node scripts/bootstrap.mjs start            serve the API (Deno) on PORT
+//   node scripts/bootstrap.mjs test             every test, through turbo
+//   node scripts/bootstrap.mjs run <task>       any turbo task (typecheck, lint)
+//   node scripts/bootstrap.mjs db:migrate       apply pending migrations
+//   node scripts/bootstrap.mjs worker           the periodic jobs on their own
+//   node scripts/bootstrap.mjs operator …       the operator's command-line tool
+//   node scripts/bootstrap.mjs bench <name>     bench/<name>.ts (on demand, never in CI)
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { denoBinary } from "./deno.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const PNPM_VERSION = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).packageManager.split("@")[1];
+
+const quietEnv = {
+  ...process.env,
+  // turbo looks for the workspace's own pnpm on PATH.
+  PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
+  DENO_NO_UPDATE_CHECK: "1",
+  DENO_NO_PROMPT: "1",
+  TURBO_TELEMETRY_DISABLED: "1",
+  TURBO_NO_UPDATE_NOTIFIER: "1",
+  DO_NOT_TRACK: "1",
+  CHECKPOINT_DISABLE: "1",
+  PRISMA_HIDE_UPDATE_MESSAGE: "1",
+  npm_config_update_notifier: "false",
+};
+
+function mtime(path) {
+  return existsSync(path) ? statSync(path).mtimeMs : 0;
+}
+
+function run(cmd, args, options = {}) {
+  const result = spawnSync(cmd, args, { cwd: root, stdio: "inherit", env: quietEnv, ...options });
+  if (result.status !== 0) {
+    console.error(`bootstrap: '${cmd} ${args.join(" ")}' failed (exit ${result.status ?? result.signal})`);
+    process.exit(result.status ?? 1);
+  }
+}
+
+function ensureInstalled() {
+  const marker = join(root, "node_modules", ".bootstrap-installed");
+  const stale = Math.max(mtime(join(root, "pnpm-lock.yaml")), mtime(join(root, "pnpm-workspace.yaml")));
+  if (existsSync(join(root, "node_modules", ".bin", "pnpm")) && mtime(marker) >= stale) return;
+  console.error(`bootstrap: installing the workspace with pnpm ${PNPM_VERSION} …`);
+  const frozen = process.env.CI ? ["--frozen-lockfile"] : [];
+  run("npx", ["--yes", `pnpm@${PNPM_VERSION}`, "install", ...frozen]);
+  writeFileSync(marker, new Date().toISOString());
+}
+
+function ensureGenerated() {
+  const client = join(root, "packages", "db", "src", "generated", "prisma", "client.ts");
+  if (mtime(client) >= mtime(join(root, "prisma", "schema.prisma"))) return;
+  run(process.execPath, [join(root, "scripts", "prisma-generate.mjs")]);
+}
+
+function exec(cmd, args, { extraEnv = {}, after } = {}) {
+  const child = spawn(cmd, args, { cwd: root, stdio: "inherit", env: { ...quietEnv, ...extraEnv } });
+  for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
+  child.on("exit", (code, signal) => {
+    after?.();
+    process.exit(code ?? (signal ? 1 : 0));
+  });
+}
+
+/** Sums every package's vitest JSON report into one closing line. */
+function printTestSummary() {
+  const dir = join(root, ".test-results");
+  if (!existsSync(dir)) return;
+  const totals = { passed: 0, failed: 0, skipped: 0 };
+  for (const file of readdirSync(dir).filter((name) => name.endsWith(".json"))) {
+    try {
+      const report = JSON.parse(readFileSync(join(dir, file), "utf8"));
+      totals.passed += report.numPassedTests ?? 0;
+      totals.failed += report.numFailedTests ?? 0;
+      totals.skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+    } catch {
+      totals.failed += 1;
+    }
+  }
+  console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+}
+
+const bin = (name) => join(root, "node_modules", ".bin", name);
+const deno = () => denoBinary();
+const DENO_FLAGS = ["run", "--allow-env", "--allow-net", "--allow-read", "--allow-write", "--allow-sys"];
+
+const [command = "start", ...rest] = process.argv.slice(2);
+ensureInstalled();
+ensureGenerated();
+
+switch (command) {
+  case "start":
+    exec(deno(), [...DENO_FLAGS, "apps/api/src/main.ts", ...rest]);
+    break;
+  case "worker":
+    exec(deno(), [...DENO_FLAGS, "apps/api/src/main.ts", "--role=worker", ...rest]);
+    break;
+  case "db:migrate":
+    exec(deno(), [...DENO_FLAGS, "packages/db/src/migrate-cli.ts", ...rest]);
+    break;
+  case "operator":
+    exec(deno(), [...DENO_FLAGS, "apps/api/src/operator.ts", ...rest]);
+    break;
+  case "bench":
+    // bench/<name>.ts, run with Deno; see README "Benchmarks".
+    exec(deno(), [...DENO_FLAGS, "--allow-run", `bench/${rest[0]}.ts`, ...rest.slice(1)]);
+    break;
+  case "test":
+    rmSync(join(root, ".test-results"), { recursive: true, force: true });
+    exec(bin("turbo"), ["run", "test", "--env-mode=loose", "--concurrency=1", "--log-order=stream", ...rest], {
+      after: printTestSummary,
+    });
+    break;
+  case "run":
+    exec(bin("turbo"), ["run", ...rest, "--env-mode=loose"]);
+    break;
+  default:
+    console.error(`bootstrap: unknown command '${command}'`);
+    process.exit(2);
+}
