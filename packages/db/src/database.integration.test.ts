@@ -115,6 +115,35 @@ describe.each(backends)("createDatabase on %s", (kind) => {
     expect(await prisma.apiKey.count()).toBe(0); // onDelete: Cascade
   });
 
+  it("lets a transaction wait longer than Prisma's 2 s default for a busy connection", async () => {
+    // One connection (PGlite has only one): the second transaction queues
+    // behind the first for about 2.5 s and must then run, not fail with P2028.
+    const db = test.databaseUrl
+      ? await createDatabase({ databaseUrl: test.databaseUrl, poolSize: 1, logger: quiet })
+      : test.db;
+    if (db !== test.db) onTestFinished(() => db.close());
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let started = () => {};
+    const holding = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const first = db.prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT 1`;
+      started();
+      await held;
+    });
+    await holding;
+    const second = timed(db.prisma.$transaction((tx) => tx.$queryRaw<Array<{ one: number }>>`SELECT 1 AS one`));
+    setTimeout(release, 2_500);
+    await first;
+    const { value, ms } = await second;
+    expect(value).toEqual([{ one: 1 }]);
+    expect(ms).toBeGreaterThan(2_000);
+  });
+
   it("close() is idempotent, after which ping is false and does not throw", async () => {
     const own = await createTestDatabase(kind);
     onTestFinished(() => own.drop());

@@ -65,6 +65,15 @@ const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_CONNECTION_TIMEOUT_MS = 5_000;
 const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
 
+/**
+ * Prisma's interactive-transaction defaults (2 s to start, 5 s to finish) are
+ * too tight for a burst: thirty requests that all take the same counter row
+ * lock queue behind each other, and on a busy machine the last ones would
+ * fail with a 500 instead of waiting their turn. The wait to start is longer
+ * than the pool's connection timeout, so the pool stays the binding limit.
+ */
+const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 20_000 } as const;
+
 type SessionRunner = <T>(work: (session: SqlSession) => Promise<T>) => Promise<T>;
 
 // A raw-SQL session per database, for the test harness and the schema test.
@@ -147,6 +156,7 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
   const prisma = new PrismaClient({
     // The adapter passes the name straight to pg, where undefined means unnamed.
     adapter: new PrismaPg(pool, { statementNameGenerator: (query) => statementName(query.sql) as string }),
+    transactionOptions: TRANSACTION_OPTIONS,
   });
   let closed = false;
 
@@ -271,7 +281,10 @@ async function openPglite(dataDir: string, options: CreateDatabaseOptions): Prom
 /** A Database over an already open PGlite instance, which it then owns (close() closes it). */
 export function wrapPglite(pglite: PGlite, options: Omit<CreateDatabaseOptions, "databaseUrl">): Database {
   const logger = options.logger ?? consoleLogger;
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  const prisma = new PrismaClient({
+    adapter: new PrismaPGlite(pglite),
+    transactionOptions: TRANSACTION_OPTIONS,
+  });
 
   const db: Database = {
     prisma,

@@ -34,10 +34,6 @@ type LockedToken = {
 
 type LockedProject = { claimed_at: Date | null; account_id: string | null };
 
-// Confirmations of one link wait for each other on the row lock: allow for
-// a short queue rather than Prisma's 2 s / 5 s defaults.
-const TRANSACTION_OPTIONS = { maxWait: 5_000, timeout: 15_000 };
-
 export const CLAIM_GRANT_NOTE = "free credits for claiming the project";
 
 async function findAccountId(tx: Prisma.TransactionClient, identity: ClaimIdentity): Promise<string | null> {
@@ -155,5 +151,5 @@ export async function claimProject(options: {
       creditsGranted: credits,
       accountCreated: created,
     };
-  }, TRANSACTION_OPTIONS);
+  });
 }

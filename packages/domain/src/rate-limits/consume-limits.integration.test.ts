@@ -9,6 +9,7 @@ import { testKeyLimitChecks } from "../test-keys/create-test-key.ts";
 import {
   consumeLimits,
   consumeLimitsOrThrow,
+  exhaustedLimit,
   type LimitCheck,
   LimitRefusal,
   type LimitState,
@@ -147,6 +148,53 @@ describe.each(backends)("consumeLimits on %s", (kind) => {
     expect((refusal as LimitRefusal).outcome.refusal).toBe("daily_limit_reached");
     expect(await count(minute)).toBe(1);
     expect(await count(day)).toBe(1);
+  });
+
+  it("exhaustedLimit names the first used-up window from committed counts, without counting", async () => {
+    const minute = bucket("peek-minute");
+    const day = bucket("peek-day");
+    const now = new Date("2026-11-22T08:15:30Z");
+    const checks: LimitCheck[] = [
+      { bucket: day, window: "utc_day", limit: 3, refusal: "daily_limit_reached" },
+      { bucket: minute, window: "minute", limit: 2, refusal: "rate_limited" },
+    ];
+    expect(await exhaustedLimit({ tx: t.db.prisma, checks, now })).toBeNull();
+    await consumeLimits({ tx: t.db.prisma, checks, now });
+    expect(await exhaustedLimit({ tx: t.db.prisma, checks, now })).toBeNull();
+    await consumeLimits({ tx: t.db.prisma, checks, now });
+    expect(await exhaustedLimit({ tx: t.db.prisma, checks, now })).toEqual({
+      ok: false,
+      refusal: "rate_limited",
+      state: { limit: 2, remaining: 0, resetAt: new Date("2026-11-22T08:16:00Z"), window: "minute" },
+    });
+    // A new minute: only the day counts (2 of 3), and a cost of 2 would pass it.
+    const later = new Date("2026-11-22T08:16:00Z");
+    expect(await exhaustedLimit({ tx: t.db.prisma, checks, now: later })).toBeNull();
+    const costly = checks.map((check) => ({ ...check, cost: 2 }));
+    expect(await exhaustedLimit({ tx: t.db.prisma, checks: costly, now: later })).toMatchObject({
+      refusal: "daily_limit_reached",
+      state: { remaining: 1, resetAt: new Date("2026-11-23T00:00:00Z") },
+    });
+    expect(await count(minute)).toBe(2);
+    expect(await count(day)).toBe(2);
+  });
+
+  // PGlite has one connection: a second session cannot look while the first is open.
+  it.runIf(kind === "postgres")("exhaustedLimit does not refuse on increments not yet committed", async () => {
+    const name = bucket("peek-uncommitted");
+    const now = new Date("2026-11-22T09:00:00Z");
+    const check: LimitCheck = { bucket: name, window: "minute", limit: 1, refusal: "rate_limited" };
+    const seen = await t.db.prisma
+      .$transaction(async (tx) => {
+        await consumeLimitsOrThrow({ tx, checks: [check], now });
+        const inside = await exhaustedLimit({ tx, checks: [check], now });
+        const outside = await exhaustedLimit({ tx: t.db.prisma, checks: [check], now });
+        throw Object.assign(new Error("roll back"), { inside, outside });
+      })
+      .catch((error: { inside: unknown; outside: unknown }) => error);
+    expect(seen.inside).toMatchObject({ refusal: "rate_limited" });
+    expect(seen.outside).toBeNull();
+    expect(await count(name)).toBe(0);
   });
 
   it("never lets a concurrent burst past the limit", async () => {

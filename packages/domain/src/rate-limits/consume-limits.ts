@@ -105,6 +105,47 @@ export async function consumeLimits(options: {
   }
 }
 
+/**
+ * A lock-free look at the committed counters: the refusal of the first check
+ * (in the order given) that is already used up, or null. Counters only grow
+ * within a window, so a refusal seen here stands; null proves nothing, and
+ * the caller still consumes atomically. It lets a burst of callers who are
+ * over a limit answer at once instead of queueing for the counter rows.
+ */
+export async function exhaustedLimit(options: {
+  tx: Tx;
+  checks: LimitCheck[];
+  now: Date;
+}): Promise<Extract<LimitOutcome, { ok: false }> | null> {
+  const windows = options.checks.map((check) => windowOf(check.window, options.now));
+  const rows = await options.tx.$queryRaw<Array<{ bucket: string; window_start: Date; count: number }>>`
+    SELECT bucket, window_start, count FROM rate_limit_counters
+    WHERE bucket = ANY(${options.checks.map((check) => check.bucket)}::text[])
+      AND window_start = ANY(${windows.map((window) => window.start.toISOString())}::timestamptz[])`;
+  for (const [index, check] of options.checks.entries()) {
+    const window = windows[index];
+    if (!window) continue;
+    const row = rows.find(
+      (candidate) =>
+        candidate.bucket === check.bucket && new Date(candidate.window_start).getTime() === window.start.getTime(),
+    );
+    const used = Number(row?.count ?? 0);
+    if (used + (check.cost ?? 1) > check.limit) {
+      return {
+        ok: false,
+        refusal: check.refusal,
+        state: {
+          limit: check.limit,
+          remaining: Math.max(0, check.limit - used),
+          resetAt: window.end,
+          window: check.window,
+        },
+      };
+    }
+  }
+  return null;
+}
+
 /** Thrown inside a transaction to roll it back when a limit refuses. */
 export class LimitRefusal extends Error {
   constructor(readonly outcome: Extract<LimitOutcome, { ok: false }>) {

@@ -7,6 +7,7 @@ import {
   LimitRefusal,
   type LimitState,
   consumeLimitsOrThrow,
+  exhaustedLimit,
   tightestState,
 } from "../rate-limits/consume-limits.ts";
 import { DAY_MS, truncateToSecond } from "../time.ts";
@@ -35,8 +36,7 @@ export type CreateTestKeyResult =
  * concurrent transactions lock the counter rows in the same order). Each
  * window has a bucket of its own: a minute window and a day window that start
  * at the same instant (00:00 UTC) must not share a counter row.
- */
-/**
+ *
  * The daily windows come first: a caller whose day is used up hears
  * `daily_limit_reached` (do not retry before midnight UTC) rather than a
  * `rate_limited` that would send it back in a minute. All checks are consumed
@@ -80,13 +80,14 @@ export async function createTestKey(options: {
   const projectId = newId("prj", now.getTime());
   const expiresAt = new Date(truncateToSecond(now).getTime() + CLAIM_LINK_LIFETIME_MS);
 
+  const checks = testKeyLimitChecks(options.callerSubject, options.limits);
+  // A caller already over a limit is answered without taking the counter row
+  // locks, so a burst of refused requests never queues behind the granted ones.
+  const exhausted = await exhaustedLimit({ tx: prisma, checks, now });
+  if (exhausted) return exhausted;
   try {
     const states = await prisma.$transaction(async (tx) => {
-      const states = await consumeLimitsOrThrow({
-        tx,
-        checks: testKeyLimitChecks(options.callerSubject, options.limits),
-        now,
-      });
+      const states = await consumeLimitsOrThrow({ tx, checks, now });
       await tx.project.create({ data: { id: projectId, createdAt: now, updatedAt: now } });
       await tx.apiKey.create({
         data: {
