@@ -136,7 +136,9 @@ describe.each(backends)("createDatabase on %s", (kind) => {
       await held;
     });
     await holding;
-    const second = timed(db.prisma.$transaction((tx) => tx.$queryRaw<Array<{ one: number }>>`SELECT 1 AS one`));
+    const second = timed(
+      db.prisma.$transaction((tx) => tx.$queryRaw<Array<{ one: number }>>`SELECT 1 AS one`),
+    );
     setTimeout(release, 2_500);
     await first;
     const { value, ms } = await second;

@@ -289,7 +289,8 @@ export function wrapPglite(pglite: PGlite, options: Omit<CreateDatabaseOptions, 
   const db: Database = {
     prisma,
     kind: "pglite",
-    query: <Row>(sql: string, params: readonly unknown[] = []) => prisma.$queryRawUnsafe<Row[]>(sql, ...params),
+    query: <Row>(sql: string, params: readonly unknown[] = []) =>
+      prisma.$queryRawUnsafe<Row[]>(sql, ...params),
     migrate: () => migratePglite(pglite, { logger, migrationsDir: options.migrationsDir }),
     ping: async (timeoutMs = DEFAULT_PING_TIMEOUT_MS) => {
       if (pglite.closed) return false;

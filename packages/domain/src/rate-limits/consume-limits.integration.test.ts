@@ -180,22 +180,25 @@ describe.each(backends)("consumeLimits on %s", (kind) => {
   });
 
   // PGlite has one connection: a second session cannot look while the first is open.
-  it.runIf(kind === "postgres")("exhaustedLimit does not refuse on increments not yet committed", async () => {
-    const name = bucket("peek-uncommitted");
-    const now = new Date("2026-11-22T09:00:00Z");
-    const check: LimitCheck = { bucket: name, window: "minute", limit: 1, refusal: "rate_limited" };
-    const seen = await t.db.prisma
-      .$transaction(async (tx) => {
-        await consumeLimitsOrThrow({ tx, checks: [check], now });
-        const inside = await exhaustedLimit({ tx, checks: [check], now });
-        const outside = await exhaustedLimit({ tx: t.db.prisma, checks: [check], now });
-        throw Object.assign(new Error("roll back"), { inside, outside });
-      })
-      .catch((error: { inside: unknown; outside: unknown }) => error);
-    expect(seen.inside).toMatchObject({ refusal: "rate_limited" });
-    expect(seen.outside).toBeNull();
-    expect(await count(name)).toBe(0);
-  });
+  it.runIf(kind === "postgres")(
+    "exhaustedLimit does not refuse on increments not yet committed",
+    async () => {
+      const name = bucket("peek-uncommitted");
+      const now = new Date("2026-11-22T09:00:00Z");
+      const check: LimitCheck = { bucket: name, window: "minute", limit: 1, refusal: "rate_limited" };
+      const seen = await t.db.prisma
+        .$transaction(async (tx) => {
+          await consumeLimitsOrThrow({ tx, checks: [check], now });
+          const inside = await exhaustedLimit({ tx, checks: [check], now });
+          const outside = await exhaustedLimit({ tx: t.db.prisma, checks: [check], now });
+          throw Object.assign(new Error("roll back"), { inside, outside });
+        })
+        .catch((error: { inside: unknown; outside: unknown }) => error);
+      expect(seen.inside).toMatchObject({ refusal: "rate_limited" });
+      expect(seen.outside).toBeNull();
+      expect(await count(name)).toBe(0);
+    },
+  );
 
   it("never lets a concurrent burst past the limit", async () => {
     const name = bucket("burst");

@@ -127,7 +127,8 @@ export async function exhaustedLimit(options: {
     if (!window) continue;
     const row = rows.find(
       (candidate) =>
-        candidate.bucket === check.bucket && new Date(candidate.window_start).getTime() === window.start.getTime(),
+        candidate.bucket === check.bucket &&
+        new Date(candidate.window_start).getTime() === window.start.getTime(),
     );
     const used = Number(row?.count ?? 0);
     if (used + (check.cost ?? 1) > check.limit) {
