@@ -16,6 +16,7 @@
 //   --tool=wrk|autocannon
 //   --pool=20           DATABASE_POOL_SIZE of the server
 //   --log-level=info    LOG_LEVEL of the server (its output is discarded)
+//   --inspect=127.0.0.1:9229  start the server with the V8 inspector (for a CPU profile)
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -120,6 +121,7 @@ async function startServer(
       "--allow-read",
       "--allow-write",
       "--allow-sys",
+      ...(args.inspect ? [`--inspect=${args.inspect}`] : []),
       "src/main.ts",
     ],
     cwd: API_DIR,

@@ -98,9 +98,9 @@ describe.each(backends)("test keys over HTTP on %s (TRUST_PROXY=127.0.0.1)", (ba
     secrets.push(body.api_key.slice(8), body.claim_url.split("/").pop() ?? "");
     expectTestKeyShape(body, server.baseUrl);
     expect(body.expires_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    // 30 days after issue; the Date header is the issue second give or take one.
+    // 30 days after issue; the Date header is the issue second, give or take a slow response.
     const issued = Date.parse(response.headers.get("date") ?? "");
-    expect(Math.abs(Date.parse(body.expires_at) - 30 * DAY_MS - issued)).toBeLessThanOrEqual(1000);
+    expect(Math.abs(Date.parse(body.expires_at) - 30 * DAY_MS - issued)).toBeLessThanOrEqual(5000);
     expect(body.next_steps.length).toBeGreaterThan(40);
     expect(body.next_steps).not.toMatch(/[\r\n]/);
   });
