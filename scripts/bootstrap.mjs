@@ -117,7 +117,7 @@ switch (command) {
     break;
   case "test":
     rmSync(join(root, ".test-results"), { recursive: true, force: true });
-    exec(bin("turbo"), ["run", "test", "--env-mode=loose", "--concurrency=1", "--log-order=stream", ...rest], {
+    exec(bin("turbo"), ["run", "test", "--env-mode=loose", "--concurrency=1", "--continue", "--log-order=stream", ...rest], {
       after: printTestSummary,
     });
     break;

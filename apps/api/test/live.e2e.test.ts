@@ -23,7 +23,7 @@ import { recordingClient } from "./support/messages.ts";
 const hasPostgres = (await availableBackends()).includes("postgres");
 const UBILL_KEY = "ubill-e2e-secret-81c4d0";
 const FIRST_SMS_ID = 64_270_001;
-const SUBMIT_TIMEOUT_MS = 1_000;
+const SUBMIT_TIMEOUT_MS = 3_000;
 const BODY = { to: "+995555123456", template: "login_code", variables: { code: "90210" }, locale: "ka" };
 
 describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL, fake uBill)", () => {
@@ -44,7 +44,7 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
         UBILL_API_KEY: UBILL_KEY,
         UBILL_DEFAULT_BRAND_ID: "1",
         UBILL_SUBMIT_TIMEOUT_MS: String(SUBMIT_TIMEOUT_MS),
-        UBILL_STATUS_TIMEOUT_MS: "1000",
+        UBILL_STATUS_TIMEOUT_MS: "3000",
         STATUS_CHECK_INTERVAL_SECONDS: "1",
         MESSAGES_PER_MINUTE: "1000",
         TEST_KEYS_PER_MINUTE: "1000",
@@ -154,7 +154,7 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
       "unknown",
       "provider_unavailable",
       "charged",
-      { kind: "slow", delayMs: SUBMIT_TIMEOUT_MS + 1_000 },
+      { kind: "slow", delayMs: SUBMIT_TIMEOUT_MS + 2_000 },
     ],
     // After the sends above, Deno's fetch would have a keep-alive connection to reuse (see provider-ubill's http.ts).
     ["connection dropped", "unknown", "provider_unavailable", "charged", { kind: "drop" }],

@@ -16,7 +16,6 @@ export type {
   ClaimToken,
   CreditLedgerEntry,
   IdempotencyRecord,
-  JobLease,
   Message,
   Project,
   RateLimitCounter,

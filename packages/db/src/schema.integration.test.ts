@@ -66,9 +66,9 @@ const DRIFTS: Drift[] = [
   {
     name: "a timestamp without time zone",
     alter: (sql) =>
-      replaceOnce(sql, '"lease_until" TIMESTAMPTZ(3) NOT NULL,', '"lease_until" TIMESTAMP(3) NOT NULL,'),
+      replaceOnce(sql, '"window_start" TIMESTAMPTZ(3) NOT NULL,', '"window_start" TIMESTAMP(3) NOT NULL,'),
     reported: [
-      'column job_leases.lease_until: type is "timestamp(3) without time zone" in the database, schema.prisma says "timestamp(3) with time zone"',
+      'column rate_limit_counters.window_start: type is "timestamp(3) without time zone" in the database, schema.prisma says "timestamp(3) with time zone"',
     ],
   },
   {
@@ -164,20 +164,24 @@ const DRIFTS: Drift[] = [
     alter: (sql) =>
       replaceOnce(
         sql,
-        `CREATE TABLE "job_leases" (
-    "name" TEXT NOT NULL,
-    "holder" TEXT NOT NULL,
-    "lease_until" TIMESTAMPTZ(3) NOT NULL,
-    "last_run_at" TIMESTAMPTZ(3),
+        `CREATE TABLE "rate_limit_counters" (
+    "bucket" TEXT NOT NULL,
+    "window_start" TIMESTAMPTZ(3) NOT NULL,
+    "count" INTEGER NOT NULL DEFAULT 0,
+    "expires_at" TIMESTAMPTZ(3) NOT NULL,
 
-    CONSTRAINT "job_leases_pkey" PRIMARY KEY ("name")
+    CONSTRAINT "rate_limit_counters_pkey" PRIMARY KEY ("bucket","window_start")
 );`,
+        "",
+      ).replace(
+        'CREATE INDEX "rate_limit_counters_expires_at_idx" ON "rate_limit_counters"("expires_at");',
         "",
       ),
     reported: [
-      "table job_leases: missing from the database",
-      "index job_leases_pkey: missing from the database",
-      "constraint job_leases_pkey: missing from the database",
+      "table rate_limit_counters: missing from the database",
+      "index rate_limit_counters_expires_at_idx: missing from the database",
+      "index rate_limit_counters_pkey: missing from the database",
+      "constraint rate_limit_counters_pkey: missing from the database",
     ],
   },
   {
@@ -229,7 +233,6 @@ describe.each(await availableBackends())("schema on %s", (kind) => {
         "claim_tokens",
         "credit_ledger",
         "idempotency_records",
-        "job_leases",
         "messages",
         "projects",
         "rate_limit_counters",

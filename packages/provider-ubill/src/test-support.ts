@@ -28,8 +28,8 @@ export function submitRequest(to: string, overrides: Partial<SubmitRequest> = {}
 }
 
 /** Short client deadlines keep every test bounded; fake "slow" answers wait longer than these. */
-export const TEST_TIMEOUT_MS = 300;
-export const SLOW_MS = 1500;
+export const TEST_TIMEOUT_MS = 2_000;
+export const SLOW_MS = 5_000;
 
 /** The adapter pointed at `baseUrl` with test deadlines and a recording logger. */
 export function ubillFor(

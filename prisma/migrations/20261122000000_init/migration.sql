@@ -149,16 +149,6 @@ CREATE TABLE "rate_limit_counters" (
 );
 
 -- CreateTable
-CREATE TABLE "job_leases" (
-    "name" TEXT NOT NULL,
-    "holder" TEXT NOT NULL,
-    "lease_until" TIMESTAMPTZ(3) NOT NULL,
-    "last_run_at" TIMESTAMPTZ(3),
-
-    CONSTRAINT "job_leases_pkey" PRIMARY KEY ("name")
-);
-
--- CreateTable
 CREATE TABLE "audit_log" (
     "id" TEXT NOT NULL,
     "actor" TEXT NOT NULL,
