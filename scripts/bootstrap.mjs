@@ -19,7 +19,9 @@ import { fileURLToPath } from "node:url";
 import { denoBinary } from "./deno.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const PNPM_VERSION = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).packageManager.split("@")[1];
+const PNPM_VERSION = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).packageManager.split(
+  "@",
+)[1];
 
 const quietEnv = {
   ...process.env,
@@ -117,9 +119,13 @@ switch (command) {
     break;
   case "test":
     rmSync(join(root, ".test-results"), { recursive: true, force: true });
-    exec(bin("turbo"), ["run", "test", "--env-mode=loose", "--concurrency=1", "--continue", "--log-order=stream", ...rest], {
-      after: printTestSummary,
-    });
+    exec(
+      bin("turbo"),
+      ["run", "test", "--env-mode=loose", "--concurrency=1", "--continue", "--log-order=stream", ...rest],
+      {
+        after: printTestSummary,
+      },
+    );
     break;
   case "run":
     exec(bin("turbo"), ["run", ...rest, "--env-mode=loose"]);
