@@ -19,9 +19,8 @@ import { fileURLToPath } from "node:url";
 import { denoBinary } from "./deno.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const PNPM_VERSION = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).packageManager.split(
-  "@",
-)[1];
+const { packageManager } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const PNPM_VERSION = packageManager.split("@")[1];
 
 const quietEnv = {
   ...process.env,
@@ -119,13 +118,9 @@ switch (command) {
     break;
   case "test":
     rmSync(join(root, ".test-results"), { recursive: true, force: true });
-    exec(
-      bin("turbo"),
-      ["run", "test", "--env-mode=loose", "--concurrency=1", "--continue", "--log-order=stream", ...rest],
-      {
-        after: printTestSummary,
-      },
-    );
+    // --continue: a failing package does not hide the results of the others.
+    const turboArgs = ["--env-mode=loose", "--concurrency=1", "--continue", "--log-order=stream"];
+    exec(bin("turbo"), ["run", "test", ...turboArgs, ...rest], { after: printTestSummary });
     break;
   case "run":
     exec(bin("turbo"), ["run", ...rest, "--env-mode=loose"]);

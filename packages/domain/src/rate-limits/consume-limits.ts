@@ -40,6 +40,11 @@ function windowOf(window: LimitWindow, now: Date): { start: Date; end: Date } {
   return { start, end: new Date(start.getTime() + DAY_MS) };
 }
 
+/** What a window looks like once `used` of its limit is taken. */
+function stateAfter(check: LimitCheck, used: number, resetAt: Date): LimitState {
+  return { limit: check.limit, remaining: Math.max(0, check.limit - used), resetAt, window: check.window };
+}
+
 class Refused extends Error {
   constructor(
     readonly refusal: LimitCheck["refusal"],
@@ -52,13 +57,7 @@ class Refused extends Error {
 async function consumeOne(tx: Tx, check: LimitCheck, now: Date): Promise<LimitState> {
   const cost = check.cost ?? 1;
   const { start, end } = windowOf(check.window, now);
-  const refused = (used: number) =>
-    new Refused(check.refusal, {
-      limit: check.limit,
-      remaining: Math.max(0, check.limit - used),
-      resetAt: end,
-      window: check.window,
-    });
+  const refused = (used: number) => new Refused(check.refusal, stateAfter(check, used, end));
   if (cost > check.limit) throw refused(0);
   const rows = await tx.$queryRaw<Array<{ count: number }>>`
     INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
@@ -73,13 +72,7 @@ async function consumeOne(tx: Tx, check: LimitCheck, now: Date): Promise<LimitSt
       SELECT count FROM rate_limit_counters WHERE bucket = ${check.bucket} AND window_start = ${start}`;
     throw refused(Number(current[0]?.count ?? check.limit));
   }
-  const used = Number(row.count);
-  return {
-    limit: check.limit,
-    remaining: Math.max(0, check.limit - used),
-    resetAt: end,
-    window: check.window,
-  };
+  return stateAfter(check, Number(row.count), end);
 }
 
 /**
@@ -117,31 +110,19 @@ export async function exhaustedLimit(options: {
   checks: LimitCheck[];
   now: Date;
 }): Promise<Extract<LimitOutcome, { ok: false }> | null> {
-  const windows = options.checks.map((check) => windowOf(check.window, options.now));
+  const windows = options.checks.map((check) => ({ check, ...windowOf(check.window, options.now) }));
   const rows = await options.tx.$queryRaw<Array<{ bucket: string; window_start: Date; count: number }>>`
     SELECT bucket, window_start, count FROM rate_limit_counters
-    WHERE bucket = ANY(${options.checks.map((check) => check.bucket)}::text[])
-      AND window_start = ANY(${windows.map((window) => window.start.toISOString())}::timestamptz[])`;
-  for (const [index, check] of options.checks.entries()) {
-    const window = windows[index];
-    if (!window) continue;
+    WHERE bucket = ANY(${windows.map(({ check }) => check.bucket)}::text[])
+      AND window_start = ANY(${windows.map(({ start }) => start.toISOString())}::timestamptz[])`;
+  for (const { check, start, end } of windows) {
     const row = rows.find(
       (candidate) =>
-        candidate.bucket === check.bucket &&
-        new Date(candidate.window_start).getTime() === window.start.getTime(),
+        candidate.bucket === check.bucket && new Date(candidate.window_start).getTime() === start.getTime(),
     );
     const used = Number(row?.count ?? 0);
     if (used + (check.cost ?? 1) > check.limit) {
-      return {
-        ok: false,
-        refusal: check.refusal,
-        state: {
-          limit: check.limit,
-          remaining: Math.max(0, check.limit - used),
-          resetAt: window.end,
-          window: check.window,
-        },
-      };
+      return { ok: false, refusal: check.refusal, state: stateAfter(check, used, end) };
     }
   }
   return null;
