@@ -93,6 +93,8 @@ function printTestSummary() {
 
 const bin = (name) => join(root, "node_modules", ".bin", name);
 const deno = () => denoBinary();
+// --continue: a failing package does not hide the results of the others.
+const TURBO_TEST_FLAGS = ["--env-mode=loose", "--concurrency=1", "--continue", "--log-order=stream"];
 const DENO_FLAGS = ["run", "--allow-env", "--allow-net", "--allow-read", "--allow-write", "--allow-sys"];
 
 const [command = "start", ...rest] = process.argv.slice(2);
@@ -118,9 +120,7 @@ switch (command) {
     break;
   case "test":
     rmSync(join(root, ".test-results"), { recursive: true, force: true });
-    // --continue: a failing package does not hide the results of the others.
-    const turboArgs = ["--env-mode=loose", "--concurrency=1", "--continue", "--log-order=stream"];
-    exec(bin("turbo"), ["run", "test", ...turboArgs, ...rest], { after: printTestSummary });
+    exec(bin("turbo"), ["run", "test", ...TURBO_TEST_FLAGS, ...rest], { after: printTestSummary });
     break;
   case "run":
     exec(bin("turbo"), ["run", ...rest, "--env-mode=loose"]);
