@@ -3,27 +3,41 @@
 // periodic jobs). main.ts serves it with Deno; tests call it in-process.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
+import { generateKeySpec, type Keyring, parseKeyring } from "@sms/crypto";
 import { createDatabase, type Database } from "@sms/db";
-import { generateKeySpec, parseKeyring, type Keyring } from "@sms/crypto";
-import { type Clock, createApiKeyAuthenticator, systemClock } from "@sms/domain";
+import {
+  type Clock,
+  createApiKeyAuthenticator,
+  createStore,
+  type SmsProvider,
+  type Store,
+  systemClock,
+} from "@sms/domain";
 import { createSimulatorProvider } from "@sms/provider-sim";
 import { createUbillProvider } from "@sms/provider-ubill";
 import type { DestinationStream } from "pino";
 import type { AppDeps } from "./deps.ts";
-import type { Env } from "./env.ts";
-import { parseTrustProxy } from "./http/client-address.ts";
+import type { Config } from "./env.ts";
 import { docsRoutes } from "./http/docs.ts";
 import { createGateway, type Handler } from "./http/gateway.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { periodicJobs } from "./jobs/jobs.ts";
 import { type Job, type Scheduler, startScheduler } from "./jobs/scheduler.ts";
-import { createLogger } from "./logger.ts";
+import { type AppLogger, createLogger } from "./logger.ts";
 import { claimPageRoutes } from "./pages/claim/claim-page.ts";
 import { appRouter } from "./router.ts";
+import { apiServices } from "./services.ts";
 
 export type App = {
   handler: Handler;
   deps: AppDeps;
+  config: Config;
+  /** The database and its store (tests and tools reach the rows through these). */
+  db: Database;
+  store: Store;
+  keyring: Keyring;
+  logger: AppLogger;
+  providers: { test: SmsProvider; live: SmsProvider | null };
   /** The periodic jobs this instance runs (status check, recovery, purges). */
   jobs: Job[];
   startJobs(): Scheduler;
@@ -42,13 +56,13 @@ export type AppOverrides = {
  * key is generated once into the data directory (or kept in memory for an
  * in-memory database), with a warning.
  */
-async function loadKeyring(env: Env, warn: (msg: string) => void): Promise<Keyring> {
-  if (env.MESSAGE_ENCRYPTION_KEYS) return parseKeyring(env.MESSAGE_ENCRYPTION_KEYS);
-  if (env.PGLITE_DATA_DIR === "memory://" || env.NODE_ENV === "test") {
+async function loadKeyring(config: Config, warn: (msg: string) => void): Promise<Keyring> {
+  if (config.messageEncryptionKeys) return parseKeyring(config.messageEncryptionKeys);
+  if (config.database.pgliteDataDir === "memory://" || config.nodeEnv === "test") {
     warn("MESSAGE_ENCRYPTION_KEYS is not set: using a throw-away in-memory key (development only)");
     return parseKeyring(generateKeySpec("dev"));
   }
-  const file = resolve(dirname(resolve(env.PGLITE_DATA_DIR)), "message-encryption-keys");
+  const file = resolve(dirname(resolve(config.database.pgliteDataDir)), "message-encryption-keys");
   try {
     return parseKeyring((await readFile(file, "utf8")).trim());
   } catch (error) {
@@ -68,69 +82,70 @@ async function loadKeyring(env: Env, warn: (msg: string) => void): Promise<Keyri
   return parseKeyring((await readFile(file, "utf8")).trim());
 }
 
-export async function createApp(env: Env, overrides: AppOverrides = {}): Promise<App> {
-  const logger = createLogger({ level: env.LOG_LEVEL, destination: overrides.logDestination });
+export async function createApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
+  const logger = createLogger({ level: config.logLevel, destination: overrides.logDestination });
   const clock = overrides.clock ?? systemClock;
-  const keyring = await loadKeyring(env, (msg) => logger.warn({}, msg));
+  const keyring = await loadKeyring(config, (msg) => logger.warn({}, msg));
 
   const db =
     overrides.db ??
     (await createDatabase({
-      databaseUrl: env.DATABASE_URL,
-      pgliteDataDir: env.PGLITE_DATA_DIR,
-      poolSize: env.DATABASE_POOL_SIZE,
+      databaseUrl: config.database.url,
+      pgliteDataDir: config.database.pgliteDataDir,
+      poolSize: config.database.poolSize,
       logger,
     }));
   if (!overrides.db) {
     const { applied } = await db.migrate();
     if (applied.length > 0) logger.info({ applied }, "database migrated");
   }
+  const store = createStore(db);
 
-  const live =
-    env.UBILL_BASE_URL && env.UBILL_API_KEY && env.UBILL_DEFAULT_BRAND_ID
-      ? createUbillProvider({
-          baseUrl: env.UBILL_BASE_URL,
-          apiKey: env.UBILL_API_KEY,
-          defaultBrandId: env.UBILL_DEFAULT_BRAND_ID,
-          submitTimeoutMs: env.UBILL_SUBMIT_TIMEOUT_MS,
-          statusTimeoutMs: env.UBILL_STATUS_TIMEOUT_MS,
-          logger,
-        })
-      : null;
-
+  const live = config.ubill ? createUbillProvider({ ...config.ubill, logger }) : null;
   if (!live) {
-    logger.warn({}, "UBILL_* is not configured: live keys answer 503 provider_unavailable (test keys are unaffected)");
+    logger.warn(
+      {},
+      "UBILL_* is not configured: live keys answer 503 provider_unavailable (test keys are unaffected)",
+    );
   }
+  const providers = {
+    test: createSimulatorProvider({ clock, deliveryDelayMs: config.messages.simulatorDelayMs }),
+    live,
+  };
+  const services = apiServices({ store, keyring, clock, logger, providers, config });
 
   const deps: AppDeps = {
-    env,
-    db,
-    prisma: db.prisma,
+    services,
+    auth: createApiKeyAuthenticator({ store, clock, cacheTtlMs: config.apiKeyCacheTtlMs }),
     clock,
     logger,
-    keyring,
-    providers: {
-      test: createSimulatorProvider({ clock, deliveryDelayMs: env.SIMULATOR_DELIVERY_DELAY_MS }),
-      live,
-    },
-    auth: createApiKeyAuthenticator({ prisma: db.prisma, clock, cacheTtlMs: env.API_KEY_CACHE_TTL_MS }),
+    databaseReachable: () => db.ping(),
   };
 
-  const document = buildOpenApiDocument(appRouter, env.PUBLIC_BASE_URL);
+  const document = buildOpenApiDocument(appRouter, config.publicBaseUrl);
   const handler = createGateway({
     router: appRouter,
     deps,
-    extraRoutes: [...(await docsRoutes(document)), ...(await claimPageRoutes(deps))],
-    trustProxy: parseTrustProxy(env.TRUST_PROXY),
-    maxBodyBytes: env.MAX_BODY_BYTES,
+    extraRoutes: [
+      ...(await docsRoutes(document)),
+      ...(await claimPageRoutes({ services: services.claims, clock, logger, config })),
+    ],
+    trustProxy: config.http.trustProxy,
+    maxBodyBytes: config.http.maxBodyBytes,
   });
 
-  const jobs = periodicJobs(deps);
+  const jobs = periodicJobs(services.rounds, config);
 
   let closed = false;
   return {
     handler,
     deps,
+    config,
+    db,
+    store,
+    keyring,
+    logger,
+    providers,
     jobs,
     startJobs: () => startScheduler(jobs, logger),
     async close() {

@@ -1,18 +1,15 @@
-// Everything a procedure, page or job may use, built once by the composition
-// root (composition.ts) and handed down through the tRPC context.
-import type { Database, PrismaClient } from "@sms/db";
-import type { Keyring } from "@sms/crypto";
-import type { ApiKeyAuthenticator, Clock, SmsProvider } from "@sms/domain";
-import type { Env } from "./env.ts";
+// Everything a procedure or page may use, built once by the composition root
+// (app.ts) and handed down through the tRPC context: the bound use cases, not
+// the database or the configuration.
+import type { ApiKeyAuthenticator, Clock } from "@sms/domain";
 import type { AppLogger } from "./logger.ts";
+import type { ApiServices } from "./services.ts";
 
 export type AppDeps = {
-  env: Env;
-  db: Database;
-  prisma: PrismaClient;
+  services: ApiServices;
+  auth: ApiKeyAuthenticator;
   clock: Clock;
   logger: AppLogger;
-  keyring: Keyring;
-  providers: { test: SmsProvider; live: SmsProvider | null };
-  auth: ApiKeyAuthenticator;
+  /** True when the database answers within its deadline (GET /readyz). */
+  databaseReachable(): Promise<boolean>;
 };

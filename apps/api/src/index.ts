@@ -3,5 +3,5 @@
 // service itself starts from main.ts.
 export type { AppRouter } from "./router.ts";
 export { type App, createApp } from "./app.ts";
-export { parseEnv, type Env } from "./env.ts";
+export { type Config, parseEnv } from "./env.ts";
 export { TRPC_ENDPOINT } from "./http/gateway.ts";

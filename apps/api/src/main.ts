@@ -5,7 +5,7 @@
 // close the database.
 import process from "node:process";
 import { createApp } from "./app.ts";
-import { ConfigError, parseEnv } from "./env.ts";
+import { type Config, ConfigError, parseEnv } from "./env.ts";
 
 function fail(message: string): never {
   console.error(message);
@@ -15,30 +15,33 @@ function fail(message: string): never {
 const role = process.argv.find((arg) => arg.startsWith("--role="))?.slice("--role=".length) ?? "api";
 if (role !== "api" && role !== "worker") fail(`Unknown --role=${role}: use api or worker`);
 
-let env: ReturnType<typeof parseEnv>;
+let config: Config;
 try {
-  env = parseEnv(process.env);
+  config = parseEnv(process.env);
 } catch (error) {
   fail(error instanceof ConfigError ? error.message : `Invalid configuration: ${(error as Error).message}`);
 }
 
-const app = await createApp(env).catch((error: Error) =>
+const app = await createApp(config).catch((error: Error) =>
   fail(`Start-up failed: ${error.name}: ${error.message.split("\n")[0]}`),
 );
 const log = app.deps.logger;
 
-const jobs = role === "worker" || env.JOBS_ENABLED ? app.startJobs() : null;
+const jobs = role === "worker" || config.jobsEnabled ? app.startJobs() : null;
 
 const shutdownController = new AbortController();
 const server =
   role === "api"
     ? Deno.serve(
         {
-          port: env.PORT,
-          hostname: env.HOST,
+          port: config.port,
+          hostname: config.host,
           signal: shutdownController.signal,
           onListen: ({ hostname, port }) =>
-            log.info({ hostname, port, role, database: app.deps.db.kind }, `listening on http://${hostname}:${port}`),
+            log.info(
+              { hostname, port, role, database: app.db.kind },
+              `listening on http://${hostname}:${port}`,
+            ),
         },
         (request, info) =>
           app.handler(request, {
@@ -46,7 +49,7 @@ const server =
           }),
       )
     : null;
-if (!server) log.info({ role, database: app.deps.db.kind }, "worker started");
+if (!server) log.info({ role, database: app.db.kind }, "worker started");
 
 let stopping = false;
 async function shutdown(signal: string) {

@@ -9,7 +9,7 @@ import process from "node:process";
 import { createDatabase, type Database } from "@sms/db";
 import { createUbillProvider } from "@sms/provider-ubill";
 import { pino } from "pino";
-import { ConfigError, parseEnv } from "./env.ts";
+import { type Config, ConfigError, parseEnv } from "./env.ts";
 import { createLogger, scrubText } from "./logger.ts";
 import { parseOperatorArgs, runOperatorCli, USAGE, UsageError } from "./operator/operator-cli.ts";
 
@@ -35,9 +35,9 @@ try {
   throw error;
 }
 
-let env: ReturnType<typeof parseEnv>;
+let config: Config;
 try {
-  env = parseEnv(process.env);
+  config = parseEnv(process.env);
 } catch (error) {
   exit(2, [], [`operator: ${error instanceof ConfigError ? error.message : "Invalid configuration"}`]);
 }
@@ -50,27 +50,18 @@ let stdout: string[] = [];
 let stderr: string[] = [];
 try {
   db = await createDatabase({
-    databaseUrl: env.DATABASE_URL,
-    pgliteDataDir: env.PGLITE_DATA_DIR,
+    databaseUrl: config.database.url,
+    pgliteDataDir: config.database.pgliteDataDir,
     poolSize: 2,
     logger,
   });
   await db.migrate();
-  const brands =
-    env.UBILL_BASE_URL && env.UBILL_API_KEY && env.UBILL_DEFAULT_BRAND_ID
-      ? createUbillProvider({
-          baseUrl: env.UBILL_BASE_URL,
-          apiKey: env.UBILL_API_KEY,
-          defaultBrandId: env.UBILL_DEFAULT_BRAND_ID,
-          statusTimeoutMs: env.UBILL_STATUS_TIMEOUT_MS,
-          logger,
-        })
-      : null;
+  const brands = config.ubill ? createUbillProvider({ ...config.ubill, logger }) : null;
   ({
     exitCode: code,
     stdout,
     stderr,
-  } = await runOperatorCli({ argv, env, db, defaultActor: osUser(), brands }));
+  } = await runOperatorCli({ argv, config, db, defaultActor: osUser(), brands }));
 } catch (error) {
   const message = error instanceof Error ? `${error.name}: ${error.message}` : "unexpected failure";
   stderr = [`operator: ${scrubText(message.split("\n")[0] ?? "")}`];

@@ -100,7 +100,7 @@ describe.each(backends)("API-key authentication on %s", (backend) => {
       "invalid_api_key",
     );
 
-    await t.app.deps.prisma.apiKey.updateMany({
+    await t.app.db.prisma.apiKey.updateMany({
       where: { projectId: revoked.project_id },
       data: { revokedAt: t.clock.now() },
     });
@@ -125,7 +125,7 @@ describe.each(backends)("API-key authentication on %s", (backend) => {
   it("answers 403 project_suspended for a suspended project, and accepts the key again when lifted", async () => {
     const suspended = await issueKey();
     await expectError(await probe(`Bearer ${suspended.api_key}`), 404, "message_not_found");
-    await t.app.deps.prisma.project.update({
+    await t.app.db.prisma.project.update({
       where: { id: suspended.project_id },
       data: { suspendedAt: t.clock.now() },
     });
@@ -143,9 +143,9 @@ describe.each(backends)("API-key authentication on %s", (backend) => {
       }),
     );
     await expectError(send, 403, "project_suspended");
-    expect(await t.app.deps.prisma.message.count({ where: { projectId: suspended.project_id } })).toBe(0);
+    expect(await t.app.db.prisma.message.count({ where: { projectId: suspended.project_id } })).toBe(0);
 
-    await t.app.deps.prisma.project.update({
+    await t.app.db.prisma.project.update({
       where: { id: suspended.project_id },
       data: { suspendedAt: null },
     });
@@ -175,10 +175,10 @@ describe.each(backends)("API-key authentication on %s", (backend) => {
     );
     expect(send.status).toBe(201);
     const { id } = (await send.json()) as { id: string };
-    const keyRow = await t.app.deps.prisma.apiKey.findFirstOrThrow({
+    const keyRow = await t.app.db.prisma.apiKey.findFirstOrThrow({
       where: { projectId: owner.project_id },
     });
-    const message = await t.app.deps.prisma.message.findUniqueOrThrow({ where: { id } });
+    const message = await t.app.db.prisma.message.findUniqueOrThrow({ where: { id } });
     expect({ projectId: message.projectId, mode: message.mode, apiKeyId: message.apiKeyId }).toEqual({
       projectId: owner.project_id,
       mode: "test",

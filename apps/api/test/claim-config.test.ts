@@ -12,18 +12,38 @@ const production = {
 };
 
 describe("claim configuration", () => {
-  it("defaults to the real providers' URLs, 50 free credits and an hourly purge", () => {
-    const env = parseEnv(base);
-    expect(env).toMatchObject({
-      CLAIM_FREE_CREDITS: 50,
-      GOOGLE_ISSUER_URL: "https://accounts.google.com",
-      GITHUB_AUTHORIZE_URL: "https://github.com/login/oauth/authorize",
-      GITHUB_TOKEN_URL: "https://github.com/login/oauth/access_token",
-      GITHUB_API_URL: "https://api.github.com",
-      UNCLAIMED_PURGE_INTERVAL_SECONDS: 3600,
+  it("offers no provider until one is configured, 50 free credits and an hourly purge", () => {
+    const config = parseEnv(base);
+    expect(config.claims).toEqual({
+      freeCredits: 50,
+      signInsPerMinute: 20,
+      cookieSecret: undefined,
+      google: null,
+      github: null,
     });
-    expect(env.GOOGLE_CLIENT_ID).toBeUndefined();
-    expect(env.CLAIM_COOKIE_SECRET).toBeUndefined();
+    expect(config.retention.unclaimedPurgeIntervalMs).toBe(3_600_000);
+  });
+
+  it("defaults a configured provider to the real provider's URLs", () => {
+    const config = parseEnv({
+      ...base,
+      GOOGLE_CLIENT_ID: "g-id",
+      GOOGLE_CLIENT_SECRET: "g-secret",
+      GITHUB_CLIENT_ID: "gh-id",
+      GITHUB_CLIENT_SECRET: "gh-secret",
+    });
+    expect(config.claims.google).toEqual({
+      issuerUrl: "https://accounts.google.com",
+      clientId: "g-id",
+      clientSecret: "g-secret",
+    });
+    expect(config.claims.github).toEqual({
+      authorizeUrl: "https://github.com/login/oauth/authorize",
+      tokenUrl: "https://github.com/login/oauth/access_token",
+      apiUrl: "https://api.github.com",
+      clientId: "gh-id",
+      clientSecret: "gh-secret",
+    });
   });
 
   it.each([
@@ -42,7 +62,7 @@ describe("claim configuration", () => {
   });
 
   it("requires CLAIM_COOKIE_SECRET and https provider URLs in production", () => {
-    expect(parseEnv(production).NODE_ENV).toBe("production");
+    expect(parseEnv(production).nodeEnv).toBe("production");
     expect(() => parseEnv({ ...production, CLAIM_COOKIE_SECRET: "" })).toThrow(
       "CLAIM_COOKIE_SECRET is required when NODE_ENV=production",
     );

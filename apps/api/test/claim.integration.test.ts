@@ -9,7 +9,7 @@ import { availableBackends, createPostgresTestDatabase, type PostgresTestDatabas
 import { claimProject } from "@sms/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
-import { parseEnv } from "../src/env.ts";
+import { type Config, parseEnv } from "../src/env.ts";
 import { claimPageRoutes } from "../src/pages/claim/claim-page.ts";
 import { cookieNames, createCookieSealer, type SignedInIdentity } from "../src/pages/claim/claim-cookies.ts";
 import type { RequestState } from "../src/trpc/trpc.ts";
@@ -34,6 +34,13 @@ type Key = { api_key: string; project_id: string; claim_url: string; expires_at:
 
 describe("the claim pages (in-process)", () => {
   let t: TestApp;
+  /** The claim pages' dependencies, as app.ts builds them, with another configuration. */
+  const claimDeps = (config: Config) => ({
+    services: t.app.deps.services.claims,
+    clock: t.app.deps.clock,
+    logger: t.app.logger,
+    config,
+  });
   const tokenOf = (key: Key) => key.claim_url.slice(key.claim_url.lastIndexOf("/") + 1);
   const path = (key: Key, rest = "") => `/claim/${tokenOf(key)}${rest}`;
   const newKey = () => createTestKey((p, init) => t.request(p, init)) as Promise<Key>;
@@ -109,12 +116,12 @@ describe("the claim pages (in-process)", () => {
 
   it("says sign-in is unavailable when no provider is configured, and escapes nothing unsafely", async () => {
     const key = await newKey();
-    const env = parseEnv({
+    const config = parseEnv({
       NODE_ENV: "test",
       PUBLIC_BASE_URL: "http://api.test",
       CLAIM_COOKIE_SECRET: SECRET,
     });
-    const routes = await claimPageRoutes({ ...t.app.deps, env });
+    const routes = await claimPageRoutes(claimDeps(config));
     const landing = routes.find((route) => route.method === "GET" && route.path === "/claim/{token}")!;
     const state = routeState();
     const response = await landing.handle(new Request(`http://api.test${path(key)}`), state, {
@@ -154,13 +161,13 @@ describe("the claim pages (in-process)", () => {
 
   it("marks the cookies Secure (and __Secure-) when the public base URL is https", async () => {
     const key = await newKey();
-    const env = parseEnv({
+    const config = parseEnv({
       NODE_ENV: "test",
       PUBLIC_BASE_URL: "https://sms.example",
       CLAIM_COOKIE_SECRET: SECRET,
       ...GITHUB_ENV,
     });
-    const routes = await claimPageRoutes({ ...t.app.deps, env });
+    const routes = await claimPageRoutes(claimDeps(config));
     const start = routes.find((route) => route.method === "POST" && route.path === "/claim/{token}/sign-in")!;
     const state = routeState();
     const request = new Request(`https://sms.example${path(key, "/sign-in")}`, {
@@ -231,7 +238,7 @@ describe("the claim pages (in-process)", () => {
       expect(response.headers.get("set-cookie")).toBeNull();
     }
 
-    await t.app.deps.prisma.claimToken.updateMany({
+    await t.app.db.prisma.claimToken.updateMany({
       where: { projectId: key.project_id },
       data: { usedAt: t.clock.now() },
     });
@@ -375,7 +382,7 @@ describe("the claim pages (in-process)", () => {
       const stale = await identityCookie(key);
       t.clock.advance(15 * 60_000);
       expect((await confirm(key, stale.cookie, `csrf_token=${stale.csrf}`)).status).toBe(400);
-      const project = await t.app.deps.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } });
+      const project = await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } });
       expect(project.claimedAt).toBeNull();
     });
 
@@ -402,11 +409,9 @@ describe("the claim pages (in-process)", () => {
         410,
       );
 
-      const project = await t.app.deps.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } });
+      const project = await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } });
       expect(project).toMatchObject({ creditBalance: 50, hasPaidCredits: false });
-      expect(await t.app.deps.prisma.creditLedgerEntry.count({ where: { projectId: key.project_id } })).toBe(
-        1,
-      );
+      expect(await t.app.db.prisma.creditLedgerEntry.count({ where: { projectId: key.project_id } })).toBe(1);
     });
   });
 
@@ -467,14 +472,15 @@ describe.each(backends)("the purge of unclaimed projects' messages on %s", (back
     const early = await send(unclaimed.api_key, "early");
     const claimedEarly = await send(claimed.api_key, "early");
     const token = claimed.claim_url.slice(claimed.claim_url.lastIndexOf("/") + 1);
-    const result = await claimProject({
-      prisma: t.app.deps.prisma,
-      tokenHash: await sha256Hex(token),
-      identity: { provider: "google", subject: "purge-test", email: null, name: null },
-      freeCredits: 50,
-      now: t.clock.now(),
-    });
-    expect(result.outcome).toBe("claimed");
+    const result = await claimProject(
+      { store: t.app.store, config: { freeCredits: 50 } },
+      {
+        tokenHash: await sha256Hex(token),
+        identity: { provider: "google", subject: "purge-test", email: null, name: null },
+        now: t.clock.now(),
+      },
+    );
+    expect(result.ok).toBe(true);
     t.clock.advance(10 * DAY_MS);
     const later = await send(unclaimed.api_key, "later");
 
@@ -498,7 +504,7 @@ describe.each(backends)("the purge of unclaimed projects' messages on %s", (back
     expect((await read(unclaimed.api_key, early)).status).toBe(404);
     expect((await read(unclaimed.api_key, later)).status).toBe(200);
     expect((await read(claimed.api_key, claimedEarly)).status).toBe(200);
-    expect(await t.app.deps.prisma.idempotencyRecord.count({ where: { messageId: early } })).toBe(0);
+    expect(await t.app.db.prisma.idempotencyRecord.count({ where: { messageId: early } })).toBe(0);
     // The key still works after the purge.
     await send(unclaimed.api_key, "after-purge");
 
@@ -520,7 +526,7 @@ describe.runIf(backends.includes("postgres"))("two instances purging one Postgre
 
   beforeAll(async () => {
     database = await createPostgresTestDatabase();
-    const env = parseEnv({
+    const config = parseEnv({
       NODE_ENV: "test",
       PUBLIC_BASE_URL: "http://api.test",
       LOG_LEVEL: "silent",
@@ -528,7 +534,7 @@ describe.runIf(backends.includes("postgres"))("two instances purging one Postgre
       CLAIM_COOKIE_SECRET: SECRET,
     });
     db = await createDatabase({ databaseUrl: database.databaseUrl, poolSize: 4 });
-    for (let i = 0; i < 2; i++) apps.push(await createApp(env, { clock }));
+    for (let i = 0; i < 2; i++) apps.push(await createApp(config, { clock }));
   });
   afterAll(async () => {
     await Promise.all(apps.map((app) => app.close()));

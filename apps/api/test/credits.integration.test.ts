@@ -72,8 +72,9 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
   });
   beforeEach(() => fake.reset());
 
-  const prisma = () => t.app.deps.prisma;
-  const ops = () => ({ prisma: prisma(), clock: t.clock, actor: "test-suite" });
+  const prisma = () => t.app.db.prisma;
+  const ACTOR = "test-suite";
+  const ops = () => ({ store: t.app.store, clock: t.clock });
 
   /** A claimed project with a live key; `free` credits as the claim grants them, `paid` through the operator. */
   async function liveProject(credits: { free?: number; paid?: number } = {}) {
@@ -97,23 +98,23 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
       });
     }
     if (credits.paid) {
-      const granted = await grantPaidCredits({ ...ops(), projectId, amount: credits.paid });
-      if (!granted.ok) throw new Error(granted.message);
+      const granted = await grantPaidCredits(ops(), { actor: ACTOR, projectId, amount: credits.paid });
+      if (!granted.ok) throw new Error(JSON.stringify(granted));
     }
-    const key = await createLiveKey({ ...ops(), projectId });
-    if (!key.ok) throw new Error(key.message);
+    const key = await createLiveKey(ops(), { actor: ACTOR, projectId });
+    if (!key.ok) throw new Error(JSON.stringify(key));
     return { projectId, apiKey: key.apiKey };
   }
 
   async function balanceOf(projectId: string) {
-    const balance = await projectBalance({ prisma: prisma(), projectId });
+    const balance = await projectBalance({ store: t.app.store }, { projectId });
     if (!balance.ok) throw new Error("no project");
     expect(balance.consistent).toBe(true);
     return balance.balance;
   }
 
   const ledgerOf = async (projectId: string, messageId: string) =>
-    (await listCreditLedger({ prisma: prisma(), projectId, limit: 1000 }))
+    (await listCreditLedger({ store: t.app.store }, { projectId, limit: 1000 }))
       .filter((entry) => entry.messageId === messageId)
       .map((entry) => [entry.kind, entry.amount])
       .sort();
@@ -161,12 +162,10 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
 
   it("goes out under the project's approved sender brand", async () => {
     const { projectId, apiKey } = await liveProject({ paid: 2 });
-    const set = await setProjectSender({
-      ...ops(),
-      projectId,
-      name: "Acme",
-      brands: t.app.deps.providers.live as unknown as SenderBrandDirectory,
-    });
+    const set = await setProjectSender(
+      { ...ops(), brands: t.app.providers.live as unknown as SenderBrandDirectory },
+      { actor: ACTOR, projectId, name: "Acme" },
+    );
     expect(set).toMatchObject({ ok: true, brandId: 7, validated: true });
     t.clock.advance(2_001); // past the API key cache, which holds the project's sender
     expect((await send(apiKey)).body.status).toBe("submitted");
@@ -266,14 +265,11 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
     expect(refused.body).toMatchObject({ error: { code: "insufficient_credits" } });
     expect(fake.sends()).toHaveLength(0);
     expect(await prisma().message.count({ where: { projectId: empty.projectId } })).toBe(0);
-    expect(await listCreditLedger({ prisma: prisma(), projectId: empty.projectId })).toEqual([]);
-    const usage = await freeTierUsage({
-      prisma: prisma(),
-      projectId: empty.projectId,
-      hasPaidCredits: false,
-      dailySegments: 20,
-      now: t.clock.now(),
-    });
+    expect(await listCreditLedger({ store: t.app.store }, { projectId: empty.projectId })).toEqual([]);
+    const usage = await freeTierUsage(
+      { store: t.app.store, config: { freeTierDailySegments: 20 } },
+      { projectId: empty.projectId, hasPaidCredits: false, now: t.clock.now() },
+    );
     expect(usage.usedToday).toBe(0);
 
     const one = await liveProject({ paid: 1 });
@@ -298,7 +294,7 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
     }
     expect(await balanceOf(projectId)).toBe(0);
     await expect.poll(() => fake.sends().length, { timeout: 10_000 }).toBe(10);
-    const reservations = (await listCreditLedger({ prisma: prisma(), projectId, limit: 100 })).filter(
+    const reservations = (await listCreditLedger({ store: t.app.store }, { projectId, limit: 100 })).filter(
       (entry) => entry.kind === "reservation",
     );
     expect(reservations).toHaveLength(10);
@@ -307,14 +303,14 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
   it("test keys never touch credits or the free tier", async () => {
     const { project_id: projectId, api_key: testKey } = await createTestKey(t.request);
     await prisma().project.update({ where: { id: projectId }, data: { claimedAt: t.clock.now() } });
-    const granted = await grantPaidCredits({ ...ops(), projectId, amount: 5 });
+    const granted = await grantPaidCredits(ops(), { actor: ACTOR, projectId, amount: 5 });
     expect(granted.ok).toBe(true);
     for (const to of ["+995555123456", "+995500000001", "+995500000003"]) {
       expect((await send(testKey, undefined, { ...BODY, to })).status).toBe(201);
     }
     expect((await send(testKey, undefined, { ...BODY, to: "+995500000002" })).status).toBe(503);
     expect(await balanceOf(projectId)).toBe(5);
-    expect(await listCreditLedger({ prisma: prisma(), projectId })).toHaveLength(1);
+    expect(await listCreditLedger({ store: t.app.store }, { projectId })).toHaveLength(1);
     expect(
       await prisma().message.findMany({ where: { projectId }, select: { creditsReserved: true } }),
     ).toEqual(Array.from({ length: 3 }, () => ({ creditsReserved: 0 })));
@@ -397,7 +393,7 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
     for (let i = 0; i < 19; i++) expect((await send(apiKey)).status).toBe(201);
     expect((await send(apiKey)).status).toBe(429);
 
-    const granted = await grantPaidCredits({ ...ops(), projectId, amount: 5 });
+    const granted = await grantPaidCredits(ops(), { actor: ACTOR, projectId, amount: 5 });
     expect(granted).toMatchObject({ ok: true, balance: 65 });
     expect((await send(apiKey)).status).toBe(201);
     expect((await send(apiKey)).status).toBe(201);
@@ -407,13 +403,13 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
   it("a suspended project or a revoked live key stops within the key-cache TTL", async () => {
     const { projectId, apiKey } = await liveProject({ paid: 5 });
     expect((await send(apiKey)).status).toBe(201);
-    await suspendProject({ ...ops(), projectId });
+    await suspendProject(ops(), { actor: ACTOR, projectId });
     t.clock.advance(2_001);
     expect((await send(apiKey)).status).toBe(403);
-    await reinstateProject({ ...ops(), projectId });
+    await reinstateProject(ops(), { actor: ACTOR, projectId });
     t.clock.advance(2_001);
     expect((await send(apiKey)).status).toBe(201);
-    await revokeApiKey({ ...ops(), prefix: apiKey.slice(0, 12), projectId });
+    await revokeApiKey(ops(), { actor: ACTOR, prefix: apiKey.slice(0, 12), projectId });
     t.clock.advance(2_001);
     expect((await send(apiKey)).status).toBe(401);
     expect(fake.sends()).toHaveLength(2);

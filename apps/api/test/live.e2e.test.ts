@@ -14,6 +14,7 @@ import {
   nextUtcMidnight,
   projectBalance,
   systemClock,
+  createStore,
 } from "@sms/domain";
 import { type FakeUbill, type FakeUbillReply, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -61,7 +62,8 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
   });
   beforeEach(() => fake.reset());
 
-  const ops = () => ({ prisma: db.prisma, clock: systemClock, actor: "e2e" });
+  const ACTOR = "e2e";
+  const ops = () => ({ store: createStore(db), clock: systemClock });
   const call = (path: string, init?: RequestInit) => fetch(`${server.baseUrl}${path}`, init);
   const { responses, send, read } = recordingClient(call, BODY);
 
@@ -82,23 +84,23 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
       });
     }
     if (credits.paid) {
-      const granted = await grantPaidCredits({ ...ops(), projectId, amount: credits.paid });
-      if (!granted.ok) throw new Error(granted.message);
+      const granted = await grantPaidCredits(ops(), { actor: ACTOR, projectId, amount: credits.paid });
+      if (!granted.ok) throw new Error(JSON.stringify(granted));
     }
-    const key = await createLiveKey({ ...ops(), projectId });
-    if (!key.ok) throw new Error(key.message);
+    const key = await createLiveKey(ops(), { actor: ACTOR, projectId });
+    if (!key.ok) throw new Error(JSON.stringify(key));
     return { projectId, apiKey: key.apiKey };
   }
 
   async function balanceOf(projectId: string): Promise<number> {
-    const balance = await projectBalance({ prisma: db.prisma, projectId });
+    const balance = await projectBalance({ store: createStore(db) }, { projectId });
     if (!balance.ok) throw new Error("no project");
     expect(balance.consistent).toBe(true);
     return balance.balance;
   }
 
   async function kindsFor(projectId: string, messageId: string) {
-    const ledger = await listCreditLedger({ prisma: db.prisma, projectId, limit: 100 });
+    const ledger = await listCreditLedger({ store: createStore(db) }, { projectId, limit: 100 });
     return ledger
       .filter((entry) => entry.messageId === messageId)
       .map((entry) => entry.kind)
@@ -227,7 +229,7 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
     expect(fake.sends()).toHaveLength(20);
     expect(await balanceOf(projectId)).toBe(30);
 
-    await grantPaidCredits({ ...ops(), projectId, amount: 1 });
+    await grantPaidCredits(ops(), { actor: ACTOR, projectId, amount: 1 });
     expect((await send(apiKey)).status).toBe(201);
     expect(await balanceOf(projectId)).toBe(30);
   }, 60_000);

@@ -62,7 +62,7 @@ describe.each(backends)("messages on %s", (backend) => {
   const read = (apiKey: string, id: string) =>
     t.request(`/v1/messages/${id}`, { headers: { Authorization: `Bearer ${apiKey}` } });
   const messageCount = (projectId?: string) =>
-    t.app.deps.prisma.message.count({ where: projectId ? { projectId } : {} });
+    t.app.db.prisma.message.count({ where: projectId ? { projectId } : {} });
   /** One round of a periodic job, as one instance would run it (no timers started). */
   const runJob = (name: "status-check" | "queued-recovery") => {
     const job = t.app.jobs.find((candidate) => candidate.name === name);
@@ -309,10 +309,10 @@ describe.each(backends)("messages on %s", (backend) => {
     it("answers a suspended project with 403 before looking at anything else", async () => {
       const suspendedKey = await newKey();
       const hash = (await import("@sms/crypto")).sha256Hex;
-      const row = await t.app.deps.prisma.apiKey.findUniqueOrThrow({
+      const row = await t.app.db.prisma.apiKey.findUniqueOrThrow({
         where: { keyHash: await hash(suspendedKey) },
       });
-      await t.app.deps.prisma.project.update({
+      await t.app.db.prisma.project.update({
         where: { id: row.projectId },
         data: { suspendedAt: new Date() },
       });
@@ -333,7 +333,7 @@ describe.each(backends)("messages on %s", (backend) => {
       expectMessageShape(message, ORDINARY);
       expect(message).toMatchObject({ status: "submitted", error: null, created_at: "2026-11-22T10:00:00Z" });
       expect(JSON.stringify(message)).not.toContain("555123456");
-      const row = await t.app.deps.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      const row = await t.app.db.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
       expect(row).toMatchObject({ sender: "SMSGE", provider: "simulator", mode: "test", creditsReserved: 0 });
     });
 
@@ -359,7 +359,7 @@ describe.each(backends)("messages on %s", (backend) => {
       expect(first.status).toBe(503);
       expect(((await first.json()) as ErrorJson).error.code).toBe("provider_unavailable");
       expect(await messageCount()).toBe(before);
-      expect(await t.app.deps.prisma.idempotencyRecord.count({ where: { key: idempotencyKey } })).toBe(0);
+      expect(await t.app.db.prisma.idempotencyRecord.count({ where: { key: idempotencyKey } })).toBe(0);
       expect((await send(apiKey, idempotencyKey, body({ to: SIM.unreachable }))).status).toBe(503);
       // The key was released: even another body with it is a new send, not a 409.
       const retry = await send(apiKey, idempotencyKey, body());
@@ -369,12 +369,12 @@ describe.each(backends)("messages on %s", (backend) => {
     it("uses the project's approved sender, or the shared default; the caller cannot choose", async () => {
       const apiKey = await newKey();
       const first = (await (await send(apiKey, key(), body())).json()) as MessageJson;
-      const row = await t.app.deps.prisma.message.findUniqueOrThrow({ where: { id: first.id } });
+      const row = await t.app.db.prisma.message.findUniqueOrThrow({ where: { id: first.id } });
       expect(row.sender).toBe("SMSGE");
-      await t.app.deps.prisma.project.update({ where: { id: row.projectId }, data: { sender: "ACME" } });
+      await t.app.db.prisma.project.update({ where: { id: row.projectId }, data: { sender: "ACME" } });
       t.app.deps.auth.forget();
       const second = (await (await send(apiKey, key(), body())).json()) as MessageJson;
-      expect((await t.app.deps.prisma.message.findUniqueOrThrow({ where: { id: second.id } })).sender).toBe(
+      expect((await t.app.db.prisma.message.findUniqueOrThrow({ where: { id: second.id } })).sender).toBe(
         "ACME",
       );
       const chosen = await send(apiKey, key(), { ...body(), sender: "EVIL" });
@@ -484,23 +484,23 @@ describe.each(backends)("messages on %s", (backend) => {
       for (const [index, response] of responses.entries()) {
         if (response.status === 409) expect(bodies[index]?.error.message).toMatch(/in progress/);
       }
-      const row = await t.app.deps.prisma.idempotencyRecord.findFirstOrThrow({
+      const row = await t.app.db.prisma.idempotencyRecord.findFirstOrThrow({
         where: { key: idempotencyKey },
       });
-      expect(await t.app.deps.prisma.message.count({ where: { projectId: row.projectId } })).toBe(1);
+      expect(await t.app.db.prisma.message.count({ where: { projectId: row.projectId } })).toBe(1);
     });
   });
 
   describe("live keys", () => {
     it("reuses a test-mode key in live mode as a new send, reserves a credit, and reaches uBill only", async () => {
       const testKey = await createTestKey(t.request);
-      const live = await insertLiveKey(t.app.deps.prisma, { credits: 5 });
+      const live = await insertLiveKey(t.app.db.prisma, { credits: 5 });
       // Same project, both modes: attach a live key to the test key's project.
-      await t.app.deps.prisma.apiKey.updateMany({
+      await t.app.db.prisma.apiKey.updateMany({
         where: { projectId: live.projectId },
         data: { projectId: testKey.project_id },
       });
-      await t.app.deps.prisma.project.update({
+      await t.app.db.prisma.project.update({
         where: { id: testKey.project_id },
         data: { creditBalance: 5, hasPaidCredits: true },
       });
@@ -514,33 +514,33 @@ describe.each(backends)("messages on %s", (backend) => {
       expect(liveMessage.id).not.toBe(inTest.id);
       expect(liveMessage.status).toBe("submitted");
       expect(fake.sends().length).toBe(sendsBefore + 1);
-      const project = await t.app.deps.prisma.project.findUniqueOrThrow({
+      const project = await t.app.db.prisma.project.findUniqueOrThrow({
         where: { id: testKey.project_id },
       });
       expect(project.creditBalance).toBe(4);
     });
 
     it("refunds the reservation when uBill rejects the message (201 failed)", async () => {
-      const live = await insertLiveKey(t.app.deps.prisma, { credits: 3 });
+      const live = await insertLiveKey(t.app.db.prisma, { credits: 3 });
       fake.replyNext({ kind: "status", statusId: 99 }, "send");
       const response = await send(live.apiKey, key(), body());
       expect(response.status).toBe(201);
       expect(((await response.json()) as MessageJson).status).toBe("failed");
-      const project = await t.app.deps.prisma.project.findUniqueOrThrow({ where: { id: live.projectId } });
+      const project = await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: live.projectId } });
       expect(project.creditBalance).toBe(3);
     });
 
     it("answers 402 with too few credits and keeps nothing", async () => {
-      const live = await insertLiveKey(t.app.deps.prisma, { credits: 0 });
+      const live = await insertLiveKey(t.app.db.prisma, { credits: 0 });
       const idempotencyKey = key();
       const response = await send(live.apiKey, idempotencyKey, body());
       expect(response.status).toBe(402);
       expect(await messageCount(live.projectId)).toBe(0);
-      expect(await t.app.deps.prisma.idempotencyRecord.count({ where: { key: idempotencyKey } })).toBe(0);
+      expect(await t.app.db.prisma.idempotencyRecord.count({ where: { key: idempotencyKey } })).toBe(0);
     });
 
     it("recovers a message left queued: unknown, the key replays it, the late answer does not change it", async () => {
-      const live = await insertLiveKey(t.app.deps.prisma, { credits: 3 });
+      const live = await insertLiveKey(t.app.db.prisma, { credits: 3 });
       const idempotencyKey = key("stuck");
       fake.replyNext({ kind: "slow", delayMs: 1_500 }, "send");
       const sendsBefore = fake.sends().length;
@@ -548,7 +548,7 @@ describe.each(backends)("messages on %s", (backend) => {
       await until(() => fake.sends().length > sendsBefore, 5_000);
 
       // While the provider holds it: the message is queued and the key is in progress.
-      const queued = await t.app.deps.prisma.message.findFirstOrThrow({
+      const queued = await t.app.db.prisma.message.findFirstOrThrow({
         where: { projectId: live.projectId },
       });
       expect(queued.status).toBe("queued");
@@ -574,7 +574,7 @@ describe.each(backends)("messages on %s", (backend) => {
       expect(((await (await read(live.apiKey, queued.id)).json()) as MessageJson).status).toBe("unknown");
       // Credits stay charged for unknown.
       expect(
-        (await t.app.deps.prisma.project.findUniqueOrThrow({ where: { id: live.projectId } })).creditBalance,
+        (await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: live.projectId } })).creditBalance,
       ).toBe(2);
       expect(fake.sends().length).toBe(sendsBefore + 1);
     });
@@ -605,7 +605,7 @@ describe.each(backends)("messages on %s", (backend) => {
       expect(second.updated_at).toBe("2026-11-25T12:00:05Z");
 
       // Final states never change, even if a row were due again.
-      await t.app.deps.prisma.message.updateMany({
+      await t.app.db.prisma.message.updateMany({
         where: { id: { in: [delivered.id, undeliverable.id] } },
         data: { nextCheckAt: new Date("2026-11-25T12:00:00Z") },
       });
@@ -616,7 +616,7 @@ describe.each(backends)("messages on %s", (backend) => {
     });
 
     it("changes updated_at only on a real change", async () => {
-      const live = await insertLiveKey(t.app.deps.prisma);
+      const live = await insertLiveKey(t.app.db.prisma);
       t.clock.set("2026-11-26T12:00:00Z");
       const message = (await (await send(live.apiKey, key(), body())).json()) as MessageJson;
       // uBill keeps answering "sent" (pending).
@@ -626,7 +626,7 @@ describe.each(backends)("messages on %s", (backend) => {
       }
       const pending = (await (await read(live.apiKey, message.id)).json()) as MessageJson;
       expect(pending).toEqual(message);
-      const row = await t.app.deps.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      const row = await t.app.db.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
       fake.setReport(row.providerRef ?? "", "1");
       t.clock.advance(20_000);
       await runStatusCheck();
@@ -636,7 +636,7 @@ describe.each(backends)("messages on %s", (backend) => {
     });
 
     it("turns a submitted message with no final result after 72 hours into unknown", async () => {
-      const live = await insertLiveKey(t.app.deps.prisma);
+      const live = await insertLiveKey(t.app.db.prisma);
       t.clock.set("2026-11-27T12:00:00Z");
       const message = (await (await send(live.apiKey, key(), body())).json()) as MessageJson;
       t.clock.set("2026-11-30T11:59:00Z");
@@ -650,11 +650,11 @@ describe.each(backends)("messages on %s", (backend) => {
     });
 
     it("checks each due message once per round, however many rounds run at once", async () => {
-      const live = await insertLiveKey(t.app.deps.prisma);
+      const live = await insertLiveKey(t.app.db.prisma);
       t.clock.set("2026-12-01T12:00:00Z");
       for (let i = 0; i < 6; i++) await send(live.apiKey, key(), body({ to: `+99555500010${i}` }));
       t.clock.advance(20_000);
-      const due = await t.app.deps.prisma.message.count({
+      const due = await t.app.db.prisma.message.count({
         where: { status: "submitted", nextCheckAt: { lte: t.clock.now() } },
       });
       expect(due).toBeGreaterThanOrEqual(6);
@@ -738,7 +738,7 @@ describe.each(backends)("limits and an unreachable live provider on %s", (backen
     expect(limited.headers.get("retry-after")).toBe("50");
     expect(limited.headers.get("ratelimit-limit")).toBe("3");
     expect(limited.headers.get("ratelimit-remaining")).toBe("0");
-    expect(await t.app.deps.prisma.message.count({ where: { projectId } })).toBe(3);
+    expect(await t.app.db.prisma.message.count({ where: { projectId } })).toBe(3);
     // Idempotency comes before the limit: a replay still answers.
     expect((await send(apiKey, "rl-1", body())).status).toBe(200);
     // Another project has its own budget; the next minute is a new window.
@@ -749,21 +749,21 @@ describe.each(backends)("limits and an unreachable live provider on %s", (backen
   });
 
   it("answers 503 when uBill cannot be reached, and gives the credits and the key back", async () => {
-    const live = await insertLiveKey(t.app.deps.prisma, { credits: 2, paid: false });
+    const live = await insertLiveKey(t.app.db.prisma, { credits: 2, paid: false });
     t.clock.set("2026-11-22T11:00:00Z");
     const response = await send(live.apiKey, "live-503", body());
     expect(response.status).toBe(503);
     expect(((await response.json()) as ErrorJson).error.code).toBe("provider_unavailable");
-    const project = await t.app.deps.prisma.project.findUniqueOrThrow({ where: { id: live.projectId } });
+    const project = await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: live.projectId } });
     expect(project.creditBalance).toBe(2);
-    expect(await t.app.deps.prisma.message.count({ where: { projectId: live.projectId } })).toBe(0);
-    expect(await t.app.deps.prisma.idempotencyRecord.count({ where: { projectId: live.projectId } })).toBe(0);
-    const ledger = await t.app.deps.prisma.creditLedgerEntry.findMany({
+    expect(await t.app.db.prisma.message.count({ where: { projectId: live.projectId } })).toBe(0);
+    expect(await t.app.db.prisma.idempotencyRecord.count({ where: { projectId: live.projectId } })).toBe(0);
+    const ledger = await t.app.db.prisma.creditLedgerEntry.findMany({
       where: { projectId: live.projectId },
     });
     expect(ledger.reduce((sum, entry) => sum + entry.amount, 0)).toBe(2);
     // The free-tier segments it took are back too.
-    const counters = await t.app.deps.prisma.rateLimitCounter.findMany({
+    const counters = await t.app.db.prisma.rateLimitCounter.findMany({
       where: { bucket: { startsWith: "free_tier" } },
     });
     expect(counters.every((counter) => counter.count === 0)).toBe(true);

@@ -311,8 +311,8 @@ describe("operator changes seen by the API", () => {
     expect((await t.request("/v1/messages", sendMessageRequest(apiKey, "a", body))).status).toBe(201);
     const run = await runOperatorCli({
       argv: ["suspend", "--project", projectId],
-      env: t.app.deps.env,
-      db: t.app.deps.db,
+      config: t.app.config,
+      db: t.app.db,
       defaultActor: "tester",
       brands: null,
       clock: t.clock,

@@ -80,7 +80,7 @@ describe.each(backends)("privacy in the database on %s", (backend) => {
   }
 
   async function rawMessage(id: string): Promise<RawMessage> {
-    const [row] = await t.app.deps.prisma.$queryRaw<RawMessage[]>`
+    const [row] = await t.app.db.prisma.$queryRaw<RawMessage[]>`
       SELECT id, recipient_ciphertext, text_ciphertext, text_purged_at FROM messages WHERE id = ${id}`;
     if (!row) throw new Error(`no message ${id}`);
     return row;
@@ -88,7 +88,7 @@ describe.each(backends)("privacy in the database on %s", (backend) => {
 
   /** Every row of every table, each value as text (bytea as UTF-8, Latin-1, hex, base64 and escape). */
   async function everyRow(): Promise<Haystack[]> {
-    const prisma = t.app.deps.prisma;
+    const prisma = t.app.db.prisma;
     const tables = await prisma.$queryRaw<Array<{ name: string }>>`
       SELECT table_name AS name FROM information_schema.tables
       WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`;
@@ -177,7 +177,7 @@ describe.each(backends)("privacy in the database on %s", (backend) => {
     expect(findLeaks(haystacks, needles)).toEqual([]);
 
     // Control: the scan does find plaintext stored as bytea or in JSON.
-    const prisma = t.app.deps.prisma;
+    const prisma = t.app.db.prisma;
     const control = created[0]!.body.id;
     const original = await rawMessage(control);
     await prisma.message.update({
@@ -197,7 +197,7 @@ describe.each(backends)("privacy in the database on %s", (backend) => {
     await prisma.auditEntry.delete({ where: { id: "aud_control" } });
 
     // The ciphertexts are there, and are what the keyring makes of them.
-    const keyring = t.app.deps.keyring;
+    const keyring = t.app.keyring;
     for (const [index, { body }] of created.entries()) {
       const row = await rawMessage(body.id);
       expect(await keyring.decrypt(row.recipient_ciphertext!, body.id)).toBe(sends.at(-6 + index)!.to);
@@ -210,13 +210,13 @@ describe.each(backends)("privacy in the database on %s", (backend) => {
     const { api_key } = await newKey();
     const a = (await send(api_key, "+995577110022")).body;
     const b = (await send(api_key, "+995577110033")).body;
-    const keyring = t.app.deps.keyring;
+    const keyring = t.app.keyring;
     const rowA = await rawMessage(a.id);
     await expect(keyring.decrypt(rowA.text_ciphertext!, b.id)).rejects.toMatchObject({
       reason: "authentication_failed",
     });
 
-    await t.app.deps.prisma.$executeRaw`
+    await t.app.db.prisma.$executeRaw`
       UPDATE messages SET
         text_ciphertext = CASE id WHEN ${a.id} THEN (SELECT text_ciphertext FROM messages WHERE id = ${b.id})
                                   ELSE (SELECT text_ciphertext FROM messages WHERE id = ${a.id}) END,
@@ -247,7 +247,7 @@ describe.each(backends)("privacy in the database on %s", (backend) => {
     expect(await job("idempotency-purge")).toEqual({ purged: 0 });
     t.clock.advance(60_000);
     expect((await job("idempotency-purge")).purged).toBeGreaterThanOrEqual(1);
-    expect(await t.app.deps.prisma.idempotencyRecord.count({ where: { key: "idem-24h" } })).toBe(0);
+    expect(await t.app.db.prisma.idempotencyRecord.count({ where: { key: "idem-24h" } })).toBe(0);
     expect((await job("rate-limit-purge")).purged).toBeGreaterThanOrEqual(1);
 
     const again = await t.request("/v1/messages", sendMessageRequest(api_key, "idem-24h", sends.at(-1)));
@@ -317,12 +317,12 @@ describe.each(backends)("privacy in the database on %s", (backend) => {
     const operator = (argv: string[], keys?: string) =>
       runOperatorCli({
         argv,
-        env: parseEnv({
+        config: parseEnv({
           NODE_ENV: "test",
           PGLITE_DATA_DIR: "memory://",
           ...(keys ? { MESSAGE_ENCRYPTION_KEYS: keys } : {}),
         }),
-        db: t.app.deps.db,
+        db: t.app.db,
         defaultActor: "privacy-test",
         brands: null,
         clock: t.clock,
@@ -338,7 +338,7 @@ describe.each(backends)("privacy in the database on %s", (backend) => {
     expect(counts.remaining).toBe(counts.failed);
     expect(run.exitCode).toBe(counts.failed > 0 ? 1 : 0);
     // The rotation is audited with its counts and key id, never key material.
-    const audit = await t.app.deps.prisma.auditEntry.findFirstOrThrow({
+    const audit = await t.app.db.prisma.auditEntry.findFirstOrThrow({
       where: { action: "message_keys.rotated" },
       orderBy: { createdAt: "asc" },
     });

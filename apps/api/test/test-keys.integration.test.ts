@@ -68,19 +68,19 @@ describe.each(backends)("POST /v1/test-keys on %s", (backend) => {
 
     const token = body.claim_url.split("/").pop() ?? "";
     expect(body.api_key).not.toContain(token);
-    const key = await t.app.deps.prisma.apiKey.findFirstOrThrow({ where: { projectId: body.project_id } });
+    const key = await t.app.db.prisma.apiKey.findFirstOrThrow({ where: { projectId: body.project_id } });
     expect(key.keyHash).toBe(await sha256Hex(body.api_key));
     expect(key.prefix).toBe(body.api_key.slice(0, 12));
     expect(key.mode).toBe("test");
     expect(key.revokedAt).toBeNull();
-    const claim = await t.app.deps.prisma.claimToken.findFirstOrThrow({
+    const claim = await t.app.db.prisma.claimToken.findFirstOrThrow({
       where: { projectId: body.project_id },
     });
     expect(claim.tokenHash).toBe(await sha256Hex(token));
     expect(claim.tokenHash).not.toBe(await sha256Hex(body.api_key));
     expect(claim.expiresAt.toISOString().replace(".000Z", "Z")).toBe(body.expires_at);
     expect(claim.usedAt).toBeNull();
-    const project = await t.app.deps.prisma.project.findUniqueOrThrow({ where: { id: body.project_id } });
+    const project = await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: body.project_id } });
     expect(project.claimedAt).toBeNull();
     expect(project.accountId).toBeNull();
     expect(project.creditBalance).toBe(0);
@@ -88,11 +88,11 @@ describe.each(backends)("POST /v1/test-keys on %s", (backend) => {
     // Neither secret appears anywhere in the tables the issuance touched.
     const dump = JSON.stringify(
       await Promise.all([
-        t.app.deps.prisma.project.findMany(),
-        t.app.deps.prisma.apiKey.findMany(),
-        t.app.deps.prisma.claimToken.findMany(),
-        t.app.deps.prisma.rateLimitCounter.findMany(),
-        t.app.deps.prisma.auditEntry.findMany(),
+        t.app.db.prisma.project.findMany(),
+        t.app.db.prisma.apiKey.findMany(),
+        t.app.db.prisma.claimToken.findMany(),
+        t.app.db.prisma.rateLimitCounter.findMany(),
+        t.app.db.prisma.auditEntry.findMany(),
       ]),
     );
     expect(dump).not.toContain(body.api_key.slice(8));
@@ -158,7 +158,7 @@ describe.each(backends)("POST /v1/test-keys on %s", (backend) => {
       expect(error.code).toBe("daily_limit_reached");
       expect(error.message).toMatch(/T00:00:00Z/);
       // Refused requests consumed nothing: the minute counter still says 2.
-      const rows = await t2.app.deps.prisma.rateLimitCounter.findMany({
+      const rows = await t2.app.db.prisma.rateLimitCounter.findMany({
         where: { bucket: { contains: address } },
       });
       expect(rows.map((row) => row.count).sort()).toEqual([2, 2]);
@@ -185,7 +185,7 @@ describe.each(backends)("POST /v1/test-keys on %s", (backend) => {
     expect(error.code).toBe("daily_limit_reached");
     expect(error.message).toContain(nextMidnight);
     // Refusals are not counted: the minute window is still empty.
-    const minuteRow = await t.app.deps.prisma.rateLimitCounter.findMany({
+    const minuteRow = await t.app.db.prisma.rateLimitCounter.findMany({
       where: { bucket: `test_keys:addr:${address}:minute`, windowStart: t.clock.now() },
     });
     expect(minuteRow).toEqual([]);
@@ -203,7 +203,7 @@ describe.each(backends)("POST /v1/test-keys on %s", (backend) => {
     t.clock.set(freshDay("00:00:10"));
     for (let i = 0; i < 5; i++) expect((await post(address)).status, `request ${i + 1}`).toBe(201);
     expect((await errorOf(await post(address))).code).toBe("rate_limited");
-    const rows = await t.app.deps.prisma.rateLimitCounter.findMany({
+    const rows = await t.app.db.prisma.rateLimitCounter.findMany({
       where: { bucket: { startsWith: `test_keys:addr:${address}:` } },
       orderBy: { bucket: "asc" },
     });
@@ -218,7 +218,7 @@ describe.each(backends)("POST /v1/test-keys on %s", (backend) => {
     t.clock.set(day);
     expect((await post(freshAddress())).status).toBe(201);
     // 999 more issued today elsewhere (any instance): the default allowance is 1000.
-    await t.app.deps.prisma.rateLimitCounter.update({
+    await t.app.db.prisma.rateLimitCounter.update({
       where: {
         bucket_windowStart: {
           bucket: "test_keys:service:day",
@@ -251,7 +251,7 @@ describe.each(backends)("POST /v1/test-keys on %s", (backend) => {
     );
     expect(new Set(codes)).toEqual(new Set(["rate_limited"]));
     const dayStart = new Date(`${day.slice(0, 10)}T00:00:00Z`);
-    const counters = await t.app.deps.prisma.rateLimitCounter.findMany({
+    const counters = await t.app.db.prisma.rateLimitCounter.findMany({
       where: {
         OR: [
           { bucket: { startsWith: `test_keys:addr:${address}:` } },
@@ -264,7 +264,7 @@ describe.each(backends)("POST /v1/test-keys on %s", (backend) => {
       "test_keys:addr:A:day": 5,
       "test_keys:service:day": 5,
     });
-    const keys = await t.app.deps.prisma.apiKey.count({ where: { createdAt: new Date(day) } });
+    const keys = await t.app.db.prisma.apiKey.count({ where: { createdAt: new Date(day) } });
     expect(keys).toBe(5);
   });
 
@@ -276,7 +276,7 @@ describe.each(backends)("POST /v1/test-keys on %s", (backend) => {
     expect((await post(a)).status).toBe(429);
     expect((await post(b)).status).toBe(429);
     expect((await post("2001:db8:77:2::1")).status).toBe(201);
-    const buckets = await t.app.deps.prisma.rateLimitCounter.findMany({
+    const buckets = await t.app.db.prisma.rateLimitCounter.findMany({
       where: { bucket: { contains: "2001:db8:77:" } },
     });
     expect(new Set(buckets.map((row) => row.bucket))).toEqual(
@@ -297,7 +297,7 @@ describe.each(backends)("POST /v1/test-keys on %s", (backend) => {
     }
     const spoofed = await post(peer, { headers: { "X-Forwarded-For": "192.0.2.99, 192.0.2.100" } });
     expect(spoofed.status).toBe(429);
-    const rows = await t.app.deps.prisma.rateLimitCounter.count({
+    const rows = await t.app.db.prisma.rateLimitCounter.count({
       where: { bucket: { contains: "192.0.2." } },
     });
     expect(rows).toBe(0);
@@ -337,7 +337,7 @@ describe.each(backends)("POST /v1/test-keys on %s", (backend) => {
     it("answers 410 once the link is used or expired", async () => {
       t.clock.set(freshDay());
       const used = await issue();
-      await t.app.deps.prisma.claimToken.updateMany({
+      await t.app.db.prisma.claimToken.updateMany({
         where: { projectId: used.project_id },
         data: { usedAt: t.clock.now() },
       });
@@ -402,7 +402,7 @@ describe("the caller address behind proxies", () => {
       expect((await post("10.0.0.1", client)).status).toBe(429);
       // Another client behind the same proxy has its own limit.
       expect((await post("10.0.0.1", freshAddress())).status).toBe(201);
-      const spoofed = await t.app.deps.prisma.rateLimitCounter.count({
+      const spoofed = await t.app.db.prisma.rateLimitCounter.count({
         where: { bucket: { contains: ":192.0.2." } },
       });
       expect(spoofed).toBe(0);
@@ -465,7 +465,7 @@ describe.runIf(backends.includes("postgres"))("two instances on one PostgreSQL d
     const address = freshAddress();
     const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => post(i, address)));
     expect(responses.filter((response) => response.status === 201)).toHaveLength(5);
-    const prisma = apps[0]!.deps.prisma;
+    const prisma = apps[0]!.db.prisma;
     const minute = await prisma.rateLimitCounter.findFirstOrThrow({
       where: { bucket: `test_keys:addr:${address}:minute` },
     });
@@ -485,11 +485,11 @@ describe.runIf(backends.includes("postgres"))("two instances on one PostgreSQL d
       );
     expect((await probe(0)).status).toBe(404);
     expect((await probe(1)).status).toBe(404);
-    await apps[0]!.deps.prisma.apiKey.updateMany({
+    await apps[0]!.db.prisma.apiKey.updateMany({
       where: { projectId: project_id },
       data: { revokedAt: clock.now() },
     });
-    clock.advance(apps[0]!.deps.env.API_KEY_CACHE_TTL_MS);
+    clock.advance(apps[0]!.config.apiKeyCacheTtlMs);
     expect((await probe(0)).status).toBe(401);
     expect((await probe(1)).status).toBe(401);
   });

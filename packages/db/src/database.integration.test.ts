@@ -115,6 +115,87 @@ describe.each(backends)("createDatabase on %s", (kind) => {
     expect(await prisma.apiKey.count()).toBe(0); // onDelete: Cascade
   });
 
+  it("query() runs one parameterised statement and returns its rows", async () => {
+    const rows = await test.db.query<{ n: number; s: string }>(
+      "SELECT CAST($1 AS integer) + 1 AS n, $2 AS s",
+      [41, "x"],
+    );
+    expect(rows).toEqual([{ n: 42, s: "x" }]);
+  });
+
+  it("transaction() commits what its work wrote and returns its value", async () => {
+    const value = await test.db.transaction(async (sql) => {
+      await sql.query("INSERT INTO projects (id) VALUES ($1)", ["prj_commit"]);
+      // The same transaction sees its own write.
+      const [row] = await sql.query<{ n: number }>("SELECT count(*)::int AS n FROM projects WHERE id = $1", [
+        "prj_commit",
+      ]);
+      return row?.n;
+    });
+    expect(value).toBe(1);
+    expect(await test.db.query("SELECT id FROM projects WHERE id = $1", ["prj_commit"])).toEqual([
+      { id: "prj_commit" },
+    ]);
+    await test.db.query("DELETE FROM projects WHERE id = $1", ["prj_commit"]);
+  });
+
+  it("transaction() rolls everything back when its work throws, and rethrows", async () => {
+    const failure = new Error("refused halfway");
+    await expect(
+      test.db.transaction(async (sql) => {
+        await sql.query("INSERT INTO projects (id) VALUES ($1)", ["prj_rollback"]);
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    expect(await test.db.query("SELECT id FROM projects WHERE id = $1", ["prj_rollback"])).toEqual([]);
+    // A statement that fails inside rolls back too, and the database stays usable.
+    await expect(
+      test.db.transaction(async (sql) => {
+        await sql.query("INSERT INTO projects (id) VALUES ($1)", ["prj_rollback"]);
+        await sql.query("INSERT INTO projects (id) VALUES ($1)", ["prj_rollback"]);
+      }),
+    ).rejects.toThrow();
+    expect(await test.db.query("SELECT id FROM projects WHERE id = $1", ["prj_rollback"])).toEqual([]);
+    expect(await test.db.query<{ one: number }>("SELECT 1 AS one")).toEqual([{ one: 1 }]);
+  });
+
+  it("transaction() keeps its statements on one session, invisible to others until it commits", async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let inserted = () => {};
+    const insertedPromise = new Promise<void>((resolve) => {
+      inserted = resolve;
+    });
+    const transaction = test.db.transaction(async (sql) => {
+      await sql.query("INSERT INTO projects (id) VALUES ($1)", ["prj_isolated"]);
+      // A transaction-local setting holds for the next statement: one session.
+      await sql.query("SELECT set_config('application_name', 'sms-tx-test', true)");
+      const [setting] = await sql.query<{ name: string }>(
+        "SELECT current_setting('application_name') AS name",
+      );
+      inserted();
+      await held;
+      return setting?.name;
+    });
+    await insertedPromise;
+    // Outside the transaction: PostgreSQL answers at once without the row;
+    // PGlite (one session) answers only after the commit, with it.
+    const outside = test.db.query<{ n: number }>("SELECT count(*)::int AS n FROM projects WHERE id = $1", [
+      "prj_isolated",
+    ]);
+    if (kind === "postgres") {
+      expect(await outside).toEqual([{ n: 0 }]);
+      release();
+    } else {
+      setTimeout(release, 50);
+      expect(await outside).toEqual([{ n: 1 }]);
+    }
+    expect(await transaction).toBe("sms-tx-test");
+    await test.db.query("DELETE FROM projects WHERE id = $1", ["prj_isolated"]);
+  });
+
   it("lets a transaction wait longer than Prisma's 2 s default for a busy connection", async () => {
     // One connection (PGlite has only one): the second transaction queues
     // behind the first for about 2.5 s and must then run, not fail with P2028.

@@ -13,7 +13,31 @@ import { pgliteSession, pgSession, type SqlSession } from "./sql-session.ts";
 
 export type DatabaseKind = "postgres" | "pglite";
 
-export type Database = {
+/**
+ * One parameterised statement (`$1`, `$2`, …) and its rows: the only way the
+ * domain's store talks to the database. The Database itself is one (each
+ * statement on its own, autocommitted), and so is the handle `transaction()`
+ * passes to its work, so store functions run the same inside and outside a
+ * transaction. Rows come back as the driver parses them: cast `count(*)` and
+ * other bigints to int in SQL.
+ */
+export type Sql = {
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+};
+
+export type Database = Sql & {
+  /**
+   * Runs `work` in one transaction: BEGIN … COMMIT on one pooled connection
+   * (PostgreSQL) or PGlite's own transaction (which holds its lock, so no
+   * other statement interleaves). A throw rolls back and is rethrown.
+   * Transactions do not nest: inside `work`, use the handle it was given.
+   */
+  transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
+  /**
+   * The generated Prisma client over the same connections: the schema's
+   * typed model for tests and tools. The service itself reads and writes
+   * through `query`/`transaction` only (packages/domain/src/store).
+   */
   prisma: PrismaClient;
   kind: DatabaseKind;
   /** Applies pending migrations from prisma/migrations (see migrator.ts). */
@@ -26,14 +50,6 @@ export type Database = {
   ping(timeoutMs?: number): Promise<boolean>;
   /** Disconnects Prisma and ends the pool / closes PGlite. Safe to call twice. */
   close(): Promise<void>;
-  /**
-   * One parameterised statement (`$1`, `$2`, …) outside Prisma, for hot paths
-   * where Prisma's per-query overhead (~0.15 ms of CPU) matters. PostgreSQL:
-   * straight on the pool, as a named prepared statement. PGlite: through
-   * Prisma's own connection, so it queues behind Prisma's transactions. Rows
-   * come back as `pg` parses them: cast `count(*)` and other bigints to int.
-   */
-  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
 };
 
 export type CreateDatabaseOptions = {
@@ -130,6 +146,22 @@ function statementName(sql: string): string | undefined {
   return name;
 }
 
+/** One statement on the pool or a checked-out client, as a named prepared statement. */
+async function runStatement<Row>(
+  target: pg.Pool | pg.PoolClient,
+  sql: string,
+  params: readonly unknown[] = [],
+): Promise<Row[]> {
+  const values = params.map((value) =>
+    // pg sends a Buffer as bytea; any other Uint8Array it would turn into JSON.
+    value instanceof Uint8Array && !Buffer.isBuffer(value)
+      ? Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+      : value,
+  );
+  const result = await target.query({ name: statementName(sql), text: sql, values });
+  return result.rows as Row[];
+}
+
 function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Database {
   const logger = options.logger ?? consoleLogger;
   const pool = new pg.Pool({
@@ -172,15 +204,24 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
   const db: Database = {
     prisma,
     kind: "postgres",
-    query: async <Row>(sql: string, params: readonly unknown[] = []) => {
-      const values = params.map((value) =>
-        // pg sends a Buffer as bytea; any other Uint8Array it would turn into JSON.
-        value instanceof Uint8Array && !Buffer.isBuffer(value)
-          ? Buffer.from(value.buffer, value.byteOffset, value.byteLength)
-          : value,
-      );
-      const result = await pool.query({ name: statementName(sql), text: sql, values });
-      return result.rows as Row[];
+    query: (sql, params) => runStatement(pool, sql, params),
+    transaction: async (work) => {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query("BEGIN");
+        const result = await work({ query: (sql, params) => runStatement(client, sql, params) });
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        // A connection that cannot even roll back is not given back to the pool.
+        await client.query("ROLLBACK").catch(() => {
+          broken = true;
+        });
+        throw error;
+      } finally {
+        client.release(broken);
+      }
     },
     // Its own connection, outside the pool and its query timeout: one
     // migration may legitimately take long.
@@ -286,11 +327,20 @@ export function wrapPglite(pglite: PGlite, options: Omit<CreateDatabaseOptions, 
     transactionOptions: TRANSACTION_OPTIONS,
   });
 
+  // Prisma's PGlite adapter runs its transactions through pglite.transaction()
+  // too, so statements from either side never interleave with a transaction.
   const db: Database = {
     prisma,
     kind: "pglite",
-    query: <Row>(sql: string, params: readonly unknown[] = []) =>
-      prisma.$queryRawUnsafe<Row[]>(sql, ...params),
+    query: async <Row>(sql: string, params: readonly unknown[] = []) =>
+      (await pglite.query<Row>(sql, params as unknown[])).rows,
+    transaction: (work) =>
+      pglite.transaction((tx) =>
+        work({
+          query: async <Row>(sql: string, params: readonly unknown[] = []) =>
+            (await tx.query<Row>(sql, params as unknown[])).rows,
+        }),
+      ),
     migrate: () => migratePglite(pglite, { logger, migrationsDir: options.migrationsDir }),
     ping: async (timeoutMs = DEFAULT_PING_TIMEOUT_MS) => {
       if (pglite.closed) return false;

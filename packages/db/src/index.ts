@@ -6,6 +6,7 @@ export {
   createDatabase,
   type Database,
   type DatabaseKind,
+  type Sql,
   DEFAULT_PING_TIMEOUT_MS,
 } from "./database.ts";
 export type {

@@ -1,13 +1,26 @@
-// @sms/domain: the use cases, the ports they depend on and the error codes.
-// No HTTP, no tRPC.
-export * from "./errors.ts";
+// @sms/domain: the use cases, the model they reason in, the ports they depend
+// on, and the store: the only place that speaks SQL. No HTTP, no tRPC, no
+// wording for callers (apps/api words codes and data).
+//
+//   model/       types and pure rules, no I/O
+//   store/       one file per table family; createStore(db)
+//   <use case>/  messages, auth, test-keys, claims, credits, limits, operator, privacy
+
+export * from "./model/audit.ts";
+export * from "./model/credits.ts";
+export * from "./model/idempotency.ts";
+export * from "./model/keys.ts";
+export * from "./model/limits.ts";
+export * from "./model/message.ts";
+export * from "./model/recipient.ts";
+export * from "./model/time.ts";
 export * from "./ports.ts";
 export * from "./provider.ts";
-export * from "./time.ts";
-export * from "./rate-limits/consume-limits.ts";
+export { createStore, type Store, type StoreTx } from "./store/index.ts";
+export type { KeyRecord, LedgerEntry, ProjectRecord } from "./store/index.ts";
+export * from "./limits/consume-limits.ts";
 export * from "./auth/authenticate-api-key.ts";
 export * from "./test-keys/create-test-key.ts";
-export * from "./messages/message-resource.ts";
 export * from "./messages/send-message.ts";
 export * from "./messages/get-message.ts";
 export * from "./messages/check-statuses.ts";
@@ -25,3 +38,4 @@ export * from "./operator/suspend-project.ts";
 export * from "./operator/grant-paid-credits.ts";
 export * from "./operator/set-project-sender.ts";
 export * from "./operator/describe-project.ts";
+export * from "./operator/rotate-keys.ts";

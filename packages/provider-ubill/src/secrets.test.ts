@@ -83,7 +83,7 @@ describe("secrets and personal data", () => {
     }
     for (const provider of providers) {
       for (const result of [await provider.listBrands(), await provider.getBalance()]) {
-        if (result.kind === "error") reasons.push(result.reason);
+        if (!result.ok) reasons.push(result.reason);
       }
     }
 

@@ -26,7 +26,7 @@ describe("listBrands", () => {
   it("reads the brand list and which brands are approved", async () => {
     const { ubill } = ubillFor(fake.baseUrl, API_KEY);
     expect(await ubill.listBrands()).toEqual({
-      kind: "ok",
+      ok: true,
       brands: [
         { id: 1, name: "SMSGE", approved: true },
         { id: 2, name: "Waiting", approved: false },
@@ -46,7 +46,7 @@ describe("listBrands", () => {
       "brands",
     );
     expect(await ubill.listBrands()).toEqual({
-      kind: "ok",
+      ok: true,
       brands: [{ id: 1, name: "MyShop", approved: true }],
     });
   });
@@ -60,21 +60,21 @@ describe("listBrands", () => {
   ] as const)("answers error for %s", async (_name, reply) => {
     const { ubill } = ubillFor(fake.baseUrl, reply === null ? "bad-key" : API_KEY);
     if (reply !== null) fake.replyNext(reply, "brands");
-    expect(await ubill.listBrands()).toMatchObject({ kind: "error" });
+    expect(await ubill.listBrands()).toMatchObject({ ok: false });
   });
 });
 
 describe("getBalance", () => {
   it("reads the SMS balance (sent as a string)", async () => {
     const { ubill } = ubillFor(fake.baseUrl, API_KEY);
-    expect(await ubill.getBalance()).toEqual({ kind: "ok", sms: 321 });
+    expect(await ubill.getBalance()).toEqual({ ok: true, sms: 321 });
     expect(fake.requests[0]).toMatchObject({ endpoint: "balance", method: "GET", keyAccepted: true });
   });
 
   it("reads a numeric balance", async () => {
     const { ubill } = ubillFor(fake.baseUrl, API_KEY);
     fake.replyNext({ kind: "http", status: 200, body: '{"statusID":0,"sms":123}' }, "balance");
-    expect(await ubill.getBalance()).toEqual({ kind: "ok", sms: 123 });
+    expect(await ubill.getBalance()).toEqual({ ok: true, sms: 123 });
   });
 
   it("goes down as messages are accepted", async () => {
@@ -86,7 +86,7 @@ describe("getBalance", () => {
       text: "Hi",
       sender: { name: "SMSGE", brandId: 1 },
     });
-    expect(await ubill.getBalance()).toEqual({ kind: "ok", sms: 4 });
+    expect(await ubill.getBalance()).toEqual({ ok: true, sms: 4 });
   });
 
   it.each([
@@ -97,12 +97,12 @@ describe("getBalance", () => {
   ] as const)("answers error for %s", async (_name, reply) => {
     const { ubill } = ubillFor(fake.baseUrl, reply === null ? "bad-key" : API_KEY);
     if (reply !== null) fake.replyNext(reply, "balance");
-    expect(await ubill.getBalance()).toMatchObject({ kind: "error" });
+    expect(await ubill.getBalance()).toMatchObject({ ok: false });
   });
 
   it("answers error when uBill cannot be reached", async () => {
     const { ubill } = ubillFor(`http://127.0.0.1:${await getRefusingPort()}`, API_KEY);
-    expect(await ubill.getBalance()).toMatchObject({ kind: "error" });
-    expect(await ubill.listBrands()).toMatchObject({ kind: "error" });
+    expect(await ubill.getBalance()).toMatchObject({ ok: false });
+    expect(await ubill.listBrands()).toMatchObject({ ok: false });
   });
 });

@@ -44,8 +44,8 @@ export type UbillProviderOptions = {
   fetch?: typeof fetch;
 };
 
-export type UbillBrandsResult = { kind: "ok"; brands: UbillBrand[] } | { kind: "error"; reason: string };
-export type UbillBalanceResult = { kind: "ok"; sms: number } | { kind: "error"; reason: string };
+export type UbillBrandsResult = { ok: true; brands: UbillBrand[] } | { ok: false; reason: string };
+export type UbillBalanceResult = { ok: true; sms: number } | { ok: false; reason: string };
 
 export type UbillProvider = SmsProvider & {
   /** The account's brands (senders) and whether each is approved. For the operator's tools. */
@@ -355,10 +355,10 @@ export function createUbillProvider(options: UbillProviderOptions): UbillProvide
       timeoutMs: statusTimeoutMs,
     });
     const answer = successfulBody(result, log);
-    if (!answer.ok) return { kind: "error", reason: answer.reason };
+    if (!answer.ok) return { ok: false, reason: answer.reason };
     const brands = readBrands(answer.body);
-    if (brands === null) return { kind: "error", reason: "The brand list could not be read." };
-    return { kind: "ok", brands };
+    if (brands === null) return { ok: false, reason: "The brand list could not be read." };
+    return { ok: true, brands };
   }
 
   async function getBalance(): Promise<UbillBalanceResult> {
@@ -370,10 +370,10 @@ export function createUbillProvider(options: UbillProviderOptions): UbillProvide
       timeoutMs: statusTimeoutMs,
     });
     const answer = successfulBody(result, log);
-    if (!answer.ok) return { kind: "error", reason: answer.reason };
+    if (!answer.ok) return { ok: false, reason: answer.reason };
     const sms = readBalance(answer.body);
-    if (sms === null) return { kind: "error", reason: "The balance could not be read." };
-    return { kind: "ok", sms };
+    if (sms === null) return { ok: false, reason: "The balance could not be read." };
+    return { ok: true, sms };
   }
 
   return { name: "ubill", submit, checkStatus, listBrands, getBalance };

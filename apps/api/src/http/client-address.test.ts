@@ -10,7 +10,16 @@ describe("parseAddress", () => {
   });
 
   it("refuses malformed IPv4", () => {
-    for (const text of ["256.1.1.1", "1.2.3", "1.2.3.4.5", "1.2.3.-4", "1..2.3", "a.b.c.d", "1.2.3.4 5", ""]) {
+    for (const text of [
+      "256.1.1.1",
+      "1.2.3",
+      "1.2.3.4.5",
+      "1.2.3.-4",
+      "1..2.3",
+      "a.b.c.d",
+      "1.2.3.4 5",
+      "",
+    ]) {
       expect(parseAddress(text), text).toBeNull();
     }
   });
@@ -50,7 +59,8 @@ describe("parseAddress", () => {
 
 describe("parseTrustProxy", () => {
   it("trusts nobody when unset, empty, false or 0", () => {
-    for (const spec of [undefined, "", "  ", "false", "0"]) expect(parseTrustProxy(spec)).toEqual({ kind: "none" });
+    for (const spec of [undefined, "", "  ", "false", "0"])
+      expect(parseTrustProxy(spec)).toEqual({ kind: "none" });
   });
 
   it("reads a hop count", () => {

@@ -92,7 +92,12 @@ function parseNetwork(entry: string): Network {
   const [addressText = "", prefixText, extra] = entry.split("/");
   const bytes = extra === undefined ? parseAddress(addressText) : null;
   if (!bytes) throw new Error(`TRUST_PROXY: '${entry}' is not an address, a network or a known name`);
-  const prefix = prefixText === undefined ? bytes.length * 8 : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : Number.NaN;
+  const prefix =
+    prefixText === undefined
+      ? bytes.length * 8
+      : /^\d{1,3}$/.test(prefixText)
+        ? Number(prefixText)
+        : Number.NaN;
   if (!Number.isInteger(prefix) || prefix < 0 || prefix > bytes.length * 8) {
     throw new Error(`TRUST_PROXY: '${entry}' has an invalid prefix length`);
   }
@@ -111,7 +116,9 @@ export function parseTrustProxy(spec: string | undefined): TrustProxy {
   if (text === "" || text === "false" || text === "0") return { kind: "none" };
   if (/^\d+$/.test(text)) return { kind: "hops", hops: Number(text) };
   if (text === "true") {
-    throw new Error("TRUST_PROXY: 'true' would trust any client's X-Forwarded-For; give the number of proxy hops or their networks");
+    throw new Error(
+      "TRUST_PROXY: 'true' would trust any client's X-Forwarded-For; give the number of proxy hops or their networks",
+    );
   }
   const entries = text
     .split(",")

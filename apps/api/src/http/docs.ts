@@ -62,20 +62,29 @@ export async function docsRoutes(document: OpenAPIObject): Promise<ExtraRoute[]>
     {
       method: "GET",
       path: "/docs",
-      handle: () => new Response(DOCS_HTML, { headers: { "Content-Type": "text/html; charset=utf-8", ...SECURITY_HEADERS } }),
+      handle: () =>
+        new Response(DOCS_HTML, {
+          headers: { "Content-Type": "text/html; charset=utf-8", ...SECURITY_HEADERS },
+        }),
     },
     {
       // Browsers ask for it on every page; answer instead of a 404.
       method: "GET",
       path: "/favicon.ico",
-      handle: () => new Response(FAVICON, { headers: { "Content-Type": "image/svg+xml", "Cache-Control": "public, max-age=86400" } }),
+      handle: () =>
+        new Response(FAVICON, {
+          headers: { "Content-Type": "image/svg+xml", "Cache-Control": "public, max-age=86400" },
+        }),
     },
     {
       method: "GET",
       path: SCALAR_PATH,
       handle: () =>
         new Response(bundle, {
-          headers: { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=3600" },
+          headers: {
+            "Content-Type": "text/javascript; charset=utf-8",
+            "Cache-Control": "public, max-age=3600",
+          },
         }),
     },
   ];

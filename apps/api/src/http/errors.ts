@@ -1,8 +1,128 @@
-// The one place that renders the error envelope, and the mapping from
-// anything a procedure can throw to a stable error code.
+// The edge's one error module: every stable error code and its HTTP status,
+// the ApiError procedures throw, the wording of every refusal the domain
+// returns as a code and data, the error envelope, and the mapping from
+// anything else a procedure can throw to a stable code.
+import {
+  type CreateTestKeyResult,
+  formatTimestamp,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  type SendMessageResult,
+} from "@sms/domain";
 import { TRPCError } from "@trpc/server";
-import { ApiError, type ApiErrorCode } from "@sms/domain";
 import type { Meta } from "../trpc/trpc.ts";
+import { retryHeaders } from "./rate-limit-headers.ts";
+
+/**
+ * Every stable error code the API can answer with, and its HTTP status:
+ * spec section 7 first, then the transport-level codes (unknown route, wrong
+ * method, oversized or non-JSON body).
+ */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_recipient: 400,
+  invalid_template: 400,
+  invalid_variables: 400,
+  idempotency_key_required: 400,
+  unauthorized: 401,
+  invalid_api_key: 401,
+  insufficient_credits: 402,
+  project_suspended: 403,
+  message_not_found: 404,
+  route_not_found: 404,
+  method_not_allowed: 405,
+  idempotency_key_reused: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  daily_limit_reached: 429,
+  internal_error: 500,
+  provider_unavailable: 503,
+} as const;
+
+export type ApiErrorCode = keyof typeof ERROR_STATUS;
+export const API_ERROR_CODES = Object.keys(ERROR_STATUS) as [ApiErrorCode, ...ApiErrorCode[]];
+
+/** An error the caller is meant to see: thrown by procedures and the gateway only. */
+export class ApiError extends Error {
+  readonly code: ApiErrorCode;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ApiErrorCode, message: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.headers = headers;
+  }
+}
+
+/** What a caller is told for each refusal; a sentence that says what to change. */
+export const REFUSAL_MESSAGES = {
+  unauthorized: "Missing API key: send 'Authorization: Bearer <API_KEY>'.",
+  invalid_api_key: "The API key is invalid. Check it, or get a new one.",
+  project_suspended: "This project is suspended and cannot send or read messages. Contact support.",
+  idempotency_key_required: `Send an 'Idempotency-Key' header (1–${IDEMPOTENCY_KEY_MAX_LENGTH} characters, unique per logical send).`,
+  idempotency_key_too_long: `The 'Idempotency-Key' header must be at most ${IDEMPOTENCY_KEY_MAX_LENGTH} characters.`,
+  message_not_found: "No message with this id exists in this project.",
+  idempotency_key_reused:
+    "This Idempotency-Key was already used with a different request. Use a new key for a new message.",
+  idempotency_key_in_flight:
+    "A request with this Idempotency-Key is still in progress. Retry shortly with the same key.",
+  insufficient_credits:
+    "This project has too few credits for this message; nothing was sent. Add credits on the dashboard.",
+  provider_unavailable:
+    "The SMS provider could not be reached; nothing was sent. Retry with the same Idempotency-Key.",
+  messages_rate_limited:
+    "Too many messages this minute; nothing was sent. Retry shortly with the same Idempotency-Key.",
+  test_keys_rate_limited:
+    "Too many test keys requested from this address this minute. Wait a minute and retry.",
+} as const;
+
+/** POST /v1/messages: the domain's refusal as the caller hears it. */
+export function sendRefusal(result: Extract<SendMessageResult, { ok: false }>, now: Date): ApiError {
+  switch (result.code) {
+    case "invalid_template":
+    case "invalid_variables":
+      return new ApiError(result.code, result.detail);
+    case "idempotency_key_reused":
+      return new ApiError(
+        "idempotency_key_reused",
+        result.inFlight
+          ? REFUSAL_MESSAGES.idempotency_key_in_flight
+          : REFUSAL_MESSAGES.idempotency_key_reused,
+      );
+    case "rate_limited":
+      return new ApiError(
+        "rate_limited",
+        REFUSAL_MESSAGES.messages_rate_limited,
+        retryHeaders(result.limit, now),
+      );
+    case "daily_limit_reached":
+      return new ApiError(
+        "daily_limit_reached",
+        `The free tier's ${result.limit.limit} live segments for today are used up; nothing was sent. Do not retry before ${formatTimestamp(result.limit.resetAt)} (midnight UTC), or add paid credits.`,
+        retryHeaders(result.limit, now),
+      );
+    case "insufficient_credits":
+      return new ApiError("insufficient_credits", REFUSAL_MESSAGES.insufficient_credits);
+    case "provider_unavailable":
+      return new ApiError("provider_unavailable", REFUSAL_MESSAGES.provider_unavailable);
+  }
+}
+
+/** POST /v1/test-keys: a limit's refusal as the caller hears it. */
+export function testKeyRefusal(result: Extract<CreateTestKeyResult, { ok: false }>, now: Date): ApiError {
+  const headers = retryHeaders(result.limit, now);
+  if (result.code === "rate_limited") {
+    return new ApiError("rate_limited", REFUSAL_MESSAGES.test_keys_rate_limited, headers);
+  }
+  return new ApiError(
+    "daily_limit_reached",
+    `The daily allowance of instant test keys is used up. Do not retry before ${formatTimestamp(result.limit.resetAt)} (midnight UTC). Existing keys keep working.`,
+    headers,
+  );
+}
 
 export const INTERNAL_ERROR_MESSAGE =
   "An unexpected error occurred. Retry cautiously; on POST /v1/messages reuse the same Idempotency-Key.";

@@ -2,7 +2,6 @@
 // not: the request id, routing with 404/405, the body (size limit, JSON
 // parsing, body-less POSTs), HEAD, the extra non-tRPC routes, the error
 // envelope for every failure, and the one access-log line per request.
-import { ApiError } from "@sms/domain";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { newId } from "@sms/crypto";
 import {
@@ -17,7 +16,7 @@ import {
 import type { AppDeps } from "../deps.ts";
 import type { Context, Meta, RequestState } from "../trpc/trpc.ts";
 import { resolveClientAddress, type TrustProxy } from "./client-address.ts";
-import { errorResponse, isUnexpected, toApiError } from "./errors.ts";
+import { ApiError, errorResponse, isUnexpected, toApiError } from "./errors.ts";
 import { readBodyText } from "./read-body.ts";
 
 /** A route served outside tRPC (documents, pages). */

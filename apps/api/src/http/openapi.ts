@@ -2,7 +2,7 @@
 // start-up from the procedures, then completed with what trpc-to-openapi
 // cannot express: 201s, the idempotent-replay 200, the error envelope for
 // every error status, and the response headers.
-import { ERROR_STATUS } from "@sms/domain";
+import { ERROR_STATUS } from "./errors.ts";
 import { generateOpenApiDocument, type OpenApiRouter, type OpenAPIObject } from "trpc-to-openapi";
 import { z } from "zod";
 import type { Meta } from "../trpc/trpc.ts";
@@ -22,7 +22,10 @@ const ZErrorEnvelope = z
   .meta({ id: "Error" });
 
 const HEADER_DESCRIPTIONS: Record<string, { description: string; schema: { type: string } }> = {
-  "X-Request-Id": { description: "Identifier of this request; quote it when asking for help.", schema: { type: "string" } },
+  "X-Request-Id": {
+    description: "Identifier of this request; quote it when asking for help.",
+    schema: { type: "string" },
+  },
   "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } },
   "RateLimit-Limit": { description: "Requests allowed in the current window.", schema: { type: "integer" } },
   "RateLimit-Remaining": { description: "Requests left in the current window.", schema: { type: "integer" } },
@@ -66,7 +69,8 @@ export function buildOpenApiDocument(router: OpenApiRouter, baseUrl: string): Op
   const metaByRoute = new Map<string, Meta>();
   for (const procedure of Object.values(router._def.procedures) as Array<{ _def: { meta?: Meta } }>) {
     const openapi = procedure._def.meta?.openapi;
-    if (openapi) metaByRoute.set(`${openapi.method.toLowerCase()} ${openapi.path}`, procedure._def.meta as Meta);
+    if (openapi)
+      metaByRoute.set(`${openapi.method.toLowerCase()} ${openapi.path}`, procedure._def.meta as Meta);
   }
 
   document.components ??= {};
@@ -83,8 +87,10 @@ export function buildOpenApiDocument(router: OpenApiRouter, baseUrl: string): Op
         const status = Number(statusText);
         const isError = status >= 400 && !(path === "/readyz" && status === 503);
         const headers = ["X-Request-Id"];
-        if (status === 429) headers.push("Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset");
-        if (path === "/v1/messages" && method === "post" && status === 200) headers.push("Idempotent-Replayed");
+        if (status === 429)
+          headers.push("Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset");
+        if (path === "/v1/messages" && method === "post" && status === 200)
+          headers.push("Idempotent-Replayed");
         responses[statusText] = {
           description: description ?? "",
           headers: headerRefs(headers),

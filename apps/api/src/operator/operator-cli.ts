@@ -1,6 +1,7 @@
 // The operator's command-line tool (spec 1.7): no HTTP route, straight to the
-// database through @sms/domain. operator.ts is the Deno entry; this module
-// holds the parsing and the printing so tests can also run it in-process.
+// database through the domain's operator actions (the same functions the
+// dashboard calls). operator.ts is the Deno entry; this module holds the
+// command table, the parsing and the printing, so tests run it in-process.
 //
 //   npm run operator -- <command> [flags]      (see USAGE)
 import { parseArgs } from "node:util";
@@ -8,78 +9,23 @@ import { type Keyring, KeyringError, parseKeyring } from "@sms/crypto";
 import type { Database } from "@sms/db";
 import {
   type Clock,
-  clearProjectSender,
-  createLiveKey,
-  describeProject,
-  grantPaidCredits,
-  type OperatorDeps,
+  createStore,
+  formatTimestamp,
+  MAX_CREDIT_GRANT,
+  MAX_REASON_LENGTH,
   type OperatorRefusal,
   type ProjectDescription,
-  reinstateProject,
-  revokeApiKey,
-  rotateMessageKeys,
   type SenderBrandDirectory,
-  setProjectSender,
-  suspendProject,
   systemClock,
-  formatTimestamp,
-  ACTOR_PATTERN,
-  writeAuditEntry,
 } from "@sms/domain";
-import type { Env } from "../env.ts";
-
-export const USAGE = `Usage: npm run operator -- <command> [flags]
-
-Commands:
-  create-live-key --project prj_…                 a live key for a claimed project (printed once)
-  revoke-key      --key key_… | --prefix sk_live_XXXX [--project prj_…]
-  suspend         --project prj_… [--reason TEXT]
-  reinstate       --project prj_… [--reason TEXT]
-  grant-credits   --project prj_… --amount N [--reference REF]
-  set-sender      --project prj_… --name NAME [--brand-id N]
-  clear-sender    --project prj_…
-  show            --project prj_…                 balance, free tier, keys (prefixes only), message counts
-  rotate-keys     [--batch-size N]                re-encrypt stored texts and numbers under the first key
-                                                  of MESSAGE_ENCRYPTION_KEYS (see README, Privacy)
-  help
-
-Flags for every command:
-  --actor NAME   who acts, for the audit log (default: the OS user)
-  --json         machine-readable output
-
-Configuration: DATABASE_URL (or PGLITE_DATA_DIR); UBILL_BASE_URL, UBILL_API_KEY and
-UBILL_DEFAULT_BRAND_ID let set-sender check the brand against uBill's brand list.
-Revocations, suspensions and sender changes reach running API instances within
-API_KEY_CACHE_TTL_MS (default 2 s).`;
-
-const COMMAND_FLAGS: Record<string, string[]> = {
-  "create-live-key": ["project"],
-  "revoke-key": ["key", "prefix", "project"],
-  suspend: ["project", "reason"],
-  reinstate: ["project", "reason"],
-  "grant-credits": ["project", "amount", "reference"],
-  "set-sender": ["project", "name", "brand-id"],
-  "clear-sender": ["project"],
-  show: ["project"],
-  "rotate-keys": ["batch-size"],
-  help: [],
-};
-
-const REQUIRED_FLAGS: Record<string, string[]> = {
-  "create-live-key": ["project"],
-  suspend: ["project"],
-  reinstate: ["project"],
-  "grant-credits": ["project", "amount"],
-  "set-sender": ["project", "name"],
-  "clear-sender": ["project"],
-  show: ["project"],
-};
+import type { Config } from "../env.ts";
+import { type OperatorServices, operatorServices } from "../services.ts";
 
 export type OperatorCliResult = { exitCode: number; stdout: string[]; stderr: string[] };
 
 export type OperatorCliOptions = {
   argv: string[];
-  env: Env;
+  config: Config;
   db: Database;
   /** Used when --actor is not given (the OS user). */
   defaultActor: string;
@@ -90,56 +36,27 @@ export type OperatorCliOptions = {
 
 export class UsageError extends Error {}
 
-type Parsed = { command: string; flags: Record<string, string | undefined>; json: boolean; actor?: string };
+type Flags = Record<string, string | undefined>;
 
-/** Parses the command line; throws UsageError with a one-line message. */
-export function parseOperatorArgs(argv: string[]): Parsed {
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        project: { type: "string" },
-        key: { type: "string" },
-        prefix: { type: "string" },
-        reason: { type: "string" },
-        amount: { type: "string" },
-        reference: { type: "string" },
-        name: { type: "string" },
-        "brand-id": { type: "string" },
-        "batch-size": { type: "string" },
-        actor: { type: "string" },
-        json: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message.split("\n")[0]}. Run 'npm run operator -- help'.`);
-  }
-  const { positionals, values } = parsed;
-  const command = values.help ? "help" : (positionals[0] ?? "help");
-  if (positionals.length > 1) throw new UsageError(`Unexpected argument '${positionals[1]}'.`);
-  const allowed = COMMAND_FLAGS[command];
-  if (!allowed) throw new UsageError(`Unknown command '${command}'. Run 'npm run operator -- help'.`);
-  const flags: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(values)) {
-    if (name === "json" || name === "actor" || name === "help") continue;
-    if (!allowed.includes(name)) throw new UsageError(`'${command}' does not take --${name}.`);
-    flags[name] = String(value);
-  }
-  for (const name of REQUIRED_FLAGS[command] ?? []) {
-    if (flags[name] === undefined || flags[name] === "")
-      throw new UsageError(`'${command}' needs --${name}.`);
-  }
-  return {
-    command,
-    flags,
-    json: values.json === true,
-    ...(typeof values.actor === "string" ? { actor: values.actor } : {}),
-  };
-}
+/** What a command hands back: the data for --json and the lines for a human, or a refusal. */
+type Outcome =
+  | { ok: true; json: Record<string, unknown>; lines: string[]; exitCode?: number }
+  | OperatorRefusal;
+
+type Context = { services: OperatorServices; actor: string; cacheTtlMs: number };
+
+type Command = {
+  name: string;
+  /** The flags it takes (beyond --actor and --json), and which of them it needs. */
+  flags: string[];
+  required: string[];
+  usage: string;
+  run(flags: Flags, context: Context): Promise<Outcome>;
+};
+
+const ts = (date: Date | null) => (date ? formatTimestamp(date) : "-");
+const optional = <K extends string>(key: K, value: string | undefined) =>
+  (value === undefined ? {} : { [key]: value }) as Partial<Record<K, string>>;
 
 function wholeNumber(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -147,7 +64,54 @@ function wholeNumber(flag: string, value: string | undefined): number | undefine
   return Number(value);
 }
 
-const ts = (date: Date | null) => (date ? formatTimestamp(date) : "-");
+/** The one sentence each refusal is printed as. */
+export function refusalText(refusal: OperatorRefusal): string {
+  switch (refusal.code) {
+    case "invalid_input":
+      return INVALID_INPUT_TEXT[refusal.field];
+    case "whole_key_given":
+      return "That is a whole API key: never paste one into a command. Use its prefix, the first 12 characters.";
+    case "project_not_found":
+      return `No project ${refusal.projectId}.`;
+    case "project_not_claimed":
+      return `Project ${refusal.projectId} has not been claimed: live keys and paid credits are only for projects a human has claimed in the browser.`;
+    case "project_suspended":
+      return `Project ${refusal.projectId} is suspended: reinstate it first.`;
+    case "key_not_found":
+      return "No such API key.";
+    case "key_ambiguous":
+      return `Several keys have that prefix (${refusal.keyIds.join(", ")}): revoke by key id instead.`;
+    case "reference_conflict":
+      return `Reference ${refusal.reference} was already used for a grant of ${refusal.earlierAmount} credits to this project; nothing changed.`;
+    case "brand_not_found":
+      if (refusal.approvedIds.length > 1)
+        return `Several approved brands are named "${refusal.name}" (ids ${refusal.approvedIds.join(", ")}): pass --brand-id.`;
+      if (refusal.brandId !== null && refusal.providerName !== null)
+        return `Brand ${refusal.brandId} is named "${refusal.providerName}" at the provider, not "${refusal.name}".`;
+      if (refusal.brandId !== null) return `The provider has no brand with id ${refusal.brandId}.`;
+      return `The provider has no brand named "${refusal.name}".`;
+    case "brand_not_approved":
+      return `Brand "${refusal.providerName}" (id ${refusal.brandId}) is not approved at the provider yet.`;
+    case "brand_check_failed":
+      return `The provider's brand list could not be read (${refusal.reason}); nothing changed.`;
+  }
+}
+
+const INVALID_INPUT_TEXT: Record<Extract<OperatorRefusal, { code: "invalid_input" }>["field"], string> = {
+  actor: "The actor must be 1–64 characters: letters, digits and . _ @ + -.",
+  project_id: "The project id must look like prj_ followed by 26 characters.",
+  key: "Name the key by exactly one of: its id (key_…) or its prefix (sk_live_XXXX).",
+  key_id: "The key id must look like key_ followed by 26 characters.",
+  key_prefix: "The key prefix must be sk_test_ or sk_live_ followed by 4 characters.",
+  reason: `The reason must be 1–${MAX_REASON_LENGTH} characters.`,
+  amount: `The amount must be a whole number from 1 to ${MAX_CREDIT_GRANT}.`,
+  reference: "The reference must be 1–200 printable ASCII characters, not starting or ending with a space.",
+  sender_name:
+    "The sender name must be 1–11 characters (letters, digits, space . & _ -), start with a letter or digit and contain a letter.",
+  brand_id:
+    "The brand id must be a positive whole number (and is needed when no live provider credentials are configured, since the brand cannot be looked up).",
+  batch_size: "--batch-size must be 1 to 10000.",
+};
 
 function describeLines(description: ProjectDescription, cacheTtlMs: number): string[] {
   const { project, credits, freeTier, keys, messages } = description;
@@ -180,210 +144,264 @@ function describeLines(description: ProjectDescription, cacheTtlMs: number): str
   return lines;
 }
 
-function toJson(value: unknown): string {
-  return JSON.stringify(value, null, 2);
+const reachesInstances = (cacheTtlMs: number) => `within ${cacheTtlMs} ms (API_KEY_CACHE_TTL_MS)`;
+
+function suspension(name: "suspend" | "reinstate"): Command {
+  const state = name === "suspend" ? "suspended" : "active";
+  return {
+    name,
+    flags: ["project", "reason"],
+    required: ["project"],
+    usage: `${name.padEnd(15)} --project prj_… [--reason TEXT]`,
+    async run(flags, { services, actor, cacheTtlMs }) {
+      const act = name === "suspend" ? services.suspendProject : services.reinstateProject;
+      const result = await act({
+        actor,
+        projectId: flags.project ?? "",
+        ...optional("reason", flags.reason),
+      });
+      if (!result.ok) return result;
+      return {
+        ok: true,
+        json: {
+          project_id: result.projectId,
+          suspended_at: result.suspendedAt ? formatTimestamp(result.suspendedAt) : null,
+          changed: result.changed,
+        },
+        lines: result.changed
+          ? [
+              `Project ${result.projectId} is now ${state}.`,
+              `Running API instances see it ${reachesInstances(cacheTtlMs)}.`,
+            ]
+          : [`Project ${result.projectId} was already ${state}; nothing changed.`],
+      };
+    },
+  };
 }
 
-/** Runs one command. Never throws for bad input: a one-line error and a non-zero exit code instead. */
-export async function runOperatorCli(options: OperatorCliOptions): Promise<OperatorCliResult> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  let parsed: Parsed;
-  try {
-    parsed = parseOperatorArgs(options.argv);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    return { exitCode: 2, stdout, stderr: [`operator: ${error.message}`] };
-  }
-  const { command, flags, json } = parsed;
-  if (command === "help") return { exitCode: 0, stdout: [USAGE], stderr };
-
-  const deps: OperatorDeps = {
-    prisma: options.db.prisma,
-    clock: options.clock ?? systemClock,
-    actor: parsed.actor ?? options.defaultActor,
-  };
-  const ttl = options.env.API_KEY_CACHE_TTL_MS;
-  const refused = (refusal: OperatorRefusal): OperatorCliResult => {
-    if (json) stdout.push(toJson({ ok: false, command, code: refusal.code, message: refusal.message }));
-    stderr.push(`operator: ${refusal.message.replace(/\s+/g, " ")}`);
-    return { exitCode: 1, stdout, stderr };
-  };
-  const done = (data: Record<string, unknown>, human: string[]): OperatorCliResult => {
-    if (json) stdout.push(toJson({ ok: true, command, ...data }));
-    else stdout.push(...human);
-    return { exitCode: 0, stdout, stderr };
-  };
-
-  try {
-    switch (command) {
-      case "create-live-key": {
-        const result = await createLiveKey({ ...deps, projectId: flags.project ?? "" });
-        if (!result.ok) return refused(result);
-        return done(
-          {
-            project_id: result.projectId,
-            key_id: result.keyId,
-            prefix: result.prefix,
-            api_key: result.apiKey,
-          },
-          [
-            `Created live key ${result.keyId} (${result.prefix}…) for project ${result.projectId}.`,
-            "",
-            `  ${result.apiKey}`,
-            "",
-            "This is the only time the key is shown: hand it over securely now. Only its hash is stored.",
-          ],
-        );
-      }
-      case "revoke-key": {
-        const result = await revokeApiKey({
-          ...deps,
-          ...(flags.key !== undefined ? { keyId: flags.key } : {}),
-          ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}),
-          ...(flags.project !== undefined ? { projectId: flags.project } : {}),
-        });
-        if (!result.ok) return refused(result);
-        return done(
-          {
-            key_id: result.keyId,
-            project_id: result.projectId,
-            mode: result.mode,
-            prefix: result.prefix,
-            revoked_at: formatTimestamp(result.revokedAt),
-            already_revoked: result.alreadyRevoked,
-          },
-          [
-            result.alreadyRevoked
-              ? `Key ${result.keyId} (${result.prefix}…) of project ${result.projectId} was already revoked at ${ts(result.revokedAt)}; nothing changed.`
-              : `Revoked ${result.mode} key ${result.keyId} (${result.prefix}…) of project ${result.projectId}.`,
-            `Running API instances stop accepting it within ${ttl} ms (API_KEY_CACHE_TTL_MS).`,
-          ],
-        );
-      }
-      case "suspend":
-      case "reinstate": {
-        const run = command === "suspend" ? suspendProject : reinstateProject;
-        const result = await run({
-          ...deps,
-          projectId: flags.project ?? "",
-          ...(flags.reason !== undefined ? { reason: flags.reason } : {}),
-        });
-        if (!result.ok) return refused(result);
-        const state = command === "suspend" ? "suspended" : "active";
-        return done(
-          {
-            project_id: result.projectId,
-            suspended_at: result.suspendedAt ? formatTimestamp(result.suspendedAt) : null,
-            changed: result.changed,
-          },
-          [
-            result.changed
-              ? `Project ${result.projectId} is now ${state}.`
-              : `Project ${result.projectId} was already ${state}; nothing changed.`,
-            ...(result.changed
-              ? [`Running API instances see it within ${ttl} ms (API_KEY_CACHE_TTL_MS).`]
-              : []),
-          ],
-        );
-      }
-      case "grant-credits": {
-        const amount = wholeNumber("amount", flags.amount) ?? 0;
-        const result = await grantPaidCredits({
-          ...deps,
-          projectId: flags.project ?? "",
-          amount,
-          ...(flags.reference !== undefined ? { reference: flags.reference } : {}),
-        });
-        if (!result.ok) return refused(result);
-        return done(
-          {
-            project_id: result.projectId,
-            amount: result.amount,
-            reference: result.reference,
-            entry_id: result.entryId,
-            balance: result.balance,
-            already_granted: result.alreadyGranted,
-          },
-          [
-            result.alreadyGranted
-              ? `Reference ${result.reference} was already granted (${result.amount} credits, ${result.entryId}); nothing changed. Balance ${result.balance}.`
-              : `Granted ${result.amount} paid credits to project ${result.projectId}. Balance ${result.balance}; the free-tier allowance no longer applies.`,
-          ],
-        );
-      }
-      case "set-sender": {
-        const brandId = wholeNumber("brand-id", flags["brand-id"]);
-        const result = await setProjectSender({
-          ...deps,
-          projectId: flags.project ?? "",
-          name: flags.name ?? "",
-          ...(brandId !== undefined ? { brandId } : {}),
-          brands: options.brands,
-        });
-        if (!result.ok) return refused(result);
-        return done(
-          {
-            project_id: result.projectId,
-            sender: result.sender,
-            brand_id: result.brandId,
-            validated: result.validated,
-            changed: result.changed,
-          },
-          [
-            result.changed
-              ? `Project ${result.projectId} now sends as ${result.sender} (uBill brand ${result.brandId}).`
-              : `Project ${result.projectId} already sends as ${result.sender} (uBill brand ${result.brandId}); nothing changed.`,
-            result.validated
-              ? "The brand is approved in uBill's brand list."
-              : "Not checked against uBill (no UBILL_* credentials configured): make sure the brand id is right.",
-          ],
-        );
-      }
-      case "clear-sender": {
-        const result = await clearProjectSender({ ...deps, projectId: flags.project ?? "" });
-        if (!result.ok) return refused(result);
-        return done({ project_id: result.projectId, changed: result.changed }, [
+/** Every command, in the order USAGE lists them. */
+const COMMANDS: Command[] = [
+  {
+    name: "create-live-key",
+    flags: ["project"],
+    required: ["project"],
+    usage: "create-live-key --project prj_…                 a live key for a claimed project (printed once)",
+    async run(flags, { services, actor }) {
+      const result = await services.createLiveKey({ actor, projectId: flags.project ?? "" });
+      if (!result.ok) return result;
+      return {
+        ok: true,
+        json: {
+          project_id: result.projectId,
+          key_id: result.keyId,
+          prefix: result.prefix,
+          api_key: result.apiKey,
+        },
+        lines: [
+          `Created live key ${result.keyId} (${result.prefix}…) for project ${result.projectId}.`,
+          "",
+          `  ${result.apiKey}`,
+          "",
+          "This is the only time the key is shown: hand it over securely now. Only its hash is stored.",
+        ],
+      };
+    },
+  },
+  {
+    name: "revoke-key",
+    flags: ["key", "prefix", "project"],
+    required: [],
+    usage: "revoke-key      --key key_… | --prefix sk_live_XXXX [--project prj_…]",
+    async run(flags, { services, actor, cacheTtlMs }) {
+      const result = await services.revokeApiKey({
+        actor,
+        ...optional("keyId", flags.key),
+        ...optional("prefix", flags.prefix),
+        ...optional("projectId", flags.project),
+      });
+      if (!result.ok) return result;
+      return {
+        ok: true,
+        json: {
+          key_id: result.keyId,
+          project_id: result.projectId,
+          mode: result.mode,
+          prefix: result.prefix,
+          revoked_at: formatTimestamp(result.revokedAt),
+          already_revoked: result.alreadyRevoked,
+        },
+        lines: [
+          result.alreadyRevoked
+            ? `Key ${result.keyId} (${result.prefix}…) of project ${result.projectId} was already revoked at ${ts(result.revokedAt)}; nothing changed.`
+            : `Revoked ${result.mode} key ${result.keyId} (${result.prefix}…) of project ${result.projectId}.`,
+          `Running API instances stop accepting it ${reachesInstances(cacheTtlMs)}.`,
+        ],
+      };
+    },
+  },
+  suspension("suspend"),
+  suspension("reinstate"),
+  {
+    name: "grant-credits",
+    flags: ["project", "amount", "reference"],
+    required: ["project", "amount"],
+    usage: "grant-credits   --project prj_… --amount N [--reference REF]",
+    async run(flags, { services, actor }) {
+      const result = await services.grantPaidCredits({
+        actor,
+        projectId: flags.project ?? "",
+        amount: wholeNumber("amount", flags.amount) ?? 0,
+        ...optional("reference", flags.reference),
+      });
+      if (!result.ok) return result;
+      return {
+        ok: true,
+        json: {
+          project_id: result.projectId,
+          amount: result.amount,
+          reference: result.reference,
+          entry_id: result.entryId,
+          balance: result.balance,
+          already_granted: result.alreadyGranted,
+        },
+        lines: [
+          result.alreadyGranted
+            ? `Reference ${result.reference} was already granted (${result.amount} credits, ${result.entryId}); nothing changed. Balance ${result.balance}.`
+            : `Granted ${result.amount} paid credits to project ${result.projectId}. Balance ${result.balance}; the free-tier allowance no longer applies.`,
+        ],
+      };
+    },
+  },
+  {
+    name: "set-sender",
+    flags: ["project", "name", "brand-id"],
+    required: ["project", "name"],
+    usage: "set-sender      --project prj_… --name NAME [--brand-id N]",
+    async run(flags, { services, actor }) {
+      const brandId = wholeNumber("brand-id", flags["brand-id"]);
+      const result = await services.setProjectSender({
+        actor,
+        projectId: flags.project ?? "",
+        name: flags.name ?? "",
+        ...(brandId !== undefined ? { brandId } : {}),
+      });
+      if (!result.ok) return result;
+      return {
+        ok: true,
+        json: {
+          project_id: result.projectId,
+          sender: result.sender,
+          brand_id: result.brandId,
+          validated: result.validated,
+          changed: result.changed,
+        },
+        lines: [
+          result.changed
+            ? `Project ${result.projectId} now sends as ${result.sender} (uBill brand ${result.brandId}).`
+            : `Project ${result.projectId} already sends as ${result.sender} (uBill brand ${result.brandId}); nothing changed.`,
+          result.validated
+            ? "The brand is approved in uBill's brand list."
+            : "Not checked against uBill (no UBILL_* credentials configured): make sure the brand id is right.",
+        ],
+      };
+    },
+  },
+  {
+    name: "clear-sender",
+    flags: ["project"],
+    required: ["project"],
+    usage: "clear-sender    --project prj_…",
+    async run(flags, { services, actor }) {
+      const result = await services.clearProjectSender({ actor, projectId: flags.project ?? "" });
+      if (!result.ok) return result;
+      return {
+        ok: true,
+        json: { project_id: result.projectId, changed: result.changed },
+        lines: [
           result.changed
             ? `Project ${result.projectId} now sends under the shared default sender.`
             : `Project ${result.projectId} already used the shared default sender; nothing changed.`,
-        ]);
+        ],
+      };
+    },
+  },
+  {
+    name: "show",
+    flags: ["project"],
+    required: ["project"],
+    usage:
+      "show            --project prj_…                 balance, free tier, keys (prefixes only), message counts",
+    async run(flags, { services, actor, cacheTtlMs }) {
+      const result = await services.describeProject({ actor, projectId: flags.project ?? "" });
+      if (!result.ok) return result;
+      const { project, credits, freeTier } = result;
+      return {
+        ok: true,
+        json: {
+          project: {
+            id: project.id,
+            created_at: formatTimestamp(project.createdAt),
+            claimed_at: project.claimedAt ? formatTimestamp(project.claimedAt) : null,
+            account_id: project.accountId,
+            suspended_at: project.suspendedAt ? formatTimestamp(project.suspendedAt) : null,
+            sender: project.sender,
+            sender_brand_id: project.senderBrandId,
+          },
+          credits: {
+            balance: credits.balance,
+            ledger_sum: credits.ledgerSum,
+            consistent: credits.consistent,
+            has_paid_credits: credits.hasPaidCredits,
+          },
+          free_tier: {
+            applies: freeTier.applies,
+            limit: freeTier.limit,
+            used_today: freeTier.usedToday,
+            remaining_today: freeTier.remainingToday,
+            reset_at: formatTimestamp(freeTier.resetAt),
+          },
+          keys: result.keys.map((key) => ({
+            id: key.id,
+            mode: key.mode,
+            prefix: key.prefix,
+            created_at: formatTimestamp(key.createdAt),
+            revoked_at: key.revokedAt ? formatTimestamp(key.revokedAt) : null,
+          })),
+          messages: result.messages.map((row) => ({
+            mode: row.mode,
+            status: row.status,
+            last_24h: row.last24h,
+            last_7d: row.last7d,
+          })),
+        },
+        lines: describeLines(result, cacheTtlMs),
+      };
+    },
+  },
+  {
+    name: "rotate-keys",
+    flags: ["batch-size"],
+    required: [],
+    usage:
+      "rotate-keys     [--batch-size N]                re-encrypt stored texts and numbers under the first key\n" +
+      "                                                  of MESSAGE_ENCRYPTION_KEYS (see docs/privacy.md)",
+    async run(flags, { services, actor }) {
+      if (!services.rotateKeys) {
+        throw new UsageError(
+          "rotate-keys needs MESSAGE_ENCRYPTION_KEYS: the new key first, then every old key.",
+        );
       }
-      case "rotate-keys": {
-        const batchSize = wholeNumber("batch-size", flags["batch-size"]) ?? 500;
-        if (batchSize < 1 || batchSize > 10_000) throw new UsageError("--batch-size must be 1 to 10000.");
-        const spec = options.env.MESSAGE_ENCRYPTION_KEYS;
-        if (!spec) {
-          throw new UsageError(
-            "rotate-keys needs MESSAGE_ENCRYPTION_KEYS: the new key first, then every old key.",
-          );
-        }
-        let keyring: Keyring;
-        try {
-          keyring = parseKeyring(spec);
-        } catch (error) {
-          // Its message names the problem, never the key material.
-          if (error instanceof KeyringError) throw new UsageError(error.message);
-          throw error;
-        }
-        if (!ACTOR_PATTERN.test(deps.actor))
-          throw new UsageError("--actor must be 1-64 letters, digits or ._@+-");
-        const counts = await rotateMessageKeys({
-          prisma: deps.prisma,
-          keyring,
-          batchSize,
-          now: deps.clock.now(),
-        });
-        // Counts and key ids only: never key material.
-        await writeAuditEntry(deps.prisma, {
-          actor: deps.actor,
-          action: "message_keys.rotated",
-          projectId: null,
-          details: { current_key_id: keyring.currentKeyId, ...counts },
-          now: deps.clock.now(),
-        });
-        const result = done({ current_key_id: keyring.currentKeyId, ...counts }, [
-          `Re-encrypted ${counts.rotated} message(s) under key ${keyring.currentKeyId}.`,
+      const batchSize = wholeNumber("batch-size", flags["batch-size"]) ?? 500;
+      if (batchSize < 1 || batchSize > 10_000) throw new UsageError(INVALID_INPUT_TEXT.batch_size);
+      const result = await services.rotateKeys({ actor, batchSize });
+      if (!result.ok) return result;
+      const { ok: _ok, currentKeyId, ...counts } = result;
+      return {
+        ok: true,
+        json: { current_key_id: currentKeyId, ...counts },
+        exitCode: counts.failed > 0 ? 1 : 0,
+        lines: [
+          `Re-encrypted ${counts.rotated} message(s) under key ${currentKeyId}.`,
           ...(counts.failed > 0
             ? [
                 `${counts.failed} message(s) could not be decrypted (key not in the spec, or tampered) and were left as they are.`,
@@ -394,64 +412,129 @@ export async function runOperatorCli(options: OperatorCliOptions): Promise<Opera
           counts.remaining === 0 && counts.fingerprints_on_old_keys === 0
             ? "Nothing depends on the old keys any more: they can be removed from MESSAGE_ENCRYPTION_KEYS."
             : "Keep the old keys in MESSAGE_ENCRYPTION_KEYS until both counts are 0.",
-        ]);
-        return counts.failed > 0 ? { ...result, exitCode: 1 } : result;
-      }
-      case "show": {
-        const result = await describeProject({
-          ...deps,
-          projectId: flags.project ?? "",
-          freeTierDailySegments: options.env.FREE_TIER_DAILY_SEGMENTS,
-        });
-        if (!result.ok) return refused(result);
-        return done(
-          {
-            project: {
-              id: result.project.id,
-              created_at: formatTimestamp(result.project.createdAt),
-              claimed_at: result.project.claimedAt ? formatTimestamp(result.project.claimedAt) : null,
-              account_id: result.project.accountId,
-              suspended_at: result.project.suspendedAt ? formatTimestamp(result.project.suspendedAt) : null,
-              sender: result.project.sender,
-              sender_brand_id: result.project.senderBrandId,
-            },
-            credits: {
-              balance: result.credits.balance,
-              ledger_sum: result.credits.ledgerSum,
-              consistent: result.credits.consistent,
-              has_paid_credits: result.credits.hasPaidCredits,
-            },
-            free_tier: {
-              applies: result.freeTier.applies,
-              limit: result.freeTier.limit,
-              used_today: result.freeTier.usedToday,
-              remaining_today: result.freeTier.remainingToday,
-              reset_at: formatTimestamp(result.freeTier.resetAt),
-            },
-            keys: result.keys.map((key) => ({
-              id: key.id,
-              mode: key.mode,
-              prefix: key.prefix,
-              created_at: formatTimestamp(key.createdAt),
-              revoked_at: key.revokedAt ? formatTimestamp(key.revokedAt) : null,
-            })),
-            messages: result.messages.map((row) => ({
-              mode: row.mode,
-              status: row.status,
-              last_24h: row.last24h,
-              last_7d: row.last7d,
-            })),
-          },
-          describeLines(result, ttl),
-        );
-      }
-    }
+        ],
+      };
+    },
+  },
+];
+
+export const USAGE = `Usage: npm run operator -- <command> [flags]
+
+Commands:
+${COMMANDS.map((command) => `  ${command.usage}`).join("\n")}
+  help
+
+Flags for every command:
+  --actor NAME   who acts, for the audit log (default: the OS user)
+  --json         machine-readable output
+
+Configuration: DATABASE_URL (or PGLITE_DATA_DIR); UBILL_BASE_URL, UBILL_API_KEY and
+UBILL_DEFAULT_BRAND_ID let set-sender check the brand against uBill's brand list.
+Revocations, suspensions and sender changes reach running API instances within
+API_KEY_CACHE_TTL_MS (default 2 s).`;
+
+type Parsed = { command: Command | "help"; flags: Flags; json: boolean; actor?: string };
+
+/** Parses the command line; throws UsageError with a one-line message. */
+export function parseOperatorArgs(argv: string[]): Parsed {
+  const flagNames = [...new Set(COMMANDS.flatMap((command) => command.flags))];
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        ...Object.fromEntries(flagNames.map((name) => [name, { type: "string" as const }])),
+        actor: { type: "string" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
   } catch (error) {
-    if (error instanceof UsageError) {
-      if (json) stdout.push(toJson({ ok: false, command, code: "invalid_input", message: error.message }));
-      return { exitCode: 2, stdout, stderr: [`operator: ${error.message}`] };
-    }
+    throw new UsageError(`${(error as Error).message.split("\n")[0]}. Run 'npm run operator -- help'.`);
+  }
+  const { positionals, values } = parsed;
+  const name = values.help ? "help" : (positionals[0] ?? "help");
+  if (positionals.length > 1) throw new UsageError(`Unexpected argument '${positionals[1]}'.`);
+  const common = {
+    json: values.json === true,
+    ...(typeof values.actor === "string" ? { actor: values.actor } : {}),
+  };
+  if (name === "help") return { command: "help", flags: {}, ...common };
+  const command = COMMANDS.find((candidate) => candidate.name === name);
+  if (!command) throw new UsageError(`Unknown command '${name}'. Run 'npm run operator -- help'.`);
+  const flags: Flags = {};
+  for (const [flag, value] of Object.entries(values)) {
+    if (flag === "json" || flag === "actor" || flag === "help") continue;
+    if (!command.flags.includes(flag)) throw new UsageError(`'${name}' does not take --${flag}.`);
+    flags[flag] = String(value);
+  }
+  for (const flag of command.required) {
+    if (flags[flag] === undefined || flags[flag] === "") throw new UsageError(`'${name}' needs --${flag}.`);
+  }
+  return { command, flags, ...common };
+}
+
+function keyringOf(spec: string | undefined): Keyring | null {
+  if (!spec) return null;
+  try {
+    return parseKeyring(spec);
+  } catch (error) {
+    // Its message names the problem, never the key material.
+    if (error instanceof KeyringError) throw new UsageError(error.message);
     throw error;
   }
-  return { exitCode: 2, stdout, stderr: [`operator: Unknown command '${command}'.`] };
+}
+
+/** Runs one command. Never throws for bad input: a one-line error and a non-zero exit code instead. */
+export async function runOperatorCli(options: OperatorCliOptions): Promise<OperatorCliResult> {
+  let parsed: Parsed;
+  try {
+    parsed = parseOperatorArgs(options.argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    return { exitCode: 2, stdout: [], stderr: [`operator: ${error.message}`] };
+  }
+  const { command, flags, json } = parsed;
+  if (command === "help") return { exitCode: 0, stdout: [USAGE], stderr: [] };
+  const toJson = (value: unknown) => JSON.stringify(value, null, 2);
+
+  let outcome: Outcome;
+  try {
+    const services = operatorServices({
+      store: createStore(options.db),
+      clock: options.clock ?? systemClock,
+      brands: options.brands,
+      keyring: command.name === "rotate-keys" ? keyringOf(options.config.messageEncryptionKeys) : null,
+      config: options.config,
+    });
+    outcome = await command.run(flags, {
+      services,
+      actor: parsed.actor ?? options.defaultActor,
+      cacheTtlMs: options.config.apiKeyCacheTtlMs,
+    });
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    return {
+      exitCode: 2,
+      stdout: json
+        ? [toJson({ ok: false, command: command.name, code: "invalid_input", message: error.message })]
+        : [],
+      stderr: [`operator: ${error.message}`],
+    };
+  }
+  if (!outcome.ok) {
+    const message = refusalText(outcome);
+    return {
+      exitCode: 1,
+      stdout: json ? [toJson({ ok: false, command: command.name, code: outcome.code, message })] : [],
+      stderr: [`operator: ${message.replace(/\s+/g, " ")}`],
+    };
+  }
+  return {
+    exitCode: outcome.exitCode ?? 0,
+    stdout: json ? [toJson({ ok: true, command: command.name, ...outcome.json })] : outcome.lines,
+    stderr: [],
+  };
 }

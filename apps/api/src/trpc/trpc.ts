@@ -2,7 +2,7 @@
 // typed @trpc/client reach the same procedures.
 import { initTRPC } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import { AUTH_MESSAGES, ApiError, type ApiErrorCode } from "@sms/domain";
+import { ApiError, type ApiErrorCode, REFUSAL_MESSAGES } from "../http/errors.ts";
 import type { AppDeps } from "../deps.ts";
 import type { AppLogger } from "../logger.ts";
 
@@ -50,7 +50,11 @@ const t = initTRPC
       const validation = !known && error.code === "BAD_REQUEST";
       return {
         ...shape,
-        message: known ? known.message : validation ? "The request is invalid." : "An unexpected error occurred.",
+        message: known
+          ? known.message
+          : validation
+            ? "The request is invalid."
+            : "An unexpected error occurred.",
         data: {
           code: shape.data.code,
           httpStatus: known ? known.status : shape.data.httpStatus,
@@ -73,8 +77,9 @@ export const publicProcedure = t.procedure;
 export const apiKeyProcedure = t.procedure.use(async ({ ctx, next }) => {
   const result = await ctx.deps.auth.authenticate(ctx.state.request.headers.get("authorization"));
   if (!result.ok) {
-    const headers: Record<string, string> = result.code === "project_suspended" ? {} : { "WWW-Authenticate": "Bearer" };
-    throw new ApiError(result.code, AUTH_MESSAGES[result.code], headers);
+    const headers: Record<string, string> =
+      result.code === "project_suspended" ? {} : { "WWW-Authenticate": "Bearer" };
+    throw new ApiError(result.code, REFUSAL_MESSAGES[result.code], headers);
   }
   ctx.state.projectId = result.project.id;
   return next({ ctx: { ...ctx, project: result.project, mode: result.mode, keyId: result.keyId } });

@@ -3,27 +3,13 @@
 // cache keeps the hot path off the database; revocation and suspension take
 // effect everywhere within its TTL.
 import { API_KEY_PATTERN, sha256Hex, timingSafeEqual } from "@sms/crypto";
-import type { PrismaClient } from "@sms/db";
+import type { AuthenticatedProject, KeyMode } from "../model/keys.ts";
 import type { Clock } from "../ports.ts";
-
-export type KeyMode = "test" | "live";
-
-export type AuthenticatedProject = {
-  id: string;
-  sender: string | null;
-  senderBrandId: number | null;
-  claimed: boolean;
-};
+import type { KeyStore } from "../store/index.ts";
 
 export type Authentication =
   | { ok: true; project: AuthenticatedProject; mode: KeyMode; keyId: string }
   | { ok: false; code: "unauthorized" | "invalid_api_key" | "project_suspended" };
-
-export const AUTH_MESSAGES = {
-  unauthorized: "Missing API key: send 'Authorization: Bearer <API_KEY>'.",
-  invalid_api_key: "The API key is invalid. Check it, or get a new one.",
-  project_suspended: "This project is suspended and cannot send or read messages. Contact support.",
-} as const;
 
 type Lookup = Authentication;
 type CacheEntry = { result: Lookup; cachedAt: number };
@@ -50,25 +36,14 @@ export type ApiKeyAuthenticator = {
 };
 
 export function createApiKeyAuthenticator(options: {
-  prisma: PrismaClient;
+  store: { keys: Pick<KeyStore, "lookup"> };
   clock: Clock;
   cacheTtlMs: number;
 }): ApiKeyAuthenticator {
   const cache = new Map<string, CacheEntry>();
 
   async function lookup(keyHash: string): Promise<Lookup> {
-    const row = await options.prisma.apiKey.findUnique({
-      where: { keyHash },
-      select: {
-        id: true,
-        keyHash: true,
-        mode: true,
-        revokedAt: true,
-        project: {
-          select: { id: true, sender: true, senderBrandId: true, suspendedAt: true, claimedAt: true },
-        },
-      },
-    });
+    const row = await options.store.keys.lookup(keyHash);
     if (!row || !timingSafeEqual(row.keyHash, keyHash) || row.revokedAt)
       return { ok: false, code: "invalid_api_key" };
     if (row.project.suspendedAt) return { ok: false, code: "project_suspended" };

@@ -5,44 +5,16 @@
 // The claim token row is locked (SELECT … FOR UPDATE) first, so concurrent
 // confirmations of one link queue up behind each other and exactly one
 // claims; the rest see a used token. A repeat by the account that claimed is
-// answered with `already_claimed_by_you` and grants nothing.
+// answered `claimed_by_you` and grants nothing.
 import { newId } from "@sms/crypto";
-import type { Prisma, PrismaClient } from "@sms/db";
-import type { ClaimIdentity } from "./describe-claim.ts";
+import type { Store, StoreTx } from "../store/index.ts";
+import type { ClaimIdentity, ClaimRefusal } from "./describe-claim.ts";
 
 export type ClaimProjectResult =
-  | {
-      outcome: "claimed";
-      projectId: string;
-      accountId: string;
-      creditsGranted: number;
-      accountCreated: boolean;
-    }
-  | { outcome: "already_claimed_by_you"; projectId: string; accountId: string }
-  /** Used by another account (or the project was attached some other way). */
-  | { outcome: "used" }
-  | { outcome: "expired" }
-  | { outcome: "unknown" };
-
-type LockedToken = {
-  id: string;
-  project_id: string;
-  expires_at: Date;
-  used_at: Date | null;
-  used_by_account_id: string | null;
-};
-
-type LockedProject = { claimed_at: Date | null; account_id: string | null };
+  | { ok: true; projectId: string; accountId: string; creditsGranted: number; accountCreated: boolean }
+  | ClaimRefusal;
 
 export const CLAIM_GRANT_NOTE = "free credits for claiming the project";
-
-async function findAccountId(tx: Prisma.TransactionClient, identity: ClaimIdentity): Promise<string | null> {
-  const row = await tx.accountIdentity.findUnique({
-    where: { provider_subject: { provider: identity.provider, subject: identity.subject } },
-    select: { accountId: true },
-  });
-  return row?.accountId ?? null;
-}
 
 /**
  * The account for `identity`, created when there is none. Two transactions
@@ -51,102 +23,76 @@ async function findAccountId(tx: Prisma.TransactionClient, identity: ClaimIdenti
  * does nothing, it drops the account it just made and uses the winner's.
  */
 async function findOrCreateAccount(
-  tx: Prisma.TransactionClient,
+  tx: StoreTx,
   identity: ClaimIdentity,
   now: Date,
 ): Promise<{ accountId: string; created: boolean }> {
-  const existing = await findAccountId(tx, identity);
+  const existing = await tx.accounts.findByIdentity(identity.provider, identity.subject);
   if (existing) return { accountId: existing, created: false };
   const accountId = newId("acc", now.getTime());
-  await tx.account.create({
-    data: { id: accountId, email: identity.email, name: identity.name, createdAt: now },
+  await tx.accounts.create({ id: accountId, email: identity.email, name: identity.name, now });
+  const linked = await tx.accounts.addIdentity({
+    id: newId("aid", now.getTime()),
+    accountId,
+    provider: identity.provider,
+    subject: identity.subject,
+    email: identity.email,
+    now,
   });
-  const inserted = await tx.accountIdentity.createManyAndReturn({
-    data: [
-      {
-        id: newId("aid", now.getTime()),
-        accountId,
-        provider: identity.provider,
-        subject: identity.subject,
-        email: identity.email,
-        createdAt: now,
-      },
-    ],
-    skipDuplicates: true,
-    select: { accountId: true },
-  });
-  if (inserted.length === 1) return { accountId, created: true };
-  await tx.account.delete({ where: { id: accountId } });
-  const winner = await findAccountId(tx, identity);
+  if (linked) return { accountId, created: true };
+  await tx.accounts.delete(accountId);
+  const winner = await tx.accounts.findByIdentity(identity.provider, identity.subject);
   if (!winner) throw new Error("account identity vanished during claim");
   return { accountId: winner, created: false };
 }
 
-export async function claimProject(options: {
-  prisma: PrismaClient;
-  tokenHash: string;
-  identity: ClaimIdentity;
-  /** Credits granted on a successful claim (CLAIM_FREE_CREDITS). */
-  freeCredits: number;
-  now: Date;
-}): Promise<ClaimProjectResult> {
-  const { prisma, identity, now } = options;
-  if (!Number.isInteger(options.freeCredits) || options.freeCredits < 0) {
+/** A spent link: "claimed by you" when `owner` is the identity's account, else "used". */
+async function spent(
+  tx: StoreTx,
+  identity: ClaimIdentity,
+  projectId: string,
+  owner: string | null,
+): Promise<ClaimRefusal> {
+  const accountId = await tx.accounts.findByIdentity(identity.provider, identity.subject);
+  return accountId && accountId === owner
+    ? { ok: false, code: "claimed_by_you", projectId, accountId }
+    : { ok: false, code: "used" };
+}
+
+export async function claimProject(
+  deps: { store: Pick<Store, "transaction">; config: { freeCredits: number } },
+  input: { tokenHash: string; identity: ClaimIdentity; now: Date },
+): Promise<ClaimProjectResult> {
+  const { identity, now } = input;
+  const credits = deps.config.freeCredits;
+  if (!Number.isInteger(credits) || credits < 0)
     throw new RangeError("freeCredits must be a non-negative integer");
-  }
-  return prisma.$transaction(async (tx): Promise<ClaimProjectResult> => {
-    const [token] = await tx.$queryRaw<LockedToken[]>`
-      SELECT id, project_id, expires_at, used_at, used_by_account_id
-      FROM claim_tokens WHERE token_hash = ${options.tokenHash}
-      FOR UPDATE`;
-    if (!token) return { outcome: "unknown" };
-
-    if (token.used_at) {
-      const accountId = await findAccountId(tx, identity);
-      return accountId && accountId === token.used_by_account_id
-        ? { outcome: "already_claimed_by_you", projectId: token.project_id, accountId }
-        : { outcome: "used" };
-    }
-
-    const [project] = await tx.$queryRaw<LockedProject[]>`
-      SELECT claimed_at, account_id FROM projects WHERE id = ${token.project_id} FOR UPDATE`;
-    if (!project) return { outcome: "unknown" };
-    if (project.claimed_at) {
-      // Attached without this link (by the operator): the link is spent.
-      const accountId = await findAccountId(tx, identity);
-      return accountId && accountId === project.account_id
-        ? { outcome: "already_claimed_by_you", projectId: token.project_id, accountId }
-        : { outcome: "used" };
-    }
-    if (token.expires_at.getTime() <= now.getTime()) return { outcome: "expired" };
-
+  return deps.store.transaction(async (tx): Promise<ClaimProjectResult> => {
+    const token = await tx.claims.lockByHash(input.tokenHash);
+    if (!token) return { ok: false, code: "unknown" };
+    if (token.usedAt) return spent(tx, identity, token.projectId, token.usedByAccountId);
+    const project = await tx.projects.lock(token.projectId);
+    if (!project) return { ok: false, code: "unknown" };
+    // Attached without this link (by the operator): the link is spent.
+    if (project.claimedAt) return spent(tx, identity, token.projectId, project.accountId);
+    if (token.expiresAt.getTime() <= now.getTime()) return { ok: false, code: "expired" };
     const { accountId, created } = await findOrCreateAccount(tx, identity, now);
-    const credits = options.freeCredits;
+    await tx.projects.attachAccount(token.projectId, accountId, now);
     // Free credits raise the balance but not has_paid_credits: the free-tier
     // daily allowance still applies until paid credits are granted.
-    await tx.$executeRaw`
-      UPDATE projects
-      SET account_id = ${accountId}, claimed_at = ${now}, credit_balance = credit_balance + ${credits}, updated_at = ${now}
-      WHERE id = ${token.project_id}`;
     if (credits > 0) {
-      await tx.creditLedgerEntry.create({
-        data: {
-          id: newId("cre", now.getTime()),
-          projectId: token.project_id,
-          kind: "grant_free",
-          amount: credits,
-          note: CLAIM_GRANT_NOTE,
-          createdAt: now,
-        },
+      await tx.ledger.grant({
+        projectId: token.projectId,
+        kind: "grant_free",
+        amount: credits,
+        note: CLAIM_GRANT_NOTE,
+        now,
       });
     }
-    await tx.claimToken.update({
-      where: { id: token.id },
-      data: { usedAt: now, usedByAccountId: accountId },
-    });
+    await tx.claims.markUsed(token.id, accountId, now);
     return {
-      outcome: "claimed",
-      projectId: token.project_id,
+      ok: true,
+      projectId: token.projectId,
       accountId,
       creditsGranted: credits,
       accountCreated: created,

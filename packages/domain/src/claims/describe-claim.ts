@@ -1,7 +1,7 @@
 // What a claim link stands for, without consuming it: the project summary a
 // human sees before signing in, or why the link no longer works. Looked up by
 // the token's SHA-256 hash only; the token itself never reaches the domain.
-import type { PrismaClient } from "@sms/db";
+import type { Store } from "../store/index.ts";
 
 /** An external identity as a provider vouches for it. */
 export type ClaimIdentity = {
@@ -25,59 +25,49 @@ export type ClaimSummary = {
   expiresAt: Date;
 };
 
-export type DescribeClaimResult =
-  | { status: "claimable"; summary: ClaimSummary }
-  /** Used (or the project claimed) by the account of the identity passed in. */
-  | { status: "claimed_by_you"; projectId: string }
-  | { status: "used" }
-  | { status: "expired" }
-  | { status: "unknown" };
+/**
+ * Why a link cannot be claimed (now): claimed by the account of the identity
+ * given, used by someone else (or the project attached another way), expired,
+ * or no such link. The same codes answer describeClaim and claimProject.
+ */
+export type ClaimRefusal =
+  | { ok: false; code: "claimed_by_you"; projectId: string; accountId: string }
+  | { ok: false; code: "used" | "expired" | "unknown" };
 
-export async function describeClaim(options: {
-  prisma: PrismaClient;
-  tokenHash: string;
-  now: Date;
-  /** The signed-in identity, if any: lets a used link say "claimed by you". */
-  identity?: Pick<ClaimIdentity, "provider" | "subject">;
-}): Promise<DescribeClaimResult> {
-  const { prisma, now } = options;
-  const token = await prisma.claimToken.findUnique({
-    where: { tokenHash: options.tokenHash },
-    select: {
-      projectId: true,
-      expiresAt: true,
-      usedAt: true,
-      usedByAccountId: true,
-      project: { select: { createdAt: true, claimedAt: true, accountId: true } },
-    },
-  });
-  if (!token) return { status: "unknown" };
+export type DescribeClaimResult = { ok: true; summary: ClaimSummary } | ClaimRefusal;
+
+export type ClaimStoreDeps = { store: Pick<Store, "claims" | "accounts" | "messages" | "keys"> };
+
+export async function describeClaim(
+  deps: ClaimStoreDeps,
+  input: {
+    tokenHash: string;
+    now: Date;
+    /** The signed-in identity, if any: lets a used link say "claimed by you". */
+    identity?: Pick<ClaimIdentity, "provider" | "subject">;
+  },
+): Promise<DescribeClaimResult> {
+  const { store } = deps;
+  const token = await store.claims.viewByHash(input.tokenHash);
+  if (!token) return { ok: false, code: "unknown" };
 
   if (token.usedAt || token.project.claimedAt) {
     const owner = token.usedAt ? token.usedByAccountId : token.project.accountId;
-    if (options.identity && owner) {
-      const identity = await prisma.accountIdentity.findUnique({
-        where: {
-          provider_subject: { provider: options.identity.provider, subject: options.identity.subject },
-        },
-        select: { accountId: true },
-      });
-      if (identity?.accountId === owner) return { status: "claimed_by_you", projectId: token.projectId };
+    if (input.identity && owner) {
+      const accountId = await store.accounts.findByIdentity(input.identity.provider, input.identity.subject);
+      if (accountId === owner)
+        return { ok: false, code: "claimed_by_you", projectId: token.projectId, accountId };
     }
-    return { status: "used" };
+    return { ok: false, code: "used" };
   }
-  if (token.expiresAt.getTime() <= now.getTime()) return { status: "expired" };
+  if (token.expiresAt.getTime() <= input.now.getTime()) return { ok: false, code: "expired" };
 
   const [messagesSent, key] = await Promise.all([
-    prisma.message.count({ where: { projectId: token.projectId } }),
-    prisma.apiKey.findFirst({
-      where: { projectId: token.projectId, mode: "test", revokedAt: null },
-      orderBy: { createdAt: "asc" },
-      select: { prefix: true },
-    }),
+    store.messages.countInProject(token.projectId),
+    store.keys.firstActive(token.projectId, "test"),
   ]);
   return {
-    status: "claimable",
+    ok: true,
     summary: {
       projectId: token.projectId,
       projectCreatedAt: token.project.createdAt,

@@ -8,42 +8,37 @@
 // confirmed at that moment holds its project row, so the purge either waits
 // for it and then sees the project claimed, or has already deleted the batch
 // before the claim began.
-import type { PrismaClient } from "@sms/db";
+import { DAY_MS } from "../model/time.ts";
 import type { Clock } from "../ports.ts";
-import { DAY_MS } from "../time.ts";
+import type { Store } from "../store/index.ts";
 
 export const UNCLAIMED_MESSAGE_RETENTION_MS = 30 * DAY_MS;
 
 export type PurgeUnclaimedCounts = { messages: number; idempotency_records: number };
 
-export async function purgeUnclaimedMessages(options: {
-  prisma: PrismaClient;
+export async function purgeUnclaimedMessages(deps: {
+  store: Pick<Store, "transaction">;
   clock: Clock;
-  batchSize: number;
-  /** Default: 30 days. */
-  olderThanMs?: number;
+  config: {
+    batchSize: number;
+    /** Default: 30 days. */
+    olderThanMs?: number;
+  };
 }): Promise<PurgeUnclaimedCounts> {
-  const { prisma } = options;
-  const olderThanMs = options.olderThanMs ?? UNCLAIMED_MESSAGE_RETENTION_MS;
+  const { batchSize } = deps.config;
+  const olderThanMs = deps.config.olderThanMs ?? UNCLAIMED_MESSAGE_RETENTION_MS;
   const counts: PurgeUnclaimedCounts = { messages: 0, idempotency_records: 0 };
   for (;;) {
-    const cutoff = new Date(options.clock.now().getTime() - olderThanMs);
-    const batch = await prisma.$transaction(async (tx) => {
-      const rows = await tx.$queryRaw<Array<{ id: string }>>`
-        SELECT m.id FROM messages m JOIN projects p ON p.id = m.project_id
-        WHERE p.claimed_at IS NULL AND m.created_at < ${cutoff}
-        ORDER BY m.created_at
-        LIMIT ${options.batchSize}
-        FOR UPDATE OF m SKIP LOCKED
-        FOR SHARE OF p`;
-      if (rows.length === 0) return { selected: 0, messages: 0, idempotency: 0 };
-      const ids = rows.map((row) => row.id);
-      const idempotency = await tx.idempotencyRecord.deleteMany({ where: { messageId: { in: ids } } });
-      const messages = await tx.message.deleteMany({ where: { id: { in: ids } } });
-      return { selected: rows.length, messages: messages.count, idempotency: idempotency.count };
+    const cutoff = new Date(deps.clock.now().getTime() - olderThanMs);
+    const batch = await deps.store.transaction(async (tx) => {
+      const ids = await tx.messages.lockUnclaimedBefore(cutoff, batchSize);
+      if (ids.length === 0) return { selected: 0, messages: 0, idempotency: 0 };
+      const idempotency = await tx.idempotency.deleteForMessages(ids);
+      const messages = await tx.messages.delete(ids);
+      return { selected: ids.length, messages, idempotency };
     });
     counts.messages += batch.messages;
     counts.idempotency_records += batch.idempotency;
-    if (batch.selected < options.batchSize) return counts;
+    if (batch.selected < batchSize) return counts;
   }
 }

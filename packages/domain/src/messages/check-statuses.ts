@@ -4,21 +4,10 @@
 // on. Transitions are monotonic: only `submitted` rows move, and `delivered`
 // and `undeliverable` never change again.
 import type { Keyring } from "@sms/crypto";
-import type { PrismaClient } from "@sms/db";
+import { messageError } from "../model/message.ts";
 import type { Clock, Logger } from "../ports.ts";
 import type { SmsProvider, StatusReport } from "../provider.ts";
-import { MESSAGE_ERROR_TEXT } from "./message-resource.ts";
-import { prismaSql, refund } from "./message-store.ts";
-
-type Claimed = {
-  id: string;
-  provider: string;
-  provider_ref: string | null;
-  recipient_ciphertext: Uint8Array | null;
-  submitted_at: Date | null;
-  project_id: string;
-  credits_reserved: number;
-};
+import type { DueMessage, Store } from "../store/index.ts";
 
 export type StatusCheckCounts = {
   checked: number;
@@ -29,18 +18,22 @@ export type StatusCheckCounts = {
   errors: number;
 };
 
-export async function checkMessageStatuses(options: {
-  prisma: PrismaClient;
+export type CheckStatusesDeps = {
+  store: Pick<Store, "messages" | "transaction">;
   keyring: Keyring;
   clock: Clock;
   logger: Logger;
   providers: { test: SmsProvider; live: SmsProvider | null };
-  intervalMs: number;
-  batchSize: number;
-  /** A message still `submitted` this long after submission becomes `unknown`. */
-  deadlineMs: number;
-}): Promise<StatusCheckCounts> {
-  const { prisma, clock } = options;
+  config: {
+    intervalMs: number;
+    batchSize: number;
+    /** A message still `submitted` this long after submission becomes `unknown`. */
+    deadlineMs: number;
+  };
+};
+
+export async function checkMessageStatuses(deps: CheckStatusesDeps): Promise<StatusCheckCounts> {
+  const { clock, config } = deps;
   const counts: StatusCheckCounts = {
     checked: 0,
     delivered: 0,
@@ -55,100 +48,101 @@ export async function checkMessageStatuses(options: {
     const now = clock.now();
     // Claim: push next_check_at one interval ahead, so the rest of this round
     // (here or on another instance) skips these rows.
-    const claimed = await prisma.$queryRaw<Claimed[]>`
-      UPDATE messages SET next_check_at = ${new Date(now.getTime() + options.intervalMs)}
-      WHERE id IN (
-        SELECT id FROM messages
-        WHERE status = 'submitted' AND next_check_at <= ${roundStart}
-        ORDER BY next_check_at
-        LIMIT ${options.batchSize}
-        FOR UPDATE SKIP LOCKED
-      )
-      RETURNING id, provider, provider_ref, recipient_ciphertext, submitted_at, project_id, credits_reserved`;
+    const claimed = await deps.store.messages.claimDue({
+      dueBy: roundStart,
+      nextCheckAt: new Date(now.getTime() + config.intervalMs),
+      batchSize: config.batchSize,
+    });
     if (claimed.length === 0) break;
 
     await Promise.all(
-      claimed.map(async (row) => {
+      claimed.map(async (message) => {
         counts.checked++;
-        const report = await ask(options, row);
-        await apply(options, row, report, counts);
+        const report = await ask(deps, message);
+        for (const count of await apply(deps, message, report)) counts[count]++;
       }),
     );
-    if (claimed.length < options.batchSize) break;
+    if (claimed.length < config.batchSize) break;
   }
   return counts;
 }
 
-async function ask(options: Parameters<typeof checkMessageStatuses>[0], row: Claimed): Promise<StatusReport> {
-  const provider = row.provider === "simulator" ? options.providers.test : options.providers.live;
-  if (!provider || !row.provider_ref || !row.submitted_at)
+async function ask(deps: CheckStatusesDeps, message: DueMessage): Promise<StatusReport> {
+  const provider = message.provider === "simulator" ? deps.providers.test : deps.providers.live;
+  if (!provider || !message.providerRef || !message.submittedAt)
     return { kind: "error", reason: "no provider for this message" };
   try {
-    const to = row.recipient_ciphertext
-      ? await options.keyring.decrypt(new Uint8Array(row.recipient_ciphertext), row.id)
+    const to = message.recipientCiphertext
+      ? await deps.keyring.decrypt(message.recipientCiphertext, message.id)
       : "";
-    return await provider.checkStatus({ providerRef: row.provider_ref, to, submittedAt: row.submitted_at });
+    return await provider.checkStatus({
+      providerRef: message.providerRef,
+      to,
+      submittedAt: message.submittedAt,
+    });
   } catch (error) {
-    options.logger.warn({ message_id: row.id, err: error }, "status check failed");
+    deps.logger.warn({ message_id: message.id, err: error }, "status check failed");
     return { kind: "error", reason: "status check failed" };
   }
 }
 
+/** Moves the message as the report says; returns the counts it adds to. */
 async function apply(
-  options: Parameters<typeof checkMessageStatuses>[0],
-  row: Claimed,
+  deps: CheckStatusesDeps,
+  message: DueMessage,
   report: StatusReport,
-  counts: StatusCheckCounts,
-): Promise<void> {
-  const now = options.clock.now();
-  const move = (
-    status: "delivered" | "undeliverable" | "failed" | "unknown",
-    errorCode: string | null,
-    text: string | null,
-  ) =>
-    options.prisma.message.updateMany({
-      where: { id: row.id, status: "submitted" },
-      data: { status, errorCode, errorMessage: text, nextCheckAt: null, updatedAt: now },
-    });
-
+): Promise<Array<keyof StatusCheckCounts>> {
+  const now = deps.clock.now();
+  const { messages } = deps.store;
   switch (report.kind) {
     case "delivered":
-      if ((await move("delivered", null, null)).count) counts.delivered++;
-      return;
-    case "undeliverable":
-      if ((await move("undeliverable", "invalid_recipient", MESSAGE_ERROR_TEXT.undeliverable ?? null)).count)
-        counts.undeliverable++;
-      return;
+      return (await messages.settle({ messageId: message.id, status: "delivered", error: null, now }))
+        ? ["delivered"]
+        : [];
+    case "undeliverable": {
+      const error = messageError("invalid_recipient", "undeliverable");
+      return (await messages.settle({ messageId: message.id, status: "undeliverable", error, now }))
+        ? ["undeliverable"]
+        : [];
+    }
     case "failed": {
       // The provider says the SMS was not sent after all: like a rejection at
       // submission, the reserved credits go back (the error text says so).
-      const credits = Number(row.credits_reserved);
-      const failed = await options.prisma.$transaction(async (tx) => {
-        const moved = await tx.message.updateMany({
-          where: { id: row.id, status: "submitted" },
-          data: {
-            status: "failed",
-            errorCode: "provider_rejected",
-            errorMessage: MESSAGE_ERROR_TEXT.provider_rejected ?? null,
-            nextCheckAt: null,
-            updatedAt: now,
-          },
+      const failed = await deps.store.transaction(async (tx) => {
+        const moved = await tx.messages.settle({
+          messageId: message.id,
+          status: "failed",
+          error: messageError("provider_rejected"),
+          now,
         });
-        if (moved.count && credits > 0)
-          await refund(prismaSql(tx), row.project_id, row.id, credits, now, "provider reported failure");
-        return moved.count > 0;
+        if (moved && message.creditsReserved > 0) {
+          await tx.ledger.refund({
+            projectId: message.projectId,
+            messageId: message.id,
+            amount: message.creditsReserved,
+            note: "provider reported failure",
+            now,
+          });
+        }
+        return moved;
       });
-      if (failed) counts.failed++;
-      return;
+      return failed ? ["failed"] : [];
     }
     case "error":
-      counts.errors++;
-      break;
-    case "pending":
-      break;
-  }
-  if (row.submitted_at && now.getTime() - row.submitted_at.getTime() >= options.deadlineMs) {
-    if ((await move("unknown", "provider_unavailable", MESSAGE_ERROR_TEXT.deadline ?? null)).count)
-      counts.expired++;
+    case "pending": {
+      const counted: Array<keyof StatusCheckCounts> = report.kind === "error" ? ["errors"] : [];
+      const overdue =
+        message.submittedAt !== null &&
+        now.getTime() - message.submittedAt.getTime() >= deps.config.deadlineMs;
+      const expired =
+        overdue &&
+        (await messages.settle({
+          messageId: message.id,
+          status: "unknown",
+          error: messageError("provider_unavailable", "deadline"),
+          now,
+        }));
+      return expired ? [...counted, "expired"] : counted;
+    }
   }
 }

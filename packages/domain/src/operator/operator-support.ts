@@ -1,85 +1,67 @@
-// What every operator command shares: its dependencies, its refusals (values,
-// not exceptions), input checks, and the audit line it writes.
-import { isId, newId } from "@sms/crypto";
-import type { PrismaClient } from "@sms/db";
+// What every operator action shares (the command-line tool and the dashboard
+// call the same functions): its dependencies, its refusals (values, not
+// exceptions, with the facts to word them by) and the input checks.
+import { isId } from "@sms/crypto";
+import { ACTOR_PATTERN } from "../model/audit.ts";
 import type { Clock } from "../ports.ts";
+import type { Store } from "../store/index.ts";
 
-export type OperatorDeps = {
-  prisma: PrismaClient;
-  clock: Clock;
-  /** Who acts (an operator's name or OS user); written to the audit log. */
-  actor: string;
-};
+export type OperatorDeps = { store: Store; clock: Clock };
 
-export type OperatorRefusalCode =
-  | "invalid_input"
-  | "project_not_found"
-  | "project_not_claimed"
-  | "project_suspended"
-  | "key_not_found"
-  | "key_ambiguous"
-  | "reference_conflict"
-  | "brand_not_found"
-  | "brand_not_approved"
-  | "brand_check_failed";
+/** Who acts (an operator's name, an OS user or a signed-in identity); written to the audit log. */
+export type OperatorInput = { actor: string };
 
-export type OperatorRefusal = { ok: false; code: OperatorRefusalCode; message: string };
+/** The inputs an operator action checks, named as the caller named them. */
+export type OperatorField =
+  | "actor"
+  | "project_id"
+  | "key"
+  | "key_id"
+  | "key_prefix"
+  | "reason"
+  | "amount"
+  | "reference"
+  | "sender_name"
+  | "brand_id"
+  | "batch_size";
 
-export function refuse(code: OperatorRefusalCode, message: string): OperatorRefusal {
-  return { ok: false, code, message };
-}
+export type OperatorRefusal =
+  | { ok: false; code: "invalid_input"; field: OperatorField }
+  /** A whole API key was passed where its id or prefix belongs: never echo it. */
+  | { ok: false; code: "whole_key_given" }
+  | { ok: false; code: "project_not_found"; projectId: string }
+  | { ok: false; code: "project_not_claimed"; projectId: string }
+  | { ok: false; code: "project_suspended"; projectId: string }
+  | { ok: false; code: "key_not_found" }
+  | { ok: false; code: "key_ambiguous"; keyIds: string[] }
+  | { ok: false; code: "reference_conflict"; reference: string; earlierAmount: number }
+  | {
+      ok: false;
+      code: "brand_not_found";
+      name: string;
+      brandId: number | null;
+      providerName: string | null;
+      approvedIds: number[];
+    }
+  | { ok: false; code: "brand_not_approved"; brandId: number; providerName: string }
+  | { ok: false; code: "brand_check_failed"; reason: string };
 
-/** The audit actions the operator's commands write. */
-export type AuditAction =
-  | "api_key.created"
-  | "api_key.revoked"
-  | "project.suspended"
-  | "project.reinstated"
-  | "credits.granted"
-  | "sender.set"
-  | "sender.cleared"
-  | "project.viewed"
-  | "message_keys.rotated";
+export type OperatorRefusalCode = OperatorRefusal["code"];
 
-export const ACTOR_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$/;
+export const invalid = (field: OperatorField): OperatorRefusal => ({
+  ok: false,
+  code: "invalid_input",
+  field,
+});
+export const projectNotFound = (projectId: string): OperatorRefusal => ({
+  ok: false,
+  code: "project_not_found",
+  projectId,
+});
 
-/** Checks what every command takes: the actor, and a project id when given. */
-export function checkCommon(deps: OperatorDeps, projectId?: string): OperatorRefusal | null {
-  if (!ACTOR_PATTERN.test(deps.actor)) {
-    return refuse("invalid_input", "The actor must be 1–64 characters: letters, digits and . _ @ + -.");
-  }
-  if (projectId !== undefined && !isId("prj", projectId)) {
-    return refuse("invalid_input", "The project id must look like prj_ followed by 26 characters.");
-  }
+/** Checks what every action takes: the actor, and a project id when given. */
+export function checkCommon(input: OperatorInput, projectId?: string): OperatorRefusal | null {
+  if (!ACTOR_PATTERN.test(input.actor)) return invalid("actor");
+  if (projectId !== undefined && !isId("prj", projectId)) return invalid("project_id");
   return null;
 }
-
-type Tx = Pick<PrismaClient, "auditEntry">;
-
-/** One audit line. `details` must never hold key material, message text or full numbers. */
-export async function writeAuditEntry(
-  tx: Tx,
-  entry: {
-    actor: string;
-    action: AuditAction;
-    projectId: string | null;
-    details: Record<string, unknown>;
-    now: Date;
-  },
-): Promise<string> {
-  const id = newId("aud", entry.now.getTime());
-  await tx.auditEntry.create({
-    data: {
-      id,
-      actor: entry.actor,
-      action: entry.action,
-      projectId: entry.projectId,
-      details: entry.details as never,
-      createdAt: entry.now,
-    },
-  });
-  return id;
-}
-
-export const PROJECT_NOT_FOUND = (projectId: string) =>
-  refuse("project_not_found", `No project ${projectId}.`);

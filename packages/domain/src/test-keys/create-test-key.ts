@@ -1,22 +1,12 @@
 // POST /v1/test-keys: an unclaimed project, a test key and a claim link, all
 // under the per-address and service-wide limits (spec 4.1).
 import { apiKeyPrefix, newApiKey, newId, randomToken, sha256Hex } from "@sms/crypto";
-import type { PrismaClient } from "@sms/db";
-import {
-  type LimitCheck,
-  LimitRefusal,
-  type LimitState,
-  consumeLimitsOrThrow,
-  exhaustedLimit,
-  tightestState,
-} from "../rate-limits/consume-limits.ts";
-import { DAY_MS, truncateToSecond } from "../time.ts";
+import { consumeEach, exhaustedLimit, type LimitRefusal } from "../limits/consume-limits.ts";
+import { BUCKETS, type LimitCheck, type LimitState, tightestState } from "../model/limits.ts";
+import { DAY_MS, truncateToSecond } from "../model/time.ts";
+import { type Store, transactionOrRollback } from "../store/index.ts";
 
 export const CLAIM_LINK_LIFETIME_MS = 30 * DAY_MS;
-
-export const TEST_KEY_NEXT_STEPS =
-  "Send test messages now with this key (POST /v1/messages; +995500000001 to +995500000004 simulate failures, any other valid number is delivered), " +
-  "and give claim_url to a human, who signs in to claim the project and add free credits before expires_at.";
 
 export type TestKeyLimits = { perMinute: number; perDay: number; perDayTotal: number };
 
@@ -29,13 +19,12 @@ export type CreateTestKeyResult =
       expiresAt: Date;
       rateLimit: LimitState | undefined;
     }
-  | { ok: false; refusal: "rate_limited" | "daily_limit_reached"; state: LimitState };
+  | LimitRefusal;
 
 /**
  * The three limits, in the order they are taken (the same everywhere, so
  * concurrent transactions lock the counter rows in the same order). Each
- * window has a bucket of its own: a minute window and a day window that start
- * at the same instant (00:00 UTC) must not share a counter row.
+ * window has a bucket of its own.
  *
  * The daily windows come first: a caller whose day is used up hears
  * `daily_limit_reached` (do not retry before midnight UTC) rather than a
@@ -45,19 +34,19 @@ export type CreateTestKeyResult =
 export function testKeyLimitChecks(callerSubject: string, limits: TestKeyLimits): LimitCheck[] {
   return [
     {
-      bucket: `test_keys:addr:${callerSubject}:day`,
+      bucket: BUCKETS.testKeysPerAddressDay(callerSubject),
       window: "utc_day",
       limit: limits.perDay,
       refusal: "daily_limit_reached",
     },
     {
-      bucket: "test_keys:service:day",
+      bucket: BUCKETS.testKeysServiceDay(),
       window: "utc_day",
       limit: limits.perDayTotal,
       refusal: "daily_limit_reached",
     },
     {
-      bucket: `test_keys:addr:${callerSubject}:minute`,
+      bucket: BUCKETS.testKeysPerAddressMinute(callerSubject),
       window: "minute",
       limit: limits.perMinute,
       refusal: "rate_limited",
@@ -65,56 +54,53 @@ export function testKeyLimitChecks(callerSubject: string, limits: TestKeyLimits)
   ];
 }
 
-export async function createTestKey(options: {
-  prisma: PrismaClient;
-  now: Date;
-  publicBaseUrl: string;
-  /** The caller's rate-limit identity (an IPv4 address or an IPv6 /64). */
-  callerSubject: string;
-  limits: TestKeyLimits;
-}): Promise<CreateTestKeyResult> {
-  const { prisma, now } = options;
+export type CreateTestKeyDeps = {
+  store: Pick<Store, "limits" | "transaction">;
+  config: { publicBaseUrl: string; limits: TestKeyLimits };
+};
+
+export async function createTestKey(
+  deps: CreateTestKeyDeps,
+  input: {
+    now: Date;
+    /** The caller's rate-limit identity (an IPv4 address or an IPv6 /64). */
+    callerSubject: string;
+  },
+): Promise<CreateTestKeyResult> {
+  const { now } = input;
   const apiKey = newApiKey("test");
   const claimToken = randomToken(32);
   const [keyHash, tokenHash] = await Promise.all([sha256Hex(apiKey), sha256Hex(claimToken)]);
   const projectId = newId("prj", now.getTime());
   const expiresAt = new Date(truncateToSecond(now).getTime() + CLAIM_LINK_LIFETIME_MS);
 
-  const checks = testKeyLimitChecks(options.callerSubject, options.limits);
+  const checks = testKeyLimitChecks(input.callerSubject, deps.config.limits);
   // A caller already over a limit is answered without taking the counter row
   // locks, so a burst of refused requests never queues behind the granted ones.
-  const exhausted = await exhaustedLimit({ tx: prisma, checks, now });
+  const exhausted = await exhaustedLimit(deps.store.limits, checks, now);
   if (exhausted) return exhausted;
-  try {
-    const states = await prisma.$transaction(async (tx) => {
-      const states = await consumeLimitsOrThrow({ tx, checks, now });
-      await tx.project.create({ data: { id: projectId, createdAt: now, updatedAt: now } });
-      await tx.apiKey.create({
-        data: {
-          id: newId("key", now.getTime()),
-          projectId,
-          mode: "test",
-          keyHash,
-          prefix: apiKeyPrefix(apiKey),
-          createdAt: now,
-        },
-      });
-      await tx.claimToken.create({
-        data: { id: newId("clm", now.getTime()), projectId, tokenHash, expiresAt, createdAt: now },
-      });
-      return states;
-    });
-    return {
-      ok: true,
-      apiKey,
+  const states = await transactionOrRollback<LimitState[], LimitRefusal>(deps.store, async (tx, rollback) => {
+    const consumed = await consumeEach(tx.limits, checks, now);
+    if (!consumed.ok) return rollback(consumed);
+    await tx.projects.create(projectId, now);
+    await tx.keys.create({
+      id: newId("key", now.getTime()),
       projectId,
-      claimUrl: `${options.publicBaseUrl}/claim/${claimToken}`,
-      expiresAt,
-      rateLimit: tightestState(states),
-    };
-  } catch (error) {
-    if (error instanceof LimitRefusal)
-      return { ok: false, refusal: error.outcome.refusal, state: error.outcome.state };
-    throw error;
-  }
+      mode: "test",
+      keyHash,
+      prefix: apiKeyPrefix(apiKey),
+      now,
+    });
+    await tx.claims.create({ id: newId("clm", now.getTime()), projectId, tokenHash, expiresAt, now });
+    return consumed.states;
+  });
+  if (!Array.isArray(states)) return states;
+  return {
+    ok: true,
+    apiKey,
+    projectId,
+    claimUrl: `${deps.config.publicBaseUrl}/claim/${claimToken}`,
+    expiresAt,
+    rateLimit: tightestState(states),
+  };
 }

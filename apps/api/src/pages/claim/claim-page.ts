@@ -16,11 +16,12 @@
 // both POSTs refuse cross-site requests (Sec-Fetch-Site / Origin).
 import { readBodyText } from "../../http/read-body.ts";
 import { sha256Hex, timingSafeEqual } from "@sms/crypto";
-import { claimProject, consumeLimits, describeClaim } from "@sms/domain";
-import type { AppDeps } from "../../deps.ts";
+import type { Clock } from "@sms/domain";
+import type { Config } from "../../env.ts";
 import { rateLimitSubject } from "../../http/client-address.ts";
 import type { ExtraRoute } from "../../http/gateway.ts";
-import { serializeError } from "../../logger.ts";
+import { type AppLogger, serializeError } from "../../logger.ts";
+import type { ApiServices } from "../../services.ts";
 import type { RequestState } from "../../trpc/trpc.ts";
 import {
   clearCookieHeader,
@@ -48,14 +49,19 @@ import {
   signInRequiredPage,
   tooManySignInsPage,
 } from "./claim-views.ts";
-import { type IdentityProvider, identityProvidersFromEnv } from "./identity-providers.ts";
+import { type IdentityProvider, identityProvidersFromConfig } from "./identity-providers.ts";
 
 /** A claim token is 32 random bytes as base64url (43 characters). */
 const CLAIM_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 /** The two forms carry one short field each. */
 const MAX_FORM_BYTES = 2048;
 
-export type ClaimPageDeps = Pick<AppDeps, "prisma" | "clock" | "env" | "logger">;
+export type ClaimPageDeps = {
+  services: ApiServices["claims"];
+  clock: Clock;
+  logger: AppLogger;
+  config: Pick<Config, "publicBaseUrl" | "claims">;
+};
 
 export type ClaimPageOptions = {
   /** Default: the providers configured in the environment. */
@@ -114,13 +120,18 @@ function formProblem(problem: "too_large" | "unsupported", token: string): Respo
       });
 }
 
+/** Which "gone" page a spent link shows ("claimed by you" is shown only to that identity). */
+function goneReason(code: "claimed_by_you" | "used" | "expired"): "used" | "expired" {
+  return code === "expired" ? "expired" : "used";
+}
+
 export async function claimPageRoutes(
   deps: ClaimPageDeps,
   options: ClaimPageOptions = {},
 ): Promise<ExtraRoute[]> {
-  const { env, clock, prisma } = deps;
-  const providers = options.providers ?? identityProvidersFromEnv(env);
-  let secret = env.CLAIM_COOKIE_SECRET;
+  const { config, clock, services } = deps;
+  const providers = options.providers ?? identityProvidersFromConfig(config.claims);
+  let secret = config.claims.cookieSecret;
   if (!secret) {
     deps.logger.warn(
       {},
@@ -129,11 +140,11 @@ export async function claimPageRoutes(
     secret = generateCookieSecret();
   }
   const sealer = await createCookieSealer(secret);
-  const baseUrl = env.PUBLIC_BASE_URL;
+  const baseUrl = config.publicBaseUrl;
   const origin = new URL(baseUrl).origin;
   const secure = baseUrl.startsWith("https://");
   const names = cookieNames(secure);
-  const freeCredits = env.CLAIM_FREE_CREDITS;
+  const freeCredits = config.claims.freeCredits;
   const providerById = (id: string | null | undefined) => providers.find((provider) => provider.id === id);
   const redirectUri = (provider: IdentityProvider) => `${baseUrl}/claim/callback/${provider.id}`;
   const formActionOrigins = () => [...new Set(providers.flatMap((provider) => provider.authorizeOrigins()))];
@@ -175,10 +186,9 @@ export async function claimPageRoutes(
   const landing = page("GET", "/claim/{token}", async (_request, state, params) => {
     const token = params.token ?? "";
     if (!CLAIM_TOKEN_PATTERN.test(token)) return notFoundPage();
-    const described = await describeClaim({ prisma, tokenHash: await sha256Hex(token), now: clock.now() });
-    if (described.status === "unknown") return notFoundPage();
-    if (described.status !== "claimable")
-      return gonePage(described.status === "expired" ? "expired" : "used");
+    const described = await services.describe({ tokenHash: await sha256Hex(token), now: clock.now() });
+    if (!described.ok)
+      return described.code === "unknown" ? notFoundPage() : gonePage(goneReason(described.code));
     state.projectId = described.summary.projectId;
     return landingPage({
       token,
@@ -205,29 +215,17 @@ export async function claimPageRoutes(
       });
     }
     // Each start sends the browser to the provider: bound how often one network may do it.
-    const now = clock.now();
-    const limit = await consumeLimits({
-      tx: prisma,
-      now,
-      checks: [
-        {
-          bucket: `claim_sign_ins:addr:${rateLimitSubject(state.clientAddress)}:minute`,
-          window: "minute",
-          limit: env.CLAIM_SIGN_INS_PER_MINUTE,
-          refusal: "rate_limited",
-        },
-      ],
-    });
+    const limit = await services.countSignIn(rateLimitSubject(state.clientAddress));
     if (!limit.ok) {
+      const now = clock.now();
       return tooManySignInsPage(
         token,
-        Math.max(1, Math.ceil((limit.state.resetAt.getTime() - now.getTime()) / 1000)),
+        Math.max(1, Math.ceil((limit.limit.resetAt.getTime() - now.getTime()) / 1000)),
       );
     }
-    const described = await describeClaim({ prisma, tokenHash: await sha256Hex(token), now: clock.now() });
-    if (described.status === "unknown") return notFoundPage();
-    if (described.status !== "claimable")
-      return gonePage(described.status === "expired" ? "expired" : "used");
+    const described = await services.describe({ tokenHash: await sha256Hex(token), now: clock.now() });
+    if (!described.ok)
+      return described.code === "unknown" ? notFoundPage() : gonePage(goneReason(described.code));
     state.projectId = described.summary.projectId;
 
     let start: Awaited<ReturnType<IdentityProvider["begin"]>>;
@@ -344,14 +342,14 @@ export async function claimPageRoutes(
     const identity = await identityFor(request, token);
     if (!identity) return redirect(`/claim/${token}`);
     const label = providerById(identity.provider)?.label ?? identity.provider;
-    const described = await describeClaim({
-      prisma,
+    const described = await services.describe({
       tokenHash: await sha256Hex(token),
       now: clock.now(),
       identity,
     });
-    if (described.status === "unknown") return notFoundPage();
-    if (described.status === "claimed_by_you") {
+    if (!described.ok) {
+      if (described.code === "unknown") return notFoundPage();
+      if (described.code !== "claimed_by_you") return gonePage(goneReason(described.code));
       state.projectId = described.projectId;
       return claimedPage({
         projectId: described.projectId,
@@ -361,7 +359,6 @@ export async function claimPageRoutes(
         already: true,
       });
     }
-    if (described.status !== "claimable") return gonePage(described.status);
     state.projectId = described.summary.projectId;
     return confirmPage({
       token,
@@ -389,8 +386,7 @@ export async function claimPageRoutes(
       return refusedPage(token);
     }
     const label = providerById(identity.provider)?.label ?? identity.provider;
-    const result = await claimProject({
-      prisma,
+    const result = await services.claim({
       tokenHash: await sha256Hex(token),
       identity: {
         provider: identity.provider,
@@ -398,37 +394,30 @@ export async function claimPageRoutes(
         email: identity.email,
         name: identity.name,
       },
-      freeCredits,
       now: clock.now(),
     });
     state.log.info(
       {
-        outcome: result.outcome,
+        outcome: result.ok ? "claimed" : result.code,
         provider: identity.provider,
-        ...(result.outcome === "claimed" || result.outcome === "already_claimed_by_you"
+        ...(result.ok || result.code === "claimed_by_you"
           ? { project_id: result.projectId, account_id: result.accountId }
           : {}),
-        ...(result.outcome === "claimed" ? { credits_granted: result.creditsGranted } : {}),
+        ...(result.ok ? { credits_granted: result.creditsGranted } : {}),
       },
       "claim confirmation",
     );
-    switch (result.outcome) {
-      case "claimed":
-      case "already_claimed_by_you":
-        state.projectId = result.projectId;
-        return claimedPage({
-          projectId: result.projectId,
-          creditsGranted: result.outcome === "claimed" ? result.creditsGranted : 0,
-          providerLabel: label,
-          who: who(identity, label),
-          already: result.outcome === "already_claimed_by_you",
-        });
-      case "used":
-      case "expired":
-        return gonePage(result.outcome);
-      case "unknown":
-        return notFoundPage();
+    if (result.ok || result.code === "claimed_by_you") {
+      state.projectId = result.projectId;
+      return claimedPage({
+        projectId: result.projectId,
+        creditsGranted: result.ok ? result.creditsGranted : 0,
+        providerLabel: label,
+        who: who(identity, label),
+        already: !result.ok,
+      });
     }
+    return result.code === "unknown" ? notFoundPage() : gonePage(result.code);
   });
 
   // The callback is listed before the token routes: /claim/callback/x could

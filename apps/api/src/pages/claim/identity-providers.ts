@@ -11,7 +11,7 @@
 // talks to the real providers in production and to local fakes in tests.
 // A provider without a client id and secret is not offered.
 import * as oidc from "openid-client";
-import type { Env } from "../../env.ts";
+import type { Config } from "../../env.ts";
 
 export type ProviderId = "google" | "github";
 
@@ -258,27 +258,11 @@ export function createGitHubProvider(options: {
 }
 
 /** The providers this configuration offers, in display order. */
-export function identityProvidersFromEnv(env: Env): IdentityProvider[] {
+export function identityProvidersFromConfig(
+  claims: Pick<Config["claims"], "google" | "github">,
+): IdentityProvider[] {
   const providers: IdentityProvider[] = [];
-  if (env.GOOGLE_CLIENT_ID && env.GOOGLE_CLIENT_SECRET) {
-    providers.push(
-      createGoogleProvider({
-        issuerUrl: env.GOOGLE_ISSUER_URL,
-        clientId: env.GOOGLE_CLIENT_ID,
-        clientSecret: env.GOOGLE_CLIENT_SECRET,
-      }),
-    );
-  }
-  if (env.GITHUB_CLIENT_ID && env.GITHUB_CLIENT_SECRET) {
-    providers.push(
-      createGitHubProvider({
-        authorizeUrl: env.GITHUB_AUTHORIZE_URL,
-        tokenUrl: env.GITHUB_TOKEN_URL,
-        apiUrl: env.GITHUB_API_URL,
-        clientId: env.GITHUB_CLIENT_ID,
-        clientSecret: env.GITHUB_CLIENT_SECRET,
-      }),
-    );
-  }
+  if (claims.google) providers.push(createGoogleProvider(claims.google));
+  if (claims.github) providers.push(createGitHubProvider(claims.github));
   return providers;
 }

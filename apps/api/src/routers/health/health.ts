@@ -14,7 +14,7 @@ export const healthRouter = router({
     .input(z.void())
     .output(ZReadinessResponse)
     .query(async ({ ctx }) => {
-      const reachable = await ctx.deps.db.ping();
+      const reachable = await ctx.deps.databaseReachable();
       if (reachable) return { status: "ready" as const, database: "ok" as const };
       ctx.state.response.status = 503;
       return { status: "not_ready" as const, database: "unreachable" as const };

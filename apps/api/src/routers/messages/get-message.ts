@@ -1,4 +1,4 @@
-import { ApiError, getMessage } from "@sms/domain";
+import { ApiError, REFUSAL_MESSAGES } from "../../http/errors.ts";
 import { apiKeyProcedure } from "../../trpc/trpc.ts";
 import { getMessageMeta, ZGetMessageRequest, ZGetMessageResponse } from "./get-message.types.ts";
 
@@ -7,12 +7,10 @@ export const getMessageProcedure = apiKeyProcedure
   .input(ZGetMessageRequest)
   .output(ZGetMessageResponse)
   .query(async ({ ctx, input }) => {
-    const message = await getMessage({
-      prisma: ctx.deps.prisma,
-      sql: ctx.deps.db,
+    const result = await ctx.deps.services.messages.get({
       projectId: ctx.project.id,
       messageId: input.message_id,
     });
-    if (!message) throw new ApiError("message_not_found", "No message with this id exists in this project.");
-    return message;
+    if (!result.ok) throw new ApiError("message_not_found", REFUSAL_MESSAGES.message_not_found);
+    return result.message;
   });

@@ -1,4 +1,4 @@
-import { MESSAGE_ERROR_CODES } from "@sms/domain";
+import { MESSAGE_ERROR_CODES, MESSAGE_STATUSES } from "@sms/domain";
 import { z } from "zod";
 
 export const ZMessageError = z
@@ -18,7 +18,7 @@ export const ZMessage = z
       description: "Masked recipient: +9955, six bullets, the last two digits.",
       example: "+9955••••••78",
     }),
-    status: z.enum(["queued", "submitted", "delivered", "undeliverable", "failed", "unknown"]),
+    status: z.enum(MESSAGE_STATUSES),
     segments: z.number().int().nullable().meta({ description: "SMS segments (the billing unit)." }),
     error: ZMessageError.nullable(),
     created_at: z

@@ -1,3 +1,4 @@
+import { IDEMPOTENCY_KEY_MAX_LENGTH, RECIPIENT_PATTERN } from "@sms/domain";
 import { LOCALES, TEMPLATE_IDS } from "@sms/templates";
 import { z } from "zod";
 import type { Meta } from "../../trpc/trpc.ts";
@@ -13,13 +14,10 @@ const LOCALE_RULE = `must be one of: ${LOCALES.join(", ")} (default ka)`;
 
 export const ZSendMessageRequest = z
   .strictObject({
-    to: z
-      .string({ error: TO_RULE })
-      .regex(/^\+9955[0-9]{8}$/, { error: TO_RULE })
-      .meta({
-        description: "Exactly `+9955` followed by eight digits. Never normalized.",
-        example: "+995555123456",
-      }),
+    to: z.string({ error: TO_RULE }).regex(RECIPIENT_PATTERN, { error: TO_RULE }).meta({
+      description: "Exactly `+9955` followed by eight digits. Never normalized.",
+      example: "+995555123456",
+    }),
     template: z
       .enum(TEMPLATE_IDS, { error: TEMPLATE_RULE })
       .meta({ description: "The built-in template to render." }),
@@ -48,8 +46,10 @@ export const ZSendMessageHeaders = z.object({
   "Idempotency-Key": z
     .string()
     .min(1)
-    .max(200)
-    .meta({ description: "1–200 characters, unique per logical send. Retries reuse it." }),
+    .max(IDEMPOTENCY_KEY_MAX_LENGTH)
+    .meta({
+      description: `1–${IDEMPOTENCY_KEY_MAX_LENGTH} characters, unique per logical send. Retries reuse it.`,
+    }),
 });
 
 export const sendMessageMeta: Meta = {

@@ -1,8 +1,14 @@
-import { ApiError, createTestKey, formatTimestamp, TEST_KEY_NEXT_STEPS } from "@sms/domain";
+import { formatTimestamp } from "@sms/domain";
 import { rateLimitSubject } from "../../http/client-address.ts";
-import { rateLimitHeaders, retryHeaders } from "../../http/rate-limit-headers.ts";
+import { testKeyRefusal } from "../../http/errors.ts";
+import { rateLimitHeaders } from "../../http/rate-limit-headers.ts";
 import { publicProcedure } from "../../trpc/trpc.ts";
-import { createTestKeyMeta, ZCreateTestKeyRequest, ZCreateTestKeyResponse } from "./create-test-key.types.ts";
+import {
+  createTestKeyMeta,
+  TEST_KEY_NEXT_STEPS,
+  ZCreateTestKeyRequest,
+  ZCreateTestKeyResponse,
+} from "./create-test-key.types.ts";
 
 export const createTestKeyProcedure = publicProcedure
   .meta(createTestKeyMeta)
@@ -10,29 +16,11 @@ export const createTestKeyProcedure = publicProcedure
   .output(ZCreateTestKeyResponse)
   .mutation(async ({ ctx }) => {
     const { deps, state } = ctx;
-    const now = deps.clock.now();
-    const result = await createTestKey({
-      prisma: deps.prisma,
-      now,
-      publicBaseUrl: deps.env.PUBLIC_BASE_URL,
+    const result = await deps.services.testKeys.create({
       callerSubject: rateLimitSubject(state.clientAddress),
-      limits: {
-        perMinute: deps.env.TEST_KEYS_PER_MINUTE,
-        perDay: deps.env.TEST_KEYS_PER_DAY,
-        perDayTotal: deps.env.TEST_KEYS_PER_DAY_TOTAL,
-      },
     });
-    if (!result.ok) {
-      const headers = retryHeaders(result.state, now);
-      if (result.refusal === "rate_limited") {
-        throw new ApiError("rate_limited", "Too many test keys requested from this address this minute. Wait a minute and retry.", headers);
-      }
-      throw new ApiError(
-        "daily_limit_reached",
-        `The daily allowance of instant test keys is used up. Do not retry before ${formatTimestamp(result.state.resetAt)} (midnight UTC). Existing keys keep working.`,
-        headers,
-      );
-    }
+    const now = deps.clock.now();
+    if (!result.ok) throw testKeyRefusal(result, now);
     state.projectId = result.projectId;
     state.response.status = 201;
     Object.assign(state.response.headers, rateLimitHeaders(result.rateLimit, now));

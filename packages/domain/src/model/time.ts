@@ -19,3 +19,8 @@ export function startOfUtcDay(date: Date): Date {
 export function nextUtcMidnight(date: Date): Date {
   return new Date(startOfUtcDay(date).getTime() + DAY_MS);
 }
+
+/** The fixed UTC minute `now` falls in. */
+export function startOfUtcMinute(date: Date): Date {
+  return new Date(Math.floor(date.getTime() / MINUTE_MS) * MINUTE_MS);
+}

@@ -5,16 +5,15 @@ import {
   type TestDatabase,
 } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testKeyLimitChecks } from "../test-keys/create-test-key.ts";
+import { type LimitCheck, type LimitState, tightestState } from "../src/model/limits.ts";
+import { createStore, type Store, transactionOrRollback } from "../src/store/index.ts";
+import { testKeyLimitChecks } from "../src/test-keys/create-test-key.ts";
 import {
+  consumeEach,
   consumeLimits,
-  consumeLimitsOrThrow,
   exhaustedLimit,
-  type LimitCheck,
-  LimitRefusal,
-  type LimitState,
-  tightestState,
-} from "./consume-limits.ts";
+  type LimitOutcome,
+} from "../src/limits/consume-limits.ts";
 
 afterAll(() => dropAllTestDatabases());
 
@@ -44,8 +43,10 @@ describe("tightestState", () => {
 
 describe.each(backends)("consumeLimits on %s", (kind) => {
   let t: TestDatabase;
+  let store: Store;
   beforeAll(async () => {
     t = await createTestDatabase(kind);
+    store = createStore(t.db);
   }, 60_000);
   afterAll(() => t?.drop());
 
@@ -60,25 +61,21 @@ describe.each(backends)("consumeLimits on %s", (kind) => {
     const check: LimitCheck = { bucket: name, window: "minute", limit: 3, refusal: "rate_limited" };
     const remaining: number[] = [];
     for (let i = 0; i < 3; i++) {
-      const outcome = await consumeLimits({ tx: t.db.prisma, checks: [check], now });
+      const outcome = await consumeLimits(store, [check], now);
       if (!outcome.ok) throw new Error("refused too early");
       remaining.push(outcome.states[0]?.remaining ?? -1);
       expect(outcome.states[0]?.resetAt.toISOString()).toBe("2026-11-22T10:01:00.000Z");
     }
     expect(remaining).toEqual([2, 1, 0]);
-    const refused = await consumeLimits({ tx: t.db.prisma, checks: [check], now });
+    const refused = await consumeLimits(store, [check], now);
     expect(refused).toEqual({
       ok: false,
-      refusal: "rate_limited",
-      state: { limit: 3, remaining: 0, resetAt: new Date("2026-11-22T10:01:00Z"), window: "minute" },
+      code: "rate_limited",
+      limit: { limit: 3, remaining: 0, resetAt: new Date("2026-11-22T10:01:00Z"), window: "minute" },
     });
     expect(await count(name)).toBe(3);
     // The next minute is a new window.
-    const next = await consumeLimits({
-      tx: t.db.prisma,
-      checks: [check],
-      now: new Date("2026-11-22T10:01:00Z"),
-    });
+    const next = await consumeLimits(store, [check], new Date("2026-11-22T10:01:00Z"));
     expect(next.ok).toBe(true);
   });
 
@@ -92,23 +89,17 @@ describe.each(backends)("consumeLimits on %s", (kind) => {
       cost,
       refusal: "daily_limit_reached",
     });
-    expect((await consumeLimits({ tx: t.db.prisma, checks: [check(3)], now })).ok).toBe(true);
-    const over = await consumeLimits({ tx: t.db.prisma, checks: [check(3)], now });
-    expect(over.ok ? null : over.state).toEqual({
+    expect((await consumeLimits(store, [check(3)], now)).ok).toBe(true);
+    const over = await consumeLimits(store, [check(3)], now);
+    expect(over.ok ? null : over.limit).toEqual({
       limit: 5,
       remaining: 2,
       resetAt: new Date("2026-11-23T00:00:00Z"),
       window: "utc_day",
     });
-    expect((await consumeLimits({ tx: t.db.prisma, checks: [check(2)], now })).ok).toBe(true);
-    expect(
-      (await consumeLimits({ tx: t.db.prisma, checks: [check(6)], now: new Date("2026-11-23T00:00:00Z") }))
-        .ok,
-    ).toBe(false);
-    expect(
-      (await consumeLimits({ tx: t.db.prisma, checks: [check(5)], now: new Date("2026-11-23T00:00:00Z") }))
-        .ok,
-    ).toBe(true);
+    expect((await consumeLimits(store, [check(2)], now)).ok).toBe(true);
+    expect((await consumeLimits(store, [check(6)], new Date("2026-11-23T00:00:00Z"))).ok).toBe(false);
+    expect((await consumeLimits(store, [check(5)], new Date("2026-11-23T00:00:00Z"))).ok).toBe(true);
   });
 
   it("refuses two checks on one bucket (a minute and a day starting at 00:00 would share a row)", async () => {
@@ -117,7 +108,7 @@ describe.each(backends)("consumeLimits on %s", (kind) => {
       { bucket: name, window: "minute", limit: 5, refusal: "rate_limited" },
       { bucket: name, window: "utc_day", limit: 20, refusal: "daily_limit_reached" },
     ];
-    await expect(consumeLimits({ tx: t.db.prisma, checks, now: new Date() })).rejects.toThrow(TypeError);
+    await expect(consumeLimits(store, checks, new Date())).rejects.toThrow(TypeError);
   });
 
   it("keeps the test-key minute and day counters apart at midnight", async () => {
@@ -125,7 +116,7 @@ describe.each(backends)("consumeLimits on %s", (kind) => {
     const checks = testKeyLimitChecks(subject, { perMinute: 5, perDay: 20, perDayTotal: 1_000_000 });
     const now = new Date("2031-01-01T00:00:10Z");
     for (let i = 0; i < 5; i++) {
-      const outcome = await consumeLimits({ tx: t.db.prisma, checks, now });
+      const outcome = await consumeLimits(store, checks, now);
       expect(outcome.ok, `request ${i + 1}`).toBe(true);
     }
     expect(await count(`test_keys:addr:${subject}:minute`)).toBe(5);
@@ -140,12 +131,13 @@ describe.each(backends)("consumeLimits on %s", (kind) => {
       { bucket: minute, window: "minute", limit: 10, refusal: "rate_limited" },
       { bucket: day, window: "utc_day", limit: 1, refusal: "daily_limit_reached" },
     ];
-    await t.db.prisma.$transaction((tx) => consumeLimitsOrThrow({ tx, checks, now }));
-    const refusal = await t.db.prisma
-      .$transaction((tx) => consumeLimitsOrThrow({ tx, checks, now }))
-      .catch((error: unknown) => error);
-    expect(refusal).toBeInstanceOf(LimitRefusal);
-    expect((refusal as LimitRefusal).outcome.refusal).toBe("daily_limit_reached");
+    const inTransaction = () =>
+      transactionOrRollback<LimitOutcome, LimitOutcome>(store, async (tx, rollback) => {
+        const outcome = await consumeEach(tx.limits, checks, now);
+        return outcome.ok ? outcome : rollback(outcome);
+      });
+    expect((await inTransaction()).ok).toBe(true);
+    expect(await inTransaction()).toMatchObject({ ok: false, code: "daily_limit_reached" });
     expect(await count(minute)).toBe(1);
     expect(await count(day)).toBe(1);
   });
@@ -158,22 +150,22 @@ describe.each(backends)("consumeLimits on %s", (kind) => {
       { bucket: day, window: "utc_day", limit: 3, refusal: "daily_limit_reached" },
       { bucket: minute, window: "minute", limit: 2, refusal: "rate_limited" },
     ];
-    expect(await exhaustedLimit({ tx: t.db.prisma, checks, now })).toBeNull();
-    await consumeLimits({ tx: t.db.prisma, checks, now });
-    expect(await exhaustedLimit({ tx: t.db.prisma, checks, now })).toBeNull();
-    await consumeLimits({ tx: t.db.prisma, checks, now });
-    expect(await exhaustedLimit({ tx: t.db.prisma, checks, now })).toEqual({
+    expect(await exhaustedLimit(store.limits, checks, now)).toBeNull();
+    await consumeLimits(store, checks, now);
+    expect(await exhaustedLimit(store.limits, checks, now)).toBeNull();
+    await consumeLimits(store, checks, now);
+    expect(await exhaustedLimit(store.limits, checks, now)).toEqual({
       ok: false,
-      refusal: "rate_limited",
-      state: { limit: 2, remaining: 0, resetAt: new Date("2026-11-22T08:16:00Z"), window: "minute" },
+      code: "rate_limited",
+      limit: { limit: 2, remaining: 0, resetAt: new Date("2026-11-22T08:16:00Z"), window: "minute" },
     });
     // A new minute: only the day counts (2 of 3), and a cost of 2 would pass it.
     const later = new Date("2026-11-22T08:16:00Z");
-    expect(await exhaustedLimit({ tx: t.db.prisma, checks, now: later })).toBeNull();
+    expect(await exhaustedLimit(store.limits, checks, later)).toBeNull();
     const costly = checks.map((check) => ({ ...check, cost: 2 }));
-    expect(await exhaustedLimit({ tx: t.db.prisma, checks: costly, now: later })).toMatchObject({
-      refusal: "daily_limit_reached",
-      state: { remaining: 1, resetAt: new Date("2026-11-23T00:00:00Z") },
+    expect(await exhaustedLimit(store.limits, costly, later)).toMatchObject({
+      code: "daily_limit_reached",
+      limit: { remaining: 1, resetAt: new Date("2026-11-23T00:00:00Z") },
     });
     expect(await count(minute)).toBe(2);
     expect(await count(day)).toBe(2);
@@ -186,15 +178,16 @@ describe.each(backends)("consumeLimits on %s", (kind) => {
       const name = bucket("peek-uncommitted");
       const now = new Date("2026-11-22T09:00:00Z");
       const check: LimitCheck = { bucket: name, window: "minute", limit: 1, refusal: "rate_limited" };
-      const seen = await t.db.prisma
-        .$transaction(async (tx) => {
-          await consumeLimitsOrThrow({ tx, checks: [check], now });
-          const inside = await exhaustedLimit({ tx, checks: [check], now });
-          const outside = await exhaustedLimit({ tx: t.db.prisma, checks: [check], now });
-          throw Object.assign(new Error("roll back"), { inside, outside });
-        })
-        .catch((error: { inside: unknown; outside: unknown }) => error);
-      expect(seen.inside).toMatchObject({ refusal: "rate_limited" });
+      const seen = await transactionOrRollback<never, { inside: unknown; outside: unknown }>(
+        store,
+        async (tx, rollback) => {
+          await consumeEach(tx.limits, [check], now);
+          const inside = await exhaustedLimit(tx.limits, [check], now);
+          const outside = await exhaustedLimit(store.limits, [check], now);
+          return rollback({ inside, outside });
+        },
+      );
+      expect(seen.inside).toMatchObject({ code: "rate_limited" });
       expect(seen.outside).toBeNull();
       expect(await count(name)).toBe(0);
     },
@@ -204,9 +197,7 @@ describe.each(backends)("consumeLimits on %s", (kind) => {
     const name = bucket("burst");
     const now = new Date("2026-11-22T15:30:00Z");
     const check: LimitCheck = { bucket: name, window: "minute", limit: 5, refusal: "rate_limited" };
-    const outcomes = await Promise.all(
-      Array.from({ length: 25 }, () => consumeLimits({ tx: t.db.prisma, checks: [check], now })),
-    );
+    const outcomes = await Promise.all(Array.from({ length: 25 }, () => consumeLimits(store, [check], now)));
     expect(outcomes.filter((outcome) => outcome.ok)).toHaveLength(5);
     expect(await count(name)).toBe(5);
   });

@@ -9,9 +9,14 @@ import {
   type TestDatabase,
 } from "@sms/db/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { DAY_MS } from "../time.ts";
-import { purgeIdempotencyRecords, purgeMessageText, purgeRateLimitCounters } from "./retention.ts";
-import { rotateMessageKeys } from "./rotate-message-keys.ts";
+import { DAY_MS } from "../src/model/time.ts";
+import { createStore } from "../src/store/index.ts";
+import {
+  purgeIdempotencyRecords,
+  purgeMessageText,
+  purgeRateLimitCounters,
+} from "../src/privacy/retention.ts";
+import { rotateMessageKeys } from "../src/privacy/rotate-message-keys.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 afterAll(() => dropAllTestDatabases());
@@ -79,6 +84,9 @@ describe.each(backends)("privacy on %s", (kind) => {
   let t: TestDatabase;
   let prisma: PrismaClient;
   const keyring = parseKeyring(generateKeySpec("k1"));
+  const deps = () => ({ store: createStore(t.db) });
+  const rotate = ({ keyring, ...input }: { keyring: Keyring; batchSize?: number; now: Date }) =>
+    rotateMessageKeys({ ...deps(), keyring }, input);
 
   beforeAll(async () => {
     t = await createTestDatabase(kind);
@@ -104,7 +112,7 @@ describe.each(backends)("privacy on %s", (kind) => {
       const before = await rawMessage(prisma, old[0]!);
 
       expect(
-        await purgeMessageText({ prisma, now: NOW, retentionMs: RETENTION_MS, pendingHoldMs: HOLD_MS }),
+        await purgeMessageText(deps(), { now: NOW, retentionMs: RETENTION_MS, pendingHoldMs: HOLD_MS }),
       ).toEqual({
         purged: 4,
       });
@@ -122,7 +130,7 @@ describe.each(backends)("privacy on %s", (kind) => {
       expect(youngRow.text_purged_at).toBeNull();
       // A second round finds nothing left to do.
       expect(
-        await purgeMessageText({ prisma, now: NOW, retentionMs: RETENTION_MS, pendingHoldMs: HOLD_MS }),
+        await purgeMessageText(deps(), { now: NOW, retentionMs: RETENTION_MS, pendingHoldMs: HOLD_MS }),
       ).toEqual({
         purged: 0,
       });
@@ -142,14 +150,14 @@ describe.each(backends)("privacy on %s", (kind) => {
         ageMs: RETENTION_MS + HOLD_MS + 60_000,
         status: "submitted",
       });
-      const options = { prisma, now: NOW, retentionMs: RETENTION_MS, pendingHoldMs: HOLD_MS };
-      expect(await purgeMessageText(options)).toEqual({ purged: 1 });
+      const options = { now: NOW, retentionMs: RETENTION_MS, pendingHoldMs: HOLD_MS };
+      expect(await purgeMessageText(deps(), options)).toEqual({ purged: 1 });
       expect((await rawMessage(prisma, stuck)).text_ciphertext).toBeNull();
       expect((await rawMessage(prisma, submitted)).recipient_ciphertext).not.toBeNull();
       expect((await rawMessage(prisma, queued)).recipient_ciphertext).not.toBeNull();
 
       await prisma.message.update({ where: { id: submitted }, data: { status: "delivered" } });
-      expect(await purgeMessageText(options)).toEqual({ purged: 1 });
+      expect(await purgeMessageText(deps(), options)).toEqual({ purged: 1 });
       expect((await rawMessage(prisma, submitted)).recipient_ciphertext).toBeNull();
     });
 
@@ -161,8 +169,8 @@ describe.each(backends)("privacy on %s", (kind) => {
           status: "delivered",
         });
       }
-      const options = { prisma, now: NOW, retentionMs: RETENTION_MS, pendingHoldMs: HOLD_MS, batchSize: 3 };
-      expect(await purgeMessageText(options)).toEqual({ purged: 7 });
+      const options = { now: NOW, retentionMs: RETENTION_MS, pendingHoldMs: HOLD_MS, batchSize: 3 };
+      expect(await purgeMessageText(deps(), options)).toEqual({ purged: 7 });
       const [left] = await prisma.$queryRaw<Array<{ n: number }>>`
         SELECT count(*)::int AS n FROM messages WHERE text_ciphertext IS NOT NULL OR recipient_ciphertext IS NOT NULL`;
       expect(left?.n).toBe(0);
@@ -173,17 +181,20 @@ describe.each(backends)("privacy on %s", (kind) => {
       for (let i = 0; i < 10; i++) {
         await insertMessage(prisma, keyring, projectId, { ageMs: RETENTION_MS + 1000, status: "delivered" });
       }
-      const options = { prisma, now: NOW, retentionMs: RETENTION_MS, pendingHoldMs: HOLD_MS, batchSize: 2 };
-      const [a, b] = await Promise.all([purgeMessageText(options), purgeMessageText(options)]);
+      const options = { now: NOW, retentionMs: RETENTION_MS, pendingHoldMs: HOLD_MS, batchSize: 2 };
+      const [a, b] = await Promise.all([
+        purgeMessageText(deps(), options),
+        purgeMessageText(deps(), options),
+      ]);
       expect(a.purged + b.purged).toBe(10);
     });
 
     it("refuses nonsense options", async () => {
       await expect(
-        purgeMessageText({ prisma, now: NOW, retentionMs: -1, pendingHoldMs: 0 }),
+        purgeMessageText(deps(), { now: NOW, retentionMs: -1, pendingHoldMs: 0 }),
       ).rejects.toBeInstanceOf(RangeError);
       await expect(
-        purgeMessageText({ prisma, now: NOW, retentionMs: 1, pendingHoldMs: 0, batchSize: 0 }),
+        purgeMessageText(deps(), { now: NOW, retentionMs: 1, pendingHoldMs: 0, batchSize: 0 }),
       ).rejects.toBeInstanceOf(RangeError);
     });
   });
@@ -213,16 +224,16 @@ describe.each(backends)("privacy on %s", (kind) => {
           },
         });
       }
-      expect(await purgeIdempotencyRecords({ prisma, now: NOW, batchSize: 2 })).toEqual({ purged: 3 });
+      expect(await purgeIdempotencyRecords(deps(), { now: NOW, batchSize: 2 })).toEqual({ purged: 3 });
       expect(
         (await prisma.idempotencyRecord.findMany({ orderBy: { key: "asc" } })).map((r) => r.key),
       ).toEqual(["key-3", "key-4"]);
-      expect(await purgeRateLimitCounters({ prisma, now: NOW, batchSize: 2 })).toEqual({ purged: 3 });
+      expect(await purgeRateLimitCounters(deps(), { now: NOW, batchSize: 2 })).toEqual({ purged: 3 });
       expect(
         (await prisma.rateLimitCounter.findMany({ orderBy: { bucket: "asc" } })).map((r) => r.bucket),
       ).toEqual(["test:3", "test:4"]);
-      expect(await purgeIdempotencyRecords({ prisma, now: NOW })).toEqual({ purged: 0 });
-      expect(await purgeRateLimitCounters({ prisma, now: NOW })).toEqual({ purged: 0 });
+      expect(await purgeIdempotencyRecords(deps(), { now: NOW })).toEqual({ purged: 0 });
+      expect(await purgeRateLimitCounters(deps(), { now: NOW })).toEqual({ purged: 0 });
     });
   });
 
@@ -261,9 +272,9 @@ describe.each(backends)("privacy on %s", (kind) => {
       });
 
       const rotating = parseKeyring(`${k2},${k1}`);
-      const first = await rotateMessageKeys({ prisma, keyring: rotating, batchSize: 2, now: NOW });
+      const first = await rotate({ keyring: rotating, batchSize: 2, now: NOW });
       expect(first).toEqual({ rotated: 5, failed: 0, remaining: 0, fingerprints_on_old_keys: 1 });
-      expect(await rotateMessageKeys({ prisma, keyring: rotating, batchSize: 2, now: NOW })).toEqual({
+      expect(await rotate({ keyring: rotating, batchSize: 2, now: NOW })).toEqual({
         rotated: 0,
         failed: 0,
         remaining: 0,
@@ -271,8 +282,7 @@ describe.each(backends)("privacy on %s", (kind) => {
       });
       // After 24 hours the old fingerprints are gone too.
       expect(
-        (await rotateMessageKeys({ prisma, keyring: rotating, now: new Date(NOW.getTime() + DAY_MS) }))
-          .fingerprints_on_old_keys,
+        (await rotate({ keyring: rotating, now: new Date(NOW.getTime() + DAY_MS) })).fingerprints_on_old_keys,
       ).toBe(0);
 
       const onlyNew = parseKeyring(k2);
@@ -306,12 +316,7 @@ describe.each(backends)("privacy on %s", (kind) => {
         text: "fine text",
       });
 
-      const counts = await rotateMessageKeys({
-        prisma,
-        keyring: parseKeyring(`${k3},${k9}`),
-        batchSize: 1,
-        now: NOW,
-      });
+      const counts = await rotate({ keyring: parseKeyring(`${k3},${k9}`), batchSize: 1, now: NOW });
       expect(counts).toEqual({ rotated: 1, failed: 2, remaining: 2, fingerprints_on_old_keys: 0 });
       const current = parseKeyring(k3);
       expect(await current.decrypt((await rawMessage(prisma, fine)).text_ciphertext!, fine)).toBe(

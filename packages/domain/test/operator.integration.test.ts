@@ -3,15 +3,21 @@
 import { newId, sha256Hex } from "@sms/crypto";
 import { availableBackends, createTestDatabase, type TestDatabase } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freeTierBucket, listCreditLedger, projectBalance } from "../credits/project-balance.ts";
-import type { Clock } from "../ports.ts";
-import { createTestKey } from "../test-keys/create-test-key.ts";
-import { createLiveKey } from "./create-live-key.ts";
-import { describeProject } from "./describe-project.ts";
-import { grantPaidCredits } from "./grant-paid-credits.ts";
-import { revokeApiKey } from "./revoke-api-key.ts";
-import { type SenderBrandDirectory, clearProjectSender, setProjectSender } from "./set-project-sender.ts";
-import { reinstateProject, suspendProject } from "./suspend-project.ts";
+import { listCreditLedger, projectBalance } from "../src/credits/project-balance.ts";
+import { BUCKETS } from "../src/model/limits.ts";
+import { createStore } from "../src/store/index.ts";
+import type { Clock } from "../src/ports.ts";
+import { createTestKey } from "../src/test-keys/create-test-key.ts";
+import { createLiveKey } from "../src/operator/create-live-key.ts";
+import { describeProject } from "../src/operator/describe-project.ts";
+import { grantPaidCredits } from "../src/operator/grant-paid-credits.ts";
+import { revokeApiKey } from "../src/operator/revoke-api-key.ts";
+import {
+  type SenderBrandDirectory,
+  clearProjectSender,
+  setProjectSender,
+} from "../src/operator/set-project-sender.ts";
+import { reinstateProject, suspendProject } from "../src/operator/suspend-project.ts";
 
 const backends = await availableBackends();
 const T0 = new Date("2026-11-22T10:00:00Z");
@@ -21,7 +27,7 @@ const clock: Clock = { now: () => new Date(T0.getTime() + tick++) };
 const LIMITS = { perMinute: 1000, perDay: 1000, perDayTotal: 1000 };
 
 const directory = (brands: Array<{ id: number; name: string; approved: boolean }>): SenderBrandDirectory => ({
-  listBrands: async () => ({ kind: "ok", brands }),
+  listBrands: async () => ({ ok: true, brands }),
 });
 const BRANDS = directory([
   { id: 1, name: "SMSGE", approved: true },
@@ -31,7 +37,8 @@ const BRANDS = directory([
 
 describe.each(backends)("operator tools on %s", (kind) => {
   let t: TestDatabase;
-  const ops = () => ({ prisma: t.db.prisma, clock, actor: "nino@ops" });
+  const ops = () => ({ store: createStore(t.db), clock });
+  const ACTOR = "nino@ops";
 
   beforeAll(async () => {
     t = await createTestDatabase(kind, { poolSize: 10 });
@@ -39,13 +46,10 @@ describe.each(backends)("operator tools on %s", (kind) => {
   afterAll(() => t?.drop());
 
   async function newProject(options: { claimed?: boolean } = {}) {
-    const result = await createTestKey({
-      prisma: t.db.prisma,
-      now: T0,
-      publicBaseUrl: "http://api.test",
-      callerSubject: `198.51.100.${Math.floor(Math.random() * 250)}`,
-      limits: LIMITS,
-    });
+    const result = await createTestKey(
+      { store: createStore(t.db), config: { publicBaseUrl: "http://api.test", limits: LIMITS } },
+      { now: T0, callerSubject: `198.51.100.${Math.floor(Math.random() * 250)}` },
+    );
     if (!result.ok) throw new Error("test key refused");
     if (options.claimed ?? true) {
       await t.db.prisma.project.update({ where: { id: result.projectId }, data: { claimedAt: T0 } });
@@ -59,8 +63,8 @@ describe.each(backends)("operator tools on %s", (kind) => {
   describe("createLiveKey", () => {
     it("creates a live key for a claimed project, stores only its hash, and audits without key material", async () => {
       const { projectId } = await newProject();
-      const result = await createLiveKey({ ...ops(), projectId });
-      if (!result.ok) throw new Error(result.message);
+      const result = await createLiveKey(ops(), { actor: ACTOR, projectId });
+      if (!result.ok) throw new Error(JSON.stringify(result));
       expect(result.apiKey).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
       expect(result.prefix).toBe(result.apiKey.slice(0, 12));
       const stored = await t.db.prisma.apiKey.findUniqueOrThrow({ where: { id: result.keyId } });
@@ -77,25 +81,25 @@ describe.each(backends)("operator tools on %s", (kind) => {
 
     it("refuses unclaimed, unknown and suspended projects, and bad input", async () => {
       const unclaimed = await newProject({ claimed: false });
-      expect(await createLiveKey({ ...ops(), projectId: unclaimed.projectId })).toMatchObject({
+      expect(await createLiveKey(ops(), { actor: ACTOR, projectId: unclaimed.projectId })).toMatchObject({
         ok: false,
         code: "project_not_claimed",
       });
-      expect(await createLiveKey({ ...ops(), projectId: newId("prj") })).toMatchObject({
+      expect(await createLiveKey(ops(), { actor: ACTOR, projectId: newId("prj") })).toMatchObject({
         ok: false,
         code: "project_not_found",
       });
-      expect(await createLiveKey({ ...ops(), projectId: "prj_short" })).toMatchObject({
+      expect(await createLiveKey(ops(), { actor: ACTOR, projectId: "prj_short" })).toMatchObject({
         ok: false,
         code: "invalid_input",
       });
-      expect(await createLiveKey({ ...ops(), actor: "", projectId: unclaimed.projectId })).toMatchObject({
+      expect(await createLiveKey(ops(), { actor: "", projectId: unclaimed.projectId })).toMatchObject({
         ok: false,
         code: "invalid_input",
       });
       const suspended = await newProject();
-      await suspendProject({ ...ops(), projectId: suspended.projectId });
-      expect(await createLiveKey({ ...ops(), projectId: suspended.projectId })).toMatchObject({
+      await suspendProject(ops(), { actor: ACTOR, projectId: suspended.projectId });
+      expect(await createLiveKey(ops(), { actor: ACTOR, projectId: suspended.projectId })).toMatchObject({
         ok: false,
         code: "project_suspended",
       });
@@ -108,11 +112,11 @@ describe.each(backends)("operator tools on %s", (kind) => {
   describe("revokeApiKey", () => {
     it("revokes by id or prefix, idempotently", async () => {
       const { projectId } = await newProject();
-      const created = await createLiveKey({ ...ops(), projectId });
-      if (!created.ok) throw new Error(created.message);
-      const first = await revokeApiKey({ ...ops(), prefix: created.prefix, projectId });
+      const created = await createLiveKey(ops(), { actor: ACTOR, projectId });
+      if (!created.ok) throw new Error(JSON.stringify(created));
+      const first = await revokeApiKey(ops(), { actor: ACTOR, prefix: created.prefix, projectId });
       expect(first).toMatchObject({ ok: true, keyId: created.keyId, alreadyRevoked: false, mode: "live" });
-      const again = await revokeApiKey({ ...ops(), keyId: created.keyId });
+      const again = await revokeApiKey(ops(), { actor: ACTOR, keyId: created.keyId });
       expect(again).toMatchObject({ ok: true, alreadyRevoked: true });
       if (first.ok && again.ok) expect(again.revokedAt).toEqual(first.revokedAt);
       expect((await audit(projectId)).map((entry) => entry.action)).toEqual([
@@ -124,20 +128,19 @@ describe.each(backends)("operator tools on %s", (kind) => {
 
     it("refuses a whole key, bad ids, unknown and ambiguous prefixes", async () => {
       const { projectId, testKey } = await newProject();
-      expect(await revokeApiKey({ ...ops(), keyId: testKey })).toMatchObject({
+      // A whole key is refused with its own code, and never echoed.
+      for (const named of [{ keyId: testKey }, { prefix: testKey }]) {
+        const refused = await revokeApiKey(ops(), { actor: ACTOR, ...named });
+        expect(refused).toEqual({ ok: false, code: "whole_key_given" });
+      }
+      expect(await revokeApiKey(ops(), { actor: ACTOR })).toMatchObject({ ok: false, code: "invalid_input" });
+      expect(
+        await revokeApiKey(ops(), { actor: ACTOR, keyId: "key_1", prefix: "sk_live_abcd" }),
+      ).toMatchObject({
         ok: false,
         code: "invalid_input",
       });
-      expect(await revokeApiKey({ ...ops(), prefix: testKey })).toMatchObject({
-        ok: false,
-        code: "invalid_input",
-      });
-      expect(await revokeApiKey({ ...ops() })).toMatchObject({ ok: false, code: "invalid_input" });
-      expect(await revokeApiKey({ ...ops(), keyId: "key_1", prefix: "sk_live_abcd" })).toMatchObject({
-        ok: false,
-        code: "invalid_input",
-      });
-      expect(await revokeApiKey({ ...ops(), keyId: newId("key") })).toMatchObject({
+      expect(await revokeApiKey(ops(), { actor: ACTOR, keyId: newId("key") })).toMatchObject({
         ok: false,
         code: "key_not_found",
       });
@@ -147,7 +150,7 @@ describe.each(backends)("operator tools on %s", (kind) => {
           data: { id, projectId, mode: "live", keyHash: await sha256Hex(id), prefix: "sk_live_SAME" },
         });
       }
-      expect(await revokeApiKey({ ...ops(), prefix: "sk_live_SAME" })).toMatchObject({
+      expect(await revokeApiKey(ops(), { actor: ACTOR, prefix: "sk_live_SAME" })).toMatchObject({
         ok: false,
         code: "key_ambiguous",
       });
@@ -157,19 +160,27 @@ describe.each(backends)("operator tools on %s", (kind) => {
   describe("suspendProject / reinstateProject", () => {
     it("are idempotent and audited with the reason", async () => {
       const { projectId } = await newProject();
-      expect(await suspendProject({ ...ops(), projectId, reason: "abuse report #12" })).toMatchObject({
+      expect(
+        await suspendProject(ops(), { actor: ACTOR, projectId, reason: "abuse report #12" }),
+      ).toMatchObject({
         ok: true,
         changed: true,
         suspendedAt: expect.any(Date),
       });
-      expect(await suspendProject({ ...ops(), projectId })).toMatchObject({ ok: true, changed: false });
-      expect(await reinstateProject({ ...ops(), projectId })).toMatchObject({
+      expect(await suspendProject(ops(), { actor: ACTOR, projectId })).toMatchObject({
+        ok: true,
+        changed: false,
+      });
+      expect(await reinstateProject(ops(), { actor: ACTOR, projectId })).toMatchObject({
         ok: true,
         changed: true,
         suspendedAt: null,
       });
-      expect(await reinstateProject({ ...ops(), projectId })).toMatchObject({ ok: true, changed: false });
-      expect(await suspendProject({ ...ops(), projectId, reason: " " })).toMatchObject({
+      expect(await reinstateProject(ops(), { actor: ACTOR, projectId })).toMatchObject({
+        ok: true,
+        changed: false,
+      });
+      expect(await suspendProject(ops(), { actor: ACTOR, projectId, reason: " " })).toMatchObject({
         ok: false,
         code: "invalid_input",
       });
@@ -189,7 +200,7 @@ describe.each(backends)("operator tools on %s", (kind) => {
   describe("grantPaidCredits", () => {
     it("writes the ledger, the balance and has_paid_credits in one go", async () => {
       const { projectId } = await newProject();
-      const result = await grantPaidCredits({ ...ops(), projectId, amount: 250 });
+      const result = await grantPaidCredits(ops(), { actor: ACTOR, projectId, amount: 250 });
       expect(result).toMatchObject({
         ok: true,
         amount: 250,
@@ -197,14 +208,14 @@ describe.each(backends)("operator tools on %s", (kind) => {
         alreadyGranted: false,
         reference: null,
       });
-      expect(await projectBalance({ prisma: t.db.prisma, projectId })).toMatchObject({
+      expect(await projectBalance({ store: createStore(t.db) }, { projectId })).toMatchObject({
         ok: true,
         balance: 250,
         ledgerSum: 250,
         consistent: true,
         hasPaidCredits: true,
       });
-      const ledger = await listCreditLedger({ prisma: t.db.prisma, projectId });
+      const ledger = await listCreditLedger({ store: createStore(t.db) }, { projectId });
       expect(ledger).toEqual([expect.objectContaining({ kind: "grant_paid", amount: 250, messageId: null })]);
     });
 
@@ -212,24 +223,24 @@ describe.each(backends)("operator tools on %s", (kind) => {
       const { projectId } = await newProject();
       const racing = await Promise.all(
         Array.from({ length: 5 }, () =>
-          grantPaidCredits({ ...ops(), projectId, amount: 100, reference: "INV-2026-0042" }),
+          grantPaidCredits(ops(), { actor: ACTOR, projectId, amount: 100, reference: "INV-2026-0042" }),
         ),
       );
       expect(racing.every((result) => result.ok)).toBe(true);
       expect(racing.filter((result) => result.ok && !result.alreadyGranted)).toHaveLength(1);
       expect(
-        await grantPaidCredits({ ...ops(), projectId, amount: 90, reference: "INV-2026-0042" }),
+        await grantPaidCredits(ops(), { actor: ACTOR, projectId, amount: 90, reference: "INV-2026-0042" }),
       ).toMatchObject({
         ok: false,
         code: "reference_conflict",
       });
       expect(
-        await grantPaidCredits({ ...ops(), projectId, amount: 5, reference: "INV-2026-0043" }),
+        await grantPaidCredits(ops(), { actor: ACTOR, projectId, amount: 5, reference: "INV-2026-0043" }),
       ).toMatchObject({
         ok: true,
         balance: 105,
       });
-      const balance = await projectBalance({ prisma: t.db.prisma, projectId });
+      const balance = await projectBalance({ store: createStore(t.db) }, { projectId });
       expect(balance).toMatchObject({ balance: 105, ledgerSum: 105, consistent: true });
       expect(await t.db.prisma.auditEntry.count({ where: { projectId, action: "credits.granted" } })).toBe(6);
     });
@@ -237,27 +248,33 @@ describe.each(backends)("operator tools on %s", (kind) => {
     it("refuses bad amounts and references, unknown and unclaimed projects", async () => {
       const { projectId } = await newProject();
       for (const amount of [0, -5, 1.5, Number.NaN, 1_000_001]) {
-        expect(await grantPaidCredits({ ...ops(), projectId, amount })).toMatchObject({
+        expect(await grantPaidCredits(ops(), { actor: ACTOR, projectId, amount })).toMatchObject({
           ok: false,
           code: "invalid_input",
         });
       }
       for (const reference of ["", " INV", "x".repeat(201), "a\nb"]) {
-        expect(await grantPaidCredits({ ...ops(), projectId, amount: 1, reference })).toMatchObject({
+        expect(
+          await grantPaidCredits(ops(), { actor: ACTOR, projectId, amount: 1, reference }),
+        ).toMatchObject({
           ok: false,
           code: "invalid_input",
         });
       }
       const unclaimed = await newProject({ claimed: false });
-      expect(await grantPaidCredits({ ...ops(), projectId: unclaimed.projectId, amount: 1 })).toMatchObject({
+      expect(
+        await grantPaidCredits(ops(), { actor: ACTOR, projectId: unclaimed.projectId, amount: 1 }),
+      ).toMatchObject({
         ok: false,
         code: "project_not_claimed",
       });
-      expect(await grantPaidCredits({ ...ops(), projectId: newId("prj"), amount: 1 })).toMatchObject({
+      expect(
+        await grantPaidCredits(ops(), { actor: ACTOR, projectId: newId("prj"), amount: 1 }),
+      ).toMatchObject({
         ok: false,
         code: "project_not_found",
       });
-      expect(await projectBalance({ prisma: t.db.prisma, projectId })).toMatchObject({
+      expect(await projectBalance({ store: createStore(t.db) }, { projectId })).toMatchObject({
         balance: 0,
         hasPaidCredits: false,
       });
@@ -267,7 +284,9 @@ describe.each(backends)("operator tools on %s", (kind) => {
   describe("setProjectSender / clearProjectSender", () => {
     it("checks the brand against the provider's list and stores its spelling and id", async () => {
       const { projectId } = await newProject();
-      expect(await setProjectSender({ ...ops(), projectId, name: "ACME", brands: BRANDS })).toMatchObject({
+      expect(
+        await setProjectSender({ ...ops(), brands: BRANDS }, { actor: ACTOR, projectId, name: "ACME" }),
+      ).toMatchObject({
         ok: true,
         sender: "Acme",
         brandId: 7,
@@ -275,7 +294,10 @@ describe.each(backends)("operator tools on %s", (kind) => {
         changed: true,
       });
       expect(
-        await setProjectSender({ ...ops(), projectId, name: "Acme", brandId: 7, brands: BRANDS }),
+        await setProjectSender(
+          { ...ops(), brands: BRANDS },
+          { actor: ACTOR, projectId, name: "Acme", brandId: 7 },
+        ),
       ).toMatchObject({
         ok: true,
         changed: false,
@@ -284,22 +306,31 @@ describe.each(backends)("operator tools on %s", (kind) => {
         sender: "Acme",
         senderBrandId: 7,
       });
-      expect(await setProjectSender({ ...ops(), projectId, name: "Pending", brands: BRANDS })).toMatchObject({
+      expect(
+        await setProjectSender({ ...ops(), brands: BRANDS }, { actor: ACTOR, projectId, name: "Pending" }),
+      ).toMatchObject({
         ok: false,
         code: "brand_not_approved",
       });
-      expect(await setProjectSender({ ...ops(), projectId, name: "Nobody", brands: BRANDS })).toMatchObject({
-        ok: false,
-        code: "brand_not_found",
-      });
       expect(
-        await setProjectSender({ ...ops(), projectId, name: "Acme", brandId: 1, brands: BRANDS }),
+        await setProjectSender({ ...ops(), brands: BRANDS }, { actor: ACTOR, projectId, name: "Nobody" }),
       ).toMatchObject({
         ok: false,
         code: "brand_not_found",
       });
-      const broken: SenderBrandDirectory = { listBrands: async () => ({ kind: "error", reason: "timeout" }) };
-      expect(await setProjectSender({ ...ops(), projectId, name: "Acme", brands: broken })).toMatchObject({
+      expect(
+        await setProjectSender(
+          { ...ops(), brands: BRANDS },
+          { actor: ACTOR, projectId, name: "Acme", brandId: 1 },
+        ),
+      ).toMatchObject({
+        ok: false,
+        code: "brand_not_found",
+      });
+      const broken: SenderBrandDirectory = { listBrands: async () => ({ ok: false, reason: "timeout" }) };
+      expect(
+        await setProjectSender({ ...ops(), brands: broken }, { actor: ACTOR, projectId, name: "Acme" }),
+      ).toMatchObject({
         ok: false,
         code: "brand_check_failed",
       });
@@ -308,8 +339,14 @@ describe.each(backends)("operator tools on %s", (kind) => {
         senderBrandId: 7,
       });
 
-      expect(await clearProjectSender({ ...ops(), projectId })).toMatchObject({ ok: true, changed: true });
-      expect(await clearProjectSender({ ...ops(), projectId })).toMatchObject({ ok: true, changed: false });
+      expect(await clearProjectSender(ops(), { actor: ACTOR, projectId })).toMatchObject({
+        ok: true,
+        changed: true,
+      });
+      expect(await clearProjectSender(ops(), { actor: ACTOR, projectId })).toMatchObject({
+        ok: true,
+        changed: false,
+      });
       expect(await t.db.prisma.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
         sender: null,
         senderBrandId: null,
@@ -324,27 +361,35 @@ describe.each(backends)("operator tools on %s", (kind) => {
 
     it("without provider credentials needs a brand id and says it was not checked", async () => {
       const { projectId } = await newProject();
-      expect(await setProjectSender({ ...ops(), projectId, name: "Acme", brands: null })).toMatchObject({
+      expect(
+        await setProjectSender({ ...ops(), brands: null }, { actor: ACTOR, projectId, name: "Acme" }),
+      ).toMatchObject({
         ok: false,
         code: "invalid_input",
       });
       expect(
-        await setProjectSender({ ...ops(), projectId, name: "Acme", brandId: 7, brands: null }),
+        await setProjectSender(
+          { ...ops(), brands: null },
+          { actor: ACTOR, projectId, name: "Acme", brandId: 7 },
+        ),
       ).toMatchObject({
         ok: true,
         validated: false,
         brandId: 7,
       });
       for (const name of ["", "123456", "TwelveChars1", "-dash", "bad!", "ends "]) {
-        expect(await setProjectSender({ ...ops(), projectId, name, brandId: 7, brands: null })).toMatchObject(
-          {
-            ok: false,
-            code: "invalid_input",
-          },
-        );
+        expect(
+          await setProjectSender({ ...ops(), brands: null }, { actor: ACTOR, projectId, name, brandId: 7 }),
+        ).toMatchObject({
+          ok: false,
+          code: "invalid_input",
+        });
       }
       expect(
-        await setProjectSender({ ...ops(), projectId, name: "Acme", brandId: 0, brands: null }),
+        await setProjectSender(
+          { ...ops(), brands: null },
+          { actor: ACTOR, projectId, name: "Acme", brandId: 0 },
+        ),
       ).toMatchObject({
         ok: false,
         code: "invalid_input",
@@ -355,15 +400,15 @@ describe.each(backends)("operator tools on %s", (kind) => {
   describe("describeProject", () => {
     it("reports state, credits, free tier, key prefixes and recent message counts, and audits the view", async () => {
       const { projectId, testKey } = await newProject();
-      const live = await createLiveKey({ ...ops(), projectId });
-      if (!live.ok) throw new Error(live.message);
+      const live = await createLiveKey(ops(), { actor: ACTOR, projectId });
+      if (!live.ok) throw new Error(JSON.stringify(live));
       await t.db.prisma.$executeRaw`
         INSERT INTO credit_ledger (id, project_id, kind, amount, note, created_at)
         VALUES (${newId("cre")}, ${projectId}, 'grant_free'::"CreditEntryKind", 50, 'claim', ${T0})`;
       await t.db.prisma.project.update({ where: { id: projectId }, data: { creditBalance: 50 } });
       await t.db.prisma.$executeRaw`
         INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
-        VALUES (${freeTierBucket(projectId)}, ${new Date("2026-11-22T00:00:00Z")}, 3, ${new Date("2026-11-23T00:00:00Z")})`;
+        VALUES (${BUCKETS.freeTierSegments(projectId)}, ${new Date("2026-11-22T00:00:00Z")}, 3, ${new Date("2026-11-23T00:00:00Z")})`;
       const message = (status: "delivered" | "failed", mode: "test" | "live", createdAt: Date) =>
         t.db.prisma.message.create({
           data: {
@@ -385,8 +430,11 @@ describe.each(backends)("operator tools on %s", (kind) => {
       await message("failed", "test", T0);
       await message("failed", "test", new Date(T0.getTime() - 30 * 86_400_000));
 
-      const description = await describeProject({ ...ops(), projectId, freeTierDailySegments: 20 });
-      if (!description.ok) throw new Error(description.message);
+      const description = await describeProject(
+        { ...ops(), config: { freeTierDailySegments: 20 } },
+        { actor: ACTOR, projectId },
+      );
+      if (!description.ok) throw new Error(JSON.stringify(description));
       expect(description.project).toMatchObject({
         id: projectId,
         claimedAt: T0,
@@ -420,13 +468,16 @@ describe.each(backends)("operator tools on %s", (kind) => {
 
       // A cached balance that disagrees with the ledger is reported, not hidden.
       await t.db.prisma.project.update({ where: { id: projectId }, data: { creditBalance: 49 } });
-      expect(await projectBalance({ prisma: t.db.prisma, projectId })).toMatchObject({
+      expect(await projectBalance({ store: createStore(t.db) }, { projectId })).toMatchObject({
         balance: 49,
         ledgerSum: 50,
         consistent: false,
       });
       expect(
-        await describeProject({ ...ops(), projectId: newId("prj"), freeTierDailySegments: 20 }),
+        await describeProject(
+          { ...ops(), config: { freeTierDailySegments: 20 } },
+          { actor: ACTOR, projectId: newId("prj") },
+        ),
       ).toMatchObject({
         ok: false,
         code: "project_not_found",

@@ -3,11 +3,12 @@
 import { newId, sha256Hex } from "@sms/crypto";
 import { availableBackends, createTestDatabase, type TestDatabase } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestKey } from "../test-keys/create-test-key.ts";
-import { DAY_MS } from "../time.ts";
-import { CLAIM_GRANT_NOTE, claimProject } from "./claim-project.ts";
-import { type ClaimIdentity, describeClaim } from "./describe-claim.ts";
-import { purgeUnclaimedMessages } from "./purge-unclaimed-messages.ts";
+import { createStore, type Store } from "../src/store/index.ts";
+import { createTestKey } from "../src/test-keys/create-test-key.ts";
+import { DAY_MS } from "../src/model/time.ts";
+import { CLAIM_GRANT_NOTE, claimProject } from "../src/claims/claim-project.ts";
+import { type ClaimIdentity, describeClaim } from "../src/claims/describe-claim.ts";
+import { purgeUnclaimedMessages } from "../src/claims/purge-unclaimed-messages.ts";
 
 const backends = await availableBackends();
 const T0 = new Date("2026-11-22T10:00:00Z");
@@ -29,13 +30,10 @@ describe.each(backends)("claims on %s", (kind) => {
   afterAll(() => t?.drop());
 
   async function newProject(now = T0) {
-    const result = await createTestKey({
-      prisma: t.db.prisma,
-      now,
-      publicBaseUrl: "http://api.test",
-      callerSubject: `198.51.100.${Math.floor(Math.random() * 250)}`,
-      limits: LIMITS,
-    });
+    const result = await createTestKey(
+      { store: store(), config: { publicBaseUrl: "http://api.test", limits: LIMITS } },
+      { now, callerSubject: `198.51.100.${Math.floor(Math.random() * 250)}` },
+    );
     if (!result.ok) throw new Error("test key refused");
     const token = result.claimUrl.split("/claim/")[1]!;
     return { projectId: result.projectId, apiKey: result.apiKey, tokenHash: await sha256Hex(token) };
@@ -76,14 +74,20 @@ describe.each(backends)("claims on %s", (kind) => {
   }
 
   const prisma = () => t.db.prisma;
+  const store = (): Store => createStore(t.db);
+  const claim = ({ freeCredits, ...input }: Parameters<typeof claimProject>[1] & { freeCredits: number }) =>
+    claimProject({ store: store(), config: { freeCredits } }, input);
+  const describe_ = (input: Parameters<typeof describeClaim>[1]) => describeClaim({ store: store() }, input);
+  const purge = ({ clock, ...config }: { clock: { now(): Date }; batchSize: number; olderThanMs?: number }) =>
+    purgeUnclaimedMessages({ store: store(), clock, config });
 
   it("describes a fresh link with the project summary, and unknown hashes as unknown", async () => {
     const { projectId, apiKey, tokenHash } = await newProject();
     await addMessage(projectId, T0);
     await addMessage(projectId, T0);
-    const described = await describeClaim({ prisma: prisma(), tokenHash, now: T0 });
+    const described = await describe_({ tokenHash, now: T0 });
     expect(described).toEqual({
-      status: "claimable",
+      ok: true,
       summary: {
         projectId,
         projectCreatedAt: T0,
@@ -92,28 +96,22 @@ describe.each(backends)("claims on %s", (kind) => {
         expiresAt: new Date(T0.getTime() + 30 * DAY_MS),
       },
     });
-    expect(await describeClaim({ prisma: prisma(), tokenHash: "0".repeat(64), now: T0 })).toEqual({
-      status: "unknown",
+    expect(await describe_({ tokenHash: "0".repeat(64), now: T0 })).toEqual({
+      ok: false,
+      code: "unknown",
     });
-    expect(
-      await claimProject({
-        prisma: prisma(),
-        tokenHash: "0".repeat(64),
-        identity: alice,
-        freeCredits: 50,
-        now: T0,
-      }),
-    ).toEqual({
-      outcome: "unknown",
+    expect(await claim({ tokenHash: "0".repeat(64), identity: alice, freeCredits: 50, now: T0 })).toEqual({
+      ok: false,
+      code: "unknown",
     });
   });
 
   it("claims once: account, project, grant_free entry and balance in one go; has_paid_credits stays false", async () => {
     const { projectId, tokenHash } = await newProject();
     const now = new Date(T0.getTime() + DAY_MS);
-    const result = await claimProject({ prisma: prisma(), tokenHash, identity: alice, freeCredits: 50, now });
-    expect(result).toMatchObject({ outcome: "claimed", projectId, creditsGranted: 50, accountCreated: true });
-    if (result.outcome !== "claimed") throw new Error("unreachable");
+    const result = await claim({ tokenHash, identity: alice, freeCredits: 50, now });
+    expect(result).toMatchObject({ ok: true, projectId, creditsGranted: 50, accountCreated: true });
+    if (result.ok !== true) throw new Error("unreachable");
 
     const project = await prisma().project.findUniqueOrThrow({ where: { id: projectId } });
     expect(project).toMatchObject({
@@ -142,58 +140,49 @@ describe.each(backends)("claims on %s", (kind) => {
     expect(account.identities).toEqual([expect.objectContaining({ provider: "google", subject: "g-alice" })]);
 
     // The same identity again: success, nothing granted twice.
-    const again = await claimProject({ prisma: prisma(), tokenHash, identity: alice, freeCredits: 50, now });
-    expect(again).toEqual({ outcome: "already_claimed_by_you", projectId, accountId: result.accountId });
+    const again = await claim({ tokenHash, identity: alice, freeCredits: 50, now });
+    expect(again).toEqual({ ok: false, code: "claimed_by_you", projectId, accountId: result.accountId });
     // Another identity: the link is spent.
-    expect(await claimProject({ prisma: prisma(), tokenHash, identity: bob, freeCredits: 50, now })).toEqual({
-      outcome: "used",
+    expect(await claim({ tokenHash, identity: bob, freeCredits: 50, now })).toEqual({
+      ok: false,
+      code: "used",
     });
     expect((await prisma().project.findUniqueOrThrow({ where: { id: projectId } })).creditBalance).toBe(50);
     expect(await prisma().creditLedgerEntry.count({ where: { projectId } })).toBe(1);
 
-    expect(await describeClaim({ prisma: prisma(), tokenHash, now })).toEqual({ status: "used" });
-    expect(await describeClaim({ prisma: prisma(), tokenHash, now, identity: alice })).toEqual({
-      status: "claimed_by_you",
+    expect(await describe_({ tokenHash, now })).toEqual({ ok: false, code: "used" });
+    expect(await describe_({ tokenHash, now, identity: alice })).toEqual({
+      ok: false,
+      code: "claimed_by_you",
       projectId,
+      accountId: result.accountId,
     });
-    expect(await describeClaim({ prisma: prisma(), tokenHash, now, identity: bob })).toEqual({
-      status: "used",
+    expect(await describe_({ tokenHash, now, identity: bob })).toEqual({
+      ok: false,
+      code: "used",
     });
   });
 
   it("reuses the account of a known identity for a second project", async () => {
     const first = await newProject();
     const second = await newProject();
-    const a = await claimProject({
-      prisma: prisma(),
-      tokenHash: first.tokenHash,
-      identity: bob,
-      freeCredits: 5,
-      now: T0,
-    });
-    const b = await claimProject({
-      prisma: prisma(),
-      tokenHash: second.tokenHash,
-      identity: bob,
-      freeCredits: 5,
-      now: T0,
-    });
-    expect(a.outcome).toBe("claimed");
-    expect(b).toMatchObject({ outcome: "claimed", accountCreated: false });
-    if (a.outcome !== "claimed" || b.outcome !== "claimed") throw new Error("unreachable");
+    const a = await claim({ tokenHash: first.tokenHash, identity: bob, freeCredits: 5, now: T0 });
+    const b = await claim({ tokenHash: second.tokenHash, identity: bob, freeCredits: 5, now: T0 });
+    expect(a.ok).toBe(true);
+    expect(b).toMatchObject({ ok: true, accountCreated: false });
+    if (a.ok !== true || b.ok !== true) throw new Error("unreachable");
     expect(b.accountId).toBe(a.accountId);
   });
 
   it("refuses an expired link, including at the exact expiry instant, and grants nothing", async () => {
     const { projectId, tokenHash } = await newProject();
     const expiry = new Date(T0.getTime() + 30 * DAY_MS);
-    expect(
-      await describeClaim({ prisma: prisma(), tokenHash, now: new Date(expiry.getTime() - 1) }),
-    ).toMatchObject({ status: "claimable" });
-    expect(await describeClaim({ prisma: prisma(), tokenHash, now: expiry })).toEqual({ status: "expired" });
-    expect(
-      await claimProject({ prisma: prisma(), tokenHash, identity: alice, freeCredits: 50, now: expiry }),
-    ).toEqual({ outcome: "expired" });
+    expect(await describe_({ tokenHash, now: new Date(expiry.getTime() - 1) })).toMatchObject({ ok: true });
+    expect(await describe_({ tokenHash, now: expiry })).toEqual({ ok: false, code: "expired" });
+    expect(await claim({ tokenHash, identity: alice, freeCredits: 50, now: expiry })).toEqual({
+      ok: false,
+      code: "expired",
+    });
     const project = await prisma().project.findUniqueOrThrow({ where: { id: projectId } });
     expect(project).toMatchObject({ accountId: null, claimedAt: null, creditBalance: 0 });
     expect(await prisma().creditLedgerEntry.count({ where: { projectId } })).toBe(0);
@@ -201,10 +190,8 @@ describe.each(backends)("claims on %s", (kind) => {
 
   it("grants no ledger entry when the free credits are 0", async () => {
     const { projectId, tokenHash } = await newProject();
-    expect(
-      await claimProject({ prisma: prisma(), tokenHash, identity: alice, freeCredits: 0, now: T0 }),
-    ).toMatchObject({
-      outcome: "claimed",
+    expect(await claim({ tokenHash, identity: alice, freeCredits: 0, now: T0 })).toMatchObject({
+      ok: true,
       creditsGranted: 0,
     });
     expect(await prisma().creditLedgerEntry.count({ where: { projectId } })).toBe(0);
@@ -213,10 +200,11 @@ describe.each(backends)("claims on %s", (kind) => {
   it("treats a project attached some other way as used", async () => {
     const { projectId, tokenHash } = await newProject();
     await prisma().project.update({ where: { id: projectId }, data: { claimedAt: T0 } });
-    expect(await describeClaim({ prisma: prisma(), tokenHash, now: T0 })).toEqual({ status: "used" });
-    expect(
-      await claimProject({ prisma: prisma(), tokenHash, identity: alice, freeCredits: 50, now: T0 }),
-    ).toEqual({ outcome: "used" });
+    expect(await describe_({ tokenHash, now: T0 })).toEqual({ ok: false, code: "used" });
+    expect(await claim({ tokenHash, identity: alice, freeCredits: 50, now: T0 })).toEqual({
+      ok: false,
+      code: "used",
+    });
   });
 
   it("claims exactly once when many identities confirm at the same moment", async () => {
@@ -228,12 +216,10 @@ describe.each(backends)("claims on %s", (kind) => {
       name: null,
     }));
     const results = await Promise.all(
-      identities.map((identity) =>
-        claimProject({ prisma: prisma(), tokenHash, identity, freeCredits: 50, now: T0 }),
-      ),
+      identities.map((identity) => claim({ tokenHash, identity, freeCredits: 50, now: T0 })),
     );
-    expect(results.filter((r) => r.outcome === "claimed")).toHaveLength(1);
-    expect(results.filter((r) => r.outcome === "used")).toHaveLength(5);
+    expect(results.filter((r) => r.ok)).toHaveLength(1);
+    expect(results.filter((r) => !r.ok && r.code === "used")).toHaveLength(5);
     const project = await prisma().project.findUniqueOrThrow({ where: { id: projectId } });
     expect(project.creditBalance).toBe(50);
     expect(await prisma().creditLedgerEntry.count({ where: { projectId } })).toBe(1);
@@ -244,23 +230,11 @@ describe.each(backends)("claims on %s", (kind) => {
     const second = await newProject();
     const carol = { provider: "google", subject: `carol-${kind}`, email: "carol@example.com", name: null };
     const [a, b] = await Promise.all([
-      claimProject({
-        prisma: prisma(),
-        tokenHash: first.tokenHash,
-        identity: carol,
-        freeCredits: 1,
-        now: T0,
-      }),
-      claimProject({
-        prisma: prisma(),
-        tokenHash: second.tokenHash,
-        identity: carol,
-        freeCredits: 1,
-        now: T0,
-      }),
+      claim({ tokenHash: first.tokenHash, identity: carol, freeCredits: 1, now: T0 }),
+      claim({ tokenHash: second.tokenHash, identity: carol, freeCredits: 1, now: T0 }),
     ]);
-    expect(a?.outcome).toBe("claimed");
-    expect(b?.outcome).toBe("claimed");
+    expect(a?.ok).toBe(true);
+    expect(b?.ok).toBe(true);
     expect(await prisma().accountIdentity.count({ where: { subject: carol.subject } })).toBe(1);
     const identity = await prisma().accountIdentity.findFirstOrThrow({ where: { subject: carol.subject } });
     const projects = await prisma().project.findMany({
@@ -282,13 +256,7 @@ describe.each(backends)("claims on %s", (kind) => {
     );
     const kept = await addMessage(unclaimed.projectId, young, `k-${kind}-young`);
     const claimedOld = await addMessage(claimed.projectId, old, `k-${kind}-claimed`);
-    await claimProject({
-      prisma: prisma(),
-      tokenHash: claimed.tokenHash,
-      identity: alice,
-      freeCredits: 0,
-      now: T0,
-    });
+    await claim({ tokenHash: claimed.tokenHash, identity: alice, freeCredits: 0, now: T0 });
 
     // Earlier tests' messages (sent at T0, unclaimed) are due as well.
     const due = { project: { claimedAt: null }, createdAt: { lt: new Date(now.getTime() - 30 * DAY_MS) } };
@@ -301,11 +269,7 @@ describe.each(backends)("claims on %s", (kind) => {
       },
     });
     expect(dueMessages).toBeGreaterThanOrEqual(5);
-    const counts = await purgeUnclaimedMessages({
-      prisma: prisma(),
-      clock: { now: () => now },
-      batchSize: 2,
-    });
+    const counts = await purge({ clock: { now: () => now }, batchSize: 2 });
     expect(counts).toEqual({ messages: dueMessages, idempotency_records: dueRecords });
     expect(await prisma().message.count({ where: { id: { in: doomed } } })).toBe(0);
     expect(await prisma().idempotencyRecord.count({ where: { messageId: { in: doomed } } })).toBe(0);
@@ -314,9 +278,7 @@ describe.each(backends)("claims on %s", (kind) => {
       2,
     );
 
-    expect(
-      await purgeUnclaimedMessages({ prisma: prisma(), clock: { now: () => now }, batchSize: 2 }),
-    ).toEqual({
+    expect(await purge({ clock: { now: () => now }, batchSize: 2 })).toEqual({
       messages: 0,
       idempotency_records: 0,
     });

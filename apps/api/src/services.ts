@@ -1,0 +1,166 @@
+// The use cases, bound once to their dependencies and configuration (part of
+// the composition root: app.ts and operator.ts build them). Callers pass the
+// facts of one request only.
+import type { Keyring } from "@sms/crypto";
+import {
+  type Clock,
+  checkMessageStatuses,
+  claimProject,
+  clearProjectSender,
+  consumeLimits,
+  createLiveKey,
+  createTestKey,
+  describeClaim,
+  describeProject,
+  BUCKETS,
+  getMessage,
+  grantPaidCredits,
+  type Logger,
+  purgeIdempotencyRecords,
+  purgeMessageText,
+  purgeRateLimitCounters,
+  purgeUnclaimedMessages,
+  recoverQueuedMessages,
+  reinstateProject,
+  revokeApiKey,
+  rotateKeys,
+  type SenderBrandDirectory,
+  sendMessage,
+  setProjectSender,
+  type SmsProvider,
+  type Store,
+  suspendProject,
+} from "@sms/domain";
+import type { Config } from "./env.ts";
+
+/** `fn` with its dependencies given: callers pass the input only. */
+function bind<D, I, R>(fn: (deps: D, input: I) => R, deps: D): (input: I) => R {
+  return (input) => fn(deps, input);
+}
+
+/** The operator's actions (the command-line tool; later the dashboard): the same functions, one binding. */
+export function operatorServices(options: {
+  store: Store;
+  clock: Clock;
+  /** The live provider's brand list, or null when no live credentials are configured. */
+  brands: SenderBrandDirectory | null;
+  /** The message keyring for rotate-keys, or null when none is configured. */
+  keyring: Keyring | null;
+  config: Pick<Config, "messages">;
+}) {
+  const deps = { store: options.store, clock: options.clock };
+  const { keyring } = options;
+  return {
+    createLiveKey: bind(createLiveKey, deps),
+    revokeApiKey: bind(revokeApiKey, deps),
+    suspendProject: bind(suspendProject, deps),
+    reinstateProject: bind(reinstateProject, deps),
+    grantPaidCredits: bind(grantPaidCredits, deps),
+    setProjectSender: bind(setProjectSender, { ...deps, brands: options.brands }),
+    clearProjectSender: bind(clearProjectSender, deps),
+    describeProject: bind(describeProject, {
+      ...deps,
+      config: { freeTierDailySegments: options.config.messages.freeTierDailySegments },
+    }),
+    rotateKeys: keyring ? bind(rotateKeys, { ...deps, keyring }) : null,
+  };
+}
+
+export type OperatorServices = ReturnType<typeof operatorServices>;
+
+/** Everything the API's procedures, pages and jobs call. */
+export function apiServices(options: {
+  store: Store;
+  keyring: Keyring;
+  clock: Clock;
+  logger: Logger;
+  providers: { test: SmsProvider; live: SmsProvider | null };
+  config: Config;
+}) {
+  const { store, keyring, clock, logger, providers, config } = options;
+  const now = () => clock.now();
+  return {
+    messages: {
+      send: bind(sendMessage, {
+        store,
+        keyring,
+        clock,
+        providers,
+        config: {
+          messagesPerMinute: config.messages.perMinute,
+          freeTierDailySegments: config.messages.freeTierDailySegments,
+          defaultSender: config.messages.defaultSender,
+          simulatorDelayMs: config.messages.simulatorDelayMs,
+        },
+      }),
+      get: bind(getMessage, { store }),
+    },
+    testKeys: {
+      create: (input: { callerSubject: string }) =>
+        createTestKey(
+          { store, config: { publicBaseUrl: config.publicBaseUrl, limits: config.testKeys } },
+          { ...input, now: now() },
+        ),
+    },
+    claims: {
+      describe: bind(describeClaim, { store }),
+      claim: bind(claimProject, { store, config: { freeCredits: config.claims.freeCredits } }),
+      /** One sign-in start from `callerSubject`, under CLAIM_SIGN_INS_PER_MINUTE. */
+      countSignIn: (callerSubject: string) =>
+        consumeLimits(
+          store,
+          [
+            {
+              bucket: BUCKETS.claimSignIns(callerSubject),
+              window: "minute",
+              limit: config.claims.signInsPerMinute,
+              refusal: "rate_limited",
+            },
+          ],
+          now(),
+        ),
+    },
+    /** The periodic jobs' rounds (jobs/jobs.ts schedules them). */
+    rounds: {
+      statusCheck: () =>
+        checkMessageStatuses({
+          store,
+          keyring,
+          clock,
+          logger,
+          providers,
+          config: {
+            intervalMs: config.statusCheck.intervalMs,
+            batchSize: config.statusCheck.batchSize,
+            deadlineMs: config.statusCheck.submittedDeadlineMs,
+          },
+        }),
+      queuedRecovery: () =>
+        recoverQueuedMessages({
+          store,
+          clock,
+          config: { olderThanMs: config.queuedRecoveryMs, batchSize: config.statusCheck.batchSize },
+        }),
+      unclaimedMessagesPurge: () =>
+        purgeUnclaimedMessages({ store, clock, config: { batchSize: config.retention.purgeBatchSize } }),
+      // A message not final yet keeps its number until it is, at most
+      // SUBMITTED_DEADLINE_HOURS (and one status-check round) longer.
+      messageTextPurge: () =>
+        purgeMessageText(
+          { store },
+          {
+            now: now(),
+            retentionMs: config.retention.messageTextMs,
+            pendingHoldMs: config.statusCheck.submittedDeadlineMs + config.statusCheck.intervalMs,
+            batchSize: config.retention.purgeBatchSize,
+          },
+        ),
+      idempotencyPurge: () =>
+        purgeIdempotencyRecords({ store }, { now: now(), batchSize: config.retention.purgeBatchSize }),
+      rateLimitPurge: () =>
+        purgeRateLimitCounters({ store }, { now: now(), batchSize: config.retention.purgeBatchSize }),
+    },
+  };
+}
+
+export type ApiServices = ReturnType<typeof apiServices>;

@@ -1,0 +1,69 @@
+// Fixed-window limits (spec 8, 4.1, 4.2): their types, their windows and the
+// name of every counter bucket the service keeps in rate_limit_counters.
+import { DAY_MS, MINUTE_MS, startOfUtcDay, startOfUtcMinute } from "./time.ts";
+
+export type LimitWindow = "minute" | "utc_day";
+
+/** What a refusal by a window means to the caller. */
+export type LimitRefusalCode = "rate_limited" | "daily_limit_reached";
+
+export type LimitCheck = {
+  /**
+   * Counter identity (one of BUCKETS). Never put secrets in it. One bucket
+   * per window: a counter row is (bucket, window start), and a minute and a
+   * day that start at the same instant (00:00 UTC) would otherwise share one row.
+   */
+  bucket: string;
+  window: LimitWindow;
+  limit: number;
+  /** How much this request uses (1 request, or N segments). */
+  cost?: number;
+  refusal: LimitRefusalCode;
+};
+
+export type LimitState = { limit: number; remaining: number; resetAt: Date; window: LimitWindow };
+
+/** The window `now` falls in: [start, end). */
+export function windowOf(window: LimitWindow, now: Date): { start: Date; end: Date } {
+  if (window === "minute") {
+    const start = startOfUtcMinute(now);
+    return { start, end: new Date(start.getTime() + MINUTE_MS) };
+  }
+  const start = startOfUtcDay(now);
+  return { start, end: new Date(start.getTime() + DAY_MS) };
+}
+
+/** What a window looks like once `used` of its limit is taken. */
+export function limitState(
+  check: Pick<LimitCheck, "limit" | "window">,
+  used: number,
+  resetAt: Date,
+): LimitState {
+  return { limit: check.limit, remaining: Math.max(0, check.limit - used), resetAt, window: check.window };
+}
+
+/** The state to advertise in RateLimit-* headers: the window closest to exhaustion. */
+export function tightestState(states: LimitState[]): LimitState | undefined {
+  return [...states].sort(
+    (a, b) => a.remaining / a.limit - b.remaining / b.limit || a.resetAt.getTime() - b.resetAt.getTime(),
+  )[0];
+}
+
+/**
+ * Every counter bucket, by what it counts. `subject` is a caller's
+ * rate-limit identity (an IPv4 address or an IPv6 /64), never a secret.
+ */
+export const BUCKETS = {
+  /** Message creations of a project, per minute (MESSAGES_PER_MINUTE). */
+  messages: (projectId: string) => `messages:${projectId}`,
+  /** Live segments of a project without paid credits, per UTC day (FREE_TIER_DAILY_SEGMENTS). */
+  freeTierSegments: (projectId: string) => `free_tier_segments:${projectId}`,
+  /** Instant test keys per caller address, per UTC day. */
+  testKeysPerAddressDay: (subject: string) => `test_keys:addr:${subject}:day`,
+  /** Instant test keys per caller address, per minute. */
+  testKeysPerAddressMinute: (subject: string) => `test_keys:addr:${subject}:minute`,
+  /** Instant test keys of the whole service, per UTC day. */
+  testKeysServiceDay: () => "test_keys:service:day",
+  /** Claim-page sign-in starts per caller address, per minute. */
+  claimSignIns: (subject: string) => `claim_sign_ins:addr:${subject}:minute`,
+} as const;

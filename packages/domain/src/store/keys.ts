@@ -1,0 +1,144 @@
+// api_keys: keys are stored as their SHA-256 hash and a displayable prefix,
+// never in full.
+import type { Sql } from "@sms/db";
+import type { KeyMode } from "../model/keys.ts";
+
+export type KeyRecord = {
+  id: string;
+  projectId: string;
+  mode: KeyMode;
+  /** The displayable start of the key (`sk_live_AbCd`); never the key. */
+  prefix: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+};
+
+/** What authentication needs about a key and its project. */
+export type KeyLookup = {
+  id: string;
+  keyHash: string;
+  mode: KeyMode;
+  revokedAt: Date | null;
+  project: {
+    id: string;
+    sender: string | null;
+    senderBrandId: number | null;
+    suspendedAt: Date | null;
+    claimedAt: Date | null;
+  };
+};
+
+const COLUMNS = "id, project_id, mode::text AS mode, prefix, created_at, revoked_at";
+
+type Row = {
+  id: string;
+  project_id: string;
+  mode: KeyMode;
+  prefix: string;
+  created_at: Date;
+  revoked_at: Date | null;
+};
+
+function fromRow(row: Row): KeyRecord {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    mode: row.mode,
+    prefix: row.prefix,
+    createdAt: new Date(row.created_at),
+    revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
+  };
+}
+
+const CREATE_SQL = `
+  INSERT INTO api_keys (id, project_id, mode, key_hash, prefix, created_at)
+  VALUES ($1, $2, CAST($3 AS "KeyMode"), $4, $5, CAST($6 AS timestamptz))`;
+
+const LOOKUP_SQL = `
+  SELECT k.id, k.key_hash, k.mode::text AS mode, k.revoked_at,
+         p.id AS project_id, p.sender, p.sender_brand_id, p.suspended_at, p.claimed_at
+  FROM api_keys k JOIN projects p ON p.id = k.project_id
+  WHERE k.key_hash = $1`;
+
+const LIST_SQL = `SELECT ${COLUMNS} FROM api_keys WHERE project_id = $1 ORDER BY created_at, id`;
+const FIND_BY_ID_SQL = `SELECT ${COLUMNS} FROM api_keys WHERE id = $1`;
+const FIND_BY_PREFIX_SQL = `
+  SELECT ${COLUMNS} FROM api_keys WHERE prefix = $1 AND ($2::text IS NULL OR project_id = $2)
+  ORDER BY created_at, id LIMIT 10`;
+const FIRST_ACTIVE_SQL = `
+  SELECT ${COLUMNS} FROM api_keys WHERE project_id = $1 AND mode = CAST($2 AS "KeyMode") AND revoked_at IS NULL
+  ORDER BY created_at, id LIMIT 1`;
+const REVOKE_SQL = `
+  UPDATE api_keys SET revoked_at = CAST($2 AS timestamptz) WHERE id = $1 AND revoked_at IS NULL RETURNING id`;
+
+export function keyStore(sql: Sql) {
+  return {
+    async create(key: {
+      id: string;
+      projectId: string;
+      mode: KeyMode;
+      keyHash: string;
+      prefix: string;
+      now: Date;
+    }): Promise<void> {
+      await sql.query(CREATE_SQL, [key.id, key.projectId, key.mode, key.keyHash, key.prefix, key.now]);
+    },
+
+    /** One indexed lookup by hash (unique), with the key's project. */
+    async lookup(keyHash: string): Promise<KeyLookup | null> {
+      const [row] = await sql.query<{
+        id: string;
+        key_hash: string;
+        mode: KeyMode;
+        revoked_at: Date | null;
+        project_id: string;
+        sender: string | null;
+        sender_brand_id: number | null;
+        suspended_at: Date | null;
+        claimed_at: Date | null;
+      }>(LOOKUP_SQL, [keyHash]);
+      if (!row) return null;
+      return {
+        id: row.id,
+        keyHash: row.key_hash,
+        mode: row.mode,
+        revokedAt: row.revoked_at,
+        project: {
+          id: row.project_id,
+          sender: row.sender,
+          senderBrandId: row.sender_brand_id === null ? null : Number(row.sender_brand_id),
+          suspendedAt: row.suspended_at,
+          claimedAt: row.claimed_at,
+        },
+      };
+    },
+
+    /** Every key of a project, oldest first. */
+    async listForProject(projectId: string): Promise<KeyRecord[]> {
+      return (await sql.query<Row>(LIST_SQL, [projectId])).map(fromRow);
+    },
+
+    async findById(keyId: string): Promise<KeyRecord | null> {
+      const [row] = await sql.query<Row>(FIND_BY_ID_SQL, [keyId]);
+      return row ? fromRow(row) : null;
+    },
+
+    /** Keys with this prefix (at most 10), optionally within one project. */
+    async findByPrefix(prefix: string, projectId: string | null): Promise<KeyRecord[]> {
+      return (await sql.query<Row>(FIND_BY_PREFIX_SQL, [prefix, projectId])).map(fromRow);
+    },
+
+    /** The oldest key of `mode` in the project that is not revoked. */
+    async firstActive(projectId: string, mode: KeyMode): Promise<KeyRecord | null> {
+      const [row] = await sql.query<Row>(FIRST_ACTIVE_SQL, [projectId, mode]);
+      return row ? fromRow(row) : null;
+    },
+
+    /** Revokes the key unless it already is; true when this call revoked it. */
+    async revoke(keyId: string, now: Date): Promise<boolean> {
+      return (await sql.query(REVOKE_SQL, [keyId, now])).length > 0;
+    },
+  };
+}
+
+export type KeyStore = ReturnType<typeof keyStore>;

@@ -1,0 +1,92 @@
+// rate_limit_counters: one row per (bucket, window start), shared by every
+// instance. A counter only moves while the new total stays within its limit,
+// in one atomic statement, so a concurrent burst can never overshoot.
+import type { Sql } from "@sms/db";
+
+const CONSUME_SQL = `
+  INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
+  VALUES ($1, CAST($2 AS timestamptz), CAST($3 AS integer), CAST($4 AS timestamptz))
+  ON CONFLICT (bucket, window_start)
+  DO UPDATE SET count = rate_limit_counters.count + EXCLUDED.count
+  WHERE rate_limit_counters.count + EXCLUDED.count <= CAST($5 AS integer)
+  RETURNING count`;
+
+const READ_SQL = `SELECT count FROM rate_limit_counters WHERE bucket = $1 AND window_start = CAST($2 AS timestamptz)`;
+
+const READ_MANY_SQL = `
+  SELECT bucket, window_start, count FROM rate_limit_counters
+  WHERE bucket = ANY(CAST($1 AS text[])) AND window_start = ANY(CAST($2 AS timestamptz[]))`;
+
+const RELEASE_SQL = `
+  UPDATE rate_limit_counters SET count = GREATEST(count - CAST($1 AS integer), 0)
+  WHERE bucket = $2 AND window_start = CAST($3 AS timestamptz)`;
+
+const PURGE_EXPIRED_SQL = `
+  WITH gone AS (
+    DELETE FROM rate_limit_counters
+    WHERE (bucket, window_start) IN (
+      SELECT bucket, window_start FROM rate_limit_counters
+      WHERE expires_at <= CAST($1 AS timestamptz)
+      ORDER BY expires_at
+      LIMIT CAST($2 AS integer)
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING bucket
+  )
+  SELECT count(*)::int AS purged FROM gone`;
+
+export type CounterWindow = { bucket: string; start: Date; end: Date };
+
+export function limitStore(sql: Sql) {
+  return {
+    /**
+     * Adds `cost` to the window's counter if the total stays within `limit`.
+     * Returns the new total, or null when it would not (nothing changes).
+     */
+    async consume(window: CounterWindow, cost: number, limit: number): Promise<number | null> {
+      const [row] = await sql.query<{ count: number }>(CONSUME_SQL, [
+        window.bucket,
+        window.start,
+        cost,
+        window.end,
+        limit,
+      ]);
+      return row ? Number(row.count) : null;
+    },
+
+    /** The window's counter as committed (0 when it has none). */
+    async read(bucket: string, windowStart: Date): Promise<number> {
+      const [row] = await sql.query<{ count: number }>(READ_SQL, [bucket, windowStart]);
+      return Number(row?.count ?? 0);
+    },
+
+    /** Several windows' counters in one lock-free read, in the order given (0 when absent). */
+    async readMany(windows: Array<Pick<CounterWindow, "bucket" | "start">>): Promise<number[]> {
+      const rows = await sql.query<{ bucket: string; window_start: Date; count: number }>(READ_MANY_SQL, [
+        windows.map((window) => window.bucket),
+        windows.map((window) => window.start.toISOString()),
+      ]);
+      return windows.map((window) => {
+        const row = rows.find(
+          (candidate) =>
+            candidate.bucket === window.bucket &&
+            new Date(candidate.window_start).getTime() === window.start.getTime(),
+        );
+        return Number(row?.count ?? 0);
+      });
+    },
+
+    /** Gives `amount` back to a window's counter (never below 0). */
+    async release(bucket: string, windowStart: Date, amount: number): Promise<void> {
+      await sql.query(RELEASE_SQL, [amount, bucket, windowStart]);
+    },
+
+    /** Deletes one batch of counters whose window is over; returns how many. */
+    async purgeExpired(now: Date, batchSize: number): Promise<number> {
+      const [row] = await sql.query<{ purged: number }>(PURGE_EXPIRED_SQL, [now, batchSize]);
+      return Number(row?.purged ?? 0);
+    },
+  };
+}
+
+export type LimitStore = ReturnType<typeof limitStore>;

@@ -1,0 +1,445 @@
+// messages: the statements of a message's life. A send is three statements
+// (admit in idempotency.ts, then insertQueued and recordOutcome here), each
+// one SQL statement (a chain of data-modifying CTEs) that works the same on
+// PostgreSQL and PGlite. insertQueued, recordOutcome and releaseUnsent also
+// write the message's idempotency record, because the two must change together.
+import type { Sql } from "@sms/db";
+import type { IdempotencyScope } from "../model/idempotency.ts";
+import type { MessageError, MessageResource, MessageState, MessageStatus } from "../model/message.ts";
+
+/** The columns a Message resource is built from. */
+const RESOURCE_COLUMNS =
+  "id, recipient_masked, status::text AS status, segments, error_code, error_message, created_at, updated_at";
+
+type ResourceRow = {
+  id: string;
+  recipient_masked: string;
+  status: MessageStatus;
+  segments: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+function fromRow(row: ResourceRow): MessageState {
+  return {
+    id: row.id,
+    recipientMasked: row.recipient_masked,
+    status: row.status,
+    segments: row.segments === null ? null : Number(row.segments),
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+/** Everything the write-ahead step stores about a new message. */
+export type QueuedMessage = {
+  messageId: string;
+  idempotencyId: string;
+  scope: IdempotencyScope;
+  fingerprint: string;
+  expiresAt: Date;
+  apiKeyId: string;
+  recipientMasked: string;
+  recipientCiphertext: Uint8Array;
+  textCiphertext: Uint8Array;
+  template: string;
+  locale: string;
+  sender: string;
+  segments: number;
+  encoding: string;
+  provider: string;
+  creditsReserved: number;
+  now: Date;
+};
+
+const INSERT_QUEUED_SQL = `
+  WITH idem AS (
+    INSERT INTO idempotency_records (id, project_id, mode, key, fingerprint, message_id, response_body, expires_at, created_at)
+    VALUES ($1, $2, CAST($3 AS "KeyMode"), $4, $5, $6, NULL, CAST($7 AS timestamptz), CAST($8 AS timestamptz))
+    ON CONFLICT (project_id, mode, key) DO UPDATE
+      SET id = EXCLUDED.id, fingerprint = EXCLUDED.fingerprint, message_id = EXCLUDED.message_id,
+          response_body = NULL, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
+      WHERE idempotency_records.expires_at <= EXCLUDED.created_at
+    RETURNING id
+  ), msg AS (
+    INSERT INTO messages (id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
+                          template, locale, sender, segments, encoding, status, provider, credits_reserved,
+                          created_at, updated_at)
+    SELECT CAST($6 AS text), CAST($2 AS text), CAST($9 AS text), CAST($3 AS "KeyMode"), CAST($10 AS text),
+           CAST($11 AS bytea), CAST($12 AS bytea), CAST($13 AS text), CAST($14 AS text), CAST($15 AS text),
+           CAST($16 AS integer), CAST($17 AS text), CAST('queued' AS "MessageStatus"), CAST($18 AS text),
+           CAST($19 AS integer), CAST($8 AS timestamptz), CAST($8 AS timestamptz)
+    FROM idem
+    RETURNING id
+  )
+  SELECT count(*)::int AS written FROM msg`;
+
+/** How a send left `queued`. */
+export type Outcome = {
+  status: Extract<MessageStatus, "submitted" | "failed" | "unknown">;
+  error: MessageError | null;
+  providerRef: string | null;
+  /** When the first status check is due (submitted only). */
+  nextCheckAt: Date | null;
+};
+
+const RECORD_OUTCOME_SQL = `
+  WITH moved AS (
+    UPDATE messages
+    SET status = CAST($1 AS "MessageStatus"), error_code = CAST($2 AS text), error_message = CAST($3 AS text),
+        provider_ref = CAST($4 AS text), submitted_at = CAST($5 AS timestamptz),
+        next_check_at = CAST($6 AS timestamptz), updated_at = CAST($7 AS timestamptz)
+    WHERE id = $8 AND status = 'queued'
+    RETURNING id
+  ), answered AS (
+    UPDATE idempotency_records SET response_body = CAST($9 AS jsonb)
+    WHERE id = $10 AND EXISTS (SELECT 1 FROM moved)
+    RETURNING id
+  )
+  SELECT count(*)::int AS moved FROM moved`;
+
+const RELEASE_SQL = `
+  WITH gone AS (
+    DELETE FROM messages WHERE id = $1 AND status = 'queued' RETURNING id
+  ), released AS (
+    DELETE FROM idempotency_records WHERE id = $2 AND EXISTS (SELECT 1 FROM gone) RETURNING id
+  )
+  SELECT count(*)::int AS released FROM gone`;
+
+const READ_SQL = `SELECT ${RESOURCE_COLUMNS} FROM messages WHERE id = $1`;
+const READ_IN_PROJECT_SQL = `SELECT ${RESOURCE_COLUMNS} FROM messages WHERE id = $1 AND project_id = $2`;
+
+/** A `submitted` message claimed by a status-check round. */
+export type DueMessage = {
+  id: string;
+  provider: string;
+  providerRef: string | null;
+  recipientCiphertext: Uint8Array | null;
+  submittedAt: Date | null;
+  projectId: string;
+  creditsReserved: number;
+};
+
+const CLAIM_DUE_SQL = `
+  UPDATE messages SET next_check_at = CAST($1 AS timestamptz)
+  WHERE id IN (
+    SELECT id FROM messages
+    WHERE status = 'submitted' AND next_check_at <= CAST($2 AS timestamptz)
+    ORDER BY next_check_at
+    LIMIT CAST($3 AS integer)
+    FOR UPDATE SKIP LOCKED
+  )
+  RETURNING id, provider, provider_ref, recipient_ciphertext, submitted_at, project_id, credits_reserved`;
+
+const SETTLE_SQL = `
+  UPDATE messages
+  SET status = CAST($2 AS "MessageStatus"), error_code = CAST($3 AS text), error_message = CAST($4 AS text),
+      next_check_at = NULL, updated_at = CAST($5 AS timestamptz)
+  WHERE id = $1 AND status = 'submitted'
+  RETURNING id`;
+
+const RECOVER_SQL = `
+  UPDATE messages SET status = 'unknown', error_code = CAST($1 AS text), error_message = CAST($2 AS text),
+                      updated_at = CAST($3 AS timestamptz)
+  WHERE id IN (
+    SELECT id FROM messages WHERE status = 'queued' AND created_at < CAST($4 AS timestamptz)
+    ORDER BY created_at LIMIT CAST($5 AS integer)
+    FOR UPDATE SKIP LOCKED
+  )
+  RETURNING ${RESOURCE_COLUMNS}`;
+
+const PURGE_TEXT_SQL = `
+  WITH purged AS (
+    UPDATE messages SET recipient_ciphertext = NULL, text_ciphertext = NULL, text_purged_at = CAST($1 AS timestamptz)
+    WHERE id IN (
+      SELECT id FROM messages
+      WHERE text_purged_at IS NULL AND created_at < CAST($2 AS timestamptz)
+        AND (status NOT IN ('queued', 'submitted') OR created_at < CAST($3 AS timestamptz))
+      ORDER BY created_at
+      LIMIT CAST($4 AS integer)
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING id
+  )
+  SELECT count(*)::int AS purged FROM purged`;
+
+const LOCK_UNCLAIMED_SQL = `
+  SELECT m.id FROM messages m JOIN projects p ON p.id = m.project_id
+  WHERE p.claimed_at IS NULL AND m.created_at < CAST($1 AS timestamptz)
+  ORDER BY m.created_at
+  LIMIT CAST($2 AS integer)
+  FOR UPDATE OF m SKIP LOCKED
+  FOR SHARE OF p`;
+
+const DELETE_SQL = `
+  WITH gone AS (DELETE FROM messages WHERE id = ANY(CAST($1 AS text[])) RETURNING id)
+  SELECT count(*)::int AS deleted FROM gone`;
+
+/**
+ * `column` holds a blob whose key id is not $1 (a malformed blob counts too,
+ * and then fails to decrypt). The key id sits in the blob's header: byte 1 is
+ * its length, then the id in ASCII. CASE, not OR: SQL does not promise to
+ * evaluate OR's operands in order, and get_byte on a too-short blob would raise.
+ */
+function notUnderKey(column: "recipient_ciphertext" | "text_ciphertext", param: string): string {
+  return `(${column} IS NOT NULL AND CASE WHEN length(${column}) < 2 THEN true
+    ELSE encode(substring(${column} from 3 for get_byte(${column}, 1)), 'escape') <> ${param} END)`;
+}
+
+const LOCK_FOR_ROTATION_SQL = `
+  SELECT id, recipient_ciphertext, text_ciphertext FROM messages
+  WHERE id > $1 AND (${notUnderKey("recipient_ciphertext", "$2")} OR ${notUnderKey("text_ciphertext", "$2")})
+  ORDER BY id
+  LIMIT CAST($3 AS integer)
+  FOR UPDATE SKIP LOCKED`;
+
+const COUNT_NOT_UNDER_KEY_SQL = `
+  SELECT count(*)::int AS count FROM messages
+  WHERE ${notUnderKey("recipient_ciphertext", "$1")} OR ${notUnderKey("text_ciphertext", "$1")}`;
+
+const SET_CIPHERTEXTS_SQL = `
+  UPDATE messages SET recipient_ciphertext = CAST($2 AS bytea), text_ciphertext = CAST($3 AS bytea) WHERE id = $1`;
+
+const COUNT_IN_PROJECT_SQL = `SELECT count(*)::int AS count FROM messages WHERE project_id = $1`;
+
+const COUNT_BY_MODE_STATUS_SQL = `
+  SELECT mode::text AS mode, status::text AS status,
+         count(*) FILTER (WHERE created_at >= CAST($3 AS timestamptz))::int AS recent,
+         count(*)::int AS total
+  FROM messages WHERE project_id = $1 AND created_at >= CAST($2 AS timestamptz)
+  GROUP BY mode, status ORDER BY mode, status`;
+
+export function messageStore(sql: Sql) {
+  return {
+    /**
+     * Write ahead, one statement: claims the key (a new record, or one whose
+     * 24 hours are over) with the request still in flight (`response_body`
+     * NULL), and only then writes the `queued` message. False when another
+     * request holds the key: on PostgreSQL a concurrent insert of the same key
+     * waits for the other transaction and then finds its row, so exactly one
+     * request wins.
+     */
+    async insertQueued(m: QueuedMessage): Promise<boolean> {
+      const rows = await sql.query<{ written: number }>(INSERT_QUEUED_SQL, [
+        m.idempotencyId,
+        m.scope.projectId,
+        m.scope.mode,
+        m.scope.key,
+        m.fingerprint,
+        m.messageId,
+        m.expiresAt,
+        m.now,
+        m.apiKeyId,
+        m.recipientMasked,
+        m.recipientCiphertext,
+        m.textCiphertext,
+        m.template,
+        m.locale,
+        m.sender,
+        m.segments,
+        m.encoding,
+        m.provider,
+        m.creditsReserved,
+      ]);
+      return Number(rows[0]?.written ?? 0) === 1;
+    },
+
+    /**
+     * Moves the message out of `queued` and stores the answer on its
+     * idempotency record, together. False when the message is no longer
+     * queued (the recovery sweep already made it `unknown`).
+     */
+    async recordOutcome(record: {
+      messageId: string;
+      idempotencyId: string;
+      outcome: Outcome;
+      response: MessageResource;
+      now: Date;
+    }): Promise<boolean> {
+      const { outcome, now } = record;
+      const rows = await sql.query<{ moved: number }>(RECORD_OUTCOME_SQL, [
+        outcome.status,
+        outcome.error?.errorCode ?? null,
+        outcome.error?.errorMessage ?? null,
+        outcome.providerRef,
+        outcome.status === "submitted" ? now : null,
+        outcome.nextCheckAt,
+        now,
+        record.messageId,
+        JSON.stringify(record.response),
+        record.idempotencyId,
+      ]);
+      return Number(rows[0]?.moved ?? 0) > 0;
+    },
+
+    /**
+     * The provider was not reached: the queued message and its idempotency
+     * record go, so a retry with the same key is a fresh attempt. False when
+     * the message is no longer queued (the recovery sweep's answer stands).
+     */
+    async releaseUnsent(ids: { messageId: string; idempotencyId: string }): Promise<boolean> {
+      const rows = await sql.query<{ released: number }>(RELEASE_SQL, [ids.messageId, ids.idempotencyId]);
+      return Number(rows[0]?.released ?? 0) > 0;
+    },
+
+    async read(messageId: string): Promise<MessageState | null> {
+      const [row] = await sql.query<ResourceRow>(READ_SQL, [messageId]);
+      return row ? fromRow(row) : null;
+    },
+
+    /** One indexed lookup by id and project: another project's message is absent. */
+    async readInProject(messageId: string, projectId: string): Promise<MessageState | null> {
+      const [row] = await sql.query<ResourceRow>(READ_IN_PROJECT_SQL, [messageId, projectId]);
+      return row ? fromRow(row) : null;
+    },
+
+    /**
+     * Claims up to `batchSize` `submitted` messages due by `dueBy`, pushing
+     * their next check to `nextCheckAt` in the same statement (FOR UPDATE
+     * SKIP LOCKED), so no other round here or elsewhere takes them meanwhile.
+     */
+    async claimDue(options: { dueBy: Date; nextCheckAt: Date; batchSize: number }): Promise<DueMessage[]> {
+      const rows = await sql.query<{
+        id: string;
+        provider: string;
+        provider_ref: string | null;
+        recipient_ciphertext: Uint8Array | null;
+        submitted_at: Date | null;
+        project_id: string;
+        credits_reserved: number;
+      }>(CLAIM_DUE_SQL, [options.nextCheckAt, options.dueBy, options.batchSize]);
+      return rows.map((row) => ({
+        id: row.id,
+        provider: row.provider,
+        providerRef: row.provider_ref,
+        recipientCiphertext: row.recipient_ciphertext ? new Uint8Array(row.recipient_ciphertext) : null,
+        submittedAt: row.submitted_at ? new Date(row.submitted_at) : null,
+        projectId: row.project_id,
+        creditsReserved: Number(row.credits_reserved),
+      }));
+    },
+
+    /** `submitted` → a final status; false when the message had already moved on. */
+    async settle(change: {
+      messageId: string;
+      status: Extract<MessageStatus, "delivered" | "undeliverable" | "failed" | "unknown">;
+      error: MessageError | null;
+      now: Date;
+    }): Promise<boolean> {
+      const rows = await sql.query(SETTLE_SQL, [
+        change.messageId,
+        change.status,
+        change.error?.errorCode ?? null,
+        change.error?.errorMessage ?? null,
+        change.now,
+      ]);
+      return rows.length > 0;
+    },
+
+    /** Messages queued since before `cutoff` become `unknown` with `error` (a batch, SKIP LOCKED). */
+    async recoverQueued(options: {
+      cutoff: Date;
+      error: MessageError;
+      now: Date;
+      batchSize: number;
+    }): Promise<MessageState[]> {
+      const rows = await sql.query<ResourceRow>(RECOVER_SQL, [
+        options.error.errorCode,
+        options.error.errorMessage,
+        options.now,
+        options.cutoff,
+        options.batchSize,
+      ]);
+      return rows.map(fromRow);
+    },
+
+    /**
+     * Forgets the text and full number of one batch of messages created
+     * before `cutoff` (those not final yet only before `hardCutoff`);
+     * `updated_at` stays. Returns how many.
+     */
+    async purgeText(options: {
+      now: Date;
+      cutoff: Date;
+      hardCutoff: Date;
+      batchSize: number;
+    }): Promise<number> {
+      const [row] = await sql.query<{ purged: number }>(PURGE_TEXT_SQL, [
+        options.now,
+        options.cutoff,
+        options.hardCutoff,
+        options.batchSize,
+      ]);
+      return Number(row?.purged ?? 0);
+    },
+
+    /**
+     * Locks a batch of unclaimed projects' messages created before `cutoff`
+     * (and share-locks their projects, so a claim in progress is waited for).
+     * Inside a transaction.
+     */
+    async lockUnclaimedBefore(cutoff: Date, batchSize: number): Promise<string[]> {
+      const rows = await sql.query<{ id: string }>(LOCK_UNCLAIMED_SQL, [cutoff, batchSize]);
+      return rows.map((row) => row.id);
+    },
+
+    async delete(messageIds: string[]): Promise<number> {
+      const [row] = await sql.query<{ deleted: number }>(DELETE_SQL, [messageIds]);
+      return Number(row?.deleted ?? 0);
+    },
+
+    /** A batch (id order, after `afterId`) of messages holding a ciphertext under another key than `keyId`, locked. */
+    async lockForRotation(options: { afterId: string; keyId: string; batchSize: number }) {
+      const rows = await sql.query<{
+        id: string;
+        recipient_ciphertext: Uint8Array | null;
+        text_ciphertext: Uint8Array | null;
+      }>(LOCK_FOR_ROTATION_SQL, [options.afterId, options.keyId, options.batchSize]);
+      return rows.map((row) => ({
+        id: row.id,
+        recipientCiphertext: row.recipient_ciphertext ? new Uint8Array(row.recipient_ciphertext) : null,
+        textCiphertext: row.text_ciphertext ? new Uint8Array(row.text_ciphertext) : null,
+      }));
+    },
+
+    async setCiphertexts(
+      messageId: string,
+      recipient: Uint8Array | null,
+      text: Uint8Array | null,
+    ): Promise<void> {
+      await sql.query(SET_CIPHERTEXTS_SQL, [messageId, recipient, text]);
+    },
+
+    async countNotUnderKey(keyId: string): Promise<number> {
+      const [row] = await sql.query<{ count: number }>(COUNT_NOT_UNDER_KEY_SQL, [keyId]);
+      return Number(row?.count ?? 0);
+    },
+
+    async countInProject(projectId: string): Promise<number> {
+      const [row] = await sql.query<{ count: number }>(COUNT_IN_PROJECT_SQL, [projectId]);
+      return Number(row?.count ?? 0);
+    },
+
+    /** Per mode and status: messages created since `since`, and of those since `recentSince`. */
+    async countByModeAndStatus(projectId: string, since: Date, recentSince: Date) {
+      const rows = await sql.query<{
+        mode: "test" | "live";
+        status: MessageStatus;
+        recent: number;
+        total: number;
+      }>(COUNT_BY_MODE_STATUS_SQL, [projectId, since, recentSince]);
+      return rows.map((row) => ({
+        mode: row.mode,
+        status: row.status,
+        recent: Number(row.recent),
+        total: Number(row.total),
+      }));
+    },
+  };
+}
+
+export type MessageStore = ReturnType<typeof messageStore>;
