@@ -1,5 +1,5 @@
 // Prisma CLI configuration. Only `prisma generate` is used here: migrations are
-// plain SQL applied by packages/db's migrator (see README, "Migrations").
+// plain SQL applied by packages/db's migrator (see docs/operations.md, "Migrations").
 import { defineConfig } from "prisma/config";
 
 export default defineConfig({

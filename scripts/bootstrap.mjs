@@ -115,7 +115,7 @@ switch (command) {
     exec(deno(), [...DENO_FLAGS, "apps/api/src/operator.ts", ...rest]);
     break;
   case "bench":
-    // bench/<name>.ts, run with Deno; see README "Benchmarks".
+    // bench/<name>.ts, run with Deno; see bench/README.md.
     exec(deno(), [...DENO_FLAGS, "--allow-run", `bench/${rest[0]}.ts`, ...rest.slice(1)]);
     break;
   case "test":
