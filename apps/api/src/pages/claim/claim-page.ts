@@ -21,7 +21,7 @@ import type { AppDeps } from "../../deps.ts";
 import { rateLimitSubject } from "../../http/client-address.ts";
 import type { ExtraRoute } from "../../http/gateway.ts";
 import { serializeError } from "../../logger.ts";
-import type { RequestState } from "../../trpc/trpc.ts";
+import type { RequestState } from "../../http/request-state.ts";
 import {
   clearCookieHeader,
   cookieNames,

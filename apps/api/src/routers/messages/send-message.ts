@@ -1,5 +1,6 @@
 import { ApiError, sendMessage } from "@sms/domain";
 import { rateLimitHeaders, retryHeaders } from "../../http/rate-limit-headers.ts";
+import { respond } from "../../http/request-state.ts";
 import { apiKeyProcedure, middleware } from "../../trpc/trpc.ts";
 import { sendMessageMeta, ZSendMessageRequest, ZSendMessageResponse } from "./send-message.types.ts";
 
@@ -51,12 +52,10 @@ export const sendMessageProcedure = apiKeyProcedure
     const now = deps.clock.now();
     switch (result.kind) {
       case "created":
-        state.response.status = 201;
-        Object.assign(state.response.headers, rateLimitHeaders(result.rateLimit, now));
+        respond(ctx, { status: 201, headers: rateLimitHeaders(result.rateLimit, now) });
         return result.message;
       case "replayed":
-        state.response.status = 200;
-        state.response.headers["Idempotent-Replayed"] = "true";
+        respond(ctx, { status: 200, headers: { "Idempotent-Replayed": "true" } });
         return result.message;
       case "refused":
         throw new ApiError(result.code, result.message, result.limit ? retryHeaders(result.limit, now) : {});

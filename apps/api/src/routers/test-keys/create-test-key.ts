@@ -1,6 +1,7 @@
 import { ApiError, createTestKey, formatTimestamp, TEST_KEY_NEXT_STEPS } from "@sms/domain";
 import { rateLimitSubject } from "../../http/client-address.ts";
 import { rateLimitHeaders, retryHeaders } from "../../http/rate-limit-headers.ts";
+import { respond } from "../../http/request-state.ts";
 import { publicProcedure } from "../../trpc/trpc.ts";
 import { createTestKeyMeta, ZCreateTestKeyRequest, ZCreateTestKeyResponse } from "./create-test-key.types.ts";
 
@@ -34,8 +35,7 @@ export const createTestKeyProcedure = publicProcedure
       );
     }
     state.projectId = result.projectId;
-    state.response.status = 201;
-    Object.assign(state.response.headers, rateLimitHeaders(result.rateLimit, now));
+    respond(ctx, { status: 201, headers: rateLimitHeaders(result.rateLimit, now) });
     return {
       api_key: result.apiKey,
       project_id: result.projectId,
