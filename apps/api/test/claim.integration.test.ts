@@ -12,7 +12,7 @@ import { type App, createApp } from "../src/app.ts";
 import { type Config, parseEnv } from "../src/env.ts";
 import { claimPageRoutes } from "../src/pages/claim/claim-page.ts";
 import { cookieNames, createCookieSealer, type SignedInIdentity } from "../src/pages/claim/claim-cookies.ts";
-import type { RequestState } from "../src/trpc/trpc.ts";
+import type { RequestState } from "../src/http/request-state.ts";
 import { createTestKey, ManualClock, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 
 const backends = await availableBackends();

@@ -135,6 +135,9 @@ export function errorResponse(error: ApiError, requestId: string): Response {
   });
 }
 
+/** What the gateway noticed about a JSON body it could not hand on as an object. */
+export type BodyError = "malformed_json" | "empty" | "not_object";
+
 type Issue = { code: string; path: PropertyKey[]; message: string; keys?: string[] };
 
 function describeIssue(issue: Issue): string {
@@ -148,7 +151,7 @@ function describeIssue(issue: Issue): string {
 }
 
 /** Maps a zod input failure to one stable code, honouring the route's precedence. */
-function fromValidation(issues: Issue[], meta: Meta | undefined, bodyError: string | undefined): ApiError {
+function fromValidation(issues: Issue[], meta: Meta | undefined, bodyError: BodyError | undefined): ApiError {
   if (bodyError === "malformed_json")
     return new ApiError("invalid_request", "The request body is not valid JSON.");
   if (bodyError === "empty")
@@ -178,7 +181,7 @@ function fromValidation(issues: Issue[], meta: Meta | undefined, bodyError: stri
 export function toApiError(
   error: unknown,
   meta: Meta | undefined,
-  bodyError?: string,
+  bodyError?: BodyError,
   bodyProblem?: ApiError,
 ): ApiError {
   const cause = error instanceof TRPCError ? error.cause : error;

@@ -1,23 +1,24 @@
-// The thin wrapper around trpc-to-openapi. It owns everything the library does
-// not: the request id, routing with 404/405, the body (size limit, JSON
-// parsing, body-less POSTs), HEAD, the extra non-tRPC routes, the error
-// envelope for every failure, and the one access-log line per request.
+// The thin wrapper around trpc-to-openapi's fetch adapter. It owns everything
+// the library does not: the request id, routing with 404/405, the body (size
+// limit, JSON parsing, body-less POSTs), HEAD, the extra non-tRPC routes, the
+// error envelope for every failure, and the one access-log line per request.
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { newId } from "@sms/crypto";
+import type { TRPCError } from "@trpc/server";
 import {
-  createOpenApiNodeHttpHandler,
+  createOpenApiFetchHandler,
   forEachOpenApiProcedure,
   getInputOutputParsers,
   getPathRegExp,
   instanceofZodTypeLikeVoid,
   normalizePath,
-  type OpenApiRouter,
 } from "trpc-to-openapi";
 import type { AppDeps } from "../deps.ts";
-import type { Context, Meta, RequestState } from "../trpc/trpc.ts";
+import type { ApiRouter, Context, Meta } from "../trpc/trpc.ts";
 import { resolveClientAddress, type TrustProxy } from "./client-address.ts";
-import { ApiError, errorResponse, isUnexpected, toApiError } from "./errors.ts";
+import { ApiError, type BodyError, errorResponse, isUnexpected, toApiError } from "./errors.ts";
 import { readBodyText } from "./read-body.ts";
+import { type RequestState, successResponseMeta } from "./request-state.ts";
 
 /** A route served outside tRPC (documents, pages). */
 export type ExtraRoute = {
@@ -29,31 +30,36 @@ export type ExtraRoute = {
 export type ConnectionInfo = { remoteAddress: string };
 export type Handler = (request: Request, connection?: ConnectionInfo) => Promise<Response>;
 
-type Route = {
-  method: string;
-  template: string;
-  pattern: RegExp;
-  procedure?: { meta: Meta; hasBody: boolean };
-  extra?: ExtraRoute;
-};
+type ProcedureRoute = { meta: Meta; takesBody: boolean };
 
-const STATE = Symbol("request-state");
+type Route = { method: string; template: string; pattern: RegExp } & (
+  | { procedure: ProcedureRoute; extra?: undefined }
+  | { extra: ExtraRoute; procedure?: undefined }
+);
+
+/**
+ * What the gateway hands trpc-to-openapi as the body (JSON text, or none), and
+ * what it noticed about the body the client sent.
+ */
+type PreparedBody = { json: string | null; bodyError?: BodyError; bodyProblem?: ApiError };
 
 /** Where the typed tRPC client (@sms/api-client) reaches the procedures. */
 export const TRPC_ENDPOINT = "/trpc";
 
-function routeTable(router: OpenApiRouter, extra: ExtraRoute[]): Route[] {
+/** Stands in for a body the procedure must not see, so that its input parsing fails. */
+const EMPTY_OBJECT = "{}";
+
+function routeTable(router: ApiRouter, extra: ExtraRoute[]): Route[] {
   const routes: Route[] = [];
-  forEachOpenApiProcedure(router._def.procedures, ({ procedure, meta }) => {
+  forEachOpenApiProcedure<Meta>(router._def.procedures, ({ procedure, meta }) => {
     const openapi = meta.openapi;
-    const { inputParser } = getInputOutputParsers(procedure as never);
-    const takesBody = openapi.method !== "GET" && !instanceofZodTypeLikeVoid(inputParser as never);
+    const { inputParser } = getInputOutputParsers(procedure);
     routes.push({
       method: openapi.method,
       template: normalizePath(openapi.path),
       // trpc-to-openapi matches case-insensitively; the gateway is exact.
       pattern: new RegExp(getPathRegExp(normalizePath(openapi.path)).source),
-      procedure: { meta: meta as Meta, hasBody: takesBody },
+      procedure: { meta, takesBody: openapi.method !== "GET" && !instanceofZodTypeLikeVoid(inputParser) },
     });
   });
   for (const route of extra) {
@@ -78,81 +84,127 @@ function isJson(contentType: string | null): boolean {
   return type === "application/json" || (type?.startsWith("application/") === true && type.endsWith("+json"));
 }
 
+/**
+ * Reads the client's body (never more than `limit` bytes; the fetch adapter
+ * has no limit of its own) and decides what the procedure is given.
+ */
+async function prepareBody(request: Request, route: ProcedureRoute, limit: number): Promise<PreparedBody> {
+  if (!route.takesBody) {
+    // Body-less routes ignore what was sent, but never read more than the limit.
+    if (request.body && request.method !== "GET" && request.method !== "HEAD") {
+      const text = await readBody(request, limit);
+      if (text instanceof ApiError) throw text;
+    }
+    return { json: null };
+  }
+  // A wrong content type or an oversized body is reported like any other
+  // problem with the body: after authentication and the route's header checks.
+  // The procedure runs on an empty object, its input parsing fails, and
+  // toApiError answers with the problem noted here.
+  if (!isJson(request.headers.get("content-type"))) {
+    const problem = new ApiError(
+      "unsupported_media_type",
+      "Send the request body as JSON with 'Content-Type: application/json'.",
+    );
+    return { json: EMPTY_OBJECT, bodyProblem: problem };
+  }
+  const text = await readBody(request, limit);
+  if (text instanceof ApiError) return { json: EMPTY_OBJECT, bodyProblem: text };
+  if (text.trim() === "") return { json: EMPTY_OBJECT, bodyError: "empty" };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { json: EMPTY_OBJECT, bodyError: "malformed_json" };
+  }
+  // trpc-to-openapi spreads the body into an object, which would turn [], 42
+  // or null into {}: remember that it was not an object.
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    return { json: EMPTY_OBJECT, bodyError: "not_object" };
+  }
+  return { json: text };
+}
+
+/**
+ * The request trpc-to-openapi sees: the client's method (GET for HEAD) and URL,
+ * and the prepared JSON body. A POST always says `Content-Type:
+ * application/json` (the adapter answers 415 otherwise, even for a body-less
+ * route). Procedures read the client's headers from `ctx.state.request`.
+ */
+function adapterRequest(request: Request, json: string | null): Request {
+  const method = request.method === "HEAD" ? "GET" : request.method;
+  if (method === "GET") return new Request(request.url, { method });
+  return new Request(request.url, { method, headers: { "Content-Type": "application/json" }, body: json });
+}
+
 export function createGateway(options: {
-  router: OpenApiRouter;
+  router: ApiRouter;
   deps: AppDeps;
   extraRoutes?: ExtraRoute[];
   trustProxy: TrustProxy;
   maxBodyBytes: number;
 }): Handler {
-  const { deps } = options;
-  const routes = routeTable(options.router, options.extraRoutes ?? []);
+  const { deps, router } = options;
+  const routes = routeTable(router, options.extraRoutes ?? []);
 
-  const procedureHandler = createOpenApiNodeHttpHandler({
-    router: options.router,
-    maxBodySize: options.maxBodyBytes,
-    createContext: ({ req }: { req: unknown }): Context => ({
-      deps,
-      state: (req as { [STATE]: RequestState })[STATE],
-    }),
-    responseMeta: ({ ctx }: { ctx?: Context }) => {
-      // Never throws: the adapter calls this inside its own catch.
-      const response = ctx?.state.response;
-      return { status: response?.status ?? 200, headers: { ...(response?.headers ?? {}) } };
-    },
-    onError: ({ error, req }: { error: unknown; req: unknown }) => {
-      const state = (req as { [STATE]?: RequestState })[STATE];
-      if (state) state.error = error;
-    },
-  } as unknown as Parameters<typeof createOpenApiNodeHttpHandler>[0]);
+  // The fetch adapters take their options per request, so the context and the
+  // error are closures over this request's state: nothing is attached to the
+  // Request (the REST adapter hands createContext its own wrapper of it, not
+  // the Request the gateway built).
 
-  function callProcedure(request: Request, url: URL, body: unknown, state: RequestState): Promise<Response> {
-    const headers = new Headers(request.headers);
-    headers.set("content-type", "application/json");
-    const method = request.method === "HEAD" ? "GET" : request.method;
-    const forwarded = new Request(url, { method, headers });
-    const proxy = new Proxy(forwarded, {
-      get(target, prop) {
-        if (prop === STATE) return state;
-        if (prop === "body") return body;
-        const value = Reflect.get(target, prop, target);
-        return typeof value === "function" ? value.bind(target) : value;
+  /** A REST route: trpc-to-openapi, with errors rewritten into the envelope. */
+  async function callProcedure(
+    request: Request,
+    route: ProcedureRoute,
+    state: RequestState,
+  ): Promise<Response> {
+    const body = await prepareBody(request, route, options.maxBodyBytes);
+    const context: Context = { deps, state };
+    const errors: TRPCError[] = [];
+    const response = await createOpenApiFetchHandler({
+      router,
+      // A plain string replace on the whole URL: only "/" is safe (see
+      // shared/notes/trpc-to-openapi.md); meta.openapi.path holds /v1/....
+      endpoint: "/",
+      req: adapterRequest(request, body.json),
+      createContext: () => context,
+      // Neither callback may throw: the adapter calls them inside its own catch.
+      responseMeta: ({ errors: failed }) => (failed.length === 0 ? successResponseMeta(state) : {}),
+      onError: ({ error }) => {
+        errors.push(error);
       },
     });
-    return new Promise((resolve) => {
-      let status = 200;
-      const responseHeaders = new Headers();
-      const res = {
-        setHeader(key: string, value: string | string[]) {
-          if (typeof value === "string") responseHeaders.set(key, value);
-          else for (const v of value) responseHeaders.append(key, v);
-        },
-        get statusCode() {
-          return status;
-        },
-        set statusCode(code: number) {
-          status = code;
-        },
-        end(text?: string) {
-          resolve(new Response(status === 204 ? null : (text ?? null), { status, headers: responseHeaders }));
-        },
-      };
-      (procedureHandler as unknown as (req: unknown, res: unknown) => Promise<void>)(proxy, res).catch(
-        (error) => {
-          state.error = error;
-          resolve(new Response(null, { status: 500 }));
-        },
-      );
-    });
+    const error = errors[0];
+    if (error !== undefined) {
+      if (isUnexpected(error)) state.log.error({ err: error }, "procedure failed");
+      throw toApiError(error, route.meta, body.bodyError, body.bodyProblem);
+    }
+    if (body.bodyProblem) throw body.bodyProblem;
+    return response;
   }
 
   /** The same procedures over tRPC's own protocol, for the typed @trpc/client. */
-  function callTrpc(request: Request, state: RequestState): Promise<Response> {
+  async function callTrpc(request: Request, state: RequestState): Promise<Response> {
+    // tRPC reads bodies without a limit: read it here and hand tRPC a copy.
+    // (Reading a clone instead leaves the other branch of the tee unread, and
+    // cancelling an oversized read then never settles: the request hung.)
+    const text = await readBody(request, options.maxBodyBytes);
+    if (text instanceof ApiError) throw text;
+    const headers = new Headers(request.headers);
+    headers.delete("content-length");
+    const takesBody = request.method !== "GET" && request.method !== "HEAD";
+    const copy = new Request(request.url, {
+      method: request.method,
+      headers,
+      body: takesBody ? text : null,
+      signal: request.signal,
+    });
+    const context: Context = { deps, state };
     return fetchRequestHandler({
       endpoint: TRPC_ENDPOINT,
-      req: request,
-      router: options.router as never,
-      createContext: (async () => ({ deps, state }) satisfies Context) as never,
+      req: copy,
+      router,
+      createContext: () => context,
       onError: ({ error }) => {
         if (isUnexpected(error)) state.log.error({ err: error }, "procedure failed");
       },
@@ -168,8 +220,6 @@ export function createGateway(options: {
     const path = normalizePath(url.pathname);
     if (path.startsWith(`${TRPC_ENDPOINT}/`)) {
       routeInfo.template = `${TRPC_ENDPOINT}/*`;
-      const limited = await readBody(request.clone(), options.maxBodyBytes);
-      if (limited instanceof ApiError) throw limited;
       return callTrpc(request, state);
     }
     const method = request.method === "HEAD" ? "GET" : request.method;
@@ -193,52 +243,8 @@ export function createGateway(options: {
       );
     }
     routeInfo.template = route.template;
-    const params = route.pattern.exec(path)?.groups ?? {};
-
-    if (route.extra) return route.extra.handle(request, state, params);
-
-    let body: unknown;
-    if (route.procedure?.hasBody) {
-      // A wrong content type or an oversized body is reported like any other
-      // problem with the body: after authentication and the route's header
-      // checks (the procedure's input parsing fails on the missing body, and
-      // toApiError answers with this problem).
-      const text = isJson(request.headers.get("content-type"))
-        ? await readBody(request, options.maxBodyBytes)
-        : new ApiError(
-            "unsupported_media_type",
-            "Send the request body as JSON with 'Content-Type: application/json'.",
-          );
-      if (text instanceof ApiError) {
-        state.bodyProblem = text;
-      } else if (text.trim() === "") {
-        state.bodyError = "empty";
-      } else {
-        try {
-          body = JSON.parse(text);
-          // trpc-to-openapi spreads the body into an object, which would turn
-          // [], 42 or null into {}: remember that it was not an object.
-          if (body === null || typeof body !== "object" || Array.isArray(body)) {
-            state.bodyError = "not_object";
-            body = {};
-          }
-        } catch {
-          state.bodyError = "malformed_json";
-        }
-      }
-    } else if (request.body && method !== "GET") {
-      // Body-less routes ignore what was sent, but never read more than the limit.
-      const text = await readBody(request, options.maxBodyBytes);
-      if (text instanceof ApiError) throw text;
-    }
-
-    const response = await callProcedure(request, url, body, state);
-    if (state.error !== undefined) {
-      if (isUnexpected(state.error)) state.log.error({ err: state.error }, "procedure failed");
-      throw toApiError(state.error, route.procedure?.meta, state.bodyError, state.bodyProblem);
-    }
-    if (state.bodyProblem) throw state.bodyProblem;
-    return response;
+    if (route.extra) return route.extra.handle(request, state, route.pattern.exec(path)?.groups ?? {});
+    return callProcedure(request, route.procedure, state);
   }
 
   return async function handle(request, connection) {
@@ -250,7 +256,6 @@ export function createGateway(options: {
       request,
       clientAddress: resolveClientAddress(peer, request.headers.get("x-forwarded-for"), options.trustProxy),
       log: deps.logger.child({ request_id: requestId }),
-      response: { headers: {} },
     };
     const routeInfo = { template: "unmatched" };
     let response: Response;

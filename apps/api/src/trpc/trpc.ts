@@ -1,29 +1,12 @@
 // Procedure tiers, defined once. The REST routes (trpc-to-openapi) and the
 // typed @trpc/client reach the same procedures.
-import { initTRPC } from "@trpc/server";
+import { initTRPC, type TRPCBuiltRouter } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ApiError, type ApiErrorCode, REFUSAL_MESSAGES } from "../http/errors.ts";
 import type { AppDeps } from "../deps.ts";
-import type { AppLogger } from "../logger.ts";
+import type { RequestState } from "../http/request-state.ts";
 
-/** Per-request state, created by the gateway before any procedure runs. */
-export type RequestState = {
-  requestId: string;
-  request: Request;
-  /** The caller's address as the rate limits see it (after TRUST_PROXY). */
-  clientAddress: string;
-  log: AppLogger;
-  /** Status and headers a procedure wants on its success response. */
-  response: { status?: number; headers: Record<string, string> };
-  /** Set by the gateway when the body was not valid JSON. */
-  bodyError?: "malformed_json" | "empty" | "not_object";
-  /** Set by the gateway when the body was not read (415 wrong type, 413 too large). */
-  bodyProblem?: ApiError;
-  /** The error a procedure failed with (read by the gateway). */
-  error?: unknown;
-  projectId?: string;
-};
-
+/** What every procedure gets: the dependencies and this request's state (http/request-state.ts). */
 export type Context = { deps: AppDeps; state: RequestState };
 
 export type Meta = OpenApiMeta<{
@@ -66,6 +49,8 @@ const t = initTRPC
   });
 
 export const router = t.router;
+/** A router built from these tiers, whatever its procedures: what the gateway serves. */
+export type ApiRouter = TRPCBuiltRouter<typeof t._config.$types, Record<never, never>>;
 export const middleware = t.middleware;
 export const createCallerFactory = t.createCallerFactory;
 export const publicProcedure = t.procedure;

@@ -20,9 +20,9 @@ import type { Clock } from "@sms/domain";
 import type { Config } from "../../env.ts";
 import { rateLimitSubject } from "../../http/client-address.ts";
 import type { ExtraRoute } from "../../http/gateway.ts";
+import type { RequestState } from "../../http/request-state.ts";
 import { type AppLogger, serializeError } from "../../logger.ts";
 import type { ApiServices } from "../../services.ts";
-import type { RequestState } from "../../trpc/trpc.ts";
 import {
   clearCookieHeader,
   cookieNames,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { respond } from "../../http/request-state.ts";
 import { publicProcedure, router } from "../../trpc/trpc.ts";
 import { livenessMeta, readinessMeta, ZLivenessResponse, ZReadinessResponse } from "./health.types.ts";
 
@@ -16,7 +17,7 @@ export const healthRouter = router({
     .query(async ({ ctx }) => {
       const reachable = await ctx.deps.databaseReachable();
       if (reachable) return { status: "ready" as const, database: "ok" as const };
-      ctx.state.response.status = 503;
+      respond(ctx, { status: 503 });
       return { status: "not_ready" as const, database: "unreachable" as const };
     }),
 });

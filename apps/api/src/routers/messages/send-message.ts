@@ -1,6 +1,7 @@
 import { idempotencyKeyProblem } from "@sms/domain";
 import { ApiError, REFUSAL_MESSAGES, sendRefusal } from "../../http/errors.ts";
 import { rateLimitHeaders } from "../../http/rate-limit-headers.ts";
+import { respond } from "../../http/request-state.ts";
 import { apiKeyProcedure, middleware } from "../../trpc/trpc.ts";
 import { sendMessageMeta, ZSendMessageRequest, ZSendMessageResponse } from "./send-message.types.ts";
 
@@ -32,12 +33,7 @@ export const sendMessageProcedure = apiKeyProcedure
     });
     const now = deps.clock.now();
     if (!result.ok) throw sendRefusal(result, now);
-    if (result.replayed) {
-      state.response.status = 200;
-      state.response.headers["Idempotent-Replayed"] = "true";
-    } else {
-      state.response.status = 201;
-      Object.assign(state.response.headers, rateLimitHeaders(result.rateLimit, now));
-    }
+    if (result.replayed) respond(ctx, { status: 200, headers: { "Idempotent-Replayed": "true" } });
+    else respond(ctx, { status: 201, headers: rateLimitHeaders(result.rateLimit, now) });
     return result.message;
   });

@@ -2,6 +2,7 @@ import { formatTimestamp } from "@sms/domain";
 import { rateLimitSubject } from "../../http/client-address.ts";
 import { testKeyRefusal } from "../../http/errors.ts";
 import { rateLimitHeaders } from "../../http/rate-limit-headers.ts";
+import { respond } from "../../http/request-state.ts";
 import { publicProcedure } from "../../trpc/trpc.ts";
 import {
   createTestKeyMeta,
@@ -22,8 +23,7 @@ export const createTestKeyProcedure = publicProcedure
     const now = deps.clock.now();
     if (!result.ok) throw testKeyRefusal(result, now);
     state.projectId = result.projectId;
-    state.response.status = 201;
-    Object.assign(state.response.headers, rateLimitHeaders(result.rateLimit, now));
+    respond(ctx, { status: 201, headers: rateLimitHeaders(result.rateLimit, now) });
     return {
       api_key: result.apiKey,
       project_id: result.projectId,

@@ -1,0 +1,48 @@
+// What one request carries through the gateway: created by the gateway before
+// dispatch, handed to procedures as `ctx.state` and to page routes as an
+// argument. Also the one way a procedure shapes its success response.
+import type { AppLogger } from "../logger.ts";
+
+export type RequestState = {
+  requestId: string;
+  /** The request as the client sent it (headers such as Authorization). */
+  request: Request;
+  /** The caller's address as the rate limits see it (after TRUST_PROXY). */
+  clientAddress: string;
+  /** The logger for this request (bound to its request id). */
+  log: AppLogger;
+  /** The project the request acted for, named in the access-log line. */
+  projectId?: string;
+};
+
+/**
+ * How a procedure's success response differs from a plain 200: its status
+ * (201 for a creation; 503 for a "not ready" answer that still has a body) and
+ * extra headers (RateLimit-*, Idempotent-Replayed).
+ */
+export type ResponseMeta = {
+  status: 200 | 201 | 503;
+  headers?: Readonly<Record<string, string>>;
+};
+
+const responses = new WeakMap<RequestState, ResponseMeta>();
+
+/**
+ * Sets the status and headers of this request's success response. The last
+ * call wins. An error response ignores it: the gateway renders errors itself.
+ */
+export function respond(ctx: { state: RequestState }, meta: ResponseMeta): void {
+  responses.set(ctx.state, meta);
+}
+
+/**
+ * The gateway's side of respond(): the status and headers to answer a
+ * successful call with, as a plain object (trpc-to-openapi drops a `Headers`).
+ */
+export function successResponseMeta(state: RequestState): {
+  status: number;
+  headers: Record<string, string>;
+} {
+  const meta = responses.get(state);
+  return { status: meta?.status ?? 200, headers: { ...meta?.headers } };
+}
