@@ -20,7 +20,9 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createPostgresTestDatabase, testPostgresAdminUrl } from "../packages/db/src/testing.ts";
+import { createPostgresTestDatabase, testPostgresAdminUrl } from "@sms/db/testing";
+import pg from "pg";
+import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const API_DIR = join(ROOT, "apps", "api");
@@ -97,7 +99,6 @@ function cpuMs(pids: number[]): number {
 
 /** The PostgreSQL backends serving a database (for their CPU time). */
 async function backendPids(adminUrl: string, databaseUrl: string): Promise<number[]> {
-  const { default: pg } = await import("../packages/db/node_modules/pg/lib/index.js");
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
@@ -114,16 +115,7 @@ async function startServer(
 ): Promise<{ baseUrl: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
   const child = new Deno.Command(DENO, {
-    args: [
-      "run",
-      "--allow-env",
-      "--allow-net",
-      "--allow-read",
-      "--allow-write",
-      "--allow-sys",
-      ...(args.inspect ? [`--inspect=${args.inspect}`] : []),
-      "src/main.ts",
-    ],
+    args: ["run", ...DENO_RUN_FLAGS, ...(args.inspect ? [`--inspect=${args.inspect}`] : []), "src/main.ts"],
     cwd: API_DIR,
     env: {
       NODE_ENV: "production",
@@ -252,7 +244,7 @@ async function runWrk(baseUrl: string, scenario: Scenario, seconds: number): Pro
 
 async function runAutocannon(baseUrl: string, scenario: Scenario, seconds: number): Promise<Result> {
   const require = createRequire(import.meta.url);
-  const autocannon = require("../apps/api/node_modules/autocannon/autocannon.js");
+  const autocannon = require("autocannon");
   let counter = 0;
   const run = Date.now();
   const result = await autocannon({

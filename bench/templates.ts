@@ -8,13 +8,7 @@
 // Each scenario runs a fixed number of calls after a warm-up, stopping early after
 // 0.5 s, so the whole run stays within a few seconds. Prints one line per scenario
 // and a JSON summary.
-import {
-  countSegments,
-  LOCALES,
-  renderMessage,
-  TEMPLATE_IDS,
-  type Locale,
-} from "../packages/templates/src/index.ts";
+import { countSegments, LOCALES, renderMessage, TEMPLATE_IDS, type Locale } from "@sms/templates";
 
 const MAX_CALLS = 2_000_000;
 const MAX_MS = 500;

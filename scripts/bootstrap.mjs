@@ -16,7 +16,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { denoBinary } from "./deno.mjs";
+import { DENO_RUN_FLAGS, denoBinary, denoRunArgs } from "./deno.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { packageManager } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
@@ -95,7 +95,6 @@ const bin = (name) => join(root, "node_modules", ".bin", name);
 const deno = () => denoBinary();
 // --continue: a failing package does not hide the results of the others.
 const TURBO_TEST_FLAGS = ["--env-mode=loose", "--concurrency=1", "--continue", "--log-order=stream"];
-const DENO_FLAGS = ["run", "--allow-env", "--allow-net", "--allow-read", "--allow-write", "--allow-sys"];
 
 const [command = "start", ...rest] = process.argv.slice(2);
 ensureInstalled();
@@ -103,20 +102,20 @@ ensureGenerated();
 
 switch (command) {
   case "start":
-    exec(deno(), [...DENO_FLAGS, "apps/api/src/main.ts", ...rest]);
+    exec(deno(), denoRunArgs("apps/api/src/main.ts", ...rest));
     break;
   case "worker":
-    exec(deno(), [...DENO_FLAGS, "apps/api/src/main.ts", "--role=worker", ...rest]);
+    exec(deno(), denoRunArgs("apps/api/src/main.ts", "--role=worker", ...rest));
     break;
   case "db:migrate":
-    exec(deno(), [...DENO_FLAGS, "packages/db/src/migrate-cli.ts", ...rest]);
+    exec(deno(), denoRunArgs("packages/db/src/migrate-cli.ts", ...rest));
     break;
   case "operator":
-    exec(deno(), [...DENO_FLAGS, "apps/api/src/operator.ts", ...rest]);
+    exec(deno(), denoRunArgs("apps/api/src/operator.ts", ...rest));
     break;
   case "bench":
     // bench/<name>.ts, run with Deno; see bench/README.md.
-    exec(deno(), [...DENO_FLAGS, "--allow-run", `bench/${rest[0]}.ts`, ...rest.slice(1)]);
+    exec(deno(), ["run", ...DENO_RUN_FLAGS, "--allow-run", `bench/${rest[0]}.ts`, ...rest.slice(1)]);
     break;
   case "test":
     rmSync(join(root, ".test-results"), { recursive: true, force: true });

@@ -2,6 +2,10 @@
 // returned as parsed values (durations in milliseconds, the trusted proxies
 // as networks, each optional integration as one object or null). Nothing else
 // in the service reads process.env / Deno.env.
+import { DEFAULT_POOL_SIZE } from "@sms/db";
+import { DEFAULT_PURGE_BATCH_SIZE } from "@sms/domain";
+import { DEFAULT_DELIVERY_DELAY_MS } from "@sms/provider-sim";
+import { DEFAULT_STATUS_TIMEOUT_MS, DEFAULT_SUBMIT_TIMEOUT_MS } from "@sms/provider-ubill";
 import { z } from "zod";
 import { parseTrustProxy, type TrustProxy } from "./http/client-address.ts";
 
@@ -23,7 +27,11 @@ const SECOND_MS = 1000;
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
-/** The variables, as the environment spells them (docs/operations.md lists each). */
+/**
+ * The variables, as the environment spells them (docs/operations.md lists
+ * each). Where a package has a default of its own, that constant is the
+ * default here too: one source per default.
+ */
 const ZEnv = z.object({
   NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
   PORT: int(3000, 0, 65535),
@@ -38,13 +46,13 @@ const ZEnv = z.object({
       .optional(),
   ),
   PGLITE_DATA_DIR: z.string().min(1).default(".data/pglite"),
-  DATABASE_POOL_SIZE: int(10, 1, 200),
+  DATABASE_POOL_SIZE: int(DEFAULT_POOL_SIZE, 1, 200),
 
   /** Comma-separated "<id>:<base64 32 bytes>"; the first encrypts, all decrypt. */
   MESSAGE_ENCRYPTION_KEYS: optionalString,
   MESSAGE_TEXT_RETENTION_DAYS: int(7, 1, 3650),
   PURGE_INTERVAL_SECONDS: int(600, 1, 86_400),
-  PURGE_BATCH_SIZE: int(500, 1, 10_000),
+  PURGE_BATCH_SIZE: int(DEFAULT_PURGE_BATCH_SIZE, 1, 10_000),
   UNCLAIMED_PURGE_INTERVAL_SECONDS: int(3600, 1, 86_400),
 
   MAX_BODY_BYTES: int(16 * 1024, 256, 1024 * 1024),
@@ -75,14 +83,14 @@ const ZEnv = z.object({
   STATUS_CHECK_BATCH_SIZE: int(200, 1, 10_000),
   SUBMITTED_DEADLINE_HOURS: int(72, 1, 24 * 365),
   QUEUED_RECOVERY_SECONDS: int(60, 5, 86_400),
-  SIMULATOR_DELIVERY_DELAY_MS: int(5000, 0, 600_000),
+  SIMULATOR_DELIVERY_DELAY_MS: int(DEFAULT_DELIVERY_DELAY_MS, 0, 600_000),
   JOBS_ENABLED: bool(true),
 
   UBILL_BASE_URL: optionalString.pipe(z.url().optional()),
   UBILL_API_KEY: optionalString,
   UBILL_DEFAULT_BRAND_ID: z.coerce.number().int().positive().optional(),
-  UBILL_SUBMIT_TIMEOUT_MS: int(10_000, 100, 120_000),
-  UBILL_STATUS_TIMEOUT_MS: int(5_000, 100, 120_000),
+  UBILL_SUBMIT_TIMEOUT_MS: int(DEFAULT_SUBMIT_TIMEOUT_MS, 100, 120_000),
+  UBILL_STATUS_TIMEOUT_MS: int(DEFAULT_STATUS_TIMEOUT_MS, 100, 120_000),
 });
 
 type RawEnv = z.output<typeof ZEnv>;

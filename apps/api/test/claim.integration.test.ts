@@ -3,7 +3,7 @@
 // tampered and expired cookies, oversized and non-form bodies), cookie
 // attributes, offered providers, the purge of unclaimed projects' messages
 // with the manual clock, and two instances purging one PostgreSQL database.
-import { newId, sha256Hex } from "@sms/crypto";
+import { createCookieSealer, newId, sha256Hex } from "@sms/crypto";
 import { createDatabase, type Database } from "@sms/db";
 import { availableBackends, createPostgresTestDatabase, type PostgresTestDatabase } from "@sms/db/testing";
 import { claimProject } from "@sms/domain";
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
 import { type Config, parseEnv } from "../src/env.ts";
 import { claimPageRoutes } from "../src/pages/claim/claim-page.ts";
-import { cookieNames, createCookieSealer, type SignedInIdentity } from "../src/pages/claim/claim-cookies.ts";
+import { cookieNames, type SignedInIdentity } from "../src/pages/claim/claim-cookies.ts";
 import type { RequestState } from "../src/http/request-state.ts";
 import { createTestKey, ManualClock, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 

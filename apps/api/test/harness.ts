@@ -13,8 +13,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Clock } from "@sms/domain";
 import { type BackendKind, createPostgresTestDatabase, createTestDatabase } from "@sms/db/testing";
-// @ts-expect-error: a plain .mjs helper shared with scripts/bootstrap.mjs
-import { denoBinary } from "../../../scripts/deno.mjs";
+import { denoBinary, denoRunArgs } from "../../../scripts/deno.mjs";
+
+export { denoRunArgs };
 import { type App, createApp } from "../src/app.ts";
 import { parseEnv } from "../src/env.ts";
 
@@ -169,20 +170,11 @@ export async function startServer(options: {
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { PGLITE_DATA_DIR: dataDir ?? "memory://" }),
     ...options.env,
   };
-  const child = spawn(
-    DENO,
-    [
-      "run",
-      "--allow-env",
-      "--allow-net",
-      "--allow-read",
-      "--allow-write",
-      "--allow-sys",
-      "src/main.ts",
-      ...(options.args ?? []),
-    ],
-    { cwd: API_DIR, env, stdio: ["ignore", "pipe", "pipe"] },
-  );
+  const child = spawn(DENO, denoRunArgs("src/main.ts", ...(options.args ?? [])), {
+    cwd: API_DIR,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const output: string[] = [];
   const waiters = new Set<{ predicate: (line: string) => boolean; resolve: (line: string) => void }>();
   const onData = (chunk: Buffer) => {

@@ -6,7 +6,7 @@ import { createDatabase } from "@sms/db";
 import { availableBackends } from "@sms/db/testing";
 import { startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { API_DIR, DENO, type ServerProcess, startServer } from "./harness.ts";
+import { API_DIR, DENO, denoRunArgs, type ServerProcess, startServer } from "./harness.ts";
 import { insertLiveKey } from "./support/messages.ts";
 
 const servers: ServerProcess[] = [];
@@ -18,21 +18,17 @@ function runMain(
   env: Record<string, string>,
 ): Promise<{ code: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve) => {
-    const child = spawn(
-      DENO,
-      ["run", "--allow-env", "--allow-net", "--allow-read", "--allow-write", "--allow-sys", "src/main.ts"],
-      {
-        cwd: API_DIR,
-        env: {
-          PATH: process.env.PATH ?? "",
-          HOME: process.env.HOME ?? "/tmp",
-          DENO_NO_UPDATE_CHECK: "1",
-          PGLITE_DATA_DIR: "memory://",
-          ...env,
-        },
-        stdio: ["ignore", "pipe", "pipe"],
+    const child = spawn(DENO, denoRunArgs("src/main.ts"), {
+      cwd: API_DIR,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        DENO_NO_UPDATE_CHECK: "1",
+        PGLITE_DATA_DIR: "memory://",
+        ...env,
       },
-    );
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));

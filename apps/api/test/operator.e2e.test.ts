@@ -10,7 +10,15 @@ import { newId, sha256Hex } from "@sms/crypto";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runOperatorCli } from "../src/operator/operator-cli.ts";
-import { API_DIR, createTestKey, DENO, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
+import {
+  API_DIR,
+  createTestKey,
+  DENO,
+  denoRunArgs,
+  sendMessageRequest,
+  startTestApp,
+  type TestApp,
+} from "./harness.ts";
 
 const hasPostgres = (await availableBackends()).includes("postgres");
 const UBILL_KEY = "ubill-operator-secret-0b7e";
@@ -46,35 +54,22 @@ describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
 
   function operator(args: string[], env: Record<string, string> = {}): Promise<Run> {
     return new Promise((resolve, reject) => {
-      const child = spawn(
-        DENO,
-        [
-          "run",
-          "--allow-env",
-          "--allow-net",
-          "--allow-read",
-          "--allow-write",
-          "--allow-sys",
-          "src/operator.ts",
-          ...args,
-        ],
-        {
-          cwd: API_DIR,
-          // An empty value leaves the variable out altogether.
-          env: withoutEmpty({
-            PATH: process.env.PATH ?? "",
-            HOME: process.env.HOME ?? "/tmp",
-            DENO_NO_UPDATE_CHECK: "1",
-            NO_COLOR: "1",
-            DATABASE_URL: pg.databaseUrl,
-            UBILL_BASE_URL: fake.baseUrl,
-            UBILL_API_KEY: UBILL_KEY,
-            UBILL_DEFAULT_BRAND_ID: "1",
-            ...env,
-          }),
-          stdio: ["ignore", "pipe", "pipe"],
-        },
-      );
+      const child = spawn(DENO, denoRunArgs("src/operator.ts", ...args), {
+        cwd: API_DIR,
+        // An empty value leaves the variable out altogether.
+        env: withoutEmpty({
+          PATH: process.env.PATH ?? "",
+          HOME: process.env.HOME ?? "/tmp",
+          DENO_NO_UPDATE_CHECK: "1",
+          NO_COLOR: "1",
+          DATABASE_URL: pg.databaseUrl,
+          UBILL_BASE_URL: fake.baseUrl,
+          UBILL_API_KEY: UBILL_KEY,
+          UBILL_DEFAULT_BRAND_ID: "1",
+          ...env,
+        }),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (chunk: Buffer) => {

@@ -17,7 +17,7 @@ import { availableBackends, createPostgresTestDatabase } from "@sms/db/testing";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { renderMessage } from "@sms/templates";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_DIR, DENO, freePort, type ServerProcess, startServer } from "./harness.ts";
+import { API_DIR, DENO, denoRunArgs, freePort, type ServerProcess, startServer } from "./harness.ts";
 import { findLeaks, type Haystack, type Needle, numberNeedles } from "./support/leaks.ts";
 
 const backends = await availableBackends();
@@ -611,20 +611,16 @@ describe(`leak scan over HTTP on ${backend}`, () => {
 
 function runMain(env: Record<string, string>): Promise<{ code: number | null; lines: string[] }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      DENO,
-      ["run", "--allow-env", "--allow-net", "--allow-read", "--allow-write", "--allow-sys", "src/main.ts"],
-      {
-        cwd: API_DIR,
-        env: {
-          PATH: process.env.PATH ?? "",
-          HOME: process.env.HOME ?? "/tmp",
-          DENO_NO_UPDATE_CHECK: "1",
-          ...env,
-        },
-        stdio: ["ignore", "pipe", "pipe"],
+    const child = spawn(DENO, denoRunArgs("src/main.ts"), {
+      cwd: API_DIR,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        DENO_NO_UPDATE_CHECK: "1",
+        ...env,
       },
-    );
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const chunks: string[] = [];
     child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk.toString("utf8")));
     child.stderr.on("data", (chunk: Buffer) => chunks.push(chunk.toString("utf8")));

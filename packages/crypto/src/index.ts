@@ -20,3 +20,4 @@ export {
   sha256Hex,
   timingSafeEqual,
 } from "./secret.ts";
+export { type CookieSealer, createCookieSealer, MIN_COOKIE_SECRET_LENGTH } from "./sealer.ts";

@@ -77,7 +77,8 @@ export type CreateDatabaseOptions = {
 };
 
 export const DEFAULT_PING_TIMEOUT_MS = 1_500;
-const DEFAULT_POOL_SIZE = 10;
+/** PostgreSQL connections per process unless configured (DATABASE_POOL_SIZE). */
+export const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_CONNECTION_TIMEOUT_MS = 5_000;
 const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
 

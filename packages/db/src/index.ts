@@ -8,6 +8,7 @@ export {
   type DatabaseKind,
   type Sql,
   DEFAULT_PING_TIMEOUT_MS,
+  DEFAULT_POOL_SIZE,
 } from "./database.ts";
 export type {
   Account,

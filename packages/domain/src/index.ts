@@ -6,14 +6,7 @@
 //   store/       one file per table family; createStore(db)
 //   <use case>/  messages, auth, test-keys, claims, credits, limits, operator, privacy
 
-export * from "./model/audit.ts";
-export * from "./model/credits.ts";
-export * from "./model/idempotency.ts";
-export * from "./model/keys.ts";
-export * from "./model/limits.ts";
-export * from "./model/message.ts";
-export * from "./model/recipient.ts";
-export * from "./model/time.ts";
+export * from "./model/index.ts";
 export * from "./ports.ts";
 export * from "./provider.ts";
 export { createStore, type Store, type StoreTx } from "./store/index.ts";

@@ -9,6 +9,7 @@ import type {
   SubmitOutcome,
   SubmitRequest,
 } from "@sms/domain";
+import { RECIPIENT_PATTERN } from "@sms/domain/model";
 import { decodeReference, encodeReference } from "./reference.ts";
 
 /** Test recipients with a scripted outcome (spec 4.2); any other valid number is delivered. */
@@ -30,8 +31,6 @@ export type SimulatorProviderOptions = {
   /** How long after submission the status check starts reporting the final outcome. */
   deliveryDelayMs?: number;
 };
-
-const RECIPIENT_PATTERN = /^\+9955\d{8}$/;
 
 export function createSimulatorProvider(options: SimulatorProviderOptions): SmsProvider {
   const { clock } = options;

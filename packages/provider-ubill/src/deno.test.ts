@@ -5,9 +5,10 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { denoBinary, denoRunArgs } from "../../../scripts/deno.mjs";
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
-const deno = fileURLToPath(new URL("../../../apps/api/node_modules/.bin/deno", import.meta.url));
+const deno = denoBinary();
 const script = fileURLToPath(new URL("../test/deno-classification.ts", import.meta.url));
 
 type DenoResult = {
@@ -22,7 +23,7 @@ function runUnderDeno(): Promise<DenoResult> {
   return new Promise((resolve, reject) => {
     execFile(
       deno,
-      ["run", "--allow-net", "--allow-env", "--allow-read", script],
+      denoRunArgs(script),
       {
         cwd: packageDir,
         timeout: 60_000,

@@ -13,6 +13,7 @@ import type {
   SubmitOutcome,
   SubmitRequest,
 } from "@sms/domain";
+import { RECIPIENT_PATTERN } from "@sms/domain/model";
 import { exchange, type LostProblem, type UbillExchange } from "./http.ts";
 import {
   isSmsId,
@@ -26,8 +27,8 @@ import {
 
 export type { UbillBrand } from "./parse.ts";
 
-export const DEFAULT_SUBMIT_TIMEOUT_MS = 15_000;
-export const DEFAULT_STATUS_TIMEOUT_MS = 10_000;
+export const DEFAULT_SUBMIT_TIMEOUT_MS = 10_000;
+export const DEFAULT_STATUS_TIMEOUT_MS = 5_000;
 
 export type UbillProviderOptions = {
   /** uBill's origin, without `/v1` (e.g. `https://api.ubill.dev`). */
@@ -53,8 +54,6 @@ export type UbillProvider = SmsProvider & {
   /** The account's remaining SMS balance. For the operator's tools. */
   getBalance(): Promise<UbillBalanceResult>;
 };
-
-const RECIPIENT_PATTERN = /^\+9955\d{8}$/;
 
 /** What a non-zero send `statusID` means for the caller, and how loudly the operator hears of it. */
 type SendRejection = {

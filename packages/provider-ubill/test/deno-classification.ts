@@ -2,7 +2,7 @@
 // against the fake uBill (itself running under Deno, through node:http) and
 // prints one JSON line with what it saw.
 //
-//   deno run --allow-net --allow-env --allow-read test/deno-classification.ts
+//   (run by src/deno.test.ts with the project's Deno and its DENO_RUN_FLAGS)
 
 import type { Logger, SmsProvider, SubmitRequest } from "@sms/domain";
 import { type FakeUbillReply, getRefusingPort, startFakeUbill } from "../src/fake-server.ts";

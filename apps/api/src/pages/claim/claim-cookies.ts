@@ -1,5 +1,5 @@
-// The claim flow's short-lived cookies, sealed with AES-256-GCM (so they are
-// both secret and tamper-proof), and the CSRF token of the confirmation form.
+// The claim flow's short-lived cookies (sealed by @sms/crypto's cookie sealer,
+// purpose "claim"), and the CSRF token of the confirmation form.
 //
 //   sign-in cookie   set when sign-in starts, read once by the provider's
 //                    callback: state, nonce, PKCE verifier, provider and the
@@ -8,10 +8,8 @@
 //                    name, the claim link and a random session id the CSRF
 //                    token is bound to (15 minutes)
 //
-// Keys are derived with HKDF from CLAIM_COOKIE_SECRET, one per purpose. The
-// cookie's name is the AEAD's associated data, so one cookie cannot be
-// replayed as the other; the expiry is inside the sealed payload.
-import { randomToken, timingSafeEqual } from "@sms/crypto";
+// Keys are derived from CLAIM_COOKIE_SECRET (see packages/crypto/src/sealer.ts).
+import { randomToken } from "@sms/crypto";
 
 export const SIGN_IN_COOKIE_MAX_AGE_MS = 10 * 60_000;
 export const IDENTITY_COOKIE_MAX_AGE_MS = 15 * 60_000;
@@ -45,94 +43,6 @@ export function cookieNames(secure: boolean): CookieNames {
   // and set over HTTPS.
   const prefix = secure ? "__Secure-" : "";
   return { signIn: `${prefix}sms_claim_signin`, identity: `${prefix}sms_claim_identity` };
-}
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-function toBase64Url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | null {
-  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return null;
-  const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-  return Uint8Array.from(binary, (char) => char.charCodeAt(0));
-}
-
-const IV_BYTES = 12;
-/** Longer values are refused before any decryption is attempted. */
-const MAX_COOKIE_VALUE_LENGTH = 3000;
-
-export type CookieSealer = {
-  seal(name: string, payload: object, maxAgeMs: number, now: Date): Promise<string>;
-  /** The payload, or null when the value is missing, forged, for another cookie or expired. */
-  open<T>(name: string, value: string | undefined, now: Date): Promise<T | null>;
-  csrfToken(sessionId: string): Promise<string>;
-  verifyCsrf(sessionId: string, token: string): Promise<boolean>;
-};
-
-export async function createCookieSealer(secret: string): Promise<CookieSealer> {
-  if (secret.length < 32) throw new RangeError("the cookie secret must be at least 32 characters");
-  const material = await crypto.subtle.importKey("raw", encoder.encode(secret), "HKDF", false, ["deriveKey"]);
-  const derive = (info: string, algorithm: AesKeyGenParams | HmacKeyGenParams, usages: KeyUsage[]) =>
-    crypto.subtle.deriveKey(
-      { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: encoder.encode(info) },
-      material,
-      algorithm,
-      false,
-      usages,
-    );
-  const aesKey = await derive("sms-claim-cookie-v1", { name: "AES-GCM", length: 256 }, [
-    "encrypt",
-    "decrypt",
-  ]);
-  const csrfKey = await derive("sms-claim-csrf-v1", { name: "HMAC", hash: "SHA-256", length: 256 }, ["sign"]);
-
-  async function csrfToken(sessionId: string): Promise<string> {
-    const mac = await crypto.subtle.sign("HMAC", csrfKey, encoder.encode(`confirm:${sessionId}`));
-    return toBase64Url(new Uint8Array(mac));
-  }
-
-  return {
-    async seal(name, payload, maxAgeMs, now) {
-      const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
-      const plaintext = encoder.encode(JSON.stringify({ exp: now.getTime() + maxAgeMs, data: payload }));
-      const sealed = await crypto.subtle.encrypt(
-        { name: "AES-GCM", iv, additionalData: encoder.encode(name) },
-        aesKey,
-        plaintext,
-      );
-      const bytes = new Uint8Array(IV_BYTES + sealed.byteLength);
-      bytes.set(iv);
-      bytes.set(new Uint8Array(sealed), IV_BYTES);
-      return toBase64Url(bytes);
-    },
-    async open<T>(name: string, value: string | undefined, now: Date): Promise<T | null> {
-      if (!value || value.length > MAX_COOKIE_VALUE_LENGTH) return null;
-      const bytes = fromBase64Url(value);
-      if (!bytes || bytes.length <= IV_BYTES + 16) return null;
-      try {
-        const plaintext = await crypto.subtle.decrypt(
-          { name: "AES-GCM", iv: bytes.subarray(0, IV_BYTES), additionalData: encoder.encode(name) },
-          aesKey,
-          bytes.subarray(IV_BYTES),
-        );
-        const parsed = JSON.parse(decoder.decode(plaintext)) as { exp?: unknown; data?: unknown };
-        if (typeof parsed.exp !== "number" || parsed.exp <= now.getTime()) return null;
-        if (parsed.data === null || typeof parsed.data !== "object") return null;
-        return parsed.data as T;
-      } catch {
-        return null;
-      }
-    },
-    csrfToken,
-    async verifyCsrf(sessionId, token) {
-      return timingSafeEqual(await csrfToken(sessionId), token);
-    },
-  };
 }
 
 /** A fresh secret for development, when CLAIM_COOKIE_SECRET is not set. */

@@ -15,7 +15,7 @@
 // confirmation POST carries a CSRF token bound to the identity cookie, and
 // both POSTs refuse cross-site requests (Sec-Fetch-Site / Origin).
 import { readBodyText } from "../../http/read-body.ts";
-import { sha256Hex, timingSafeEqual } from "@sms/crypto";
+import { createCookieSealer, sha256Hex, timingSafeEqual } from "@sms/crypto";
 import type { Clock } from "@sms/domain";
 import type { Config } from "../../env.ts";
 import { rateLimitSubject } from "../../http/client-address.ts";
@@ -26,7 +26,6 @@ import type { ApiServices } from "../../services.ts";
 import {
   clearCookieHeader,
   cookieNames,
-  createCookieSealer,
   generateCookieSecret,
   IDENTITY_COOKIE_MAX_AGE_MS,
   readCookie,
@@ -139,7 +138,7 @@ export async function claimPageRoutes(
     );
     secret = generateCookieSecret();
   }
-  const sealer = await createCookieSealer(secret);
+  const sealer = await createCookieSealer(secret, { purpose: "claim" });
   const baseUrl = config.publicBaseUrl;
   const origin = new URL(baseUrl).origin;
   const secure = baseUrl.startsWith("https://");
