@@ -140,7 +140,7 @@ async function acquireLock(session: SqlSession, timeoutMs: number): Promise<void
  * The core: applies `migrations` through one session (one connection: the
  * advisory lock belongs to it). Also usable with a client checked out of a pool.
  */
-export async function applyMigrations(
+async function applyMigrations(
   session: SqlSession,
   migrations: Migration[],
   options: Pick<MigrateOptions, "logger" | "lockTimeoutMs"> = {},

@@ -12,13 +12,3 @@ export type Logger = {
   error(obj: object, msg?: string): void;
   child(bindings: Record<string, unknown>): Logger;
 };
-
-export const silentLogger: Logger = {
-  debug() {},
-  info() {},
-  warn() {},
-  error() {},
-  child() {
-    return silentLogger;
-  },
-};

@@ -4,19 +4,19 @@
 
 type JsonObject = Record<string, unknown>;
 
-export function asObject(value: unknown): JsonObject | null {
+function asObject(value: unknown): JsonObject | null {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as JsonObject) : null;
 }
 
 /** An integer given as a JSON number or a numeric string. */
-export function readInteger(value: unknown): number | null {
+function readInteger(value: unknown): number | null {
   if (typeof value === "number") return Number.isSafeInteger(value) ? value : null;
   if (typeof value === "string" && /^\s*-?\d{1,15}\s*$/.test(value)) return Number.parseInt(value, 10);
   return null;
 }
 
 /** A finite number given as a JSON number or a numeric string. */
-export function readNumber(value: unknown): number | null {
+function readNumber(value: unknown): number | null {
   if (typeof value === "number") return Number.isFinite(value) ? value : null;
   if (typeof value === "string" && /^\s*-?\d+(\.\d+)?\s*$/.test(value)) return Number.parseFloat(value);
   return null;

@@ -4,6 +4,9 @@
 // anything else a procedure can throw to a stable code.
 import {
   type CreateTestKeyResult,
+  MAX_CREDIT_GRANT,
+  MAX_REASON_LENGTH,
+  type OperatorRefusal,
   formatTimestamp,
   IDEMPOTENCY_KEY_MAX_LENGTH,
   type SendMessageResult,
@@ -40,7 +43,6 @@ export const ERROR_STATUS = {
 } as const;
 
 export type ApiErrorCode = keyof typeof ERROR_STATUS;
-export const API_ERROR_CODES = Object.keys(ERROR_STATUS) as [ApiErrorCode, ...ApiErrorCode[]];
 
 /** An error the caller is meant to see: thrown by procedures and the gateway only. */
 export class ApiError extends Error {
@@ -123,6 +125,59 @@ export function testKeyRefusal(result: Extract<CreateTestKeyResult, { ok: false 
     headers,
   );
 }
+
+/** An operator action's refusal as one sentence (the command-line tool and the dashboard). */
+export function operatorRefusalText(refusal: OperatorRefusal): string {
+  switch (refusal.code) {
+    case "invalid_input":
+      return OPERATOR_INPUT_RULES[refusal.field];
+    case "whole_key_given":
+      return "That is a whole API key: never paste one into a command. Use its prefix, the first 12 characters.";
+    case "project_not_found":
+      return `No project ${refusal.projectId}.`;
+    case "project_not_claimed":
+      return `Project ${refusal.projectId} has not been claimed: live keys and paid credits are only for projects a human has claimed in the browser.`;
+    case "project_suspended":
+      return `Project ${refusal.projectId} is suspended: reinstate it first.`;
+    case "key_not_found":
+      return "No such API key.";
+    case "key_ambiguous":
+      return `Several keys have that prefix (${refusal.keyIds.join(", ")}): revoke by key id instead.`;
+    case "reference_conflict":
+      return `Reference ${refusal.reference} was already used for a grant of ${refusal.earlierAmount} credits to this project; nothing changed.`;
+    case "brand_not_found":
+      if (refusal.approvedIds.length > 1)
+        return `Several approved brands are named "${refusal.name}" (ids ${refusal.approvedIds.join(", ")}): pass --brand-id.`;
+      if (refusal.brandId !== null && refusal.providerName !== null)
+        return `Brand ${refusal.brandId} is named "${refusal.providerName}" at the provider, not "${refusal.name}".`;
+      if (refusal.brandId !== null) return `The provider has no brand with id ${refusal.brandId}.`;
+      return `The provider has no brand named "${refusal.name}".`;
+    case "brand_not_approved":
+      return `Brand "${refusal.providerName}" (id ${refusal.brandId}) is not approved at the provider yet.`;
+    case "brand_check_failed":
+      return `The provider's brand list could not be read (${refusal.reason}); nothing changed.`;
+  }
+}
+
+/** What each operator input must be. */
+export const OPERATOR_INPUT_RULES: Record<
+  Extract<OperatorRefusal, { code: "invalid_input" }>["field"],
+  string
+> = {
+  actor: "The actor must be 1–64 characters: letters, digits and . _ @ + -.",
+  project_id: "The project id must look like prj_ followed by 26 characters.",
+  key: "Name the key by exactly one of: its id (key_…) or its prefix (sk_live_XXXX).",
+  key_id: "The key id must look like key_ followed by 26 characters.",
+  key_prefix: "The key prefix must be sk_test_ or sk_live_ followed by 4 characters.",
+  reason: `The reason must be 1–${MAX_REASON_LENGTH} characters.`,
+  amount: `The amount must be a whole number from 1 to ${MAX_CREDIT_GRANT}.`,
+  reference: "The reference must be 1–200 printable ASCII characters, not starting or ending with a space.",
+  sender_name:
+    "The sender name must be 1–11 characters (letters, digits, space . & _ -), start with a letter or digit and contain a letter.",
+  brand_id:
+    "The brand id must be a positive whole number (and is needed when no live provider credentials are configured, since the brand cannot be looked up).",
+  batch_size: "--batch-size must be 1 to 10000.",
+};
 
 export const INTERNAL_ERROR_MESSAGE =
   "An unexpected error occurred. Retry cautiously; on POST /v1/messages reuse the same Idempotency-Key.";

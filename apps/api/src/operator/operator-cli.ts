@@ -11,14 +11,13 @@ import {
   type Clock,
   createStore,
   formatTimestamp,
-  MAX_CREDIT_GRANT,
-  MAX_REASON_LENGTH,
   type OperatorRefusal,
   type ProjectDescription,
   type SenderBrandDirectory,
   systemClock,
 } from "@sms/domain";
 import type { Config } from "../env.ts";
+import { OPERATOR_INPUT_RULES, operatorRefusalText } from "../http/errors.ts";
 import { type OperatorServices, operatorServices } from "../services.ts";
 
 export type OperatorCliResult = { exitCode: number; stdout: string[]; stderr: string[] };
@@ -63,55 +62,6 @@ function wholeNumber(flag: string, value: string | undefined): number | undefine
   if (!/^[0-9]{1,15}$/.test(value)) throw new UsageError(`--${flag} must be a whole number.`);
   return Number(value);
 }
-
-/** The one sentence each refusal is printed as. */
-export function refusalText(refusal: OperatorRefusal): string {
-  switch (refusal.code) {
-    case "invalid_input":
-      return INVALID_INPUT_TEXT[refusal.field];
-    case "whole_key_given":
-      return "That is a whole API key: never paste one into a command. Use its prefix, the first 12 characters.";
-    case "project_not_found":
-      return `No project ${refusal.projectId}.`;
-    case "project_not_claimed":
-      return `Project ${refusal.projectId} has not been claimed: live keys and paid credits are only for projects a human has claimed in the browser.`;
-    case "project_suspended":
-      return `Project ${refusal.projectId} is suspended: reinstate it first.`;
-    case "key_not_found":
-      return "No such API key.";
-    case "key_ambiguous":
-      return `Several keys have that prefix (${refusal.keyIds.join(", ")}): revoke by key id instead.`;
-    case "reference_conflict":
-      return `Reference ${refusal.reference} was already used for a grant of ${refusal.earlierAmount} credits to this project; nothing changed.`;
-    case "brand_not_found":
-      if (refusal.approvedIds.length > 1)
-        return `Several approved brands are named "${refusal.name}" (ids ${refusal.approvedIds.join(", ")}): pass --brand-id.`;
-      if (refusal.brandId !== null && refusal.providerName !== null)
-        return `Brand ${refusal.brandId} is named "${refusal.providerName}" at the provider, not "${refusal.name}".`;
-      if (refusal.brandId !== null) return `The provider has no brand with id ${refusal.brandId}.`;
-      return `The provider has no brand named "${refusal.name}".`;
-    case "brand_not_approved":
-      return `Brand "${refusal.providerName}" (id ${refusal.brandId}) is not approved at the provider yet.`;
-    case "brand_check_failed":
-      return `The provider's brand list could not be read (${refusal.reason}); nothing changed.`;
-  }
-}
-
-const INVALID_INPUT_TEXT: Record<Extract<OperatorRefusal, { code: "invalid_input" }>["field"], string> = {
-  actor: "The actor must be 1–64 characters: letters, digits and . _ @ + -.",
-  project_id: "The project id must look like prj_ followed by 26 characters.",
-  key: "Name the key by exactly one of: its id (key_…) or its prefix (sk_live_XXXX).",
-  key_id: "The key id must look like key_ followed by 26 characters.",
-  key_prefix: "The key prefix must be sk_test_ or sk_live_ followed by 4 characters.",
-  reason: `The reason must be 1–${MAX_REASON_LENGTH} characters.`,
-  amount: `The amount must be a whole number from 1 to ${MAX_CREDIT_GRANT}.`,
-  reference: "The reference must be 1–200 printable ASCII characters, not starting or ending with a space.",
-  sender_name:
-    "The sender name must be 1–11 characters (letters, digits, space . & _ -), start with a letter or digit and contain a letter.",
-  brand_id:
-    "The brand id must be a positive whole number (and is needed when no live provider credentials are configured, since the brand cannot be looked up).",
-  batch_size: "--batch-size must be 1 to 10000.",
-};
 
 function describeLines(description: ProjectDescription, cacheTtlMs: number): string[] {
   const { project, credits, freeTier, keys, messages } = description;
@@ -392,7 +342,7 @@ const COMMANDS: Command[] = [
         );
       }
       const batchSize = wholeNumber("batch-size", flags["batch-size"]) ?? 500;
-      if (batchSize < 1 || batchSize > 10_000) throw new UsageError(INVALID_INPUT_TEXT.batch_size);
+      if (batchSize < 1 || batchSize > 10_000) throw new UsageError(OPERATOR_INPUT_RULES.batch_size);
       const result = await services.rotateKeys({ actor, batchSize });
       if (!result.ok) return result;
       const { ok: _ok, currentKeyId, ...counts } = result;
@@ -525,7 +475,7 @@ export async function runOperatorCli(options: OperatorCliOptions): Promise<Opera
     };
   }
   if (!outcome.ok) {
-    const message = refusalText(outcome);
+    const message = operatorRefusalText(outcome);
     return {
       exitCode: 1,
       stdout: json ? [toJson({ ok: false, command: command.name, code: outcome.code, message })] : [],

@@ -17,7 +17,7 @@ type CacheEntry = { result: Lookup; cachedAt: number };
 const MAX_CACHE_ENTRIES = 10_000;
 
 /** Splits `Authorization`; returns the credentials, or the failure code. */
-export function parseAuthorization(
+function parseAuthorization(
   header: string | null,
 ): { key: string } | { code: "unauthorized" | "invalid_api_key" } {
   if (header === null || header.trim() === "") return { code: "unauthorized" };

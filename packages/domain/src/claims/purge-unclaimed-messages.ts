@@ -12,7 +12,7 @@ import { DAY_MS } from "../model/time.ts";
 import type { Clock } from "../ports.ts";
 import type { Store } from "../store/index.ts";
 
-export const UNCLAIMED_MESSAGE_RETENTION_MS = 30 * DAY_MS;
+const UNCLAIMED_MESSAGE_RETENTION_MS = 30 * DAY_MS;
 
 export type PurgeUnclaimedCounts = { messages: number; idempotency_records: number };
 

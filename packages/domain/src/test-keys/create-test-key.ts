@@ -6,7 +6,7 @@ import { BUCKETS, type LimitCheck, type LimitState, tightestState } from "../mod
 import { DAY_MS, truncateToSecond } from "../model/time.ts";
 import { type Store, transactionOrRollback } from "../store/index.ts";
 
-export const CLAIM_LINK_LIFETIME_MS = 30 * DAY_MS;
+const CLAIM_LINK_LIFETIME_MS = 30 * DAY_MS;
 
 export type TestKeyLimits = { perMinute: number; perDay: number; perDayTotal: number };
 

@@ -14,7 +14,7 @@ export function escapeHtml(text: string): string {
  * token is in the URL). Forms may post to this origin only, and the sign-in
  * form's redirect may continue to the providers' authorization endpoints.
  */
-export function pageHeaders(formActionOrigins: readonly string[] = []): Record<string, string> {
+function pageHeaders(formActionOrigins: readonly string[] = []): Record<string, string> {
   const formAction = ["'self'", ...formActionOrigins].join(" ");
   return {
     "Content-Type": "text/html; charset=utf-8",
@@ -77,7 +77,7 @@ ${body}
 
 export type PageOptions = { status: number; formActionOrigins?: readonly string[] };
 
-export function htmlResponse(title: string, body: string, options: PageOptions): Response {
+function htmlResponse(title: string, body: string, options: PageOptions): Response {
   return new Response(layout(title, body), {
     status: options.status,
     headers: pageHeaders(options.formActionOrigins),

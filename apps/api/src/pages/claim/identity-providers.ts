@@ -87,7 +87,7 @@ function insecure(url: string): boolean {
   return url.startsWith("http://");
 }
 
-export function createGoogleProvider(options: {
+function createGoogleProvider(options: {
   issuerUrl: string;
   clientId: string;
   clientSecret: string;
@@ -163,7 +163,7 @@ export function createGoogleProvider(options: {
 type GitHubUser = { id?: unknown; login?: unknown; name?: unknown };
 type GitHubEmail = { email?: unknown; primary?: unknown; verified?: unknown };
 
-export function createGitHubProvider(options: {
+function createGitHubProvider(options: {
   authorizeUrl: string;
   tokenUrl: string;
   apiUrl: string;
