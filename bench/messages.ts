@@ -17,6 +17,12 @@
 //   --pool=20           DATABASE_POOL_SIZE of the server
 //   --log-level=info    LOG_LEVEL of the server (its output is discarded)
 //   --inspect=127.0.0.1:9229  start the server with the V8 inspector (for a CPU profile)
+//   --baseline          also start bench/raw-baseline.ts (Deno.serve + pg, the least a request can
+//                       cost) on the same database, alternate rounds between the two, and report
+//                       the service's throughput and p99 as ratios of the baseline's
+//   --rounds=3          rounds per server and scenario with --baseline (each --duration/rounds s)
+//   --profile           take a V8 CPU profile of the service during each scenario's measured run and
+//                       print the functions with the most self time (implies the inspector)
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -41,6 +47,17 @@ const CONNECTIONS = Number(args.connections ?? 64);
 const SCENARIOS = String(args.scenarios ?? "send,replay,read").split(",");
 const POOL = String(args.pool ?? 20);
 const LOG_LEVEL = String(args["log-level"] ?? "info");
+const BASELINE = args.baseline === "true";
+const ROUNDS = Number(args.rounds ?? 3);
+const PROFILE = args.profile === "true";
+if (PROFILE && !args.inspect) args.inspect = `127.0.0.1:${await freePortEarly()}`;
+
+async function freePortEarly(): Promise<number> {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
 
 function hasWrk(): boolean {
   try {
@@ -157,6 +174,101 @@ async function startServer(
     },
   };
 }
+
+/** bench/raw-baseline.ts on a free port, against the same database. */
+async function startBaseline(
+  databaseUrl: string,
+): Promise<{ baseUrl: string; pid: number; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = new Deno.Command(DENO, {
+    args: ["run", ...DENO_RUN_FLAGS, join(ROOT, "bench", "raw-baseline.ts"), String(port), databaseUrl],
+    cwd: ROOT,
+    env: { POOL, DENO_NO_UPDATE_CHECK: "1" },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await fetch(`${baseUrl}/`);
+      break;
+    } catch {
+      if (Date.now() > deadline) throw new Error("the baseline did not start within 60 s");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  return {
+    baseUrl,
+    pid: child.pid,
+    async stop() {
+      child.kill("SIGTERM");
+      await child.stderr.cancel();
+      await child.status;
+    },
+  };
+}
+
+type ProfileNode = {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+};
+
+/** A CPU profile of the inspected server while `work` runs; prints the top functions by self time. */
+async function profiled<T>(work: () => Promise<T>): Promise<T> {
+  const targets = (await (await fetch(`http://${args.inspect}/json/list`)).json()) as Array<{
+    webSocketDebuggerUrl: string;
+  }>;
+  const socket = new WebSocket(targets[0]?.webSocketDebuggerUrl ?? "");
+  await new Promise((resolve, reject) => {
+    socket.onopen = resolve;
+    socket.onerror = reject;
+  });
+  let id = 0;
+  const pending = new Map<number, (value: unknown) => void>();
+  socket.onmessage = (event) => {
+    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown };
+    if (message.id !== undefined) pending.get(message.id)?.(message.result);
+  };
+  const call = (method: string, params: Record<string, unknown> = {}) =>
+    new Promise<unknown>((resolve) => {
+      pending.set(++id, resolve);
+      socket.send(JSON.stringify({ id, method, params }));
+    });
+  await call("Profiler.enable");
+  await call("Profiler.setSamplingInterval", { interval: 200 });
+  await call("Profiler.start");
+  const result = await work();
+  const { profile } = (await call("Profiler.stop")) as {
+    profile: { nodes: ProfileNode[]; samples: number[] };
+  };
+  socket.close();
+  const self = new Map<number, number>();
+  for (const sample of profile.samples) self.set(sample, (self.get(sample) ?? 0) + 1);
+  const byFunction = new Map<string, number>();
+  for (const node of profile.nodes) {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where = url
+      ? `${url.replace(/^.*\/(node_modules\/\.pnpm\/[^/]+\/node_modules\/)?/, "")}:${lineNumber + 1}`
+      : "";
+    const name = `${functionName || "(anonymous)"} ${where}`.trim();
+    byFunction.set(name, (byFunction.get(name) ?? 0) + (self.get(node.id) ?? 0));
+  }
+  const total = profile.samples.length;
+  const top = [...byFunction.entries()].sort((a, b) => b[1] - a[1]).slice(0, 30);
+  console.error(`profile: ${total} samples`);
+  for (const [name, count] of top)
+    console.error(`  ${((count / total) * 100).toFixed(1).padStart(5)}%  ${name}`);
+  return result;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+};
 
 function luaString(text: string): string {
   return `"${text.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
@@ -287,8 +399,10 @@ const drive = (baseUrl: string, scenario: Scenario, seconds: number) =>
 
 const database = await createPostgresTestDatabase();
 let server: Awaited<ReturnType<typeof startServer>> | undefined;
+let baseline: Awaited<ReturnType<typeof startBaseline>> | undefined;
 try {
   server = await startServer(database.databaseUrl);
+  if (BASELINE) baseline = await startBaseline(database.databaseUrl);
   const key = await fetch(`${server.baseUrl}/v1/test-keys`, { method: "POST" });
   if (key.status !== 201) throw new Error(`creating a test key failed: ${key.status} ${await key.text()}`);
   const { api_key: apiKey } = (await key.json()) as { api_key: string };
@@ -328,22 +442,69 @@ try {
   console.error(
     `bench: ${TOOL}, ${CONNECTIONS} connections, ${DURATION_S} s per scenario, pool ${POOL}, LOG_LEVEL=${LOG_LEVEL}, ${navigator.hardwareConcurrency} CPUs`,
   );
-  for (const name of SCENARIOS) {
-    const scenario = scenarios[name];
-    if (!scenario) throw new Error(`unknown scenario ${name}`);
-    await drive(server.baseUrl, scenario, 3); // warm-up (JIT, pool, caches)
+  /** One measured run against `target`, with the CPU time its process and PostgreSQL spent per request. */
+  const measure = async (target: { baseUrl: string; pid: number }, scenario: Scenario, seconds: number) => {
     const backends = await backendPids(testPostgresAdminUrl(), database.databaseUrl);
-    const before = { api: cpuMs([server.pid]), postgres: cpuMs(backends) };
-    const result = await drive(server.baseUrl, scenario, DURATION_S);
-    const after = { api: cpuMs([server.pid]), postgres: cpuMs(backends) };
+    const before = { api: cpuMs([target.pid]), postgres: cpuMs(backends) };
+    const result = await drive(target.baseUrl, scenario, seconds);
+    const after = { api: cpuMs([target.pid]), postgres: cpuMs(backends) };
     const per = (ms: number) => Math.round((ms / Math.max(1, result.requests)) * 1000) / 1000;
     result.cpu_ms_per_request = {
       api: per(after.api - before.api),
       postgres: per(after.postgres - before.postgres),
     };
-    console.log(JSON.stringify(result));
+    return result;
+  };
+
+  for (const name of SCENARIOS) {
+    const scenario = scenarios[name];
+    if (!scenario) throw new Error(`unknown scenario ${name}`);
+    await drive(server.baseUrl, scenario, 3); // warm-up (JIT, pool, caches)
+    if (!baseline) {
+      const run = () => measure(server as { baseUrl: string; pid: number }, scenario, DURATION_S);
+      console.log(JSON.stringify(PROFILE ? await profiled(run) : await run()));
+      continue;
+    }
+    await drive(baseline.baseUrl, scenario, 3);
+    // Alternate short rounds, so both see the same machine load.
+    const seconds = Math.max(2, Math.round(DURATION_S / ROUNDS));
+    const rounds: { service: Result[]; baseline: Result[] } = { service: [], baseline: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      rounds.service.push(await measure(server, scenario, seconds));
+      rounds.baseline.push(await measure(baseline, scenario, seconds));
+    }
+    const summary = (results: Result[]) => ({
+      requests_per_s: median(results.map((r) => r.requests_per_s)),
+      p50_ms: median(results.map((r) => r.latency_ms.p50)),
+      p99_ms: median(results.map((r) => r.latency_ms.p99)),
+      non_2xx: results.reduce((sum, r) => sum + r.non_2xx, 0),
+      errors: results.reduce((sum, r) => sum + r.errors, 0),
+      cpu_ms_per_request: {
+        api: median(results.map((r) => r.cpu_ms_per_request?.api ?? 0)),
+        postgres: median(results.map((r) => r.cpu_ms_per_request?.postgres ?? 0)),
+      },
+    });
+    const service = summary(rounds.service);
+    const raw = summary(rounds.baseline);
+    const ratio = (a: number, b: number) => Math.round((a / Math.max(1e-9, b)) * 100) / 100;
+    console.log(
+      JSON.stringify({
+        scenario: name,
+        throughput_ratio: ratio(service.requests_per_s, raw.requests_per_s),
+        p99_ratio: ratio(service.p99_ms, raw.p99_ms),
+        rounds: ROUNDS,
+        seconds_per_round: seconds,
+        service,
+        baseline: raw,
+        per_round_rps: {
+          service: rounds.service.map((r) => r.requests_per_s),
+          baseline: rounds.baseline.map((r) => r.requests_per_s),
+        },
+      }),
+    );
   }
 } finally {
   await server?.stop();
+  await baseline?.stop();
   await database.drop();
 }

@@ -21,3 +21,4 @@ export {
   timingSafeEqual,
 } from "./secret.ts";
 export { type CookieSealer, createCookieSealer, MIN_COOKIE_SECRET_LENGTH } from "./sealer.ts";
+export { sha256HexSync } from "./sha256.ts";

@@ -2,7 +2,7 @@
 // index) and the stored hash is compared in constant time. A short in-process
 // cache keeps the hot path off the database; revocation and suspension take
 // effect everywhere within its TTL.
-import { API_KEY_PATTERN, sha256Hex, timingSafeEqual } from "@sms/crypto";
+import { API_KEY_PATTERN, sha256HexSync, timingSafeEqual } from "@sms/crypto";
 import type { AuthenticatedProject, KeyMode } from "../model/keys.ts";
 import type { Clock } from "../ports.ts";
 import type { KeyStore } from "../store/index.ts";
@@ -65,7 +65,7 @@ export function createApiKeyAuthenticator(options: {
       const parsed = parseAuthorization(header);
       if ("code" in parsed) return { ok: false, code: parsed.code };
       if (!API_KEY_PATTERN.test(parsed.key)) return { ok: false, code: "invalid_api_key" };
-      const keyHash = await sha256Hex(parsed.key);
+      const keyHash = sha256HexSync(parsed.key);
       const now = options.clock.now().getTime();
       const cached = cache.get(keyHash);
       // Served from the cache for less than the TTL (and never if the clock went back).
