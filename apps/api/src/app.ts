@@ -91,6 +91,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     overrides.db ??
     (await createDatabase({
       databaseUrl: config.database.url,
+      migrationUrl: config.database.migrationUrl,
+      preparedStatements: config.database.preparedStatements,
       pgliteDataDir: config.database.pgliteDataDir,
       poolSize: config.database.poolSize,
       logger,

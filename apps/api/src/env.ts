@@ -47,6 +47,15 @@ const ZEnv = z.object({
   ),
   PGLITE_DATA_DIR: z.string().min(1).default(".data/pglite"),
   DATABASE_POOL_SIZE: int(DEFAULT_POOL_SIZE, 1, 200),
+  /** Off behind a transaction-mode pooler (PgBouncer before 1.21): see docs/operations.md. */
+  DATABASE_PREPARED_STATEMENTS: bool(true),
+  /** Where migrations connect (default DATABASE_URL); behind PgBouncer, PostgreSQL itself. */
+  DATABASE_MIGRATION_URL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL")
+      .optional(),
+  ),
 
   /** Comma-separated "<id>:<base64 32 bytes>"; the first encrypts, all decrypt. */
   MESSAGE_ENCRYPTION_KEYS: optionalString,
@@ -118,7 +127,14 @@ export type Config = {
   /** Base of claim_url, OAuth redirect URIs and the OpenAPI server; no trailing slash. */
   publicBaseUrl: string;
   logLevel: RawEnv["LOG_LEVEL"];
-  database: { url: string | undefined; pgliteDataDir: string; poolSize: number };
+  database: {
+    url: string | undefined;
+    /** Where migrations run (session-level advisory lock): DATABASE_MIGRATION_URL, else `url`. */
+    migrationUrl: string | undefined;
+    preparedStatements: boolean;
+    pgliteDataDir: string;
+    poolSize: number;
+  };
   /** The keyring spec; undefined outside production means a development key (app.ts). */
   messageEncryptionKeys: string | undefined;
   http: { maxBodyBytes: number; trustProxy: TrustProxy };
@@ -222,6 +238,9 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
   if (env.QUEUED_RECOVERY_SECONDS * SECOND_MS <= env.UBILL_SUBMIT_TIMEOUT_MS) {
     fail("QUEUED_RECOVERY_SECONDS must be longer than UBILL_SUBMIT_TIMEOUT_MS");
   }
+  if (env.DATABASE_MIGRATION_URL && !env.DATABASE_URL) {
+    fail("DATABASE_MIGRATION_URL needs DATABASE_URL (PGlite has no separate migration connection)");
+  }
   const ubill = [env.UBILL_BASE_URL, env.UBILL_API_KEY, env.UBILL_DEFAULT_BRAND_ID];
   if (ubill.some((value) => value !== undefined) && ubill.some((value) => value === undefined)) {
     fail("UBILL_BASE_URL, UBILL_API_KEY and UBILL_DEFAULT_BRAND_ID must be set together");
@@ -233,7 +252,13 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
     host: env.HOST,
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ""),
     logLevel: env.LOG_LEVEL,
-    database: { url: env.DATABASE_URL, pgliteDataDir: env.PGLITE_DATA_DIR, poolSize: env.DATABASE_POOL_SIZE },
+    database: {
+      url: env.DATABASE_URL,
+      migrationUrl: env.DATABASE_MIGRATION_URL ?? env.DATABASE_URL,
+      preparedStatements: env.DATABASE_PREPARED_STATEMENTS,
+      pgliteDataDir: env.PGLITE_DATA_DIR,
+      poolSize: env.DATABASE_POOL_SIZE,
+    },
     messageEncryptionKeys: env.MESSAGE_ENCRYPTION_KEYS,
     http: { maxBodyBytes: env.MAX_BODY_BYTES, trustProxy },
     apiKeyCacheTtlMs: env.API_KEY_CACHE_TTL_MS,

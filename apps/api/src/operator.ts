@@ -51,6 +51,8 @@ let stderr: string[] = [];
 try {
   db = await createDatabase({
     databaseUrl: config.database.url,
+    migrationUrl: config.database.migrationUrl,
+    preparedStatements: config.database.preparedStatements,
     pgliteDataDir: config.database.pgliteDataDir,
     poolSize: 2,
     logger,

@@ -268,6 +268,40 @@ describe("createDatabase on PGlite in a directory", () => {
   });
 });
 
+describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL: prepared statements", () => {
+  let pgTest: PostgresTestDatabase;
+  beforeAll(async () => {
+    pgTest = await createPostgresTestDatabase();
+  });
+  afterAll(() => pgTest?.drop());
+
+  /** The names prepared on the one connection of a pool of size 1, after a few statements. */
+  async function preparedNames(preparedStatements: boolean): Promise<string[]> {
+    const db = await createDatabase({
+      databaseUrl: pgTest.databaseUrl,
+      poolSize: 1,
+      preparedStatements,
+      logger: quiet,
+    });
+    try {
+      await db.query("SELECT CAST($1 AS integer) AS n", [1]);
+      await db.transaction((sql) => sql.query("SELECT CAST($1 AS text) AS t", ["x"]));
+      const rows = await db.query<{ name: string }>("SELECT name FROM pg_prepared_statements ORDER BY name");
+      return rows.map((row) => row.name);
+    } finally {
+      await db.close();
+    }
+  }
+
+  it("names each statement by default (parsed and planned once per connection)", async () => {
+    expect((await preparedNames(true)).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("prepares nothing by name when turned off (behind a transaction-mode pooler)", async () => {
+    expect(await preparedNames(false)).toEqual([]);
+  });
+});
+
 describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when the server is gone", () => {
   it("ping is false at once for a port nobody listens on, and queries fail fast", async () => {
     const url = new URL(testPostgresAdminUrl());

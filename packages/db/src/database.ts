@@ -74,6 +74,19 @@ export type CreateDatabaseOptions = {
   logger?: DatabaseLogger;
   /** Where migrate() reads migrations from (default: the repository's prisma/migrations). */
   migrationsDir?: string;
+  /**
+   * Named prepared statements (default true): each distinct SQL text is parsed
+   * and planned once per connection. Turn off behind a pooler in transaction
+   * mode (PgBouncer before 1.21), where a statement prepared on one server
+   * connection is not there on the next.
+   */
+  preparedStatements?: boolean;
+  /**
+   * Where migrate() connects (default: `databaseUrl`). Migrations hold a
+   * session-level advisory lock, which a transaction-mode pooler cannot keep:
+   * behind one, point this at PostgreSQL itself.
+   */
+  migrationUrl?: string;
 };
 
 export const DEFAULT_PING_TIMEOUT_MS = 1_500;
@@ -147,9 +160,10 @@ function statementName(sql: string): string | undefined {
   return name;
 }
 
-/** One statement on the pool or a checked-out client, as a named prepared statement. */
+/** One statement on the pool or a checked-out client; named (prepared) unless `prepared` is false. */
 async function runStatement<Row>(
   target: pg.Pool | pg.PoolClient,
+  prepared: boolean,
   sql: string,
   params: readonly unknown[] = [],
 ): Promise<Row[]> {
@@ -159,12 +173,13 @@ async function runStatement<Row>(
       ? Buffer.from(value.buffer, value.byteOffset, value.byteLength)
       : value,
   );
-  const result = await target.query({ name: statementName(sql), text: sql, values });
+  const result = await target.query({ name: prepared ? statementName(sql) : undefined, text: sql, values });
   return result.rows as Row[];
 }
 
 function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Database {
   const logger = options.logger ?? consoleLogger;
+  const prepared = options.preparedStatements ?? true;
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: options.poolSize ?? DEFAULT_POOL_SIZE,
@@ -188,7 +203,10 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
 
   const prisma = new PrismaClient({
     // The adapter passes the name straight to pg, where undefined means unnamed.
-    adapter: new PrismaPg(pool, { statementNameGenerator: (query) => statementName(query.sql) as string }),
+    adapter: new PrismaPg(
+      pool,
+      prepared ? { statementNameGenerator: (query) => statementName(query.sql) as string } : {},
+    ),
     transactionOptions: TRANSACTION_OPTIONS,
   });
   let closed = false;
@@ -205,13 +223,13 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
   const db: Database = {
     prisma,
     kind: "postgres",
-    query: (sql, params) => runStatement(pool, sql, params),
+    query: (sql, params) => runStatement(pool, prepared, sql, params),
     transaction: async (work) => {
       const client = await pool.connect();
       let broken = false;
       try {
         await client.query("BEGIN");
-        const result = await work({ query: (sql, params) => runStatement(client, sql, params) });
+        const result = await work({ query: (sql, params) => runStatement(client, prepared, sql, params) });
         await client.query("COMMIT");
         return result;
       } catch (error) {
@@ -226,7 +244,8 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
     },
     // Its own connection, outside the pool and its query timeout: one
     // migration may legitimately take long.
-    migrate: () => migratePostgres(databaseUrl, { logger, migrationsDir: options.migrationsDir }),
+    migrate: () =>
+      migratePostgres(options.migrationUrl ?? databaseUrl, { logger, migrationsDir: options.migrationsDir }),
     ping: async (timeoutMs = DEFAULT_PING_TIMEOUT_MS) => {
       if (closed) return false;
       try {

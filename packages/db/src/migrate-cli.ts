@@ -1,5 +1,6 @@
 // `npm run db:migrate`: applies pending migrations and says what it applied.
-//   DATABASE_URL set   → that PostgreSQL database
+//   DATABASE_URL set   → that PostgreSQL database (through DATABASE_MIGRATION_URL
+//                        when set: PostgreSQL itself, when DATABASE_URL is a pooler)
 //   DATABASE_URL unset → PGlite at PGLITE_DATA_DIR (default .data/pglite in the repository)
 // Runs under Deno (scripts/bootstrap.mjs) and Node; exits 1 with one line on failure.
 import { mkdir } from "node:fs/promises";
@@ -12,7 +13,7 @@ import { type MigrateResult, migratePglite, migratePostgres } from "./migrator.t
 const REPO_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
 async function main(): Promise<string> {
-  const databaseUrl = process.env.DATABASE_URL;
+  const databaseUrl = process.env.DATABASE_MIGRATION_URL || process.env.DATABASE_URL;
   let result: MigrateResult;
   let target: string;
   if (databaseUrl) {

@@ -1,0 +1,126 @@
+// The service behind PgBouncer in transaction mode (Debian's 1.18, which keeps
+// no prepared statements across transactions): with
+// DATABASE_PREPARED_STATEMENTS=false it sends, replays, reads and runs the
+// status check through the pooler, and migrates through
+// DATABASE_MIGRATION_URL. The control case shows why the switch exists:
+// named statements through the same pooler fail.
+import { createDatabase } from "@sms/db";
+import { availableBackends, createPostgresTestDatabase, type PostgresTestDatabase } from "@sms/db/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestKey, type ServerProcess, sendMessageRequest, startServer } from "./harness.ts";
+import { type PgBouncer, pgbouncerAvailable, startPgBouncer } from "./support/pgbouncer.ts";
+
+const runs = (await availableBackends()).includes("postgres") && pgbouncerAvailable();
+
+describe.runIf(runs)("behind PgBouncer in transaction mode", () => {
+  let bouncer: PgBouncer;
+  let database: PostgresTestDatabase;
+  let server: ServerProcess;
+
+  beforeAll(async () => {
+    bouncer = await startPgBouncer({ poolSize: 4 });
+    database = await createPostgresTestDatabase();
+    server = await startServer({
+      backend: "postgres",
+      databaseUrl: bouncer.through(database.databaseUrl),
+      env: {
+        DATABASE_MIGRATION_URL: database.databaseUrl,
+        DATABASE_PREPARED_STATEMENTS: "false",
+        DATABASE_POOL_SIZE: "12",
+        MESSAGES_PER_MINUTE: "100000",
+        STATUS_CHECK_INTERVAL_SECONDS: "1",
+        SIMULATOR_DELIVERY_DELAY_MS: "200",
+      },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await database?.drop();
+    await bouncer?.stop();
+  });
+
+  const call = (path: string, init?: RequestInit) => fetch(`${server.baseUrl}${path}`, init);
+  const body = (to: string) => ({
+    to,
+    template: "verification_code",
+    variables: { code: "482913" },
+    locale: "en",
+  });
+
+  it("migrated through DATABASE_MIGRATION_URL and is ready through the pooler", async () => {
+    const ready = await call("/readyz");
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: "ready", database: "ok" });
+  });
+
+  it("sends, replays and reads concurrently, and the status check delivers, all through the pooler", async () => {
+    const { api_key: apiKey } = await createTestKey(call);
+    const sends = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        call(
+          "/v1/messages",
+          sendMessageRequest(apiKey, `bouncer-${i}`, body(`+99555512${String(i).padStart(4, "0")}`)),
+        ),
+      ),
+    );
+    expect(sends.map((response) => response.status)).toEqual(Array(40).fill(201));
+    const messages = (await Promise.all(sends.map((response) => response.json()))) as Array<{
+      id: string;
+      status: string;
+    }>;
+    expect(new Set(messages.map((message) => message.status))).toEqual(new Set(["submitted"]));
+
+    const replays = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        call("/v1/messages", sendMessageRequest(apiKey, "bouncer-0", body("+995555120000"))),
+      ),
+    );
+    expect(replays.map((response) => response.status)).toEqual(Array(20).fill(200));
+    for (const replay of replays) expect(((await replay.json()) as { id: string }).id).toBe(messages[0]?.id);
+
+    const reads = await Promise.all(
+      messages.map((message) =>
+        call(`/v1/messages/${message.id}`, { headers: { Authorization: `Bearer ${apiKey}` } }),
+      ),
+    );
+    expect(reads.map((response) => response.status)).toEqual(Array(40).fill(200));
+
+    await expect
+      .poll(
+        async () => {
+          const states = await Promise.all(
+            messages.map(async (message) => {
+              const response = await call(`/v1/messages/${message.id}`, {
+                headers: { Authorization: `Bearer ${apiKey}` },
+              });
+              return ((await response.json()) as { status: string }).status;
+            }),
+          );
+          return states.filter((status) => status === "delivered").length;
+        },
+        { timeout: 30_000, interval: 500 },
+      )
+      .toBe(40);
+    expect(server.output.join("\n")).not.toMatch(/prepared statement|"status":5\d\d/);
+  }, 90_000);
+
+  it("control: named prepared statements through the same pooler fail", async () => {
+    const db = await createDatabase({
+      databaseUrl: bouncer.through(database.databaseUrl),
+      poolSize: 8,
+      preparedStatements: true,
+      logger: { info() {}, warn() {}, error() {} },
+    });
+    try {
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 200 }, (_, i) => db.query("SELECT CAST($1 AS integer) AS n", [i])),
+      );
+      const failures = outcomes.filter((outcome) => outcome.status === "rejected");
+      expect(failures.length).toBeGreaterThan(0);
+      expect(String((failures[0] as PromiseRejectedResult).reason)).toMatch(/prepared statement/);
+    } finally {
+      await db.close();
+    }
+  });
+});

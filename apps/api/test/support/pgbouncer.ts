@@ -1,0 +1,95 @@
+// Debian's PgBouncer (1.18: no prepared-statement support) in transaction
+// mode, in front of the test PostgreSQL, for the tests that prove the service
+// works behind a pooler. .ci/run installs it; elsewhere a test without it is
+// skipped with a warning (and fails under CI).
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import process from "node:process";
+import { probePostgres, testPostgresAdminUrl } from "@sms/db/testing";
+import { freePort } from "../harness.ts";
+
+export const PGBOUNCER = "/usr/sbin/pgbouncer";
+
+/** Whether PgBouncer tests can run here; under CI its absence is an error. */
+export function pgbouncerAvailable(): boolean {
+  if (existsSync(PGBOUNCER)) return true;
+  if (process.env.CI)
+    throw new Error(`${PGBOUNCER} is missing; CI is set, so the PgBouncer tests may not be skipped`);
+  console.warn(`skipping PgBouncer tests: ${PGBOUNCER} is not installed (apt-get install pgbouncer)`);
+  return false;
+}
+
+export type PgBouncer = {
+  /** `databaseUrl` with host and port replaced by the pooler's. */
+  through(databaseUrl: string): string;
+  stop(): Promise<void>;
+};
+
+/** Starts PgBouncer (transaction pooling, `poolSize` server connections per database) on a free port. */
+export async function startPgBouncer(options: { poolSize?: number } = {}): Promise<PgBouncer> {
+  const upstream = new URL(testPostgresAdminUrl());
+  const user = decodeURIComponent(upstream.username || "postgres");
+  const port = await freePort();
+  const dir = await mkdtemp(join(tmpdir(), "sms-pgbouncer-"));
+  await chmod(dir, 0o777); // PgBouncer refuses to run as root: it drops to the postgres user.
+  await writeFile(join(dir, "userlist.txt"), `"${user}" "${decodeURIComponent(upstream.password)}"\n`);
+  await writeFile(
+    join(dir, "pgbouncer.ini"),
+    [
+      "[databases]",
+      `* = host=${upstream.hostname} port=${upstream.port || 5432}`,
+      "[pgbouncer]",
+      "listen_addr = 127.0.0.1",
+      `listen_port = ${port}`,
+      "unix_socket_dir =",
+      "auth_type = trust",
+      `auth_file = ${join(dir, "userlist.txt")}`,
+      "pool_mode = transaction",
+      `default_pool_size = ${options.poolSize ?? 4}`,
+      "max_client_conn = 500",
+      "ignore_startup_parameters = extra_float_digits",
+      `logfile = ${join(dir, "pgbouncer.log")}`,
+      `pidfile = ${join(dir, "pgbouncer.pid")}`,
+      "",
+    ].join("\n"),
+  );
+  const asRoot = process.getuid?.() === 0;
+  const child: ChildProcess = spawn(
+    PGBOUNCER,
+    [...(asRoot ? ["-u", "postgres"] : []), join(dir, "pgbouncer.ini")],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  const output: string[] = [];
+  child.stdout?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+
+  // Ready when it answers a query.
+  const probeUrl = `postgresql://${encodeURIComponent(user)}@127.0.0.1:${port}/postgres`;
+  const deadline = Date.now() + 15_000;
+  while ((await probePostgres(probeUrl, 1_000)) !== null) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      throw new Error(`PgBouncer did not start:\n${output.join("")}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+
+  return {
+    through(databaseUrl) {
+      const url = new URL(databaseUrl);
+      url.hostname = "127.0.0.1";
+      url.port = String(port);
+      return url.toString();
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill("SIGINT");
+      await exited;
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
