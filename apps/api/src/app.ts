@@ -9,6 +9,7 @@ import {
   type Clock,
   createApiKeyAuthenticator,
   createStore,
+  messageBacklog,
   type SmsProvider,
   type Store,
   systemClock,
@@ -24,6 +25,7 @@ import { buildOpenApiDocument } from "./http/openapi.ts";
 import { periodicJobs } from "./jobs/jobs.ts";
 import { type Job, type Scheduler, startScheduler } from "./jobs/scheduler.ts";
 import { type AppLogger, createLogger } from "./logger.ts";
+import { createMetrics, type Metrics } from "./metrics.ts";
 import { claimPageRoutes } from "./pages/claim/claim-page.ts";
 import { appRouter } from "./router.ts";
 import { apiServices } from "./services.ts";
@@ -38,6 +40,7 @@ export type App = {
   keyring: Keyring;
   logger: AppLogger;
   providers: { test: SmsProvider; live: SmsProvider | null };
+  metrics: Metrics;
   /** The periodic jobs this instance runs (status check, recovery, purges). */
   jobs: Job[];
   startJobs(): Scheduler;
@@ -103,7 +106,11 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   }
   const store = createStore(db);
 
-  const live = config.ubill ? createUbillProvider({ ...config.ubill, logger }) : null;
+  const metrics = createMetrics({
+    backlog: () => messageBacklog({ store }, { now: clock.now() }),
+    pool: () => db.poolStats(),
+  });
+  const live = config.ubill ? metrics.instrument(createUbillProvider({ ...config.ubill, logger })) : null;
   if (!live) {
     logger.warn(
       {},
@@ -111,7 +118,9 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     );
   }
   const providers = {
-    test: createSimulatorProvider({ clock, deliveryDelayMs: config.messages.simulatorDelayMs }),
+    test: metrics.instrument(
+      createSimulatorProvider({ clock, deliveryDelayMs: config.messages.simulatorDelayMs }),
+    ),
     live,
   };
   const services = apiServices({ store, keyring, clock, logger, providers, config });
@@ -121,6 +130,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     auth: createApiKeyAuthenticator({ store, clock, cacheTtlMs: config.apiKeyCacheTtlMs }),
     clock,
     logger,
+    metrics,
     databaseReachable: () => db.ping(),
   };
 
@@ -134,6 +144,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     ],
     trustProxy: config.http.trustProxy,
     maxBodyBytes: config.http.maxBodyBytes,
+    onFinished: (request) =>
+      metrics.request(request.route, request.method, request.status, request.seconds, request.code),
   });
 
   const jobs = periodicJobs(services.rounds, config);
@@ -148,8 +160,9 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     keyring,
     logger,
     providers,
+    metrics,
     jobs,
-    startJobs: () => startScheduler(jobs, logger),
+    startJobs: () => startScheduler(jobs, logger, metrics.jobRound),
     async close() {
       if (closed) return;
       closed = true;

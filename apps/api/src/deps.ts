@@ -3,6 +3,7 @@
 // the database or the configuration.
 import type { ApiKeyAuthenticator, Clock } from "@sms/domain";
 import type { AppLogger } from "./logger.ts";
+import type { Metrics } from "./metrics.ts";
 import type { ApiServices } from "./services.ts";
 
 export type AppDeps = {
@@ -10,6 +11,7 @@ export type AppDeps = {
   auth: ApiKeyAuthenticator;
   clock: Clock;
   logger: AppLogger;
+  metrics: Metrics;
   /** True when the database answers within its deadline (GET /readyz). */
   databaseReachable(): Promise<boolean>;
 };

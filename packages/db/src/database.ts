@@ -50,6 +50,8 @@ export type Database = Sql & {
   ping(timeoutMs?: number): Promise<boolean>;
   /** Disconnects Prisma and ends the pool / closes PGlite. Safe to call twice. */
   close(): Promise<void>;
+  /** The pool's connections (null for PGlite, which has one session): for metrics. */
+  poolStats(): { total: number; idle: number; waiting: number } | null;
 };
 
 export type CreateDatabaseOptions = {
@@ -223,6 +225,7 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
   const db: Database = {
     prisma,
     kind: "postgres",
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     query: (sql, params) => runStatement(pool, prepared, sql, params),
     transaction: async (work) => {
       const client = await pool.connect();
@@ -352,6 +355,7 @@ export function wrapPglite(pglite: PGlite, options: Omit<CreateDatabaseOptions, 
   const db: Database = {
     prisma,
     kind: "pglite",
+    poolStats: () => null,
     query: async <Row>(sql: string, params: readonly unknown[] = []) =>
       (await pglite.query<Row>(sql, params as unknown[])).rows,
     transaction: (work) =>

@@ -28,6 +28,15 @@ export type ExtraRoute = {
 };
 
 export type ConnectionInfo = { remoteAddress: string };
+/** What the gateway knows of a request once it is answered. */
+export type FinishedRequest = {
+  route: string;
+  method: string;
+  status: number;
+  seconds: number;
+  code?: string;
+};
+
 export type Handler = (request: Request, connection?: ConnectionInfo) => Promise<Response>;
 
 type ProcedureRoute = { meta: Meta; takesBody: boolean };
@@ -143,6 +152,8 @@ export function createGateway(options: {
   extraRoutes?: ExtraRoute[];
   trustProxy: TrustProxy;
   maxBodyBytes: number;
+  /** Called once per request after its access-log line (metrics). */
+  onFinished?: (request: FinishedRequest) => void;
 }): Handler {
   const { deps, router } = options;
   const routes = routeTable(router, options.extraRoutes ?? []);
@@ -259,26 +270,37 @@ export function createGateway(options: {
     };
     const routeInfo = { template: "unmatched" };
     let response: Response;
+    let code: string | undefined;
     try {
       response = await dispatch(request, state, routeInfo);
     } catch (error) {
       if (!(error instanceof ApiError)) state.log.error({ err: error }, "request failed");
-      response = errorResponse(error instanceof ApiError ? error : toApiError(error, undefined), requestId);
+      const apiError = error instanceof ApiError ? error : toApiError(error, undefined);
+      code = apiError.code;
+      response = errorResponse(apiError, requestId);
     }
     response.headers.set("X-Request-Id", requestId);
     if (request.method === "HEAD")
       response = new Response(null, { status: response.status, headers: response.headers });
     const status = response.status;
+    const durationMs = performance.now() - startedAt;
     state.log[status >= 500 ? "error" : "info"](
       {
         method: request.method,
         route: routeInfo.template,
         status,
-        duration_ms: Math.round((performance.now() - startedAt) * 10) / 10,
+        duration_ms: Math.round(durationMs * 10) / 10,
         ...(state.projectId ? { project_id: state.projectId } : {}),
       },
       "request",
     );
+    options.onFinished?.({
+      route: routeInfo.template,
+      method: request.method,
+      status,
+      seconds: durationMs / 1000,
+      code,
+    });
     return response;
   };
 }

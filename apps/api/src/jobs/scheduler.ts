@@ -14,7 +14,12 @@ export type Job = {
 
 export type Scheduler = { stop(): Promise<void>; runOnce(name: string): Promise<Record<string, number>> };
 
-export function startScheduler(jobs: Job[], logger: Logger): Scheduler {
+export function startScheduler(
+  jobs: Job[],
+  logger: Logger,
+  /** Told of every round: its duration, and its counts (null when it failed). */
+  onRound?: (job: string, seconds: number, counts: Record<string, number> | null) => void,
+): Scheduler {
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const running = new Map<string, Promise<unknown>>();
   let stopped = false;
@@ -32,7 +37,11 @@ export function startScheduler(jobs: Job[], logger: Logger): Scheduler {
         { job: job.name, ...counts, duration_ms: Math.round(performance.now() - started) },
         "job round",
       );
+      onRound?.(job.name, (performance.now() - started) / 1000, counts);
       return counts;
+    } catch (error) {
+      onRound?.(job.name, (performance.now() - started) / 1000, null);
+      throw error;
     } finally {
       if (running.get(job.name) === promise) running.delete(job.name);
     }

@@ -204,6 +204,11 @@ const COUNT_NOT_UNDER_KEY_SQL = `
 const SET_CIPHERTEXTS_SQL = `
   UPDATE messages SET recipient_ciphertext = CAST($2 AS bytea), text_ciphertext = CAST($3 AS bytea) WHERE id = $1`;
 
+const BACKLOG_SQL = `
+  SELECT (SELECT count(*) FROM messages WHERE next_check_at <= CAST($1 AS timestamptz) AND status = 'submitted')::int AS due,
+         (SELECT count(*) FROM messages WHERE status = 'queued')::int AS queued,
+         (SELECT count(*) FROM messages WHERE status = 'unknown' AND created_at >= CAST($2 AS timestamptz))::int AS unknown`;
+
 const COUNT_IN_PROJECT_SQL = `SELECT count(*)::int AS count FROM messages WHERE project_id = $1`;
 
 const COUNT_BY_MODE_STATUS_SQL = `
@@ -417,6 +422,12 @@ export function messageStore(sql: Sql) {
     async countNotUnderKey(keyId: string): Promise<number> {
       const [row] = await sql.query<{ count: number }>(COUNT_NOT_UNDER_KEY_SQL, [keyId]);
       return Number(row?.count ?? 0);
+    },
+
+    /** Due for a status check by `now`, still queued, and unknown since `unknownSince` (each an indexed count). */
+    async countBacklog(now: Date, unknownSince: Date): Promise<{ due: number; queued: number; unknown: number }> {
+      const [row] = await sql.query<{ due: number; queued: number; unknown: number }>(BACKLOG_SQL, [now, unknownSince]);
+      return { due: Number(row?.due ?? 0), queued: Number(row?.queued ?? 0), unknown: Number(row?.unknown ?? 0) };
     },
 
     async countInProject(projectId: string): Promise<number> {

@@ -32,6 +32,10 @@ export const sendMessageProcedure = apiKeyProcedure
       logger: state.log,
     });
     const now = deps.clock.now();
+    deps.metrics.send(
+      ctx.mode,
+      result.ok ? (result.replayed ? "replayed" : result.message.status) : result.code,
+    );
     if (!result.ok) throw sendRefusal(result, now);
     if (result.replayed) respond(ctx, { status: 200, headers: { "Idempotent-Replayed": "true" } });
     else respond(ctx, { status: 201, headers: rateLimitHeaders(result.rateLimit, now) });

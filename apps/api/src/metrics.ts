@@ -1,0 +1,166 @@
+// Prometheus metrics (prom-client), served on the internal listener only.
+// Counts and durations, never message content, numbers, keys or provider ids:
+// labels are route templates, statuses, codes, modes, job and provider names.
+import type { SmsProvider, SubmitOutcome } from "@sms/domain";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+/** Seconds; from 1 ms to 30 s, the range between a cached read and a provider deadline. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export type MessageBacklog = { due: number; queued: number; unknown: number };
+export type PoolStats = { total: number; idle: number; waiting: number } | null;
+
+export function createMetrics(sources: {
+  /** Messages due for a status check, still queued, and unknown (read at scrape time). */
+  backlog(): Promise<MessageBacklog>;
+  /** The database pool's connections (null for PGlite). */
+  pool(): PoolStats;
+}) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const requests = new Counter({
+    name: "sms_http_requests_total",
+    help: "HTTP requests by route template, method and status.",
+    labelNames: ["route", "method", "status"] as const,
+    registers: [registry],
+  });
+  const requestDuration = new Histogram({
+    name: "sms_http_request_duration_seconds",
+    help: "HTTP request duration by route template and method.",
+    labelNames: ["route", "method"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const sends = new Counter({
+    name: "sms_sends_total",
+    help: "POST /v1/messages by key mode and outcome (submitted, failed, unknown, replayed, or the refusal code).",
+    labelNames: ["mode", "outcome"] as const,
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: "sms_limit_refusals_total",
+    help: "Requests refused by a limit, by code (rate_limited, daily_limit_reached) and route template.",
+    labelNames: ["code", "route"] as const,
+    registers: [registry],
+  });
+  const providerCalls = new Counter({
+    name: "sms_provider_calls_total",
+    help: "Calls to an SMS provider by provider, operation and outcome.",
+    labelNames: ["provider", "operation", "outcome"] as const,
+    registers: [registry],
+  });
+  const providerDuration = new Histogram({
+    name: "sms_provider_call_duration_seconds",
+    help: "Duration of calls to an SMS provider by provider and operation.",
+    labelNames: ["provider", "operation"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const jobDuration = new Histogram({
+    name: "sms_job_round_duration_seconds",
+    help: "Duration of one round of a periodic job.",
+    labelNames: ["job"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const jobRows = new Counter({
+    name: "sms_job_rows_total",
+    help: "Rows a periodic job's rounds claimed or changed, by job and count name.",
+    labelNames: ["job", "count"] as const,
+    registers: [registry],
+  });
+  const jobFailures = new Counter({
+    name: "sms_job_round_failures_total",
+    help: "Rounds of a periodic job that failed.",
+    labelNames: ["job"] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: "sms_messages_backlog",
+    help: "Messages due for a status check (state=due), still queued (state=queued), and unknown (state=unknown).",
+    labelNames: ["state"] as const,
+    registers: [registry],
+    async collect() {
+      const backlog = await sources.backlog();
+      this.set({ state: "due" }, backlog.due);
+      this.set({ state: "queued" }, backlog.queued);
+      this.set({ state: "unknown" }, backlog.unknown);
+    },
+  });
+  new Gauge({
+    name: "sms_db_pool_connections",
+    help: "Database pool connections by state (total, idle, waiting: requests queued for one).",
+    labelNames: ["state"] as const,
+    registers: [registry],
+    collect() {
+      const stats = sources.pool();
+      if (!stats) return;
+      this.set({ state: "total" }, stats.total);
+      this.set({ state: "idle" }, stats.idle);
+      this.set({ state: "waiting" }, stats.waiting);
+    },
+  });
+
+  return {
+    registry,
+    /** One finished HTTP request (the access log's facts). */
+    request(route: string, method: string, status: number, seconds: number, code?: string) {
+      requests.inc({ route, method, status: String(status) });
+      requestDuration.observe({ route, method }, seconds);
+      if (status === 429 && code) refusals.inc({ code, route });
+    },
+    send(mode: string, outcome: string) {
+      sends.inc({ mode, outcome });
+    },
+    jobRound(job: string, seconds: number, counts: Record<string, number> | null) {
+      jobDuration.observe({ job }, seconds);
+      if (!counts) {
+        jobFailures.inc({ job });
+        return;
+      }
+      for (const [count, value] of Object.entries(counts)) if (value > 0) jobRows.inc({ job, count }, value);
+    },
+    /** `provider` with every call timed and counted. */
+    instrument(provider: SmsProvider): SmsProvider {
+      const timed = async <T>(operation: string, outcomeOf: (value: T) => string, call: () => Promise<T>) => {
+        const started = performance.now();
+        try {
+          const value = await call();
+          providerCalls.inc({ provider: provider.name, operation, outcome: outcomeOf(value) });
+          return value;
+        } catch (error) {
+          providerCalls.inc({ provider: provider.name, operation, outcome: "threw" });
+          throw error;
+        } finally {
+          providerDuration.observe(
+            { provider: provider.name, operation },
+            (performance.now() - started) / 1000,
+          );
+        }
+      };
+      return {
+        ...provider,
+        name: provider.name,
+        submit: (request) =>
+          timed(
+            "submit",
+            (outcome: SubmitOutcome) => outcome.kind,
+            () => provider.submit(request),
+          ),
+        checkStatus: (query) =>
+          timed(
+            "status",
+            (report) => report.kind,
+            () => provider.checkStatus(query),
+          ),
+      };
+    },
+    /** The exposition, for GET /metrics. */
+    async response(): Promise<Response> {
+      return new Response(await registry.metrics(), { headers: { "Content-Type": registry.contentType } });
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

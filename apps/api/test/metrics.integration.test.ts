@@ -1,0 +1,93 @@
+// The Prometheus metrics, read from the registry after real requests and job
+// rounds (in-process, both backends): requests by route and status, sends by
+// mode and outcome, limit refusals, provider calls, job rounds, the message
+// backlog and the pool. Nothing secret in any label or value.
+import { availableBackends } from "@sms/db/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
+
+const backends = await availableBackends();
+
+/** `name{labels} value` lines of the exposition, as a lookup. */
+function samples(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    if (!line || line.startsWith("#")) continue;
+    const index = line.lastIndexOf(" ");
+    out.set(line.slice(0, index), Number(line.slice(index + 1)));
+  }
+  return out;
+}
+
+describe.each(backends)("metrics on %s", (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ backend, env: { MESSAGES_PER_MINUTE: "3" } });
+  }, 60_000);
+  afterAll(() => t?.close());
+
+  it("counts requests, sends, refusals, provider calls and job rounds; reports the backlog", async () => {
+    const { api_key: apiKey } = await createTestKey(t.request);
+    const body = { to: "+995555123456", template: "verification_code", variables: { code: "482913" } };
+    expect((await t.request("/v1/messages", sendMessageRequest(apiKey, "m-1", body))).status).toBe(201);
+    expect((await t.request("/v1/messages", sendMessageRequest(apiKey, "m-1", body))).status).toBe(200);
+    expect(
+      (await t.request("/v1/messages", sendMessageRequest(apiKey, "m-2", { ...body, to: "+995500000001" })))
+        .status,
+    ).toBe(201);
+    expect(
+      (await t.request("/v1/messages", sendMessageRequest(apiKey, "m-3", { ...body, to: "+995500000002" })))
+        .status,
+    ).toBe(503);
+    expect((await t.request("/v1/messages", sendMessageRequest(apiKey, "m-4", body))).status).toBe(429);
+    expect((await t.request("/nowhere")).status).toBe(404);
+
+    const scheduler = t.app.startJobs();
+    t.clock.advance(6_000);
+    await scheduler.runOnce("status-check");
+    await scheduler.stop();
+
+    const text = await (await t.app.metrics.response()).text();
+    const metric = samples(text);
+    const value = (key: string) => metric.get(key) ?? 0;
+
+    expect(value('sms_http_requests_total{route="/v1/messages",method="POST",status="201"}')).toBe(2);
+    expect(value('sms_http_requests_total{route="/v1/messages",method="POST",status="200"}')).toBe(1);
+    expect(value('sms_http_requests_total{route="/v1/messages",method="POST",status="429"}')).toBe(1);
+    expect(value('sms_http_requests_total{route="/v1/test-keys",method="POST",status="201"}')).toBe(1);
+    expect(value('sms_http_requests_total{route="unmatched",method="GET",status="404"}')).toBe(1);
+    expect(value('sms_http_request_duration_seconds_count{route="/v1/messages",method="POST"}')).toBe(5);
+
+    expect(value('sms_sends_total{mode="test",outcome="submitted"}')).toBe(1);
+    expect(value('sms_sends_total{mode="test",outcome="failed"}')).toBe(1);
+    expect(value('sms_sends_total{mode="test",outcome="replayed"}')).toBe(1);
+    expect(value('sms_sends_total{mode="test",outcome="provider_unavailable"}')).toBe(1);
+    expect(value('sms_sends_total{mode="test",outcome="rate_limited"}')).toBe(1);
+    expect(value('sms_limit_refusals_total{code="rate_limited",route="/v1/messages"}')).toBe(1);
+
+    expect(
+      value('sms_provider_calls_total{provider="simulator",operation="submit",outcome="accepted"}'),
+    ).toBe(1);
+    expect(
+      value('sms_provider_calls_total{provider="simulator",operation="submit",outcome="rejected"}'),
+    ).toBe(1);
+    expect(
+      value('sms_provider_calls_total{provider="simulator",operation="submit",outcome="unreachable"}'),
+    ).toBe(1);
+    expect(
+      value('sms_provider_calls_total{provider="simulator",operation="status",outcome="delivered"}'),
+    ).toBe(1);
+
+    expect(value('sms_job_round_duration_seconds_count{job="status-check"}')).toBe(1);
+    expect(value('sms_job_rows_total{job="status-check",count="delivered"}')).toBe(1);
+    expect(value('sms_messages_backlog{state="due"}')).toBe(0);
+    expect(value('sms_messages_backlog{state="queued"}')).toBe(0);
+    if (backend === "postgres") expect(value('sms_db_pool_connections{state="total"}')).toBeGreaterThan(0);
+    expect(value("process_resident_memory_bytes")).toBeGreaterThan(0);
+
+    // Labels are templates, codes and names: no key, number or message id.
+    expect(text).not.toContain(apiKey);
+    expect(text).not.toContain("995555123456");
+    expect(text).not.toMatch(/msg_[0-9a-z]{26}/);
+  });
+});
