@@ -76,7 +76,7 @@ function fakeStore(tables: Tables, hooks: { loseRace?: boolean; sweepFirst?: boo
         const row = tables.messages.get(messageId);
         if (hooks.sweepFirst && row)
           Object.assign(row, { status: "unknown", errorCode: "provider_unavailable" });
-        if (!row || row.status !== "queued") return false;
+        if (row?.status !== "queued") return false;
         Object.assign(row, {
           status: outcome.status,
           errorCode: outcome.error?.errorCode ?? null,
@@ -91,7 +91,7 @@ function fakeStore(tables: Tables, hooks: { loseRace?: boolean; sweepFirst?: boo
       },
       async releaseUnsent({ messageId }) {
         const row = tables.messages.get(messageId);
-        if (!row || row.status !== "queued") return false;
+        if (row?.status !== "queued") return false;
         tables.messages.delete(messageId);
         tables.records.delete(scopeKey(row.scope));
         return true;
