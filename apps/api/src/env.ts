@@ -90,6 +90,8 @@ const ZEnv = z.object({
   SMS_DEFAULT_SENDER: z.string().min(1).max(11).default("SMSGE"),
   STATUS_CHECK_INTERVAL_SECONDS: int(20, 1, 3600),
   STATUS_CHECK_BATCH_SIZE: int(200, 1, 10_000),
+  /** Provider calls in flight at once during a status-check round (per process). */
+  STATUS_CHECK_CONCURRENCY: int(16, 1, 1_000),
   SUBMITTED_DEADLINE_HOURS: int(72, 1, 24 * 365),
   QUEUED_RECOVERY_SECONDS: int(60, 5, 86_400),
   SIMULATOR_DELIVERY_DELAY_MS: int(DEFAULT_DELIVERY_DELAY_MS, 0, 600_000),
@@ -146,7 +148,7 @@ export type Config = {
     defaultSender: string;
     simulatorDelayMs: number;
   };
-  statusCheck: { intervalMs: number; batchSize: number; submittedDeadlineMs: number };
+  statusCheck: { intervalMs: number; batchSize: number; concurrency: number; submittedDeadlineMs: number };
   queuedRecoveryMs: number;
   retention: {
     messageTextMs: number;
@@ -276,6 +278,7 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
     statusCheck: {
       intervalMs: env.STATUS_CHECK_INTERVAL_SECONDS * SECOND_MS,
       batchSize: env.STATUS_CHECK_BATCH_SIZE,
+      concurrency: env.STATUS_CHECK_CONCURRENCY,
       submittedDeadlineMs: env.SUBMITTED_DEADLINE_HOURS * HOUR_MS,
     },
     queuedRecoveryMs: env.QUEUED_RECOVERY_SECONDS * SECOND_MS,

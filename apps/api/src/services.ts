@@ -132,6 +132,7 @@ export function apiServices(options: {
           config: {
             intervalMs: config.statusCheck.intervalMs,
             batchSize: config.statusCheck.batchSize,
+            concurrency: config.statusCheck.concurrency,
             deadlineMs: config.statusCheck.submittedDeadlineMs,
           },
         }),

@@ -18,8 +18,15 @@ import {
   setProjectSender,
   suspendProject,
 } from "@sms/domain";
-import { type FakeUbill, type FakeUbillReply, startFakeUbill } from "@sms/provider-ubill/testing";
+import {
+  type FakeUbill,
+  type FakeUbillReply,
+  getRefusingPort,
+  startFakeUbill,
+} from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createApp } from "../src/app.ts";
+import { parseEnv } from "../src/env.ts";
 import { createTestKey, startTestApp, type TestApp } from "./harness.ts";
 import { recordingClient } from "./support/messages.ts";
 
@@ -417,15 +424,32 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
 
   it("503 provider_unavailable when uBill cannot be reached: nothing sent, refunded, safe to retry", async () => {
     const { projectId, apiKey } = await liveProject({ paid: 3 });
-    await fake.close(); // the port now refuses connections
-    const key = crypto.randomUUID();
-    const first = await send(apiKey, key);
-    expect(first.status).toBe(503);
-    expect(first.body).toMatchObject({ error: { code: "provider_unavailable" } });
-    const retry = await send(apiKey, key);
-    expect(retry.status).toBe(503);
-    expect(await balanceOf(projectId)).toBe(3);
-    expect(await prisma().message.count({ where: { projectId } })).toBe(0);
+    // A second instance on the same database whose uBill address refuses
+    // connections (closing the fake instead would leave this process's
+    // keep-alive sockets to it in fetch's pool, and a send on a dropped socket
+    // is rightly "unknown", not "unreachable").
+    const offline = await createApp(
+      parseEnv({ ...t.env, UBILL_BASE_URL: `http://127.0.0.1:${await getRefusingPort()}` }),
+      { db: t.app.db, clock: t.clock, logDestination: t.logs },
+    );
+    try {
+      const client = recordingClient(
+        (path, init) =>
+          offline.handler(new Request(`${t.baseUrl}${path}`, init), { remoteAddress: "203.0.113.10" }),
+        BODY,
+      );
+      const key = crypto.randomUUID();
+      const first = await client.send(apiKey, key);
+      expect(first.status).toBe(503);
+      expect(first.body).toMatchObject({ error: { code: "provider_unavailable" } });
+      const retry = await client.send(apiKey, key);
+      expect(retry.status).toBe(503);
+      expect(await balanceOf(projectId)).toBe(3);
+      expect(await prisma().message.count({ where: { projectId } })).toBe(0);
+      responses.push(...client.responses);
+    } finally {
+      await offline.close();
+    }
   });
 
   it("no response or log line carries the uBill key, a uBill message id or a raw uBill status", async () => {

@@ -70,6 +70,8 @@ export type TestApp = {
   clock: ManualClock;
   logs: LogCapture;
   baseUrl: string;
+  /** The environment the app was configured from (to start a sibling with one variable changed). */
+  env: Record<string, string>;
   /** Calls the handler in-process, as if over HTTP from `remoteAddress`. */
   request(path: string, init?: RequestInit, remoteAddress?: string): Promise<Response>;
   close(): Promise<void>;
@@ -85,19 +87,21 @@ export async function startTestApp(options: {
   const database = await createTestDatabase(options.backend);
   const clock = options.clock ?? new ManualClock();
   const logs = new LogCapture();
-  const env = parseEnv({
+  const variables: Record<string, string> = {
     NODE_ENV: "test",
     PGLITE_DATA_DIR: "memory://",
     PUBLIC_BASE_URL: BASE_URL,
     LOG_LEVEL: "debug",
     ...options.env,
-  });
+  };
+  const env = parseEnv(variables);
   const app = await createApp(env, { db: database.db, clock, logDestination: logs });
   return {
     app,
     clock,
     logs,
     baseUrl: BASE_URL,
+    env: variables,
     request(path, init, remoteAddress = "203.0.113.10") {
       return app.handler(new Request(`${BASE_URL}${path}`, init), { remoteAddress });
     },

@@ -34,7 +34,7 @@ export type SubmitOutcome =
 
 export type StatusQuery = {
   providerRef: string;
-  /** Full recipient, for providers that report per number. */
+  /** Full recipient for providers that report per number (`reportsByRecipient`); "" for the others. */
   to: string;
   submittedAt: Date;
 };
@@ -51,6 +51,11 @@ export type StatusReport =
 
 export type SmsProvider = {
   readonly name: ProviderName;
+  /**
+   * True when checkStatus needs the full recipient (the provider reports per
+   * number): only then does the status check decrypt it.
+   */
+  readonly reportsByRecipient?: boolean;
   submit(request: SubmitRequest): Promise<SubmitOutcome>;
   checkStatus(query: StatusQuery): Promise<StatusReport>;
 };

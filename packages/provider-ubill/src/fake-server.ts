@@ -53,6 +53,8 @@ export type FakeUbillOptions = {
   balance?: number;
   /** The first smsID handed out; later ones count up. Default 117345. */
   firstSmsId?: number;
+  /** Answer every delivery-report call after this long (a realistic provider latency; default 0). */
+  reportDelayMs?: number;
 };
 
 export type FakeUbill = {
@@ -288,8 +290,12 @@ export async function startFakeUbill(options: FakeUbillOptions = {}): Promise<Fa
       sendJson(response, 404, { message: "Not found" });
       return;
     }
-    const reply =
+    const scripted =
       takeQueued(route.endpoint) ?? (route.endpoint === "send" ? replyForNumbers(json) : undefined);
+    const reply =
+      scripted === undefined && route.endpoint === "report" && (options.reportDelayMs ?? 0) > 0
+        ? ({ kind: "slow", delayMs: options.reportDelayMs ?? 0 } as const)
+        : scripted;
     answer(reply, route, json, request, response);
   }
 

@@ -375,5 +375,5 @@ export function createUbillProvider(options: UbillProviderOptions): UbillProvide
     return { ok: true, sms };
   }
 
-  return { name: "ubill", submit, checkStatus, listBrands, getBalance };
+  return { name: "ubill", reportsByRecipient: true, submit, checkStatus, listBrands, getBalance };
 }

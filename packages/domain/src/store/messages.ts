@@ -135,12 +135,14 @@ const CLAIM_DUE_SQL = `
   )
   RETURNING id, provider, provider_ref, recipient_ciphertext, submitted_at, project_id, credits_reserved`;
 
-const SETTLE_SQL = `
-  UPDATE messages
-  SET status = CAST($2 AS "MessageStatus"), error_code = CAST($3 AS text), error_message = CAST($4 AS text),
+const SETTLE_MANY_SQL = `
+  UPDATE messages AS m
+  SET status = CAST(c.status AS "MessageStatus"), error_code = c.error_code, error_message = c.error_message,
       next_check_at = NULL, updated_at = CAST($5 AS timestamptz)
-  WHERE id = $1 AND status = 'submitted'
-  RETURNING id`;
+  FROM unnest(CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]))
+       AS c(id, status, error_code, error_message)
+  WHERE m.id = c.id AND m.status = 'submitted'
+  RETURNING m.id`;
 
 const RECOVER_SQL = `
   UPDATE messages SET status = 'unknown', error_code = CAST($1 AS text), error_message = CAST($2 AS text),
@@ -328,21 +330,28 @@ export function messageStore(sql: Sql) {
       }));
     },
 
-    /** `submitted` → a final status; false when the message had already moved on. */
-    async settle(change: {
-      messageId: string;
-      status: Extract<MessageStatus, "delivered" | "undeliverable" | "failed" | "unknown">;
-      error: MessageError | null;
-      now: Date;
-    }): Promise<boolean> {
-      const rows = await sql.query(SETTLE_SQL, [
-        change.messageId,
-        change.status,
-        change.error?.errorCode ?? null,
-        change.error?.errorMessage ?? null,
-        change.now,
+    /**
+     * `submitted` → a final status, for a batch of messages in one statement.
+     * Returns the ids that moved (a message that had already moved on is left
+     * as it is: transitions are monotonic).
+     */
+    async settleMany(
+      changes: Array<{
+        messageId: string;
+        status: Extract<MessageStatus, "delivered" | "undeliverable" | "failed" | "unknown">;
+        error: MessageError | null;
+      }>,
+      now: Date,
+    ): Promise<Set<string>> {
+      if (changes.length === 0) return new Set();
+      const rows = await sql.query<{ id: string }>(SETTLE_MANY_SQL, [
+        changes.map((change) => change.messageId),
+        changes.map((change) => change.status),
+        changes.map((change) => change.error?.errorCode ?? null),
+        changes.map((change) => change.error?.errorMessage ?? null),
+        now,
       ]);
-      return rows.length > 0;
+      return new Set(rows.map((row) => row.id));
     },
 
     /** Messages queued since before `cutoff` become `unknown` with `error` (a batch, SKIP LOCKED). */

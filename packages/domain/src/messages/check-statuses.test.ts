@@ -1,0 +1,148 @@
+// The status check's round without a database: batches, bounded provider
+// concurrency, one settle per batch, decrypting only for providers that report
+// per number, and the deadline. (The SQL and two workers at once are proven by
+// the integration suites.)
+import { generateKeySpec, type Keyring, parseKeyring } from "@sms/crypto";
+import { describe, expect, it } from "vitest";
+import type { SmsProvider, StatusQuery, StatusReport } from "../provider.ts";
+import type { DueMessage } from "../store/index.ts";
+import { type CheckStatusesDeps, checkMessageStatuses } from "./check-statuses.ts";
+
+const NOW = new Date("2026-11-22T10:00:00Z");
+const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+
+function due(
+  count: number,
+  provider: "simulator" | "ubill",
+  submittedAt = new Date(NOW.getTime() - 60_000),
+): DueMessage[] {
+  return Array.from({ length: count }, (_, i) => ({
+    id: `msg_${String(i).padStart(26, "0")}`,
+    provider,
+    providerRef: `ref-${i}`,
+    recipientCiphertext: new Uint8Array([1, 2, 3]),
+    submittedAt,
+    projectId: "prj_unit",
+    creditsReserved: provider === "ubill" ? 1 : 0,
+  }));
+}
+
+function setup(options: {
+  messages: DueMessage[];
+  report: (query: StatusQuery) => StatusReport;
+  reportsByRecipient?: boolean;
+  batchSize?: number;
+  concurrency?: number;
+  deadlineMs?: number;
+}) {
+  const queue = [...options.messages];
+  const settled: Array<Array<{ messageId: string; status: string }>> = [];
+  const refunds: string[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const decrypted: string[] = [];
+  const keyring = {
+    ...parseKeyring(generateKeySpec("unit")),
+    decrypt: async (_blob: Uint8Array, messageId: string) => {
+      decrypted.push(messageId);
+      return "+995555123456";
+    },
+  } as Keyring;
+  const provider: SmsProvider = {
+    name: options.messages[0]?.provider === "ubill" ? "ubill" : "simulator",
+    reportsByRecipient: options.reportsByRecipient ?? false,
+    submit: async () => ({ kind: "unreachable", reason: "unused" }),
+    async checkStatus(query) {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      inFlight--;
+      return options.report(query);
+    },
+  };
+  const messages = {
+    claimDue: async ({ batchSize }: { batchSize: number }) => queue.splice(0, batchSize),
+    settleMany: async (changes: Array<{ messageId: string; status: string }>) => {
+      settled.push(changes.map(({ messageId, status }) => ({ messageId, status })));
+      return new Set(changes.map((change) => change.messageId));
+    },
+  };
+  const deps = {
+    store: {
+      messages,
+      transaction: async (work: (tx: unknown) => Promise<unknown>) =>
+        work({
+          messages,
+          ledger: { refund: async ({ messageId }: { messageId: string }) => refunds.push(messageId) },
+        }),
+    },
+    keyring,
+    clock: { now: () => NOW },
+    logger: silent,
+    providers: { test: provider, live: provider },
+    config: {
+      intervalMs: 20_000,
+      batchSize: options.batchSize ?? 10,
+      concurrency: options.concurrency ?? 4,
+      deadlineMs: options.deadlineMs ?? 72 * 3_600_000,
+    },
+  } as unknown as CheckStatusesDeps;
+  return {
+    run: () => checkMessageStatuses(deps),
+    settled,
+    refunds,
+    decrypted,
+    maxInFlight: () => maxInFlight,
+  };
+}
+
+describe("checkMessageStatuses", () => {
+  it("settles each batch in one call, with at most `concurrency` provider calls in flight", async () => {
+    const round = setup({ messages: due(25, "simulator"), report: () => ({ kind: "delivered" }) });
+    expect(await round.run()).toEqual({
+      checked: 25,
+      delivered: 25,
+      undeliverable: 0,
+      failed: 0,
+      expired: 0,
+      errors: 0,
+    });
+    expect(round.settled.map((batch) => batch.length)).toEqual([10, 10, 5]);
+    expect(round.maxInFlight()).toBeLessThanOrEqual(4);
+    expect(round.maxInFlight()).toBeGreaterThan(1);
+  });
+
+  it("decrypts the number only for a provider that reports per number", async () => {
+    const simulator = setup({ messages: due(3, "simulator"), report: () => ({ kind: "delivered" }) });
+    await simulator.run();
+    expect(simulator.decrypted).toEqual([]);
+    const ubill = setup({
+      messages: due(3, "ubill"),
+      reportsByRecipient: true,
+      report: (query) =>
+        query.to === "+995555123456" ? { kind: "delivered" } : { kind: "error", reason: "no number" },
+    });
+    expect((await ubill.run()).delivered).toBe(3);
+    expect(ubill.decrypted).toHaveLength(3);
+  });
+
+  it("leaves pending messages alone, refunds reported failures, and expires overdue ones", async () => {
+    const overdue = due(2, "ubill", new Date(NOW.getTime() - 73 * 3_600_000));
+    const fresh = due(2, "ubill").map((message, i) => ({ ...message, id: `msg_fresh${i}`.padEnd(30, "0") }));
+    const round = setup({
+      messages: [...overdue, ...fresh],
+      report: (query) =>
+        query.providerRef === "ref-0" && fresh.length ? { kind: "pending" } : { kind: "failed", reason: "x" },
+    });
+    const counts = await round.run();
+    // overdue[0] and fresh[0] (ref-0) are pending: the overdue one expires, the fresh one stays.
+    expect(counts).toMatchObject({ checked: 4, failed: 2, expired: 1 });
+    expect(
+      round.settled
+        .flat()
+        .map((change) => change.status)
+        .sort(),
+    ).toEqual(["failed", "failed", "unknown"]);
+    expect(round.refunds).toHaveLength(2);
+  });
+});
