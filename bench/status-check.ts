@@ -6,18 +6,26 @@
 //   node scripts/bootstrap.mjs bench status-check [--messages=100000] [--ubill-messages=5000]
 //     [--report-delay-ms=30] [--batch=200] [--concurrency=16]
 //
-// Each worker is the domain's checkMessageStatuses over its own connection
-// pool, as a worker process runs it (apps/api/src/services.ts).
+// Each worker is its own Deno process running one round of the domain's
+// checkMessageStatuses over its own connection pool, as a worker process runs
+// it (apps/api/src/services.ts); this process seeds, starts them together and
+// times them.
 import { generateKeySpec, newId, parseKeyring } from "@sms/crypto";
 import { createDatabase, type Database } from "@sms/db";
 import { createPostgresTestDatabase } from "@sms/db/testing";
-import { checkMessageStatuses, createStore, type SmsProvider, type StatusCheckCounts } from "@sms/domain";
+import { checkMessageStatuses, createStore, type SmsProvider } from "@sms/domain";
 import { createSimulatorProvider } from "@sms/provider-sim";
 import { createUbillProvider } from "@sms/provider-ubill";
-import { startFakeUbill } from "@sms/provider-ubill/testing";
+import { FAKE_UBILL_API_KEY, startFakeUbill } from "@sms/provider-ubill/testing";
+import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
 
-const args = Object.fromEntries(
-  Deno.args.filter((arg) => arg.startsWith("--")).map((arg) => arg.slice(2).split("=") as [string, string]),
+const args: Record<string, string> = Object.fromEntries(
+  Deno.args
+    .filter((arg) => arg.startsWith("--"))
+    .map((arg) => {
+      const [name = "", ...value] = arg.slice(2).split("=");
+      return [name, value.length ? value.join("=") : "true"];
+    }),
 );
 const MESSAGES = Number(args.messages ?? 100_000);
 const UBILL_MESSAGES = Number(args["ubill-messages"] ?? 5_000);
@@ -25,7 +33,8 @@ const REPORT_DELAY_MS = Number(args["report-delay-ms"] ?? 30);
 const BATCH = Number(args.batch ?? 200);
 const CONCURRENCY = Number(args.concurrency ?? 16);
 
-const keyring = parseKeyring(generateKeySpec("bench"));
+const KEYRING_SPEC = generateKeySpec("bench");
+const keyring = parseKeyring(KEYRING_SPEC);
 const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 const PAST = new Date(Date.now() - 60_000);
 
@@ -81,31 +90,73 @@ async function seed(
   }
 }
 
-async function round(workers: Database[], providers: { test: SmsProvider; live: SmsProvider | null }) {
+type WorkerResult = {
+  checked: number;
+  delivered: number;
+  undeliverable: number;
+  asked: Record<string, number>;
+};
+
+/** Worker processes against `databaseUrl`: started and connected first, then timed from one "go". */
+async function round(
+  databaseUrl: string,
+  workers: number,
+  provider: "simulator" | "ubill",
+  ubillUrl: string | null,
+) {
+  const children = Array.from({ length: workers }, () =>
+    new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        ...DENO_RUN_FLAGS,
+        import.meta.filename ?? "",
+        "--worker",
+        `--database-url=${databaseUrl}`,
+        `--provider=${provider}`,
+        `--keyring=${KEYRING_SPEC}`,
+        ...(ubillUrl ? [`--ubill-url=${ubillUrl}`] : []),
+        `--batch=${BATCH}`,
+        `--concurrency=${CONCURRENCY}`,
+      ],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn(),
+  );
+  const lines = children.map((child) => child.stdout.pipeThrough(new TextDecoderStream()).getReader());
+  const readLine = async (reader: ReadableStreamDefaultReader<string>) => {
+    let text = "";
+    while (!text.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error("a worker ended early");
+      text += value;
+    }
+    return text.trim();
+  };
+  for (const reader of lines)
+    if ((await readLine(reader)) !== "ready") throw new Error("a worker is not ready");
   const started = performance.now();
-  const counts = await Promise.all(
-    workers.map((db) =>
-      checkMessageStatuses({
-        store: createStore(db),
-        keyring,
-        clock: { now: () => new Date() },
-        logger: silent,
-        providers,
-        config: {
-          intervalMs: 20_000,
-          batchSize: BATCH,
-          concurrency: CONCURRENCY,
-          deadlineMs: 72 * 3_600_000,
-        },
-      }),
-    ),
+  for (const child of children) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode("go\n"));
+    await writer.close();
+  }
+  const results = await Promise.all(
+    lines.map(async (reader) => JSON.parse(await readLine(reader)) as WorkerResult),
   );
   const seconds = (performance.now() - started) / 1000;
-  const total = counts.reduce(
-    (sum, c) => ({ checked: sum.checked + c.checked, settled: sum.settled + c.delivered + c.undeliverable }),
-    { checked: 0, settled: 0 },
-  );
-  return { seconds, ...total, perWorker: counts.map((c: StatusCheckCounts) => c.checked) };
+  for (const child of children) await child.status;
+  const asked = new Map<string, number>();
+  for (const result of results) {
+    for (const [ref, times] of Object.entries(result.asked)) asked.set(ref, (asked.get(ref) ?? 0) + times);
+  }
+  return {
+    seconds,
+    checked: results.reduce((sum, r) => sum + r.checked, 0),
+    settled: results.reduce((sum, r) => sum + r.delivered + r.undeliverable, 0),
+    askedTwice: [...asked.values()].filter((times) => times > 1).length,
+    perWorker: results.map((r) => r.checked),
+  };
 }
 
 async function scenario(
@@ -113,25 +164,18 @@ async function scenario(
   count: number,
   workers: number,
   seedMessage: Parameters<typeof seed>[2],
-  providers: () => {
-    provider: ReturnType<typeof counting>;
-    providers: { test: SmsProvider; live: SmsProvider | null };
-  },
+  provider: "simulator" | "ubill",
+  ubillUrl: string | null,
 ) {
   const database = await createPostgresTestDatabase();
-  const dbs: Database[] = [];
+  const db = await createDatabase({ databaseUrl: database.databaseUrl, poolSize: 4, logger: silent });
   try {
-    for (let i = 0; i < workers; i++) {
-      dbs.push(await createDatabase({ databaseUrl: database.databaseUrl, poolSize: 4, logger: silent }));
-    }
-    await seed(dbs[0] as Database, count, seedMessage);
-    await (dbs[0] as Database).query("ANALYZE messages");
-    const { provider, providers: set } = providers();
-    const result = await round(dbs, set);
-    const [left] = await (dbs[0] as Database).query<{ n: number }>(
+    await seed(db, count, seedMessage);
+    await db.query("ANALYZE messages");
+    const result = await round(database.databaseUrl, workers, provider, ubillUrl);
+    const [left] = await db.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM messages WHERE status = 'submitted'",
     );
-    const askedTwice = [...provider.asked.values()].filter((times) => times > 1).length;
     console.log(
       JSON.stringify({
         scenario: name,
@@ -143,14 +187,51 @@ async function scenario(
         settled_per_s: Math.round(result.settled / result.seconds),
         settled: result.settled,
         still_submitted: left?.n,
-        asked_twice: askedTwice,
+        asked_twice: result.askedTwice,
         checked_per_worker: result.perWorker,
       }),
     );
   } finally {
-    for (const db of dbs) await db.close();
+    await db.close();
     await database.drop();
   }
+}
+
+/** A worker process (started by runWorker): one round, then its counts on stdout. */
+async function worker() {
+  const db = await createDatabase({ databaseUrl: String(args["database-url"]), poolSize: 4, logger: silent });
+  const base =
+    args.provider === "ubill"
+      ? createUbillProvider({
+          baseUrl: String(args["ubill-url"]),
+          apiKey: FAKE_UBILL_API_KEY,
+          defaultBrandId: 1,
+          logger: silent,
+        })
+      : createSimulatorProvider({ clock: { now: () => new Date() }, deliveryDelayMs: 0 });
+  const { asked, provider } = counting(base);
+  try {
+    await db.query("SELECT 1"); // connected before the clock starts
+    console.log("ready");
+    const go = Deno.stdin.readable.pipeThrough(new TextDecoderStream()).getReader();
+    await go.read();
+    const counts = await checkMessageStatuses({
+      store: createStore(db),
+      keyring: parseKeyring(String(args.keyring)),
+      clock: { now: () => new Date() },
+      logger: silent,
+      providers: { test: provider, live: provider },
+      config: { intervalMs: 20_000, batchSize: BATCH, concurrency: CONCURRENCY, deadlineMs: 72 * 3_600_000 },
+    });
+    console.log(JSON.stringify({ ...counts, asked: Object.fromEntries(asked) }));
+  } finally {
+    await db.close();
+  }
+}
+
+if (args.worker) {
+  await worker();
+  Deno.exit(0);
 }
 
 const clock = { now: () => PAST };
@@ -164,13 +245,8 @@ const simulatorSeed: Parameters<typeof seed>[2] = async (id) => {
   if (outcome.kind !== "accepted") throw new Error("the simulator refused");
   return { provider: "simulator", ref: outcome.providerRef, ciphertext: null };
 };
-const simulator = () => {
-  const provider = counting(
-    createSimulatorProvider({ clock: { now: () => new Date() }, deliveryDelayMs: 0 }),
-  );
-  return { provider, providers: { test: provider.provider, live: null } };
-};
-for (const workers of [1, 2]) await scenario("simulator", MESSAGES, workers, simulatorSeed, simulator);
+for (const workers of [1, 2])
+  await scenario("simulator", MESSAGES, workers, simulatorSeed, "simulator", null);
 
 const fake = await startFakeUbill({ reportDelayMs: REPORT_DELAY_MS });
 try {
@@ -180,14 +256,8 @@ try {
     fake.setReport(smsId, "1", "+995555123456");
     return { provider: "ubill", ref: smsId, ciphertext: await keyring.encrypt("+995555123456", id) };
   };
-  const ubill = () => {
-    const provider = counting(
-      createUbillProvider({ baseUrl: fake.baseUrl, apiKey: fake.apiKey, defaultBrandId: 1, logger: silent }),
-    );
-    return { provider, providers: { test: provider.provider, live: provider.provider } };
-  };
   for (const workers of [1, 2]) {
-    await scenario(`ubill_${REPORT_DELAY_MS}ms`, UBILL_MESSAGES, workers, ubillSeed, ubill);
+    await scenario(`ubill_${REPORT_DELAY_MS}ms`, UBILL_MESSAGES, workers, ubillSeed, "ubill", fake.baseUrl);
   }
 } finally {
   await fake.close();
