@@ -90,6 +90,8 @@ type Result = {
   latency_ms: { avg: number; p50: number; p90: number; p99: number; max: number };
   /** CPU time per request of the API process and of its PostgreSQL backends (independent of other load). */
   cpu_ms_per_request?: { api: number; postgres: number };
+  /** Resident memory of the process under test at the end of the run. */
+  rss_mb?: number;
 };
 
 async function freePort(): Promise<number> {
@@ -112,6 +114,16 @@ function cpuMs(pids: number[]): number {
     total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ is 100 on Linux
   }
   return total;
+}
+
+/** Resident memory of a process, in MB (Linux /proc, read with cat: Deno guards /proc). */
+function rssMb(pid: number): number {
+  const output = new Deno.Command("cat", { args: [`/proc/${pid}/status`], stderr: "null" }).outputSync();
+  const line = new TextDecoder()
+    .decode(output.stdout)
+    .split("\n")
+    .find((candidate) => candidate.startsWith("VmRSS:"));
+  return Math.round(Number(line?.match(/(\d+)/)?.[1] ?? 0) / 1024);
 }
 
 /** The PostgreSQL backends serving a database (for their CPU time). */
@@ -453,6 +465,7 @@ try {
       api: per(after.api - before.api),
       postgres: per(after.postgres - before.postgres),
     };
+    result.rss_mb = rssMb(target.pid);
     return result;
   };
 
@@ -483,6 +496,7 @@ try {
         api: median(results.map((r) => r.cpu_ms_per_request?.api ?? 0)),
         postgres: median(results.map((r) => r.cpu_ms_per_request?.postgres ?? 0)),
       },
+      rss_mb_per_round: results.map((r) => r.rss_mb ?? 0),
     });
     const service = summary(rounds.service);
     const raw = summary(rounds.baseline);
