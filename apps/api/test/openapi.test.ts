@@ -150,7 +150,10 @@ describe("GET /openapi.json", () => {
       expect(Object.keys(branch.properties).sort()).toEqual(["locale", "template", "to", "variables"]);
       expect(branch.properties.template).toMatchObject({ const: template });
       expect(branch.properties.to?.pattern).toBe("^\\+9955[0-9]{8}$");
-      expect(branch.properties.locale).toMatchObject({ enum: [...LOCALES], default: "ka" });
+      expect(schemaOf(branch.properties.locale as Schema)).toMatchObject({
+        enum: [...LOCALES],
+        default: "ka",
+      });
       const variables = branch.properties.variables as Schema & {
         properties: Record<string, Schema>;
         required: string[];

@@ -73,13 +73,10 @@ const ZErrorBody = (codes: readonly ApiErrorCode[]) =>
       description: "Stable machine-readable code; safe to branch on.",
     }),
     message: z.string().meta({ description: "Human-readable; says what to change. Wording may change." }),
-    request_id: z
-      .string()
-      .nullable()
-      .meta({
-        description: "Echo of the `X-Request-Id` response header.",
-        example: RESPONSE_HEADERS["X-Request-Id"].example,
-      }),
+    request_id: z.string().nullable().meta({
+      description: "Echo of the `X-Request-Id` response header.",
+      example: RESPONSE_HEADERS["X-Request-Id"].example,
+    }),
   });
 
 /** The error envelope with `code` limited to `codes`, registered as component `id`. */

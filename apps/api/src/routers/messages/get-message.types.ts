@@ -3,12 +3,10 @@ import type { Meta } from "../../trpc/trpc.ts";
 import { MESSAGE_EXAMPLES, ZMessage } from "./message.types.ts";
 
 export const ZGetMessageRequest = z.strictObject({
-  message_id: z
-    .string()
-    .meta({
-      description: "The `id` returned when the message was created.",
-      example: "msg_01m81b5h8058wzg6wcqtsa05cx",
-    }),
+  message_id: z.string().meta({
+    description: "The `id` returned when the message was created.",
+    example: "msg_01m81b5h8058wzg6wcqtsa05cx",
+  }),
 });
 
 export const ZGetMessageResponse = ZMessage;

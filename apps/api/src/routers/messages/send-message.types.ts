@@ -65,10 +65,12 @@ const ZRecipientDoc = z.string().regex(RECIPIENT_PATTERN).meta({
   example: "+995555123456",
 });
 
+// A named schema: generated clients (openapi-typescript) then keep the field
+// optional in requests rather than reading `default` as "always present".
 const ZLocaleDoc = z
   .enum(LOCALES)
   .default(DEFAULT_LOCALE)
-  .meta({ description: "`ka` (Georgian, the default) or `en`." });
+  .meta({ id: "Locale", description: "`ka` (Georgian, the default) or `en`." });
 
 function templateRequest(template: TemplateId) {
   const names = TEMPLATES[template].variables;
