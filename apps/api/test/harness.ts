@@ -18,6 +18,7 @@ import { denoBinary, denoRunArgs } from "../../../scripts/deno.mjs";
 export { denoRunArgs };
 import { type App, createApp } from "../src/app.ts";
 import { parseEnv } from "../src/env.ts";
+import { recordResponse, registerApiOrigin } from "./support/contract.ts";
 
 export const API_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
 /** The real Deno binary (not the .bin wrapper, which swallows signals). */
@@ -96,14 +97,18 @@ export async function startTestApp(options: {
   };
   const env = parseEnv(variables);
   const app = await createApp(env, { db: database.db, clock, logDestination: logs });
+  registerApiOrigin(BASE_URL);
   return {
     app,
     clock,
     logs,
     baseUrl: BASE_URL,
     env: variables,
-    request(path, init, remoteAddress = "203.0.113.10") {
-      return app.handler(new Request(`${BASE_URL}${path}`, init), { remoteAddress });
+    async request(path, init, remoteAddress = "203.0.113.10") {
+      const request = new Request(`${BASE_URL}${path}`, init);
+      const response = await app.handler(request, { remoteAddress });
+      recordResponse(request, response);
+      return response;
     },
     async close() {
       await app.close();
@@ -222,6 +227,7 @@ export async function startServer(options: {
     });
   }
 
+  registerApiOrigin(`http://127.0.0.1:${port}`);
   const server: ServerProcess = {
     baseUrl: `http://127.0.0.1:${port}`,
     port,

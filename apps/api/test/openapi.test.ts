@@ -1,24 +1,44 @@
-// Issue 2, point 8: GET /openapi.json is valid OpenAPI 3.1, version 0.1.0, and
-// documents every public route of spec 1.6 with its real schemas, headers and
-// statuses.
+// GET /openapi.json: valid OpenAPI 3.1, version 0.1.0, every public route of
+// spec 1.6 with everything a generated client needs: one request schema per
+// template, named components for every body, each status with exactly its
+// error codes and headers, standard formats only, true examples, and the
+// guide pages of /docs.
 import { Validator } from "@seriousme/openapi-schema-validator";
+import { LOCALES, TEMPLATE_IDS, TEMPLATES } from "@sms/templates";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { API_ERROR_CODES, ERROR_STATUS } from "../src/http/errors.ts";
+import { buildOpenApiDocument } from "../src/http/openapi.ts";
+import { appRouter } from "../src/router.ts";
 import { startTestApp, type TestApp } from "./harness.ts";
+import { documentValidator } from "./support/contract.ts";
 
+type Schema = Record<string, unknown> & { $ref?: string };
+type Media = { schema: Schema; example?: unknown; examples?: Record<string, { value: unknown }> };
+type Response = {
+  description: string;
+  headers?: Record<string, { $ref: string }>;
+  content?: Record<string, Media>;
+};
 type Operation = {
+  operationId: string;
+  tags: string[];
+  description: string;
   security: unknown[];
-  parameters?: Array<{ name: string; in: string; required?: boolean; schema: Record<string, unknown> }>;
-  requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
-  responses: Record<
-    string,
-    { headers?: Record<string, unknown>; content?: Record<string, { schema: Record<string, unknown> }> }
-  >;
+  parameters?: Array<{ name: string; in: string; required?: boolean; schema: Schema; example?: unknown }>;
+  requestBody?: { required: boolean; content: Record<string, Media> };
+  responses: Record<string, Response>;
 };
 type Document = {
   openapi: string;
-  info: { version: string };
+  info: { version: string; description: string };
+  tags: Array<{ name: string; description: string }>;
+  "x-tagGroups": Array<{ name: string; tags: string[] }>;
   paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, Record<string, unknown>>; headers: Record<string, unknown> };
+  components: {
+    schemas: Record<string, Schema>;
+    headers: Record<string, { required?: boolean; schema: Schema; example?: unknown }>;
+    responses: Record<string, Response>;
+  };
 };
 
 let t: TestApp;
@@ -26,17 +46,45 @@ let document: Document;
 
 beforeAll(async () => {
   t = await startTestApp({ backend: "pglite" });
-  const response = await t.request("/openapi.json");
+  const response = await t.request("/openapi.json", { headers: { "Accept-Encoding": "identity" } });
   expect(response.status).toBe(200);
   expect(response.headers.get("content-type")).toMatch(/^application\/json/);
   document = (await response.json()) as Document;
 });
 afterAll(() => t?.close());
 
-const errorRef = { $ref: "#/components/schemas/Error" };
+const operations = () =>
+  Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, op })),
+  );
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const schemaOf = (schema: Schema): Schema =>
+  schema.$ref ? (document.components.schemas[schema.$ref.split("/").pop() as string] as Schema) : schema;
+const codesOf = (response: Response): string[] => {
+  const envelope = schemaOf(response.content?.["application/json"]?.schema as Schema);
+  const error = (envelope.properties as Record<string, Schema>).error as Schema;
+  return ((error.properties as Record<string, Schema>).code as { enum: string[] }).enum;
+};
+
+/** Every schema object in the document, with where it is. */
+function walkSchemas(visit: (schema: Schema, where: string) => void) {
+  const walk = (node: unknown, where: string) => {
+    if (Array.isArray(node)) {
+      for (const [i, item] of node.entries()) walk(item, `${where}/${i}`);
+    } else if (node && typeof node === "object") {
+      const object = node as Schema;
+      if ("type" in object || "anyOf" in object || "oneOf" in object || "$ref" in object)
+        visit(object, where);
+      for (const [key, value] of Object.entries(object))
+        if (key !== "example" && key !== "examples") walk(value, `${where}/${key}`);
+    }
+  };
+  walk(document.components, "#/components");
+  walk(document.paths, "#/paths");
+}
 
 describe("GET /openapi.json", () => {
-  it("is a valid OpenAPI 3.1 document with version 0.1.0", async () => {
+  it("is a valid OpenAPI 3.1 document with version 0.1.0, exactly what the service builds", async () => {
     const validator = new Validator();
     const result = await validator.validate(document as never);
     expect(result.errors ?? []).toEqual([]);
@@ -44,13 +92,15 @@ describe("GET /openapi.json", () => {
     expect(validator.version).toBe("3.1");
     expect(document.openapi).toBe("3.1.0");
     expect(document.info.version).toBe("0.1.0");
+    expect(document).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument(appRouter, t.baseUrl))));
   });
 
-  it("documents exactly the public routes of spec 1.6", () => {
-    const routes = Object.entries(document.paths).flatMap(([path, item]) =>
-      Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`),
-    );
-    expect(routes.sort()).toEqual(
+  it("documents exactly the public routes of spec 1.6, messages first and health last", () => {
+    expect(
+      operations()
+        .map(({ route }) => route)
+        .sort(),
+    ).toEqual(
       [
         "GET /healthz",
         "GET /readyz",
@@ -59,109 +109,261 @@ describe("GET /openapi.json", () => {
         "POST /v1/test-keys",
       ].sort(),
     );
+    expect(
+      operations()
+        .map(({ op }) => op.operationId)
+        .sort(),
+    ).toEqual(["createTestKey", "getMessage", "liveness", "readiness", "sendMessage"].sort());
+    const reference = document["x-tagGroups"].find((group) => group.name === "Reference");
+    expect(reference?.tags).toEqual(["Messages", "Test keys", "Health"]);
   });
 
-  it("describes POST /v1/messages fully", () => {
+  it("describes the request body of POST /v1/messages as one schema per template", () => {
     const op = document.paths["/v1/messages"]?.post as Operation;
     expect(op.security).toEqual([{ ApiKey: [] }]);
-    const params = Object.fromEntries((op.parameters ?? []).map((p) => [p.name, p]));
-    expect(params["Idempotency-Key"]).toMatchObject({
+    const idempotencyKey = op.parameters?.find((p) => p.name === "Idempotency-Key");
+    expect(idempotencyKey).toMatchObject({
       in: "header",
       required: true,
       schema: { minLength: 1, maxLength: 200 },
     });
-    expect(params.Authorization).toBeUndefined();
-    const scheme = (document.components as unknown as { securitySchemes: Record<string, unknown> })
-      .securitySchemes.ApiKey;
-    expect(scheme).toMatchObject({ type: "http", scheme: "bearer" });
-    const body = op.requestBody?.content["application/json"]?.schema as Record<string, unknown>;
-    expect(body.additionalProperties).toBe(false);
-    expect(body.required).toEqual(["to", "template", "variables"]);
-    expect(Object.keys(body.properties as object).sort()).toEqual(["locale", "template", "to", "variables"]);
-    expect((body.properties as Record<string, { pattern?: string; enum?: string[] }>).to?.pattern).toBe(
-      "^\\+9955[0-9]{8}$",
-    );
-    expect((body.properties as Record<string, { enum?: string[] }>).template?.enum).toEqual([
-      "verification_code",
-      "login_code",
-      "password_reset_code",
-    ]);
-    expect(Object.keys(op.responses).sort()).toEqual(
-      ["200", "201", "400", "401", "402", "403", "409", "413", "415", "429", "500", "503"].sort(),
-    );
-    for (const status of ["200", "201"]) {
-      expect(op.responses[status]?.content?.["application/json"]?.schema).toEqual({
-        $ref: "#/components/schemas/Message",
+    // The curl example of the reference sends a real key, not an empty one.
+    expect(idempotencyKey?.schema.example).toMatch(/^[0-9a-f-]{36}$/);
+    expect(op.parameters?.find((p) => p.name === "Authorization")).toBeUndefined();
+    expect(op.requestBody?.required).toBe(true);
+    expect(op.requestBody?.content["application/json"]?.schema).toEqual(ref("SendMessageRequest"));
+
+    const union = document.components.schemas.SendMessageRequest as Schema & {
+      oneOf: Schema[];
+      discriminator: { propertyName: string; mapping: Record<string, string> };
+    };
+    expect(union.discriminator.propertyName).toBe("template");
+    expect(Object.keys(union.discriminator.mapping)).toEqual([...TEMPLATE_IDS]);
+    expect(union.oneOf).toHaveLength(TEMPLATE_IDS.length);
+    for (const template of TEMPLATE_IDS) {
+      const branch = schemaOf({ $ref: union.discriminator.mapping[template] as string }) as Schema & {
+        properties: Record<string, Schema & { properties?: Record<string, Schema>; required?: string[] }>;
+        required: string[];
+      };
+      expect(branch.additionalProperties).toBe(false);
+      expect(branch.required.sort()).toEqual(["template", "to", "variables"]);
+      expect(Object.keys(branch.properties).sort()).toEqual(["locale", "template", "to", "variables"]);
+      expect(branch.properties.template).toMatchObject({ const: template });
+      expect(branch.properties.to?.pattern).toBe("^\\+9955[0-9]{8}$");
+      expect(schemaOf(branch.properties.locale as Schema)).toMatchObject({
+        enum: [...LOCALES],
+        default: "ka",
       });
-    }
-    expect(op.responses["200"]?.headers).toHaveProperty("Idempotent-Replayed");
-    expect(op.responses["429"]?.headers).toHaveProperty("Retry-After");
-    for (const [status, response] of Object.entries(op.responses)) {
-      expect(response.headers).toHaveProperty("X-Request-Id");
-      if (Number(status) >= 400) expect(response.content?.["application/json"]?.schema).toEqual(errorRef);
+      const variables = branch.properties.variables as Schema & {
+        properties: Record<string, Schema>;
+        required: string[];
+      };
+      expect(variables.additionalProperties).toBe(false);
+      expect(variables.required).toEqual([...TEMPLATES[template].variables]);
+      expect(Object.keys(variables.properties)).toEqual([...TEMPLATES[template].variables]);
+      expect(variables.properties.code).toMatchObject({ type: "string", pattern: "^[0-9]{4,8}$" });
+      if (template === "password_reset_code")
+        expect(variables.properties.minutes).toMatchObject({ type: "string", pattern: "^[1-9][0-9]{0,2}$" });
     }
   });
 
-  it("describes the other routes with their statuses and security", () => {
-    const testKeys = document.paths["/v1/test-keys"]?.post as Operation;
-    expect(testKeys.security).toEqual([]);
-    expect(testKeys.requestBody).toBeUndefined();
-    expect(Object.keys(testKeys.responses).sort()).toEqual(["201", "429", "500"]);
-    expect(testKeys.responses["201"]?.content?.["application/json"]?.schema).toEqual({
-      $ref: "#/components/schemas/TestKey",
-    });
-
-    const get = document.paths["/v1/messages/{message_id}"]?.get as Operation;
-    expect(get.security).toEqual([{ ApiKey: [] }]);
-    expect(get.parameters?.find((p) => p.name === "message_id")).toMatchObject({
-      in: "path",
+  it("declares every status each route answers with, and the headers of each", () => {
+    const expected: Record<string, string[]> = {
+      "POST /v1/messages": [
+        "200",
+        "201",
+        "400",
+        "401",
+        "402",
+        "403",
+        "404",
+        "409",
+        "413",
+        "415",
+        "429",
+        "500",
+        "503",
+      ],
+      "GET /v1/messages/{message_id}": ["200", "400", "401", "403", "404", "500"],
+      "POST /v1/test-keys": ["201", "404", "413", "429", "500"],
+      "GET /healthz": ["200", "404", "500"],
+      "GET /readyz": ["200", "404", "500", "503"],
+    };
+    for (const { route, op } of operations()) {
+      expect(Object.keys(op.responses).sort(), route).toEqual(expected[route]);
+      for (const [status, response] of Object.entries(op.responses)) {
+        expect(response.headers, `${route} ${status}`).toHaveProperty("X-Request-Id");
+        if (status === "429") {
+          for (const header of ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"])
+            expect(response.headers, `${route} 429`).toHaveProperty(header);
+        }
+        if (status === "500" || status === "503") {
+          if (route !== "GET /readyz" || status === "500")
+            expect(response.headers, `${route} ${status}`).toHaveProperty("Retry-After");
+        }
+      }
+    }
+    const send = document.paths["/v1/messages"]?.post as Operation;
+    // 201 and the 200 replay are distinct responses.
+    expect(send.responses["201"]?.description).not.toEqual(send.responses["200"]?.description);
+    expect(send.responses["200"]?.headers).toHaveProperty("Idempotent-Replayed");
+    expect(send.responses["201"]?.headers).not.toHaveProperty("Idempotent-Replayed");
+    expect(send.responses["201"]?.headers).toHaveProperty("RateLimit-Remaining");
+    expect(document.components.headers["Idempotent-Replayed"]).toMatchObject({
       required: true,
+      schema: { enum: ["true"] },
     });
-    expect(Object.keys(get.responses).sort()).toEqual(["200", "401", "403", "404", "500"]);
-    expect(get.responses["404"]?.content?.["application/json"]?.schema).toEqual(errorRef);
-
-    const ready = document.paths["/readyz"]?.get as Operation;
-    expect(ready.security).toEqual([]);
-    expect(Object.keys(ready.responses).sort()).toEqual(["200", "503"]);
-    expect(ready.responses["503"]?.content?.["application/json"]?.schema).toEqual({
-      $ref: "#/components/schemas/Readiness",
-    });
-    expect((document.paths["/healthz"]!.get as Operation).security).toEqual([]);
+    expect(document.components.headers["X-Request-Id"]?.required).toBe(true);
+    // Answers no operation owns: an unknown path, an unserved method.
+    expect(document.components.responses.RouteNotFound?.content?.["application/json"]?.schema).toBeDefined();
+    expect(document.components.responses.MethodNotAllowed?.headers).toHaveProperty("Allow");
   });
 
-  it("defines the Message, TestKey and Error schemas as the spec says", () => {
-    const { Message, TestKey, Error: Envelope } = document.components.schemas;
-    expect(Object.keys(Message!.properties as object).sort()).toEqual(
-      ["created_at", "error", "id", "object", "segments", "status", "to", "updated_at"].sort(),
-    );
-    expect((Message!.required as string[]).sort()).toEqual(
-      ["created_at", "error", "id", "object", "segments", "status", "to", "updated_at"].sort(),
-    );
-    expect((TestKey!.required as string[]).sort()).toEqual(
-      ["api_key", "claim_url", "expires_at", "mode", "next_steps", "project_id"].sort(),
-    );
-    expect(JSON.stringify(Envelope)).toContain("request_id");
-    const codes = ((
-      Envelope!.properties as Record<string, { properties: Record<string, { enum: string[] }> }>
-    ).error?.properties.code?.enum ?? []) as string[];
-    for (const code of [
-      "invalid_request",
+  it("lists, for each error status, only the codes the error table gives that status", () => {
+    for (const { route, op } of operations()) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400 || (route === "GET /readyz" && status === "503")) continue;
+        const codes = codesOf(response);
+        expect(codes.length, `${route} ${status}`).toBeGreaterThan(0);
+        for (const code of codes)
+          expect(ERROR_STATUS[code as keyof typeof ERROR_STATUS], `${route} ${status} ${code}`).toBe(
+            Number(status),
+          );
+        for (const code of codes) expect(response.description, `${route} ${status}`).toContain(`\`${code}\``);
+      }
+    }
+    const send = document.paths["/v1/messages"]?.post as Operation;
+    expect(codesOf(send.responses["401"] as Response).sort()).toEqual(["invalid_api_key", "unauthorized"]);
+    expect(codesOf(send.responses["400"] as Response).sort()).toEqual([
+      "idempotency_key_required",
       "invalid_recipient",
+      "invalid_request",
       "invalid_template",
       "invalid_variables",
-      "idempotency_key_required",
-      "unauthorized",
-      "invalid_api_key",
-      "insufficient_credits",
-      "project_suspended",
+    ]);
+    expect(codesOf(send.responses["404"] as Response)).toEqual(["route_not_found"]);
+    const get = document.paths["/v1/messages/{message_id}"]?.get as Operation;
+    expect(codesOf(get.responses["404"] as Response).sort()).toEqual([
       "message_not_found",
-      "idempotency_key_reused",
-      "rate_limited",
+      "route_not_found",
+    ]);
+    const testKeys = document.paths["/v1/test-keys"]?.post as Operation;
+    expect(codesOf(testKeys.responses["413"] as Response)).toEqual(["payload_too_large"]);
+    expect(codesOf(testKeys.responses["429"] as Response).sort()).toEqual([
       "daily_limit_reached",
-      "provider_unavailable",
-      "internal_error",
-    ]) {
-      expect(codes).toContain(code);
+      "rate_limited",
+    ]);
+    // The generic envelope still names every code.
+    const all = (
+      ((document.components.schemas.Error as Schema).properties as Record<string, Schema>).error as Schema
+    ).properties as Record<string, { enum: string[] }>;
+    expect(all.code?.enum.sort()).toEqual([...API_ERROR_CODES].sort());
+  });
+
+  it("names a component schema for every body", () => {
+    for (const { route, op } of operations()) {
+      const contents = [
+        ...Object.values(op.responses).map((r) => r.content?.["application/json"]),
+        op.requestBody?.content["application/json"],
+      ].filter(Boolean) as Media[];
+      for (const media of contents) expect(media.schema.$ref, route).toMatch(/^#\/components\/schemas\/\w+$/);
     }
+    for (const name of [
+      "Message",
+      "MessageError",
+      "TestKey",
+      "Liveness",
+      "Readiness",
+      "Error",
+      "SendMessageRequest",
+    ])
+      expect(document.components.schemas).toHaveProperty(name);
+  });
+
+  it("uses standard formats only, date-time timestamps, and a non-negative or null segment count", () => {
+    const formats = new Set<string>();
+    walkSchemas((schema) => {
+      if (typeof schema.format === "string") formats.add(schema.format);
+    });
+    for (const format of formats)
+      expect(["date-time", "uri", "email", "uuid", "int32", "int64"]).toContain(format);
+    const message = document.components.schemas.Message as { properties: Record<string, Schema> };
+    expect(message.properties.created_at).toMatchObject({ type: "string", format: "date-time" });
+    expect(message.properties.updated_at).toMatchObject({ type: "string", format: "date-time" });
+    expect(message.properties.segments).toMatchObject({
+      anyOf: [{ type: "integer", minimum: 0 }, { type: "null" }],
+    });
+    const testKey = document.components.schemas.TestKey as { properties: Record<string, Schema> };
+    expect(testKey.properties.expires_at).toMatchObject({ format: "date-time" });
+    expect(testKey.properties.api_key?.pattern).toBe("^sk_test_[A-Za-z0-9_-]{43}$");
+    expect(testKey.properties.claim_url?.format).toBe("uri");
+  });
+
+  it("has only true examples: each one validates against its schema", () => {
+    const validate = documentValidator(document as never);
+    let checked = 0;
+    const problems: string[] = [];
+    const check = (schema: Schema, value: unknown, where: string) => {
+      checked++;
+      for (const problem of validate(schema, value)) problems.push(`${where}: ${problem}`);
+    };
+    walkSchemas((schema, where) => {
+      if ("example" in schema) check(schema, schema.example, where);
+      for (const [i, example] of ((schema.examples as unknown[]) ?? []).entries())
+        check(schema, example, `${where}[${i}]`);
+    });
+    for (const { route, op } of operations()) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        const media = response.content?.["application/json"];
+        if (!media) continue;
+        expect(
+          media.examples ?? schemaOf(media.schema).example,
+          `${route} ${status} has examples`,
+        ).toBeDefined();
+        for (const [name, example] of Object.entries(media.examples ?? {}))
+          check(media.schema, example.value, `${route} ${status} ${name}`);
+      }
+      for (const parameter of op.parameters ?? [])
+        if (parameter.schema.example !== undefined)
+          check(parameter.schema, parameter.schema.example, `${route} ${parameter.name}`);
+    }
+    for (const [name, header] of Object.entries(document.components.headers))
+      if (header.example !== undefined) check(header.schema, header.example, `header ${name}`);
+    expect(problems).toEqual([]);
+    expect(checked).toBeGreaterThan(40);
+    // The examples people see first are the real shapes, never placeholders.
+    const text = JSON.stringify(document);
+    expect(/"(example|value)":"string"/.test(text), "a placeholder example").toBe(false);
+    expect(text.includes("9007199254740991"), "a 2^53 bound").toBe(false);
+    const send = document.paths["/v1/messages"]?.post as Operation;
+    const created = send.responses["201"]?.content?.["application/json"]?.examples ?? {};
+    for (const example of Object.values(created)) {
+      const message = example.value as { status: string; error: unknown };
+      expect(["submitted", "failed", "unknown"]).toContain(message.status);
+      expect(message.error === null).toBe(message.status === "submitted");
+    }
+  });
+
+  it("carries the simulator numbers, the polling recommendation and the guide pages", () => {
+    const text = JSON.stringify(document);
+    for (const number of ["+995500000001", "+995500000002", "+995500000003", "+995500000004"])
+      expect(text).toContain(number);
+    const get = document.paths["/v1/messages/{message_id}"]?.get as Operation;
+    expect(get.description).toMatch(/2 s.*doubl.*30 s/);
+    const guide = document["x-tagGroups"].find((group) => group.name === "Guide");
+    expect(guide?.tags).toEqual([
+      "Getting started",
+      "Test mode and the simulator",
+      "Idempotency and retries",
+      "Errors",
+      "Polling and the status lifecycle",
+      "Limits",
+    ]);
+    const page = (name: string) => document.tags.find((tag) => tag.name === name)?.description ?? "";
+    for (const code of API_ERROR_CODES) expect(page("Errors")).toContain(`\`${code}\``);
+    expect(page("Getting started")).toContain("/v1/test-keys");
+    expect(page("Getting started")).toMatch(/Idempotency-Key: \$\(cat \/proc\/sys\/kernel\/random\/uuid\)/);
+    expect(page("Test mode and the simulator")).toContain("+995500000004");
+    expect(page("Polling and the status lifecycle")).toMatch(/2 seconds.*30 seconds/s);
   });
 });

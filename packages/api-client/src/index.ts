@@ -1,73 +1,328 @@
-// @sms/api-client: a typed tRPC client for internal tools. It reaches the same
-// procedures as the public REST API, over tRPC's own protocol at
-// `${baseUrl}/trpc`, with the router's types from @sms/api.
+// @sms/api-client: a small typed client for the SMS API's public REST routes
+// (POST /v1/test-keys, POST /v1/messages, GET /v1/messages/{id}, health).
+// fetch-based, no runtime dependencies, no server code: its types are
+// generated from the service's OpenAPI document (./generated/openapi.ts,
+// checked against the live document by apps/api/test/openapi-client.test.ts).
 //
-//   const sms = createSmsApiClient({ baseUrl: "https://sms.example.ge", apiKey });
-//   const message = await sms.messages.send.mutate(
-//     { to: "+995555123456", template: "verification_code", variables: { code: "4821" } },
-//     { context: { idempotencyKey: "signup-42" } },
+//   const sms = createSmsClient({ baseUrl: "https://sms.example.ge", apiKey: process.env.SMS_API_KEY });
+//   const { message } = await sms.sendMessage(
+//     { to: "+995555123456", template: "verification_code", variables: { code: "482913" } },
+//     { idempotencyKey: crypto.randomUUID() },
 //   );
-//   await sms.messages.get.query({ message_id: message.id });
+//   const final = await sms.waitForFinalStatus(message.id);
 //
-// Failures are TRPCClientError; `apiErrorCode(error)` gives our stable code
-// (the same as `error.code` of the REST envelope, spec 7).
-import { createTRPCClient, httpLink, isTRPCClientError, type TRPCClient } from "@trpc/client";
-import type { AppRouter } from "@sms/api";
+// Failures are SmsApiError with the API's own code (`invalid_recipient`, …),
+// the HTTP status and the request id.
+import type { components, operations } from "./generated/openapi.ts";
 
-export { isTRPCClientError, TRPCClientError } from "@trpc/client";
-export type { AppRouter } from "@sms/api";
+export type { components, operations, paths } from "./generated/openapi.ts";
 
-export type SmsApiClient = TRPCClient<AppRouter>;
+type Schemas = components["schemas"];
 
-/** What a call may carry in `{ context }`. */
-export type SmsCallContext = {
-  /** Sent as `Idempotency-Key` (required by messages.send: 1–200 characters, one per logical send). */
-  idempotencyKey?: string;
+/** A message and its current state. */
+export type Message = Schemas["Message"];
+export type MessageStatus = Message["status"];
+/** Why a message failed, was undeliverable, or has an unknown outcome. */
+export type MessageError = Schemas["MessageError"];
+/** The body of `POST /v1/messages`: one shape per template, with exactly its variables. */
+export type SendMessageRequest = Schemas["SendMessageRequest"];
+export type TemplateId = SendMessageRequest["template"];
+export type Locale = Schemas["Locale"];
+/** A new test key: `api_key` is shown only once. */
+export type TestKey = Schemas["TestKey"];
+export type Liveness = Schemas["Liveness"];
+export type Readiness = Schemas["Readiness"];
+/** Every stable error code the API answers with. */
+export type ApiErrorCode = Schemas["Error"]["error"]["code"];
+
+type ErrorBody<Op extends keyof operations> = {
+  [S in keyof operations[Op]["responses"]]: operations[Op]["responses"][S] extends {
+    content: { "application/json": { error: { code: infer C } } };
+  }
+    ? C
+    : never;
+}[keyof operations[Op]["responses"]];
+
+/** The codes `POST /v1/messages` can answer with. */
+export type SendMessageErrorCode = ErrorBody<"sendMessage">;
+/** The codes `GET /v1/messages/{message_id}` can answer with. */
+export type GetMessageErrorCode = ErrorBody<"getMessage">;
+/** The codes `POST /v1/test-keys` can answer with. */
+export type CreateTestKeyErrorCode = ErrorBody<"createTestKey">;
+
+/** Statuses a message never leaves. */
+export const FINAL_STATUSES = [
+  "delivered",
+  "undeliverable",
+  "failed",
+  "unknown",
+] as const satisfies readonly MessageStatus[];
+
+export function isFinalStatus(status: MessageStatus): boolean {
+  return (FINAL_STATUSES as readonly string[]).includes(status);
+}
+
+/** The `RateLimit-*` headers of an answer: the limit nearest to exhaustion. */
+export type RateLimit = {
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
 };
 
-export type SmsApiClientOptions = {
-  /** The service's base address, e.g. `https://sms.example.ge` (no trailing `/trpc`). */
+/** What every answer carries besides its body. */
+export type ResponseInfo = {
+  status: number;
+  /** The `X-Request-Id` of the answer: quote it when asking for help. */
+  requestId: string | null;
+  rateLimit: RateLimit | null;
+};
+
+export type SendMessageResult = ResponseInfo & {
+  message: Message;
+  /**
+   * true: `200` with `Idempotent-Replayed: true`, the stored answer to an
+   * earlier request with the same Idempotency-Key (nothing was sent again);
+   * false: `201`, a new message.
+   */
+  replayed: boolean;
+};
+
+export type CreateTestKeyResult = ResponseInfo & { testKey: TestKey };
+
+/** An error answer of the API (`{"error":{"code","message","request_id"}}`), or an answer that is not the API's. */
+export class SmsApiError extends Error {
+  override readonly name = "SmsApiError";
+  /**
+   * The API's stable code; `unexpected_response` when the answer is not the
+   * API's error envelope (a proxy's page, say).
+   */
+  readonly code: ApiErrorCode | "unexpected_response";
+  readonly status: number;
+  readonly requestId: string | null;
+  /** `Retry-After` in seconds, when the answer names one (429, and some 5xx). */
+  readonly retryAfterSeconds: number | null;
+  readonly rateLimit: RateLimit | null;
+
+  constructor(options: {
+    code: ApiErrorCode | "unexpected_response";
+    message: string;
+    status: number;
+    requestId: string | null;
+    retryAfterSeconds: number | null;
+    rateLimit: RateLimit | null;
+  }) {
+    super(options.message);
+    this.code = options.code;
+    this.status = options.status;
+    this.requestId = options.requestId;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.rateLimit = options.rateLimit;
+  }
+}
+
+export function isSmsApiError(error: unknown): error is SmsApiError {
+  return error instanceof SmsApiError;
+}
+
+export type SmsClientOptions = {
+  /** The service's address, e.g. `https://sms.example.ge`. */
   baseUrl: string;
-  /** `sk_test_…` or `sk_live_…`; omit for the public procedures (health, testKeys.create). */
+  /** `sk_test_…` or `sk_live_…`; only the message routes need one. */
   apiKey?: string;
-  /** A fetch to use instead of the global one (tests, proxies, custom agents). */
-  fetch?: (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
+  /** A fetch to use instead of the global one (proxies, tests). */
+  fetch?: (input: Request) => Promise<Response>;
 };
 
-/** Where the procedures are served; matches TRPC_ENDPOINT of @sms/api. */
-export const TRPC_PATH = "/trpc";
+export type CallOptions = { signal?: AbortSignal };
 
-export function createSmsApiClient(options: SmsApiClientOptions): SmsApiClient {
-  const url = `${options.baseUrl.replace(/\/+$/, "")}${TRPC_PATH}`;
-  return createTRPCClient<AppRouter>({
-    links: [
-      httpLink({
-        url,
-        ...(options.fetch ? { fetch: options.fetch as never } : {}),
-        headers: ({ op }) => {
-          const context = op.context as SmsCallContext;
-          const headers: Record<string, string> = {};
-          if (options.apiKey) headers.Authorization = `Bearer ${options.apiKey}`;
-          if (typeof context.idempotencyKey === "string") headers["Idempotency-Key"] = context.idempotencyKey;
-          return headers;
-        },
-      }),
-    ],
+export type SendOptions = CallOptions & {
+  /**
+   * Required: 1–200 characters, new for each logical message (a UUID is
+   * ideal) and the same for every retry of that message.
+   */
+  idempotencyKey: string;
+};
+
+/** Spec 6: read first after about 2 s, double the wait, cap it at 30 s. */
+export const POLLING = { initialDelayMs: 2000, factor: 2, maxDelayMs: 30_000 } as const;
+
+export type WaitOptions = CallOptions & {
+  /** First wait (default 2000 ms). */
+  initialDelayMs?: number;
+  /** Longest wait between reads (default 30000 ms). */
+  maxDelayMs?: number;
+  /** Called with every state read, final or not. */
+  onUpdate?: (message: Message) => void;
+};
+
+function integerHeader(headers: Headers, name: string): number | null {
+  const value = headers.get(name);
+  return value !== null && /^\d+$/.test(value) ? Number(value) : null;
+}
+
+function responseInfo(response: Response): ResponseInfo {
+  const limit = integerHeader(response.headers, "RateLimit-Limit");
+  const remaining = integerHeader(response.headers, "RateLimit-Remaining");
+  const reset = integerHeader(response.headers, "RateLimit-Reset");
+  return {
+    status: response.status,
+    requestId: response.headers.get("X-Request-Id"),
+    rateLimit:
+      limit !== null && remaining !== null && reset !== null
+        ? { limit, remaining, resetSeconds: reset }
+        : null,
+  };
+}
+
+async function apiError(response: Response): Promise<SmsApiError> {
+  const info = responseInfo(response);
+  const text = await response.text().catch(() => "");
+  let envelope: { error?: { code?: unknown; message?: unknown; request_id?: unknown } } | undefined;
+  try {
+    envelope = JSON.parse(text) as typeof envelope;
+  } catch {
+    envelope = undefined;
+  }
+  const error = envelope?.error;
+  const known = typeof error?.code === "string" && typeof error.message === "string";
+  return new SmsApiError({
+    code: known ? (error?.code as ApiErrorCode) : "unexpected_response",
+    message: known
+      ? (error?.message as string)
+      : `Unexpected HTTP ${response.status} answer (not the API's error envelope).`,
+    status: response.status,
+    requestId: typeof error?.request_id === "string" ? error.request_id : info.requestId,
+    retryAfterSeconds: integerHeader(response.headers, "Retry-After"),
+    rateLimit: info.rateLimit,
   });
 }
 
-type ErrorData = { apiCode?: unknown; requestId?: unknown; httpStatus?: unknown };
-
-/** Our stable error code (`insufficient_credits`, `invalid_api_key`, …), or null for a non-API failure. */
-export function apiErrorCode(error: unknown): string | null {
-  if (!isTRPCClientError(error)) return null;
-  const code = (error.data as ErrorData | undefined)?.apiCode;
-  return typeof code === "string" ? code : null;
+/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }
 
-/** The request id the service logged the failed call under (its X-Request-Id), or null. */
-export function apiRequestId(error: unknown): string | null {
-  if (!isTRPCClientError(error)) return null;
-  const id = (error.data as ErrorData | undefined)?.requestId;
-  return typeof id === "string" ? id : null;
+/** The waits between reads the polling helper uses: 2, 4, 8, 16, 30, 30, … s by default. */
+export function* pollingDelays(
+  initialDelayMs: number = POLLING.initialDelayMs,
+  maxDelayMs: number = POLLING.maxDelayMs,
+) {
+  let delay = Math.min(initialDelayMs, maxDelayMs);
+  for (;;) {
+    yield delay;
+    delay = Math.min(delay * POLLING.factor, maxDelayMs);
+  }
+}
+
+export type SmsClient = {
+  /** `POST /v1/test-keys`: a new test key for a new project; no API key needed. */
+  createTestKey(options?: CallOptions): Promise<CreateTestKeyResult>;
+  /** `POST /v1/messages`: one templated SMS. A retry with the same key replays the first answer. */
+  sendMessage(request: SendMessageRequest, options: SendOptions): Promise<SendMessageResult>;
+  /** `GET /v1/messages/{message_id}`: the message's current state. */
+  getMessage(messageId: string, options?: CallOptions): Promise<Message>;
+  /**
+   * Polls `getMessage` as spec 6 recommends (first read after about 2 s, the
+   * wait doubling, capped at 30 s) and resolves with the message once its
+   * status is final. Abort with `signal` (it rejects with the signal's reason).
+   */
+  waitForFinalStatus(messageId: string, options?: WaitOptions): Promise<Message>;
+  /** `GET /healthz`. */
+  liveness(options?: CallOptions): Promise<Liveness>;
+  /** `GET /readyz`: `not_ready` (503) is an answer, not an error. */
+  readiness(options?: CallOptions): Promise<Readiness>;
+};
+
+export function createSmsClient(options: SmsClientOptions): SmsClient {
+  const base = options.baseUrl.replace(/\/+$/, "");
+  const send = options.fetch ?? ((request: Request) => fetch(request));
+
+  async function call(
+    method: "GET" | "POST",
+    path: string,
+    init: { headers?: Record<string, string>; body?: unknown; signal?: AbortSignal; auth?: boolean } = {},
+  ): Promise<Response> {
+    const headers: Record<string, string> = { Accept: "application/json", ...init.headers };
+    if (init.auth && options.apiKey) headers.Authorization = `Bearer ${options.apiKey}`;
+    if (init.body !== undefined) headers["Content-Type"] = "application/json";
+    return send(
+      new Request(`${base}${path}`, {
+        method,
+        headers,
+        ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+        ...(init.signal ? { signal: init.signal } : {}),
+      }),
+    );
+  }
+
+  async function json<T>(response: Response, ok: readonly number[]): Promise<T> {
+    if (!ok.includes(response.status)) throw await apiError(response);
+    return (await response.json()) as T;
+  }
+
+  const client: SmsClient = {
+    async createTestKey(callOptions = {}) {
+      const response = await call("POST", "/v1/test-keys", { signal: callOptions.signal });
+      const testKey = await json<TestKey>(response, [201]);
+      return { ...responseInfo(response), testKey };
+    },
+
+    async sendMessage(request, sendOptions) {
+      const response = await call("POST", "/v1/messages", {
+        auth: true,
+        headers: { "Idempotency-Key": sendOptions.idempotencyKey },
+        body: request,
+        signal: sendOptions.signal,
+      });
+      const message = await json<Message>(response, [200, 201]);
+      return {
+        ...responseInfo(response),
+        message,
+        replayed: response.status === 200 && response.headers.get("Idempotent-Replayed") === "true",
+      };
+    },
+
+    async getMessage(messageId, callOptions = {}) {
+      const response = await call("GET", `/v1/messages/${encodeURIComponent(messageId)}`, {
+        auth: true,
+        signal: callOptions.signal,
+      });
+      return json<Message>(response, [200]);
+    },
+
+    async waitForFinalStatus(messageId, waitOptions = {}) {
+      const { signal, onUpdate } = waitOptions;
+      for (const delay of pollingDelays(waitOptions.initialDelayMs, waitOptions.maxDelayMs)) {
+        await sleep(delay, signal);
+        const message = await client.getMessage(messageId, { signal });
+        onUpdate?.(message);
+        if (isFinalStatus(message.status)) return message;
+      }
+      throw new Error("unreachable");
+    },
+
+    async liveness(callOptions = {}) {
+      return json<Liveness>(await call("GET", "/healthz", { signal: callOptions.signal }), [200]);
+    },
+
+    async readiness(callOptions = {}) {
+      return json<Readiness>(await call("GET", "/readyz", { signal: callOptions.signal }), [200, 503]);
+    },
+  };
+  return client;
 }

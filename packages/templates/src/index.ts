@@ -14,4 +14,12 @@ export {
 } from "./catalogue.ts";
 export { type RenderInput, type RenderResult, renderMessage } from "./render.ts";
 export { countSegments, type MessageEncoding, SEGMENT_LIMITS, type SegmentCount } from "./segments.ts";
-export { type ScreenFinding, screenValue, type VariablesCheck, validateVariables } from "./variables.ts";
+export {
+  type ScreenFinding,
+  screenValue,
+  VARIABLE_PATTERNS,
+  VARIABLE_RULES,
+  type VariableRule,
+  type VariablesCheck,
+  validateVariables,
+} from "./variables.ts";

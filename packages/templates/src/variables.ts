@@ -29,14 +29,24 @@ export type VariableRule = {
   example: string;
 };
 
+/**
+ * The shape rule of each variable as a regular expression (anchored, ASCII
+ * digits only): the rules below use them, and the OpenAPI document publishes
+ * them as `pattern`s.
+ */
+export const VARIABLE_PATTERNS: { readonly [N in VariableName]: RegExp } = {
+  code: /^[0-9]{4,8}$/,
+  minutes: /^[1-9][0-9]{0,2}$/,
+};
+
 export const VARIABLE_RULES: { readonly [N in VariableName]: VariableRule } = {
   code: {
-    accepts: (value) => /^[0-9]{4,8}$/.test(value),
+    accepts: (value) => VARIABLE_PATTERNS.code.test(value),
     requirement: "4 to 8 digits 0-9 and nothing else (no spaces, signs or other characters)",
     example: "482913",
   },
   minutes: {
-    accepts: (value) => /^[1-9][0-9]{0,2}$/.test(value),
+    accepts: (value) => VARIABLE_PATTERNS.minutes.test(value),
     requirement: "a whole number from 1 to 999 written without leading zeros",
     example: "15",
   },

@@ -43,6 +43,7 @@ export const ERROR_STATUS = {
 } as const;
 
 export type ApiErrorCode = keyof typeof ERROR_STATUS;
+export const API_ERROR_CODES = Object.keys(ERROR_STATUS) as [ApiErrorCode, ...ApiErrorCode[]];
 
 /** An error the caller is meant to see: thrown by procedures and the gateway only. */
 export class ApiError extends Error {
@@ -80,6 +81,121 @@ export const REFUSAL_MESSAGES = {
   test_keys_rate_limited:
     "Too many test keys requested from this address this minute. Wait a minute and retry.",
 } as const;
+
+export const INTERNAL_ERROR_MESSAGE =
+  "An unexpected error occurred. Retry cautiously; on POST /v1/messages reuse the same Idempotency-Key.";
+
+/**
+ * For the reference's error guide and the OpenAPI document: when each code is
+ * answered, what the caller does about it, and a message it really carries
+ * (the validation codes' messages name the field or variable; these are real
+ * instances). Typed by ERROR_STATUS, so a new code needs its entry here.
+ */
+export const ERROR_GUIDE: {
+  readonly [C in ApiErrorCode]: { when: string; action: string; example: string };
+} = {
+  invalid_request: {
+    when: "The body is not JSON, not an object, has a field other than `to`, `template`, `variables`, `locale`, or `locale` is not `ka`/`en`; an unexpected query parameter; an `Idempotency-Key` over 200 characters.",
+    action: "Fix the request as the message says; do not retry it unchanged.",
+    example: "Unexpected field: text. Remove it.",
+  },
+  invalid_recipient: {
+    when: "`to` is missing or not exactly `+9955` followed by eight digits.",
+    action: "Send the number as `+9955XXXXXXXX`: no spaces, no other country. Numbers are never normalised.",
+    example:
+      "to: must be a string: +9955 followed by exactly eight digits (e.g. +995555123456), no spaces; numbers are never normalised.",
+  },
+  invalid_template: {
+    when: "`template` is missing or not one of the built-in template ids.",
+    action: "Use `verification_code`, `login_code` or `password_reset_code`.",
+    example: "template: must be one of: verification_code, login_code, password_reset_code.",
+  },
+  invalid_variables: {
+    when: "A variable is missing, unexpected, not a string, of the wrong shape, or looks like a link or a phone number.",
+    action: "Send exactly the template's variables as strings; the message names the variable.",
+    example:
+      'Variable `minutes` is missing: template `password_reset_code` takes exactly code, minutes, e.g. {"code":"482913","minutes":"15"}.',
+  },
+  idempotency_key_required: {
+    when: "`POST /v1/messages` without an `Idempotency-Key` header (or an empty one).",
+    action: "Send a new unique key per logical message (a UUID), and reuse it only to retry that message.",
+    example: REFUSAL_MESSAGES.idempotency_key_required,
+  },
+  unauthorized: {
+    when: "No `Authorization` header, or `Bearer` with no key.",
+    action: "Send `Authorization: Bearer sk_test_…` (or `sk_live_…`).",
+    example: REFUSAL_MESSAGES.unauthorized,
+  },
+  invalid_api_key: {
+    when: "The key is malformed, unknown or revoked (or the scheme is not `Bearer`).",
+    action: "Check the key; get a new test key from `POST /v1/test-keys`, or a live key from the dashboard.",
+    example: REFUSAL_MESSAGES.invalid_api_key,
+  },
+  insufficient_credits: {
+    when: "A live key's project has fewer credits than the message's segments. Nothing was sent.",
+    action: "Add credits on the dashboard, then retry with the same `Idempotency-Key`.",
+    example: REFUSAL_MESSAGES.insufficient_credits,
+  },
+  project_suspended: {
+    when: "The key is valid but its project is suspended.",
+    action: "Contact support; retrying does not help.",
+    example: REFUSAL_MESSAGES.project_suspended,
+  },
+  message_not_found: {
+    when: "No message with this id in the key's project (absent and another project's look the same).",
+    action: "Check the id, and that you read with a key of the project that sent it.",
+    example: REFUSAL_MESSAGES.message_not_found,
+  },
+  route_not_found: {
+    when: "Nothing is served at this path.",
+    action: "Check the base URL and the path (`/v1/messages`, not `/messages`).",
+    example: "No route GET /v1/message. See /docs for the API reference.",
+  },
+  method_not_allowed: {
+    when: "The path exists but not with this method; `Allow` lists the methods that do.",
+    action: "Use a method from the `Allow` header.",
+    example: "DELETE is not allowed here. Allowed: POST.",
+  },
+  idempotency_key_reused: {
+    when: "The `Idempotency-Key` was used in the last 24 hours with a different body, or its first request is still in progress.",
+    action:
+      "For a new message use a new key. If the message says “in progress”, retry shortly with the same key.",
+    example: REFUSAL_MESSAGES.idempotency_key_reused,
+  },
+  payload_too_large: {
+    when: "The body is larger than the service's limit (16 KiB by default).",
+    action: "Send only the documented fields.",
+    example: "The request body is larger than 16384 bytes.",
+  },
+  unsupported_media_type: {
+    when: "`POST /v1/messages` with a `Content-Type` that is not JSON.",
+    action: "Send `Content-Type: application/json`.",
+    example: "Send the request body as JSON with 'Content-Type: application/json'.",
+  },
+  rate_limited: {
+    when: "Too many requests this minute (messages per project, test keys per address). Nothing was sent.",
+    action: "Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.",
+    example: REFUSAL_MESSAGES.messages_rate_limited,
+  },
+  daily_limit_reached: {
+    when: "The free tier's live segments for today, or today's instant test keys, are used up. Nothing was sent.",
+    action:
+      "Do not retry before the reset time in the message (midnight UTC); add paid credits to lift the free-tier limit.",
+    example:
+      "The free tier's 20 live segments for today are used up; nothing was sent. Do not retry before 2026-11-23T00:00:00Z (midnight UTC), or add paid credits.",
+  },
+  internal_error: {
+    when: "An unexpected error in the service.",
+    action:
+      "Retry cautiously with backoff; on `POST /v1/messages` reuse the same `Idempotency-Key`, so a retry never sends twice. Quote `request_id` when asking for help.",
+    example: INTERNAL_ERROR_MESSAGE,
+  },
+  provider_unavailable: {
+    when: "The SMS provider could not be reached. Nothing was sent (test mode: `+995500000002`).",
+    action: "Retry with the same `Idempotency-Key`; it is safe.",
+    example: REFUSAL_MESSAGES.provider_unavailable,
+  },
+};
 
 /** POST /v1/messages: the domain's refusal as the caller hears it. */
 export function sendRefusal(result: Extract<SendMessageResult, { ok: false }>, now: Date): ApiError {
@@ -178,9 +294,6 @@ export const OPERATOR_INPUT_RULES: Record<
     "The brand id must be a positive whole number (and is needed when no live provider credentials are configured, since the brand cannot be looked up).",
   batch_size: "--batch-size must be 1 to 10000.",
 };
-
-export const INTERNAL_ERROR_MESSAGE =
-  "An unexpected error occurred. Retry cautiously; on POST /v1/messages reuse the same Idempotency-Key.";
 
 export function errorResponse(error: ApiError, requestId: string): Response {
   const body = { error: { code: error.code, message: error.message, request_id: requestId } };

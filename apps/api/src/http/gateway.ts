@@ -52,7 +52,7 @@ type Route = { method: string; template: string; pattern: RegExp } & (
  */
 type PreparedBody = { json: string | null; bodyError?: BodyError; bodyProblem?: ApiError };
 
-/** Where the typed tRPC client (@sms/api-client) reaches the procedures. */
+/** Where the procedures are reached over tRPC's own protocol (internal tools; integrators use REST). */
 export const TRPC_ENDPOINT = "/trpc";
 
 /** Stands in for a body the procedure must not see, so that its input parsing fails. */

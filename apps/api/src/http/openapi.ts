@@ -1,113 +1,332 @@
-// The machine-readable description (GET /openapi.json), generated once at
-// start-up from the procedures, then completed with what trpc-to-openapi
-// cannot express: 201s, the idempotent-replay 200, the error envelope for
-// every error status, and the response headers.
-import { ERROR_STATUS } from "./errors.ts";
-import { generateOpenApiDocument, type OpenApiRouter, type OpenAPIObject } from "trpc-to-openapi";
+// The machine-readable description (GET /openapi.json), built once at
+// start-up with zod-openapi from the routes' own zod schemas and meta
+// (routers/*/x.types.ts) and the error table (errors.ts): one schema per
+// template for the request body, named components for every body, every
+// status a route can answer with and the codes each status carries, and the
+// response headers. The guide pages of /docs ride in its descriptions
+// (guide.ts). test/openapi*.test.ts and the contract test hold it to the
+// service's real answers.
+import {
+  forEachOpenApiProcedure,
+  getInputOutputParsers,
+  instanceofZodTypeLikeVoid,
+  type OpenAPIObject,
+  type OpenApiRouter,
+} from "trpc-to-openapi";
 import { z } from "zod";
-import type { Meta } from "../trpc/trpc.ts";
+import {
+  createDocument,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiPathsObject,
+  type ZodOpenApiResponseObject,
+} from "zod-openapi";
+import type { DocumentedResponse, Meta } from "../trpc/trpc.ts";
+import { API_ERROR_CODES, type ApiErrorCode, ERROR_GUIDE, ERROR_STATUS } from "./errors.ts";
+import { guidePages, referenceIntro, TAGS } from "./guide.ts";
 
 export const API_VERSION = "0.1.0";
 
-const ZErrorEnvelope = z
-  .strictObject({
-    error: z.strictObject({
-      code: z.enum(Object.keys(ERROR_STATUS) as [string, ...string[]]).meta({
-        description: "Stable machine-readable code; safe to branch on.",
-      }),
-      message: z.string().meta({ description: "Human-readable; says what to change. Wording may change." }),
-      request_id: z.string().nullable().meta({ description: "Echo of the X-Request-Id response header." }),
-    }),
-  })
-  .meta({ id: "Error" });
+const integerHeader = (description: string, example: number) => ({
+  description,
+  schema: { type: "integer", minimum: 0 },
+  example,
+});
 
-const HEADER_DESCRIPTIONS: Record<string, { description: string; schema: { type: string } }> = {
+/** Every response header the API documents; `required` ones are always sent where declared. */
+export const RESPONSE_HEADERS = {
   "X-Request-Id": {
-    description: "Identifier of this request; quote it when asking for help.",
-    schema: { type: "string" },
-  },
-  "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } },
-  "RateLimit-Limit": { description: "Requests allowed in the current window.", schema: { type: "integer" } },
-  "RateLimit-Remaining": { description: "Requests left in the current window.", schema: { type: "integer" } },
-  "RateLimit-Reset": { description: "Seconds until the current window resets.", schema: { type: "integer" } },
-  "Idempotent-Replayed": {
-    description: "`true` when this is the stored answer to an earlier request with the same Idempotency-Key.",
-    schema: { type: "string" },
-  },
-};
-
-type Operation = {
-  operationId?: string;
-  responses: Record<string, Record<string, unknown>>;
-  [key: string]: unknown;
-};
-
-function headerRefs(names: string[]) {
-  return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
-}
-
-/** Builds the document; `procedureMeta` gives each route's statuses. */
-export function buildOpenApiDocument(router: OpenApiRouter, baseUrl: string): OpenAPIObject {
-  const document = generateOpenApiDocument(router, {
-    title: "Georgia transactional SMS API",
     description:
-      "Send template-based verification, sign-in and password-reset codes to Georgian mobile numbers (+9955XXXXXXXX), " +
-      "in Georgian or English, and read each message's delivery state. Private beta.",
-    version: API_VERSION,
-    baseUrl,
-    docsUrl: `${baseUrl}/docs`,
-    securitySchemes: {
-      ApiKey: {
-        type: "http",
-        scheme: "bearer",
-        description: "`Authorization: Bearer sk_test_…` or `sk_live_…`. Treat keys as passwords.",
-      },
-    },
-    defs: { Error: ZErrorEnvelope },
+      "Identifier of this request (the same as `error.request_id`); quote it when asking for help.",
+    required: true,
+    schema: { type: "string" },
+    example: "req_01m81b5h80dyb9cpnywpdjqhd4",
+  },
+  "Retry-After": integerHeader("Seconds to wait before retrying.", 42),
+  "RateLimit-Limit": integerHeader(
+    "Requests allowed in the current window of the limit nearest to exhaustion.",
+    100,
+  ),
+  "RateLimit-Remaining": integerHeader("Requests left in that window.", 99),
+  "RateLimit-Reset": integerHeader("Seconds until that window resets.", 42),
+  "Idempotent-Replayed": {
+    description: "`true`: this is the stored answer to an earlier request with the same `Idempotency-Key`.",
+    required: true,
+    schema: { type: "string", enum: ["true"] },
+  },
+  Allow: {
+    description: "The methods this path does serve.",
+    required: true,
+    schema: { type: "string" },
+    example: "POST",
+  },
+  "WWW-Authenticate": {
+    description: "`Bearer` (absent on `project_suspended`).",
+    schema: { type: "string" },
+    example: "Bearer",
+  },
+} as const;
+export type ResponseHeaderName = keyof typeof RESPONSE_HEADERS;
+
+const ZErrorBody = (codes: readonly ApiErrorCode[]) =>
+  z.strictObject({
+    code: z.enum(codes as [ApiErrorCode, ...ApiErrorCode[]]).meta({
+      description: "Stable machine-readable code; safe to branch on.",
+    }),
+    message: z.string().meta({ description: "Human-readable; says what to change. Wording may change." }),
+    request_id: z.string().nullable().meta({
+      description: "Echo of the `X-Request-Id` response header.",
+      example: RESPONSE_HEADERS["X-Request-Id"].example,
+    }),
   });
 
-  const metaByRoute = new Map<string, Meta>();
-  for (const procedure of Object.values(router._def.procedures) as Array<{ _def: { meta?: Meta } }>) {
-    const openapi = procedure._def.meta?.openapi;
-    if (openapi)
-      metaByRoute.set(`${openapi.method.toLowerCase()} ${openapi.path}`, procedure._def.meta as Meta);
+/** The error envelope with `code` limited to `codes`, registered as component `id`. */
+function errorSchema(id: string, codes: readonly ApiErrorCode[], description: string) {
+  return z.strictObject({ error: ZErrorBody(codes) }).meta({ id, description });
+}
+
+const ZError = errorSchema(
+  "Error",
+  API_ERROR_CODES,
+  "The error envelope (spec 2.4), with every code the API uses.",
+);
+
+const codeList = (codes: readonly ApiErrorCode[]) =>
+  codes.map((code) => `- \`${code}\`: ${ERROR_GUIDE[code].when} ${ERROR_GUIDE[code].action}`).join("\n");
+
+function errorExamples(codes: readonly ApiErrorCode[]) {
+  return Object.fromEntries(
+    codes.map((code) => [
+      code,
+      {
+        summary: code,
+        value: {
+          error: {
+            code,
+            message: ERROR_GUIDE[code].example,
+            request_id: RESPONSE_HEADERS["X-Request-Id"].example,
+          },
+        },
+      },
+    ]),
+  );
+}
+
+function headerRefs(names: readonly ResponseHeaderName[]) {
+  return Object.fromEntries(
+    ["X-Request-Id" as const, ...names].map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+  );
+}
+
+/** Headers every error status carries beyond X-Request-Id. */
+function errorHeaders(status: number, codes: readonly ApiErrorCode[]): ResponseHeaderName[] {
+  if (status === 401) return ["WWW-Authenticate"];
+  if (status === 405) return ["Allow"];
+  if (status === 429) return ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"];
+  // 500: a database outage answers with Retry-After; 503: the provider may too.
+  if (status === 500 || codes.includes("provider_unavailable")) return ["Retry-After"];
+  return [];
+}
+
+/** What every route answers with besides its own responses. */
+function sharedResponses(meta: Meta): Record<number, DocumentedResponse> {
+  const shared: Record<number, DocumentedResponse> = {};
+  if (meta.openapi?.protect) {
+    shared[401] = {
+      description: "The API key is missing or invalid.",
+      codes: ["unauthorized", "invalid_api_key"],
+    };
+    shared[403] = { description: "The key's project is suspended.", codes: ["project_suspended"] };
   }
+  shared[404] = {
+    description: "Nothing is served at this path (check the base URL).",
+    codes: ["route_not_found"],
+  };
+  if (meta.openapi?.method === "POST") {
+    shared[413] = { description: "The request body is too large.", codes: ["payload_too_large"] };
+  }
+  shared[500] = { description: "An unexpected error.", codes: ["internal_error"] };
+  return shared;
+}
 
-  document.components ??= {};
-  const components = document.components;
-  components.headers = { ...HEADER_DESCRIPTIONS } as never;
+function mergeResponses(own: Record<number, DocumentedResponse>, shared: Record<number, DocumentedResponse>) {
+  const merged: Record<number, DocumentedResponse> = { ...shared };
+  for (const [status, response] of Object.entries(own)) {
+    const common = shared[Number(status)];
+    merged[Number(status)] = common
+      ? { ...response, codes: [...(response.codes ?? []), ...(common.codes ?? [])] }
+      : response;
+  }
+  return merged;
+}
 
-  for (const [path, item] of Object.entries(document.paths ?? {})) {
-    for (const [method, op] of Object.entries(item as Record<string, Operation>)) {
-      const meta = metaByRoute.get(`${method} ${path}`);
-      const declared = meta?.responses ?? { 200: "OK" };
-      const success = op.responses["200"]?.content as Record<string, unknown> | undefined;
-      const responses: Record<string, Record<string, unknown>> = {};
-      for (const [statusText, description] of Object.entries(declared)) {
-        const status = Number(statusText);
-        const isError = status >= 400 && !(path === "/readyz" && status === 503);
-        const headers = ["X-Request-Id"];
-        if (status === 429)
-          headers.push("Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset");
-        if (path === "/v1/messages" && method === "post" && status === 200)
-          headers.push("Idempotent-Replayed");
-        responses[statusText] = {
-          description: description ?? "",
-          headers: headerRefs(headers),
-          ...(isError
-            ? { content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } }
-            : success
-              ? { content: success }
-              : {}),
-        };
-      }
-      op.responses = responses;
-      // Only routes marked `protect` need an API key.
-      op.security = meta?.openapi?.protect ? [{ ApiKey: [] }] : [];
+const pascal = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/**
+ * Error component names: `Error401` where every route that answers 401 has the
+ * same codes; otherwise a one-code set is named after its code
+ * (`RouteNotFoundError`) and a larger one after its route (`SendMessageError400`).
+ */
+function errorSchemaNames(
+  operations: Array<{ operationId: string; responses: Record<number, DocumentedResponse> }>,
+) {
+  const setsByStatus = new Map<number, Set<string>>();
+  for (const { responses } of operations) {
+    for (const [status, response] of Object.entries(responses)) {
+      if (!response.codes) continue;
+      const sets = setsByStatus.get(Number(status)) ?? new Set<string>();
+      sets.add([...response.codes].sort().join(","));
+      setsByStatus.set(Number(status), sets);
     }
   }
-  // trpc-to-openapi's own error schemas are replaced by the envelope above.
-  const schemas = components.schemas ?? {};
-  for (const name of Object.keys(schemas)) if (name.startsWith("error.")) delete schemas[name];
+  return (operationId: string, status: number, codes: readonly ApiErrorCode[]) => {
+    if ((setsByStatus.get(status)?.size ?? 0) <= 1) return `Error${status}`;
+    if (codes.length === 1) return `${(codes[0] as string).split("_").map(pascal).join("")}Error`;
+    return `${pascal(operationId)}Error${status}`;
+  };
+}
+
+type Route = { meta: Meta; input: z.ZodType; output: z.ZodType | undefined };
+
+function routesOf(router: OpenApiRouter): Route[] {
+  const routes: Route[] = [];
+  forEachOpenApiProcedure<Meta>(router._def.procedures, ({ procedure, meta }) => {
+    const { inputParser, outputParser } = getInputOutputParsers(procedure);
+    routes.push({
+      meta,
+      input: inputParser as unknown as z.ZodType,
+      output: outputParser as unknown as z.ZodType | undefined,
+    });
+  });
+  return routes;
+}
+
+/** Path parameters of `/v1/messages/{message_id}` come from the input object's matching fields. */
+function pathParams(path: string, input: z.ZodType): z.ZodObject | undefined {
+  const names = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
+  if (names.length === 0) return undefined;
+  const shape = (input as unknown as z.ZodObject).shape;
+  return z.object(Object.fromEntries(names.map((name) => [name, shape[name] as z.ZodType])));
+}
+
+export function buildOpenApiDocument(router: OpenApiRouter, baseUrl: string): OpenAPIObject {
+  const routes = routesOf(router).map((route) => ({
+    ...route,
+    operationId: route.meta.openapi?.operationId ?? "",
+    responses: mergeResponses(route.meta.responses ?? {}, sharedResponses(route.meta)),
+  }));
+  const errorName = errorSchemaNames(routes);
+  const errorSchemas = new Map<string, z.ZodType>();
+  const errorSchemaFor = (operationId: string, status: number, codes: readonly ApiErrorCode[]) => {
+    const id = errorName(operationId, status, codes);
+    const known = errorSchemas.get(id);
+    if (known) return known;
+    const schema = errorSchema(
+      id,
+      codes,
+      `The error envelope of a ${status}: ${codes.map((c) => `\`${c}\``).join(", ")}.`,
+    );
+    errorSchemas.set(id, schema);
+    return schema;
+  };
+
+  const guides = guidePages(baseUrl);
+  const paths: ZodOpenApiPathsObject = {};
+  for (const route of routes) {
+    const openapi = route.meta.openapi;
+    if (!openapi) continue;
+    const responses: Record<string, ZodOpenApiResponseObject> = {};
+    for (const [statusText, response] of Object.entries(route.responses)) {
+      const status = Number(statusText);
+      const codes = response.codes;
+      const description = codes ? `${response.description}\n\n${codeList(codes)}` : response.description;
+      const schema = codes ? errorSchemaFor(route.operationId, status, codes) : route.output;
+      const examples = codes ? errorExamples(codes) : response.examples;
+      responses[statusText] = {
+        description,
+        headers: headerRefs([
+          ...(response.headers ?? []),
+          ...(codes ? errorHeaders(status, codes) : []),
+        ]) as never,
+        ...(schema ? { content: { "application/json": { schema, ...(examples ? { examples } : {}) } } } : {}),
+      };
+    }
+    const takesBody = openapi.method !== "GET" && !instanceofZodTypeLikeVoid(route.input as never);
+    const params = pathParams(openapi.path, route.input);
+    const operation: ZodOpenApiOperationObject = {
+      operationId: route.operationId,
+      summary: openapi.summary,
+      description: openapi.description,
+      tags: openapi.tags,
+      security: openapi.protect ? [{ ApiKey: [] }] : [],
+      ...(params || openapi.requestHeaders
+        ? {
+            requestParams: {
+              ...(params ? { path: params } : {}),
+              ...(openapi.requestHeaders ? { header: openapi.requestHeaders } : {}),
+            },
+          }
+        : {}),
+      ...(takesBody
+        ? {
+            requestBody: {
+              required: true,
+              content: { "application/json": { schema: route.meta.documentBody ?? route.input } },
+            },
+          }
+        : {}),
+      responses,
+    };
+    paths[openapi.path] = { ...paths[openapi.path], [openapi.method.toLowerCase()]: operation };
+  }
+
+  const document = createDocument({
+    openapi: "3.1.0",
+    info: {
+      title: "Georgia transactional SMS API",
+      version: API_VERSION,
+      description: referenceIntro(),
+    },
+    servers: [{ url: baseUrl }],
+    externalDocs: { description: "Interactive reference and guide", url: `${baseUrl}/docs` },
+    tags: [...guides, ...TAGS.map((tag) => ({ ...tag }))],
+    paths,
+    components: {
+      securitySchemes: {
+        ApiKey: {
+          type: "http",
+          scheme: "bearer",
+          description:
+            "`Authorization: Bearer sk_test_…` or `sk_live_…`. Get a test key from `POST /v1/test-keys`. Treat keys as passwords.",
+        },
+      },
+      schemas: { Error: ZError },
+      headers: RESPONSE_HEADERS as never,
+      responses: {
+        // Answers to a path or method the API does not serve: no operation
+        // owns them, so they are listed here (and in the guide).
+        RouteNotFound: {
+          description: `Nothing is served at this path.\n\n${codeList(["route_not_found"])}`,
+          headers: headerRefs([]) as never,
+          content: { "application/json": { schema: errorSchemaFor("", 404, ["route_not_found"]) } },
+        },
+        MethodNotAllowed: {
+          description: `The path exists, the method does not.\n\n${codeList(["method_not_allowed"])}`,
+          headers: headerRefs(["Allow"]) as never,
+          content: {
+            "application/json": {
+              schema: errorSchemaFor("", 405, ["method_not_allowed"]),
+            },
+          },
+        },
+      },
+    },
+  }) as unknown as OpenAPIObject & Record<string, unknown>;
+  document["x-tagGroups"] = [
+    { name: "Guide", tags: guides.map((page) => page.name) },
+    { name: "Reference", tags: TAGS.map((tag) => tag.name) },
+  ];
   return document;
 }
+
+/** The HTTP status of each code, for tests and tools that read the document. */
+export { ERROR_STATUS };

@@ -4,7 +4,9 @@ import { initTRPC, type TRPCBuiltRouter } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ApiError, type ApiErrorCode, REFUSAL_MESSAGES } from "../http/errors.ts";
 import type { AppDeps } from "../deps.ts";
+import type { ResponseHeaderName } from "../http/openapi.ts";
 import type { RequestState } from "../http/request-state.ts";
+import type { ZodType } from "zod";
 
 /** What every procedure gets: the dependencies and this request's state (http/request-state.ts). */
 export type Context = { deps: AppDeps; state: RequestState };
@@ -15,9 +17,30 @@ export type Meta = OpenApiMeta<{
    * to, in precedence order; anything else is `invalid_request`.
    */
   inputErrors?: Array<[field: string, code: ApiErrorCode]>;
-  /** Statuses this route can answer with, for the OpenAPI document. */
-  responses?: Partial<Record<number, string>>;
+  /**
+   * The route's own responses, for the OpenAPI document (http/openapi.ts adds
+   * the ones every route shares: 401/403 on protected routes, 404
+   * route_not_found, 413 on POST, 500).
+   */
+  responses?: Readonly<Record<number, DocumentedResponse>>;
+  /**
+   * The request body as the document states it, when the runtime schema is
+   * deliberately looser (its failures map to the codes of `inputErrors`);
+   * test/openapi-request.test.ts holds the two to the same verdicts.
+   */
+  documentBody?: ZodType;
 }>;
+
+/** One status of a route, as the OpenAPI document describes it. */
+export type DocumentedResponse = {
+  description: string;
+  /** Error statuses: the codes the route answers with at this status. */
+  codes?: readonly ApiErrorCode[];
+  /** Response headers beyond X-Request-Id (see RESPONSE_HEADERS in http/openapi.ts). */
+  headers?: readonly ResponseHeaderName[];
+  /** Named examples of the body: real shapes, checked against the schema by test/openapi.test.ts. */
+  examples?: Readonly<Record<string, { summary: string; value: unknown }>>;
+};
 
 const t = initTRPC
   .context<Context>()

@@ -41,9 +41,11 @@ function setup(options: {
   let inFlight = 0;
   let maxInFlight = 0;
   const decrypted: string[] = [];
+  let decryptFails = false;
   const keyring = {
     ...parseKeyring(generateKeySpec("unit")),
     decrypt: async (_blob: Uint8Array, messageId: string) => {
+      if (decryptFails) throw new Error("authentication failed");
       decrypted.push(messageId);
       return "+995555123456";
     },
@@ -93,6 +95,9 @@ function setup(options: {
     refunds,
     decrypted,
     maxInFlight: () => maxInFlight,
+    failDecrypt: () => {
+      decryptFails = true;
+    },
   };
 }
 
@@ -124,6 +129,13 @@ describe("checkMessageStatuses", () => {
     });
     expect((await ubill.run()).delivered).toBe(3);
     expect(ubill.decrypted).toHaveLength(3);
+  });
+
+  it("counts a number that does not decrypt as an error and leaves the message submitted", async () => {
+    const round = setup({ messages: due(2, "ubill"), reportsByRecipient: true, report: () => ({ kind: "delivered" }) });
+    round.failDecrypt();
+    expect(await round.run()).toMatchObject({ checked: 2, delivered: 0, errors: 2 });
+    expect(round.settled).toEqual([]);
   });
 
   it("leaves pending messages alone, refunds reported failures, and expires overdue ones", async () => {

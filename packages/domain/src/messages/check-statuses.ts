@@ -48,7 +48,14 @@ const COUNT_OF: Record<Settled, keyof StatusCheckCounts> = {
 
 export async function checkMessageStatuses(deps: CheckStatusesDeps): Promise<StatusCheckCounts> {
   const { clock, config } = deps;
-  const counts: StatusCheckCounts = { checked: 0, delivered: 0, undeliverable: 0, failed: 0, expired: 0, errors: 0 };
+  const counts: StatusCheckCounts = {
+    checked: 0,
+    delivered: 0,
+    undeliverable: 0,
+    failed: 0,
+    expired: 0,
+    errors: 0,
+  };
   const roundStart = clock.now();
 
   for (;;) {
@@ -85,15 +92,22 @@ function decide(message: DueMessage, report: StatusReport, now: Date, deadlineMs
     case "delivered":
       return { messageId, status: "delivered", error: null };
     case "undeliverable":
-      return { messageId, status: "undeliverable", error: messageError("invalid_recipient", "undeliverable") };
+      return {
+        messageId,
+        status: "undeliverable",
+        error: messageError("invalid_recipient", "undeliverable"),
+      };
     case "failed":
       // The provider says the SMS was not sent after all: like a rejection at
       // submission, the reserved credits go back (the error text says so).
       return { messageId, status: "failed", error: messageError("provider_rejected") };
     case "error":
     case "pending": {
-      const overdue = message.submittedAt !== null && now.getTime() - message.submittedAt.getTime() >= deadlineMs;
-      return overdue ? { messageId, status: "unknown", error: messageError("provider_unavailable", "deadline") } : null;
+      const overdue =
+        message.submittedAt !== null && now.getTime() - message.submittedAt.getTime() >= deadlineMs;
+      return overdue
+        ? { messageId, status: "unknown", error: messageError("provider_unavailable", "deadline") }
+        : null;
     }
   }
 }
@@ -142,7 +156,11 @@ async function ask(deps: CheckStatusesDeps, message: DueMessage): Promise<Status
       provider.reportsByRecipient && message.recipientCiphertext
         ? await deps.keyring.decrypt(message.recipientCiphertext, message.id)
         : "";
-    return await provider.checkStatus({ providerRef: message.providerRef, to, submittedAt: message.submittedAt });
+    return await provider.checkStatus({
+      providerRef: message.providerRef,
+      to,
+      submittedAt: message.submittedAt,
+    });
   } catch (error) {
     deps.logger.warn({ message_id: message.id, err: error }, "status check failed");
     return { kind: "error", reason: "status check failed" };
@@ -154,7 +172,8 @@ async function mapLimited<T, R>(items: T[], limit: number, work: (item: T) => Pr
   const results = new Array<R>(items.length);
   let next = 0;
   const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    for (let index = next++; index < items.length; index = next++) results[index] = await work(items[index] as T);
+    for (let index = next++; index < items.length; index = next++)
+      results[index] = await work(items[index] as T);
   });
   await Promise.all(lanes);
   return results;

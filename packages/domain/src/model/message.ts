@@ -13,6 +13,9 @@ export const MESSAGE_STATUSES = [
 ] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 
+/** Statuses a message never leaves. */
+export const FINAL_STATUSES: readonly MessageStatus[] = ["delivered", "undeliverable", "failed", "unknown"];
+
 /** Codes that may appear in a message's `error` field (spec 2.2). */
 export const MESSAGE_ERROR_CODES = [
   "provider_rejected",

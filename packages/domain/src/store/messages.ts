@@ -434,9 +434,19 @@ export function messageStore(sql: Sql) {
     },
 
     /** Due for a status check by `now`, still queued, and unknown since `unknownSince` (each an indexed count). */
-    async countBacklog(now: Date, unknownSince: Date): Promise<{ due: number; queued: number; unknown: number }> {
-      const [row] = await sql.query<{ due: number; queued: number; unknown: number }>(BACKLOG_SQL, [now, unknownSince]);
-      return { due: Number(row?.due ?? 0), queued: Number(row?.queued ?? 0), unknown: Number(row?.unknown ?? 0) };
+    async countBacklog(
+      now: Date,
+      unknownSince: Date,
+    ): Promise<{ due: number; queued: number; unknown: number }> {
+      const [row] = await sql.query<{ due: number; queued: number; unknown: number }>(BACKLOG_SQL, [
+        now,
+        unknownSince,
+      ]);
+      return {
+        due: Number(row?.due ?? 0),
+        queued: Number(row?.queued ?? 0),
+        unknown: Number(row?.unknown ?? 0),
+      };
     },
 
     async countInProject(projectId: string): Promise<number> {

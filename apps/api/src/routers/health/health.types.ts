@@ -1,33 +1,48 @@
 import { z } from "zod";
 import type { Meta } from "../../trpc/trpc.ts";
 
-export const ZLivenessResponse = z.strictObject({ status: z.literal("alive") }).meta({ id: "Liveness" });
+export const ZLivenessResponse = z
+  .strictObject({ status: z.literal("alive") })
+  .meta({ id: "Liveness", example: { status: "alive" } });
 
 export const ZReadinessResponse = z
   .strictObject({
     status: z.enum(["ready", "not_ready"]),
     database: z.enum(["ok", "unreachable"]),
   })
-  .meta({ id: "Readiness" });
+  .meta({ id: "Readiness", example: { status: "ready", database: "ok" } });
 
 export const livenessMeta: Meta = {
   openapi: {
     method: "GET",
     path: "/healthz",
-    tags: ["health"],
+    operationId: "liveness",
+    tags: ["Health"],
     summary: "Liveness",
     description: "Reports process liveness only. No authentication.",
   },
-  responses: { 200: "The process is alive." },
+  responses: { 200: { description: "The process is alive." } },
 };
 
 export const readinessMeta: Meta = {
   openapi: {
     method: "GET",
     path: "/readyz",
-    tags: ["health"],
+    operationId: "readiness",
+    tags: ["Health"],
     summary: "Readiness",
     description: "Ready when the database answers. No authentication; no connection details are exposed.",
   },
-  responses: { 200: "Ready to serve.", 503: "The database cannot be reached." },
+  responses: {
+    200: { description: "Ready to serve." },
+    503: {
+      description: "The database cannot be reached (the body still says so).",
+      examples: {
+        not_ready: {
+          summary: "Database unreachable",
+          value: { status: "not_ready", database: "unreachable" },
+        },
+      },
+    },
+  },
 };

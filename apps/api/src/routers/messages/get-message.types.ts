@@ -1,9 +1,12 @@
 import { z } from "zod";
 import type { Meta } from "../../trpc/trpc.ts";
-import { ZMessage } from "./message.types.ts";
+import { MESSAGE_EXAMPLES, ZMessage } from "./message.types.ts";
 
 export const ZGetMessageRequest = z.strictObject({
-  message_id: z.string().meta({ description: "The id returned when the message was created." }),
+  message_id: z.string().meta({
+    description: "The `id` returned when the message was created.",
+    example: "msg_01m81b5h8058wzg6wcqtsa05cx",
+  }),
 });
 
 export const ZGetMessageResponse = ZMessage;
@@ -12,18 +15,30 @@ export const getMessageMeta: Meta = {
   openapi: {
     method: "GET",
     path: "/v1/messages/{message_id}",
-    tags: ["messages"],
+    operationId: "getMessage",
+    tags: ["Messages"],
     summary: "Read a message",
     description:
-      "The message's current state. Poll: first read after about 2 s, doubling the wait, capped at 30 s. " +
-      "Only the authenticated project's messages are readable.",
+      "The message's current state, in the same shape as on creation. Poll it: first read about 2 s after sending, " +
+      "then double the wait after each read, capped at 30 s, and stop at a final status (`delivered`, `undeliverable`, " +
+      "`failed`, `unknown`). Test messages settle within about 30 s. Only the authenticated project's messages are readable.",
     protect: true,
   },
   responses: {
-    200: "The message, current state.",
-    401: "`unauthorized` or `invalid_api_key`.",
-    403: "`project_suspended`.",
-    404: "`message_not_found`: absent, or owned by another project (indistinguishable).",
-    500: "`internal_error`.",
+    200: {
+      description: "The message, current state.",
+      examples: {
+        submitted: MESSAGE_EXAMPLES.submitted,
+        delivered: MESSAGE_EXAMPLES.delivered,
+        undeliverable: MESSAGE_EXAMPLES.undeliverable,
+        failed: MESSAGE_EXAMPLES.failed,
+        unknown: MESSAGE_EXAMPLES.unknown,
+      },
+    },
+    400: { description: "An unexpected query parameter.", codes: ["invalid_request"] },
+    404: {
+      description: "No such message in this project (absent and another project's look the same).",
+      codes: ["message_not_found"],
+    },
   },
 };

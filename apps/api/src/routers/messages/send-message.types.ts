@@ -1,8 +1,16 @@
 import { IDEMPOTENCY_KEY_MAX_LENGTH, RECIPIENT_PATTERN } from "@sms/domain";
-import { LOCALES, TEMPLATE_IDS } from "@sms/templates";
+import {
+  DEFAULT_LOCALE,
+  LOCALES,
+  TEMPLATE_IDS,
+  TEMPLATES,
+  type TemplateId,
+  VARIABLE_PATTERNS,
+  VARIABLE_RULES,
+} from "@sms/templates";
 import { z } from "zod";
 import type { Meta } from "../../trpc/trpc.ts";
-import { ZMessage } from "./message.types.ts";
+import { MESSAGE_EXAMPLES, ZMessage } from "./message.types.ts";
 
 // One message per field, whatever went wrong with it (missing, wrong type,
 // wrong format): the field's stable code comes from `inputErrors` below.
@@ -40,6 +48,76 @@ export const ZSendMessageRequest = z
 
 export const ZSendMessageResponse = ZMessage;
 
+// The body as the OpenAPI document states it: one schema per template, each
+// with exactly its variables and their rules, so that a generated client
+// refuses at compile time what the server refuses with 400. The runtime
+// schema above stays looser on purpose: its failures map to one stable code
+// per field, in the order of docs/messages.md ("Validation order"), and the
+// templates package words the variables' problems. A test
+// (test/openapi-request.test.ts) holds both to the same verdicts.
+
+const pascal = (id: string) =>
+  id.replace(/(^|_)([a-z])/g, (_match, _sep: string, letter: string) => letter.toUpperCase());
+
+const ZRecipientDoc = z.string().regex(RECIPIENT_PATTERN).meta({
+  description:
+    "Exactly `+9955` followed by eight digits: no spaces, no other country; never normalised. Test keys: `+995500000001`…`0004` simulate failures.",
+  example: "+995555123456",
+});
+
+// A named schema: generated clients (openapi-typescript) then keep the field
+// optional in requests rather than reading `default` as "always present".
+const ZLocaleDoc = z
+  .enum(LOCALES)
+  .default(DEFAULT_LOCALE)
+  .meta({ id: "Locale", description: "`ka` (Georgian, the default) or `en`." });
+
+function templateRequest(template: TemplateId) {
+  const names = TEMPLATES[template].variables;
+  const variables = Object.fromEntries(
+    names.map((name) => [
+      name,
+      z
+        .string()
+        .regex(VARIABLE_PATTERNS[name])
+        .meta({
+          description: `A string: ${VARIABLE_RULES[name].requirement}.`,
+          example: VARIABLE_RULES[name].example,
+        }),
+    ]),
+  );
+  const example = Object.fromEntries(names.map((name) => [name, VARIABLE_RULES[name].example]));
+  return z
+    .strictObject({
+      to: ZRecipientDoc,
+      template: z.literal(template),
+      variables: z.strictObject(variables).meta({
+        description: `Exactly ${names.map((n) => `\`${n}\``).join(" and ")}, as strings (leading zeros survive).`,
+      }),
+      locale: ZLocaleDoc,
+    })
+    .meta({
+      id: `${pascal(template)}Request`,
+      title: template,
+      description: `\`${template}\`: “${TEMPLATES[template].text.en}”`,
+      example: { to: "+995555123456", template, variables: example, locale: "en" },
+    });
+}
+
+export const ZSendMessageBody = z
+  .discriminatedUnion(
+    "template",
+    TEMPLATE_IDS.map(templateRequest) as unknown as [
+      ReturnType<typeof templateRequest>,
+      ...ReturnType<typeof templateRequest>[],
+    ],
+  )
+  .meta({
+    id: "SendMessageRequest",
+    description:
+      "One of the built-in templates with exactly its variables. No other field is accepted (there is no `text` and no `from`).",
+  });
+
 // Authorization is described by the ApiKey security scheme (OpenAPI ignores a
 // header parameter of that name).
 export const ZSendMessageHeaders = z.object({
@@ -48,7 +126,8 @@ export const ZSendMessageHeaders = z.object({
     .min(1)
     .max(IDEMPOTENCY_KEY_MAX_LENGTH)
     .meta({
-      description: `1–${IDEMPOTENCY_KEY_MAX_LENGTH} characters, unique per logical send. Retries reuse it.`,
+      description: `1–${IDEMPOTENCY_KEY_MAX_LENGTH} characters, unique per logical send (a UUID is ideal). Retries of the same message reuse it; kept 24 hours.`,
+      example: "5f0c7f4e-2b8a-4d1e-9c3a-7e6b1d2f8a90",
     }),
 });
 
@@ -56,11 +135,14 @@ export const sendMessageMeta: Meta = {
   openapi: {
     method: "POST",
     path: "/v1/messages",
-    tags: ["messages"],
+    operationId: "sendMessage",
+    tags: ["Messages"],
     summary: "Send a message",
     description:
-      "Validates, records and submits one templated SMS. Validation order: authentication, Idempotency-Key, " +
-      "content type and size, body shape, `to`, `template`, `variables`; then idempotency, limits, send.",
+      "Validates, records and submits one templated SMS. Send a new `Idempotency-Key` per message and reuse it to retry " +
+      "that message: a retry answers `200` with the original message and never sends twice.\n\n" +
+      "Validation order: authentication, `Idempotency-Key`, content type and size, body shape, `to`, `template`, " +
+      "`variables`; then idempotency, limits, send. Then poll `GET /v1/messages/{message_id}` for the outcome.",
     protect: true,
     requestHeaders: ZSendMessageHeaders,
   },
@@ -69,18 +151,44 @@ export const sendMessageMeta: Meta = {
     ["template", "invalid_template"],
     ["variables", "invalid_variables"],
   ],
+  documentBody: ZSendMessageBody,
   responses: {
-    201: "A new submission attempt; `status` is `submitted`, `failed` or `unknown`. A provider rejection is still 201.",
-    200: "Idempotent replay: the original message, unchanged. No second SMS is sent.",
-    400: "`invalid_request`, `invalid_recipient`, `invalid_template`, `invalid_variables` or `idempotency_key_required`.",
-    401: "`unauthorized` or `invalid_api_key`.",
-    402: "`insufficient_credits`: live key, too few credits; nothing sent.",
-    403: "`project_suspended`.",
-    409: "`idempotency_key_reused`: same key with a different body, or the first request with this key is still in progress.",
-    413: "`payload_too_large`.",
-    415: "`unsupported_media_type`.",
-    429: "`rate_limited` or `daily_limit_reached`; nothing sent.",
-    500: "`internal_error`.",
-    503: "`provider_unavailable`: provider not reached, nothing sent; safe to retry with the same key.",
+    201: {
+      description:
+        "A new submission attempt; `status` is `submitted`, `failed` or `unknown`. A provider rejection is still `201`.",
+      headers: ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"],
+      examples: {
+        submitted: MESSAGE_EXAMPLES.submitted,
+        failed: MESSAGE_EXAMPLES.failed,
+        unknown: MESSAGE_EXAMPLES.unknown,
+      },
+    },
+    200: {
+      description:
+        "Idempotent replay (`Idempotent-Replayed: true`): the original response, unchanged, even if the message has moved on since. No second SMS is sent.",
+      headers: ["Idempotent-Replayed"],
+      examples: {
+        replay: { summary: "The first answer, replayed", value: MESSAGE_EXAMPLES.submitted.value },
+      },
+    },
+    400: {
+      description:
+        "The request is invalid; nothing was stored, so the same key can be used with a corrected body.",
+      codes: [
+        "invalid_request",
+        "invalid_recipient",
+        "invalid_template",
+        "invalid_variables",
+        "idempotency_key_required",
+      ],
+    },
+    402: { description: "Live key, too few credits; nothing sent.", codes: ["insufficient_credits"] },
+    409: {
+      description: "Same key with a different body, or the first request with this key is still in progress.",
+      codes: ["idempotency_key_reused"],
+    },
+    415: { description: "The body is not JSON.", codes: ["unsupported_media_type"] },
+    429: { description: "A limit is reached; nothing sent.", codes: ["rate_limited", "daily_limit_reached"] },
+    503: { description: "The provider was not reached; nothing sent.", codes: ["provider_unavailable"] },
   },
 };

@@ -1,0 +1,235 @@
+// The guide pages of the reference at /docs: Markdown in the OpenAPI
+// document's info.description and tag descriptions, which Scalar renders
+// before the operations. Built from the same facts the service uses (the
+// error table, the simulator's numbers, real response shapes), so that the
+// guide cannot drift from the API. Depth stays in docs/*.md.
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from "@sms/domain";
+import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
+import { TEMPLATE_IDS, TEMPLATES } from "@sms/templates";
+import { MESSAGE_EXAMPLES } from "../routers/messages/message.types.ts";
+import { TEST_KEY_EXAMPLE } from "../routers/test-keys/create-test-key.types.ts";
+import { API_ERROR_CODES, ERROR_GUIDE, ERROR_STATUS } from "./errors.ts";
+
+/** Spec 6: when to read a message again. The client package follows the same numbers. */
+export const POLLING = { firstDelaySeconds: 2, factor: 2, maxDelaySeconds: 30 } as const;
+
+const json = (value: unknown) => `\`\`\`json\n${JSON.stringify(value, null, 2)}\n\`\`\``;
+
+function gettingStarted(baseUrl: string): string {
+  const key = {
+    ...TEST_KEY_EXAMPLE,
+    claim_url: `${baseUrl}/claim/HiuEQ4teHBceUms-jFvdrfEPpm2th2z1GHA3HxZkh2M`,
+  };
+  return `## Getting started
+
+Three requests: get a key, send a code, read the outcome. Test keys never send a real SMS and need no account.
+Paste into bash (needs only \`curl\` and \`node\`):
+
+**1. Get a test key** (no authentication, no body): \`POST /v1/test-keys\`
+
+\`\`\`bash
+TEST_KEY=$(curl -sS -X POST ${baseUrl}/v1/test-keys)
+API_KEY=$(node -pe 'JSON.parse(process.argv[1]).api_key' "$TEST_KEY")
+\`\`\`
+
+\`201 Created\`. \`api_key\` is shown only here; give \`claim_url\` to a human, who claims the project in a browser:
+
+${json(key)}
+
+**2. Send a code**: \`POST /v1/messages\`, with a new \`Idempotency-Key\` for every message
+
+\`\`\`bash
+MESSAGE=$(curl -sS -X POST ${baseUrl}/v1/messages \\
+  -H "Authorization: Bearer $API_KEY" \\
+  -H "Idempotency-Key: $(cat /proc/sys/kernel/random/uuid)" \\
+  -H "Content-Type: application/json" \\
+  -d '{"to":"+995555123456","template":"verification_code","variables":{"code":"482913"},"locale":"en"}')
+MESSAGE_ID=$(node -pe 'JSON.parse(process.argv[1]).id' "$MESSAGE")
+\`\`\`
+
+\`201 Created\`. \`submitted\` means the provider accepted it, not that it was delivered:
+
+${json(MESSAGE_EXAMPLES.submitted.value)}
+
+**3. Read the outcome**: \`GET /v1/messages/{message_id}\`, polling as below
+
+\`\`\`bash
+curl -sS ${baseUrl}/v1/messages/$MESSAGE_ID -H "Authorization: Bearer $API_KEY"
+\`\`\`
+
+\`200 OK\`, once the status check has run (test messages settle within about 30 s):
+
+${json(MESSAGE_EXAMPLES.delivered.value)}
+
+The full number and the text are never returned. Every error has one shape, \`{"error":{"code","message","request_id"}}\`,
+and the \`X-Request-Id\` header carries the same id: quote it when asking for help.`;
+}
+
+function testMode(): string {
+  const n = SIMULATOR_NUMBERS;
+  return `## Test mode and the simulator
+
+A key that starts with \`sk_test_\` sends through a built-in simulator: no SMS leaves the service and no credits are
+spent, but every answer has the live shape. These recipients make the simulator answer as a real provider might:
+
+| \`to\` | Answer | Later | What your code should do |
+|---|---|---|---|
+| \`${n.rejected}\` | \`201\`, \`failed\`, error \`provider_rejected\` | — | Show a failure; do not retry. |
+| \`${n.unreachable}\` | \`503 provider_unavailable\` (nothing kept) | — | Retry with the **same** \`Idempotency-Key\`: it is safe. |
+| \`${n.indeterminate}\` | \`201\`, \`unknown\`, error \`provider_unavailable\` | — | Do **not** retry automatically: it may have been sent. |
+| \`${n.undeliverable}\` | \`201\`, \`submitted\` | \`undeliverable\` within about 30 s | Poll; handle the final failure. |
+| any other valid number | \`201\`, \`submitted\` | \`delivered\` within about 30 s | Poll until final. |
+
+Templates: ${TEMPLATE_IDS.map((id) => `\`${id}\` (${TEMPLATES[id].variables.map((v) => `\`${v}\``).join(", ")})`).join(", ")}.
+\`code\` is 4 to 8 digits, \`minutes\` 1 to 999 without leading zeros, both as JSON strings; \`locale\` is \`ka\` (default)
+or \`en\`. A human who opens \`claim_url\` and signs in gets free credits and can create live keys (\`sk_live_…\`)
+on the dashboard; the test key keeps working.`;
+}
+
+function idempotency(): string {
+  return `## Idempotency and retries
+
+Every \`POST /v1/messages\` carries an \`Idempotency-Key\` header: 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters, new for each
+logical message (a UUID is ideal), and the same for every retry of that message. Keys are kept 24 hours, per
+project and key mode.
+
+| You send | Answer |
+|---|---|
+| A new key | \`201\` and a new message. |
+| The same key and the same body (\`to\`, \`template\`, \`variables\`, \`locale\`; an omitted \`locale\` is \`ka\`) | \`200\` with the original message, byte for byte, and \`Idempotent-Replayed: true\`. Nothing is sent again and no limit is counted. |
+| The same key with a different body | \`409 idempotency_key_reused\`. |
+| The same key while its first request is still running | \`409 idempotency_key_reused\` ("still in progress"): retry shortly with the same key. |
+| No key | \`400 idempotency_key_required\`. |
+
+Which answers to retry, always with the same key:
+
+- **Safe**: a network error or timeout with no answer, \`500 internal_error\`, \`503 provider_unavailable\`, \`429 rate_limited\`
+  (after \`Retry-After\` seconds), \`409\` "in progress". A retry either replays the first answer or sends once.
+- **Not automatically**: a \`201\` with status \`unknown\` (the SMS may have gone out; read it later instead), \`429
+  daily_limit_reached\` (wait for the reset time in the message), any other \`4xx\` (change the request first).
+
+Validation failures store nothing: after a \`400\` the same key can be used with a corrected body.`;
+}
+
+function errors(): string {
+  const rows = API_ERROR_CODES.map((code) => {
+    const guide = ERROR_GUIDE[code];
+    return `| \`${code}\`<br>${ERROR_STATUS[code]} | ${guide.when} | ${guide.action} |`;
+  });
+  return `## Errors
+
+Every error answers with the same envelope and the request's id, also in the \`X-Request-Id\` header:
+
+${json({ error: { code: "invalid_recipient", message: ERROR_GUIDE.invalid_recipient.example, request_id: "req_01m81b5h80dyb9cpnywpdjqhd4" } })}
+
+Branch on \`error.code\` (stable); show or log \`error.message\` (it says what to change; its wording may change). New
+codes may be added within \`/v1\`: treat an unknown code by its HTTP status.
+
+| Code, HTTP status | When | What to do |
+|---|---|---|
+${rows.join("\n")}
+
+When several apply, the first in this order answers: the route (404, 405), authentication (401, 403), the
+\`Idempotency-Key\`, the body's transport (415, 413), the body (\`invalid_request\`, then \`to\`, \`template\`,
+\`variables\`), idempotency (\`200\` replay, \`409\`), limits (\`429\`, \`402\`), the provider (\`503\`).
+
+Failures after a message was accepted are not HTTP errors: the message's \`error\` field carries them (\`MessageError\`).`;
+}
+
+function polling(): string {
+  return `## Polling and the status lifecycle
+
+There are no webhooks: read \`GET /v1/messages/{message_id}\` until the status is final. Read first about
+${POLLING.firstDelaySeconds} seconds after sending, double the wait after each read, and cap it at ${POLLING.maxDelaySeconds} seconds
+(2, 4, 8, 16, 30, 30, … s). A live delivery report usually arrives within seconds but can take minutes; the service
+asks the provider every 20 seconds.
+
+| Status | Meaning | Final | \`error\` |
+|---|---|---|---|
+| \`queued\` | Written; the submission has not finished (seen only in flight or after a crash) | no | \`null\` |
+| \`submitted\` | The provider accepted it; not a delivery claim | no | \`null\` |
+| \`delivered\` | Reliable delivery confirmation | yes | \`null\` |
+| \`undeliverable\` | Reliable report that it could not be delivered | yes | \`invalid_recipient\` |
+| \`failed\` | Rejected at submission, or reported failed | yes | \`provider_rejected\`, \`sender_not_allowed\`, \`invalid_message\`, \`invalid_recipient\` |
+| \`unknown\` | No definitive result: it may or may not have been sent | yes | \`provider_unavailable\` |
+
+\`queued\` → \`submitted\` → \`delivered\` or \`undeliverable\`; a submission can also end at once in \`failed\` or
+\`unknown\`, and a message still \`submitted\` after 72 hours becomes \`unknown\`. Final statuses never change. A
+test message still \`submitted\` after 10 seconds is not stuck.
+
+\`\`\`bash
+DELAY=${POLLING.firstDelaySeconds}
+while true; do
+  sleep "$DELAY"
+  STATE=$(curl -sS "$BASE_URL/v1/messages/$MESSAGE_ID" -H "Authorization: Bearer $API_KEY")
+  STATUS=$(node -pe 'JSON.parse(process.argv[1]).status' "$STATE")
+  if [ "$STATUS" != queued ] && [ "$STATUS" != submitted ]; then echo "$STATE"; break; fi
+  DELAY=$((DELAY * ${POLLING.factor} > ${POLLING.maxDelaySeconds} ? ${POLLING.maxDelaySeconds} : DELAY * ${POLLING.factor}))
+done
+\`\`\``;
+}
+
+function limits(): string {
+  return `## Limits
+
+| Limit | Value | Answer |
+|---|---|---|
+| New messages per project | 100 per minute (configurable) | \`429 rate_limited\`, \`Retry-After\` |
+| Instant test keys | a few per minute and a few dozen per day per address, and a daily total | \`429 rate_limited\` / \`daily_limit_reached\` |
+| Free tier (live keys, no paid credits) | 20 segments per UTC day | \`429 daily_limit_reached\` |
+| Credits (live keys) | one per segment, reserved before sending | \`402 insufficient_credits\` |
+| \`Idempotency-Key\` | 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters, kept 24 hours | \`400\` |
+| Request body | 16 KiB | \`413 payload_too_large\` |
+| \`code\` / \`minutes\` | 4–8 digits / 1–999 | \`400 invalid_variables\` |
+| Messages of an unclaimed project | deleted 30 days after sending | — |
+
+\`POST /v1/messages\` (\`201\`) and \`POST /v1/test-keys\` answer with \`RateLimit-Limit\`, \`RateLimit-Remaining\` and
+\`RateLimit-Reset\` (seconds until the window resets) for the limit nearest to exhaustion; every \`429\` also carries
+\`Retry-After\` in seconds.`;
+}
+
+/** info.description: what the API is, and where to start. */
+export function referenceIntro(): string {
+  return (
+    "Send template-based verification, sign-in and password-reset codes to Georgian mobile numbers (`+9955XXXXXXXX`), " +
+    "in Georgian or English, and read each message's delivery state. JSON over HTTPS; private beta, version 0.1.0.\n\n" +
+    "New here? Read **Getting started** (three requests: key → send → poll), then **Test mode and the simulator**. " +
+    "Every error code, when it happens and what to do, is under **Errors**."
+  );
+}
+
+/** Guide pages: tags without operations, which Scalar shows as pages before the reference. */
+export function guidePages(baseUrl: string): Array<{ name: string; description: string }> {
+  return [
+    ["Getting started", gettingStarted(baseUrl)],
+    ["Test mode and the simulator", testMode()],
+    ["Idempotency and retries", idempotency()],
+    ["Errors", errors()],
+    ["Polling and the status lifecycle", polling()],
+    ["Limits", limits()],
+  ].map(([name, markdown]) => ({
+    name: name as string,
+    // The page's own title is the tag's name.
+    description: (markdown as string).replace(/^## [^\n]*\n\n/, ""),
+  }));
+}
+
+/** The operations' groups, in the order the reference shows them: messages first, health last. */
+export const TAGS = [
+  {
+    name: "Messages",
+    description:
+      "Send a templated SMS and read its state. Authenticate with `Authorization: Bearer <API_KEY>`. " +
+      `Test keys: \`${SIMULATOR_NUMBERS.rejected}\`…\`${SIMULATOR_NUMBERS.undeliverable.slice(-4)}\` simulate failures (see *Test mode and the simulator*). ` +
+      `Poll for the outcome: first read after about ${POLLING.firstDelaySeconds} s, doubling, capped at ${POLLING.maxDelaySeconds} s.`,
+  },
+  {
+    name: "Test keys",
+    description:
+      "An instant test key for a new project, no account needed; a human claims the project later.",
+  },
+  {
+    name: "Health",
+    description: "Liveness and readiness for load balancers and orchestrators. No authentication.",
+  },
+] as const;

@@ -1,0 +1,262 @@
+// The client against the real service (`deno run src/main.ts` over HTTP, from
+// apps/api's harness): the same codes as REST for the same input, the request
+// id, replays, rate limits, polling to a final status. Then the package as an
+// integrator gets it: `pnpm pack` → installed from the tarball, offline, in a
+// fresh Node project → imported from plain Node (.mjs) and type-checked from
+// TypeScript with its bundled types → calling the same server.
+import { execFile } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ServerProcess, startServer } from "../../../apps/api/test/harness.ts";
+import { createSmsClient, type SendMessageRequest, SmsApiError } from "../src/index.ts";
+
+const run = promisify(execFile);
+const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
+const ROOT = join(PACKAGE_DIR, "..", "..");
+const TSC = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+
+let server: ServerProcess;
+let work: string;
+
+beforeAll(async () => {
+  [server, work] = await Promise.all([
+    startServer({
+      backend: "pglite",
+      env: { STATUS_CHECK_INTERVAL_SECONDS: "1", SIMULATOR_DELIVERY_DELAY_MS: "0" },
+    }),
+    mkdtemp(join(tmpdir(), "sms-api-client-")),
+  ]);
+});
+afterAll(async () => {
+  await server?.cleanup();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+const valid = {
+  to: "+995555123456",
+  template: "password_reset_code",
+  variables: { code: "482913", minutes: "15" },
+  locale: "en",
+} as const satisfies SendMessageRequest;
+
+describe("createSmsClient against the service", () => {
+  it("gets a key, sends, replays, reads and polls to a final status", async () => {
+    const anonymous = createSmsClient({ baseUrl: server.baseUrl });
+    const { testKey, status, rateLimit } = await anonymous.createTestKey();
+    expect(status).toBe(201);
+    expect(testKey.api_key).toMatch(/^sk_test_/);
+    expect(rateLimit?.limit).toBeGreaterThan(0);
+
+    const sms = createSmsClient({ baseUrl: server.baseUrl, apiKey: testKey.api_key });
+    const sent = await sms.sendMessage(valid, { idempotencyKey: "client-1" });
+    expect(sent).toMatchObject({
+      status: 201,
+      replayed: false,
+      message: { status: "submitted", segments: 1 },
+    });
+    expect(sent.requestId).toMatch(/^req_/);
+    expect(sent.rateLimit?.remaining).toBeLessThan(sent.rateLimit?.limit as number);
+    const replay = await sms.sendMessage(valid, { idempotencyKey: "client-1" });
+    expect(replay).toMatchObject({ status: 200, replayed: true, message: sent.message });
+
+    expect((await sms.getMessage(sent.message.id)).id).toBe(sent.message.id);
+    const polled: string[] = [];
+    const final = await sms.waitForFinalStatus(sent.message.id, {
+      initialDelayMs: 250,
+      maxDelayMs: 1000,
+      onUpdate: (m) => polled.push(m.status),
+      signal: AbortSignal.timeout(60_000),
+    });
+    expect(final.status).toBe("delivered");
+    expect(polled.at(-1)).toBe("delivered");
+    expect(await sms.liveness()).toEqual({ status: "alive" });
+    expect(await sms.readiness()).toEqual({ status: "ready", database: "ok" });
+  });
+
+  it("fails with the same code as REST for the same input, and the request id", async () => {
+    const { testKey } = await createSmsClient({ baseUrl: server.baseUrl }).createTestKey();
+    const sms = createSmsClient({ baseUrl: server.baseUrl, apiKey: testKey.api_key });
+    const cases: Array<[string, unknown]> = [
+      ["bad recipient", { ...valid, to: "555123456" }],
+      ["unknown template", { ...valid, template: "marketing" }],
+      ["missing minutes", { ...valid, variables: { code: "482913" } }],
+      ["extra field", { ...valid, text: "hi" }],
+      ["simulated outage", { ...valid, to: "+995500000002" }],
+    ];
+    for (const [what, body] of cases) {
+      const key = `codes-${what}`;
+      const rest = await fetch(`${server.baseUrl}/v1/messages`, {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${testKey.api_key}`,
+          "Idempotency-Key": `${key}-rest`,
+          "Content-Type": "application/json",
+        },
+        body: JSON.stringify(body),
+      });
+      const restCode = ((await rest.json()) as { error: { code: string } }).error.code;
+      const error = await sms
+        .sendMessage(body as SendMessageRequest, { idempotencyKey: `${key}-client` })
+        .catch((e: unknown) => e);
+      expect(error, what).toBeInstanceOf(SmsApiError);
+      expect((error as SmsApiError).code, what).toBe(restCode);
+      expect((error as SmsApiError).status, what).toBe(rest.status);
+      expect((error as SmsApiError).requestId, what).toMatch(/^req_/);
+    }
+    const codes = await Promise.all([
+      sms.sendMessage(valid, { idempotencyKey: "" }).catch((e: SmsApiError) => e.code),
+      sms.getMessage("msg_nope").catch((e: SmsApiError) => e.code),
+      createSmsClient({ baseUrl: server.baseUrl })
+        .getMessage("msg_nope")
+        .catch((e: SmsApiError) => e.code),
+      createSmsClient({ baseUrl: server.baseUrl, apiKey: "sk_test_nope" })
+        .getMessage("msg_nope")
+        .catch((e: SmsApiError) => e.code),
+    ]);
+    expect(codes).toEqual([
+      "idempotency_key_required",
+      "message_not_found",
+      "unauthorized",
+      "invalid_api_key",
+    ]);
+  });
+});
+
+const MODULE_CHECK = `import { createSmsClient, SmsApiError, FINAL_STATUSES } from "@sms/api-client";
+const sms = createSmsClient({ baseUrl: process.env.BASE_URL });
+const { testKey } = await sms.createTestKey();
+const client = createSmsClient({ baseUrl: process.env.BASE_URL, apiKey: testKey.api_key });
+const { message, status } = await client.sendMessage(
+  { to: "+995555123456", template: "verification_code", variables: { code: "4821" } },
+  { idempotencyKey: "packed-1" },
+);
+const error = await client
+  .sendMessage({ to: "+995555123456", template: "verification_code", variables: { code: "4821", minutes: "5" } }, { idempotencyKey: "packed-2" })
+  .catch((e) => e);
+console.log(JSON.stringify({ status, message: message.status, read: (await client.getMessage(message.id)).id === message.id,
+  error: error instanceof SmsApiError ? error.code : String(error), finals: FINAL_STATUSES.length }));
+`;
+
+const TYPES_CHECK = `import { createSmsClient, type Message, type SendMessageErrorCode, type SmsApiError } from "@sms/api-client";
+
+export async function send(baseUrl: string, apiKey: string): Promise<Message> {
+  const sms = createSmsClient({ baseUrl, apiKey });
+  const { message, replayed } = await sms.sendMessage(
+    { to: "+995555123456", template: "password_reset_code", variables: { code: "482913", minutes: "15" }, locale: "ka" },
+    { idempotencyKey: "typed-1" },
+  );
+  const flag: boolean = replayed;
+  void flag;
+  const code: SendMessageErrorCode = "invalid_variables";
+  void code;
+  // @ts-expect-error: password_reset_code without minutes
+  await sms.sendMessage({ to: "+995555123456", template: "password_reset_code", variables: { code: "482913" } }, { idempotencyKey: "x" });
+  // @ts-expect-error: an extra variable
+  await sms.sendMessage({ to: "+995555123456", template: "login_code", variables: { code: "4821", minutes: "5" } }, { idempotencyKey: "x" });
+  // @ts-expect-error: no Idempotency-Key
+  await sms.sendMessage({ to: "+995555123456", template: "login_code", variables: { code: "4821" } });
+  // @ts-expect-error: not a code the API has
+  const wrong: SendMessageErrorCode = "no_such_code";
+  void wrong;
+  const onError = (error: SmsApiError): string | null => error.requestId;
+  void onError;
+  return sms.waitForFinalStatus(message.id, { signal: AbortSignal.timeout(60_000) });
+}
+`;
+
+describe("the packed package in a fresh Node project", () => {
+  it("installs offline from its tarball, imports from .mjs, type-checks from TypeScript and calls the service", async () => {
+    // pnpm pack runs prepack (the build) and rewrites workspace versions.
+    await run(join(ROOT, "node_modules", ".bin", "pnpm"), ["pack", "--pack-destination", work], {
+      cwd: PACKAGE_DIR,
+    });
+    const tarball = (await readdir(work)).find((name) => name.endsWith(".tgz")) as string;
+    const packed = await run("tar", ["tzf", join(work, tarball)]);
+    expect(packed.stdout.split("\n").filter(Boolean).sort()).toEqual(
+      [
+        "package/README.md",
+        "package/dist/index.d.ts",
+        "package/dist/index.js",
+        "package/package.json",
+      ].sort(),
+    );
+
+    const project = join(work, "app");
+    await run("mkdir", ["-p", project]);
+    await writeFile(
+      join(project, "package.json"),
+      JSON.stringify({ name: "app", private: true, type: "module" }),
+    );
+    await run(
+      "npm",
+      ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", join(work, tarball)],
+      {
+        cwd: project,
+      },
+    );
+    const installed = JSON.parse(
+      await readFile(join(project, "node_modules", "@sms", "api-client", "package.json"), "utf8"),
+    ) as { dependencies?: object; private?: boolean };
+    expect(installed.dependencies ?? {}).toEqual({});
+    expect(installed.private).toBeUndefined();
+    // Nothing but the client itself was installed.
+    expect((await readdir(join(project, "node_modules"))).filter((name) => !name.startsWith("."))).toEqual([
+      "@sms",
+    ]);
+    const bundle = await readFile(
+      join(project, "node_modules", "@sms", "api-client", "dist", "index.js"),
+      "utf8",
+    );
+    expect(bundle).not.toMatch(/from ["'](@sms\/api|@trpc|zod|node:)/);
+
+    await writeFile(join(project, "check.mjs"), MODULE_CHECK);
+    const { stdout } = await run(process.execPath, ["check.mjs"], {
+      cwd: project,
+      env: { ...process.env, BASE_URL: server.baseUrl },
+    });
+    expect(JSON.parse(stdout)).toEqual({
+      status: 201,
+      message: "submitted",
+      read: true,
+      error: "invalid_variables",
+      finals: 4,
+    });
+
+    await writeFile(join(project, "check.ts"), TYPES_CHECK);
+    await writeFile(
+      join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          lib: ["ES2022", "DOM"],
+          strict: true,
+          noEmit: true,
+          types: [],
+        },
+        files: ["check.ts"],
+      }),
+    );
+    const tsc = await run(process.execPath, [TSC, "-p", "tsconfig.json"], { cwd: project }).then(
+      (result) => result.stdout,
+      (error: { stdout?: string }) => `FAILED\n${error.stdout ?? String(error)}`,
+    );
+    expect(tsc).toBe("");
+    // The check can fail: a valid call under @ts-expect-error does not compile.
+    await writeFile(
+      join(project, "check.ts"),
+      `${TYPES_CHECK}\n// @ts-expect-error\nexport const ok = createSmsClient({ baseUrl: "x" });\n`,
+    );
+    const unused = await run(process.execPath, [TSC, "-p", "tsconfig.json"], { cwd: project }).then(
+      () => "",
+      (error: { stdout?: string }) => error.stdout ?? "",
+    );
+    expect(unused).toContain("Unused '@ts-expect-error' directive");
+  });
+});
