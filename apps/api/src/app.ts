@@ -24,7 +24,10 @@ import { buildOpenApiDocument } from "./http/openapi.ts";
 import { periodicJobs } from "./jobs/jobs.ts";
 import { type Job, type Scheduler, startScheduler } from "./jobs/scheduler.ts";
 import { type AppLogger, createLogger } from "./logger.ts";
+import { createCookieSealer, generateCookieSecret } from "./pages/claim/claim-cookies.ts";
 import { claimPageRoutes } from "./pages/claim/claim-page.ts";
+import { identityProvidersFromConfig } from "./pages/claim/identity-providers.ts";
+import { dashboardPages } from "./pages/dashboard/dashboard-page.ts";
 import { appRouter } from "./router.ts";
 import { apiServices } from "./services.ts";
 
@@ -112,7 +115,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     test: createSimulatorProvider({ clock, deliveryDelayMs: config.messages.simulatorDelayMs }),
     live,
   };
-  const services = apiServices({ store, keyring, clock, logger, providers, config });
+  const services = apiServices({ store, keyring, clock, logger, providers, brands: live, config });
 
   const deps: AppDeps = {
     services,
@@ -122,13 +125,45 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     databaseReachable: () => db.ping(),
   };
 
+  // The claim pages and the dashboard share the identity providers, the
+  // sign-in callback and the cookie sealer (one secret).
+  let cookieSecret = config.claims.cookieSecret;
+  if (!cookieSecret) {
+    logger.warn(
+      {},
+      "CLAIM_COOKIE_SECRET is not set: using a throw-away in-memory secret (development only; sign-ins and dashboard sessions do not survive a restart or cross instances)",
+    );
+    cookieSecret = generateCookieSecret();
+  }
+  const sealer = await createCookieSealer(cookieSecret);
+  const identityProviders = identityProvidersFromConfig(config.claims);
+  if (config.dashboard.devSignIn) {
+    logger.warn(
+      {},
+      "development sign-in is on: anyone can sign in to the claim pages and the dashboard as anyone",
+    );
+  }
+  const dashboard = await dashboardPages({
+    deps,
+    clock,
+    logger,
+    config,
+    sealer,
+    providers: identityProviders,
+    brandsConfigured: live !== null,
+  });
+
   const document = buildOpenApiDocument(appRouter, config.publicBaseUrl);
   const handler = createGateway({
     router: appRouter,
     deps,
     extraRoutes: [
       ...(await docsRoutes(document)),
-      ...(await claimPageRoutes({ services: services.claims, clock, logger, config })),
+      ...(await claimPageRoutes(
+        { services: services.claims, clock, logger, config },
+        { providers: identityProviders, sealer, dashboard: dashboard.hooks },
+      )),
+      ...dashboard.routes,
     ],
     trustProxy: config.http.trustProxy,
     maxBodyBytes: config.http.maxBodyBytes,

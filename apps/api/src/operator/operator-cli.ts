@@ -98,7 +98,7 @@ export function refusalText(refusal: OperatorRefusal): string {
 }
 
 const INVALID_INPUT_TEXT: Record<Extract<OperatorRefusal, { code: "invalid_input" }>["field"], string> = {
-  actor: "The actor must be 1–64 characters: letters, digits and . _ @ + -.",
+  actor: "The actor must be 1–128 characters: letters, digits and . _ @ + : -.",
   project_id: "The project id must look like prj_ followed by 26 characters.",
   key: "Name the key by exactly one of: its id (key_…) or its prefix (sk_live_XXXX).",
   key_id: "The key id must look like key_ followed by 26 characters.",
@@ -111,6 +111,7 @@ const INVALID_INPUT_TEXT: Record<Extract<OperatorRefusal, { code: "invalid_input
   brand_id:
     "The brand id must be a positive whole number (and is needed when no live provider credentials are configured, since the brand cannot be looked up).",
   batch_size: "--batch-size must be 1 to 10000.",
+  query: "Search by a project id (prj_…), a key prefix (sk_live_XXXX) or an e-mail address.",
 };
 
 function describeLines(description: ProjectDescription, cacheTtlMs: number): string[] {

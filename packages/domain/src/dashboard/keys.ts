@@ -7,7 +7,7 @@ import { apiKeyPrefix, isId, newApiKey, newId, sha256Hex } from "@sms/crypto";
 import { checkCommon, type OperatorDeps, type OperatorRefusal } from "../operator/operator-support.ts";
 import { type CreateLiveKeyResult, createLiveKey } from "../operator/create-live-key.ts";
 import { type RevokeApiKeyResult, revokeApiKey } from "../operator/revoke-api-key.ts";
-import type { KeyRecord, Store } from "../store/index.ts";
+import type { KeyRecord, ProjectRecord, Store } from "../store/index.ts";
 import type { Cursor } from "../store/message-log.ts";
 import { type AccountViewer, type DashboardRefusal, ownedProject, PROJECT_NOT_FOUND } from "./access.ts";
 import { type Page, pageOf } from "./paging.ts";
@@ -15,11 +15,15 @@ import { type Page, pageOf } from "./paging.ts";
 export async function listProjectKeys(
   deps: { store: Pick<Store, "projects" | "keys"> },
   input: { viewer: AccountViewer; projectId: string; after: Cursor | null; limit: number },
-): Promise<({ ok: true } & Page<KeyRecord, Cursor>) | DashboardRefusal> {
+): Promise<({ ok: true; project: ProjectRecord } & Page<KeyRecord, Cursor>) | DashboardRefusal> {
   const project = await ownedProject(deps.store, input.viewer, input.projectId);
   if (!project) return PROJECT_NOT_FOUND;
   const rows = await deps.store.keys.listPage(project.id, input.after, input.limit + 1);
-  return { ok: true, ...pageOf(rows, input.limit, (row) => ({ createdAt: row.createdAt, id: row.id })) };
+  return {
+    ok: true,
+    project,
+    ...pageOf(rows, input.limit, (row) => ({ createdAt: row.createdAt, id: row.id })),
+  };
 }
 
 export async function createProjectLiveKey(
