@@ -309,13 +309,12 @@ export async function dashboardPages(
     if (viewer) return redirect(next ?? "/dashboard/projects");
     const chrome = await chromeFor(null, formActionOrigins());
     const signedOut = url.searchParams.get("notice") === "signed_out";
-    const response = signInPage(chrome, { providers: signInChoices(), devSignIn, next });
-    if (!signedOut) return response;
-    const html = (await response.text()).replace(
-      "<h1>Sign in to the dashboard</h1>",
-      `<h1>Sign in to the dashboard</h1>\n<div class="note ok" role="status"><p>${NOTICES.signed_out}</p></div>`,
-    );
-    return new Response(html, { status: 200, headers: response.headers });
+    return signInPage(chrome, {
+      providers: signInChoices(),
+      devSignIn,
+      next,
+      ...(signedOut ? { notice: NOTICES.signed_out } : {}),
+    });
   });
 
   const startSignIn = route("POST", "/dashboard/sign-in", "public", async ({ form, state }) => {

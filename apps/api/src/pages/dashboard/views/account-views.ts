@@ -48,6 +48,7 @@ export function signInPage(
     devSignIn: boolean;
     next: string | null;
     problem?: string;
+    notice?: string;
     status?: number;
   },
 ): Response {
@@ -83,6 +84,7 @@ ${options.providers.map((p) => `<button type="submit" class="primary" name="prov
     section: "sign-in",
     status: options.status ?? 200,
     body: `<h1>Sign in to the dashboard</h1>
+${options.notice ? note("ok", `<p>${esc(options.notice)}</p>`) : ""}
 ${options.problem ? note("bad", `<p>${esc(options.problem)}</p>`, "alert") : ""}
 <p>Manage the projects you claimed: API keys, messages, credits and your sender name. Sign in with the account you claimed them with.</p>
 ${providers}${dev}${none}

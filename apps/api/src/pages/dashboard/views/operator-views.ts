@@ -64,20 +64,21 @@ export function operatorHomePage(
           [6],
         )
     : "";
-  const requests = options.requests.requests.map((request) => [
-    time(request.created_at, "short"),
-    `<a href="${opProject(request.project_id)}"><code>${esc(request.project_id)}</code></a>`,
-    `<strong>${esc(request.name)}</strong>`,
-    esc(request.purpose),
-    esc(request.requested_by),
-    `<form method="post" action="/dashboard/operator/sender-requests/${encodeURIComponent(request.id)}/approve">${csrfField(chrome)}
-<div class="field"><label for="brand-${esc(request.id)}">uBill brand id <span class="hint">(${options.brandsConfigured ? "optional: found by name" : "required: no brand list configured"})</span></label>
+  // One card per request (a table cannot hold two forms legibly at 390 px).
+  const requests = options.requests.requests.map(
+    (request) => `<section class="panel" aria-labelledby="request-${esc(request.id)}">
+<h3 id="request-${esc(request.id)}">${esc(request.name)} <span class="muted">for <a href="${opProject(request.project_id)}"><code>${esc(request.project_id)}</code></a></span></h3>
+<dl class="facts"><dt>Purpose</dt><dd>${esc(request.purpose)}</dd><dt>Requested</dt><dd>${time(request.created_at)} by <code>${esc(request.requested_by)}</code></dd></dl>
+<div class="grid-2">
+<form method="post" action="/dashboard/operator/sender-requests/${encodeURIComponent(request.id)}/approve">${csrfField(chrome)}
+<div class="field"><label for="brand-${esc(request.id)}">uBill brand id <span class="hint">(${options.brandsConfigured ? "optional: found by name in uBill's brand list" : "required: no brand list is configured"})</span></label>
 <input id="brand-${esc(request.id)}" name="brand_id" inputmode="numeric" pattern="[0-9]*" maxlength="9"${options.brandsConfigured ? "" : " required"}></div>
 <div class="actions"><button type="submit" class="primary">Approve ${esc(request.name)}</button></div></form>
 <form method="post" action="/dashboard/operator/sender-requests/${encodeURIComponent(request.id)}/refuse">${csrfField(chrome)}
-<div class="field"><label for="reason-${esc(request.id)}">Reason for refusing</label><input id="reason-${esc(request.id)}" name="reason" required maxlength="500"></div>
-<div class="actions"><button type="submit">Refuse</button></div></form>`,
-  ]);
+<div class="field"><label for="reason-${esc(request.id)}">Reason for refusing <span class="hint">(the account holder sees it)</span></label><input id="reason-${esc(request.id)}" name="reason" required maxlength="500"></div>
+<div class="actions"><button type="submit">Refuse ${esc(request.name)}</button></div></form>
+</div></section>`,
+  );
   return htmlPage(chrome, {
     title: "Operator",
     section: "operator",
@@ -92,7 +93,7 @@ ${options.notice}
 ${options.problem ? note("bad", `<p>${esc(options.problem)}</p>`, "alert") : ""}
 ${found}
 <h2>Sender requests waiting</h2>
-${requests.length > 0 ? table("Pending sender requests", ["Requested", "Project", "Name", "Purpose", "By", "Decide"], requests) : `<p class="muted">None waiting.</p>`}
+${requests.length > 0 ? requests.join("\n") : `<p class="muted">None waiting.</p>`}
 ${pager({ first: "/dashboard/operator", next: options.requests.next ? withQuery("/dashboard/operator", { requests: options.requests.next }) : null, isFirst: options.requestsFirst })}
 <h2>Audit log</h2>
 <p><a href="/dashboard/operator/audit">Every operator and dashboard action, newest first</a></p>`,
