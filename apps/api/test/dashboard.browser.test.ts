@@ -166,6 +166,8 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
   const link = (page: Page, name: string | RegExp) => page.getByRole("link", { name });
   // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText (the rendered text), not the DOM property
   const mainText = (page: Page) => page.locator("main").innerText();
+  // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText (the rendered text), not the DOM property
+  const headerText = (page: Page) => page.locator("header").innerText();
 
   async function rememberCookies(context: BrowserContext) {
     const cookies = await context.cookies();
@@ -456,7 +458,7 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
       await click(page, button(page, "Claim this project"));
       await click(page, link(page, "Open the project in the dashboard"));
       expect(page.url()).toBe(`${server.baseUrl}/dashboard/projects/${key.project_id}`);
-      expect(await page.locator("header").innerText()).toContain(`${name} (${provider})`);
+      expect(await headerText(page)).toContain(`${name} (${provider})`);
       await rememberCookies(page.context());
 
       await click(page, button(page, "Sign out"));
