@@ -337,6 +337,7 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     const rolledKey = await page.getByLabel(/Test API key/).inputValue();
     expect(rolledKey).toMatch(/^sk_test_/);
     secrets.add(rolledKey);
+    await shots(page, "new-test-key");
     expect(await mainText(page)).toContain(`Revoked: ${key.api_key.slice(0, 12)}…`);
     await eventually("the old test key's 401", async () => (await send(key.api_key)).status === 401);
     expect((await send(rolledKey)).status).toBe(201);
@@ -406,6 +407,12 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     await click(page, button(page, "Suspend the project"));
     expect(await mainText(page)).toContain("The project is suspended");
     await eventually("the suspended project's 403", async () => (await send(rolledKey)).status === 403);
+    // No live key for a suspended project: the refusal says why.
+    const refused = await click(page, button(page, "Create a live key"));
+    expect(refused.status()).toBe(409);
+    expect(await mainText(page)).toContain("This project is suspended");
+    await shots(page, "action-refused");
+    await go(page, `/dashboard/operator/projects/${key.project_id}`);
 
     // The audit log: the same rows the command-line tool writes, with the signed-in identities.
     await click(page, link(page, "This project's audit log"));
@@ -461,8 +468,20 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
       expect(await headerText(page)).toContain(`${name} (${provider})`);
       await rememberCookies(page.context());
 
+      // Another tab of the same browser stays open on the keys page.
+      const other = await newPage(page.context());
+      await go(other, `/dashboard/projects/${key.project_id}/keys`);
+
       await click(page, button(page, "Sign out"));
       expect(page.url()).toBe(`${server.baseUrl}/dashboard/sign-in?notice=signed_out`);
+
+      // The other tab's form, sent after signing out, changes nothing.
+      const ended = await click(other, button(other, "Create a live key"));
+      expect(ended.status()).toBe(401);
+      expect(await mainText(other)).toContain("Your session has ended");
+      if (provider === "GitHub") await shots(other, "session-ended");
+      await other.close();
+      expect(await db.prisma.apiKey.count({ where: { projectId: key.project_id, mode: "live" } })).toBe(0);
       expect((await page.context().cookies()).map((cookie) => cookie.name)).not.toContain("sms_dashboard");
       if (provider === "GitHub") await shots(page, "sign-in");
 
@@ -526,6 +545,9 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
       "overview-suspended",
       "keys",
       "new-live-key",
+      "new-test-key",
+      "action-refused",
+      "session-ended",
       "revoke-confirm",
       "roll-confirm",
       "messages",

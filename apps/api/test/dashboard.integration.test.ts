@@ -13,6 +13,7 @@ import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RequestState } from "../src/http/request-state.ts";
 import { createInternalCaller } from "../src/internal-router.ts";
+import { createCookieSealer } from "../src/pages/claim/claim-cookies.ts";
 import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 
 const backends = await availableBackends();
@@ -555,6 +556,25 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
     expect(await keysPage()).not.toContain(">never<");
   });
 
+  it("serves none of the internal procedures on the public port's /trpc", async () => {
+    const { cookie } = await signIn("Tina Trpc");
+    for (const path of [
+      "/trpc/dashboard.projects.list",
+      "/trpc/operator.audit.list",
+      `/trpc/dashboard.projects.list?input=${encodeURIComponent("{}")}`,
+    ]) {
+      const response = await get(path, cookie);
+      expect(response.status, path).toBe(404);
+      expect(await response.text(), path).not.toContain("prj_");
+    }
+    const post = await t.request("/trpc/operator.projects.suspend", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Cookie: cookie },
+      body: JSON.stringify({ project_id: "prj_x" }),
+    });
+    expect(post.status).toBe(404);
+  });
+
   it("never logs session cookies, claim tokens or API keys", () => {
     const log = t.logs.text;
     expect(log).toContain('"route":"/dashboard/projects/{project_id}"');
@@ -610,8 +630,18 @@ describe("the development provider with NODE_ENV=production", () => {
     expect(await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } })).toMatchObject({
       claimedAt: null,
     });
-    // A sealed identity cookie naming the development provider is not accepted either.
     const page = await (await t.request("/dashboard/sign-in")).text();
     expect(page).toContain("Sign-in is not available on this server.");
+
+    // A development session left in the database (say, by a development server on the same
+    // database) is no session here: its cookie is sent to sign in.
+    const started = await t.app.deps.services.dashboard.sessions.start({
+      identity: { provider: "dev", subject: "left-over", name: "Left Over" },
+    });
+    const sealer = await createCookieSealer(SECRET);
+    const value = await sealer.seal("sms_dashboard", { t: started.token }, 3_600_000, t.clock.now());
+    const refused = await t.request("/dashboard/projects", { headers: { Cookie: `sms_dashboard=${value}` } });
+    expect(refused.status).toBe(303);
+    expect(refused.headers.get("location")).toBe("/dashboard/sign-in?next=%2Fdashboard%2Fprojects");
   });
 });

@@ -200,6 +200,10 @@ export async function dashboardPages(
     return opened && typeof opened.t === "string" ? opened.t : null;
   }
 
+  /** A provider this server offers now: a session from one it no longer offers (dev in production) is none. */
+  const offered = (provider: string) =>
+    providerById(provider) !== undefined || (provider === "dev" && devSignIn);
+
   async function resumeViewer(
     request: Request,
   ): Promise<{ viewer: DashboardViewer | null; hadCookie: boolean }> {
@@ -207,7 +211,8 @@ export async function dashboardPages(
     const token = await sessionToken(request);
     if (!token) return { viewer: null, hadCookie };
     const resumed = await services.sessions.resume({ token });
-    return { viewer: resumed.ok ? resumed.viewer : null, hadCookie };
+    if (!resumed.ok || !offered(resumed.viewer.identity.provider)) return { viewer: null, hadCookie };
+    return { viewer: resumed.viewer, hadCookie };
   }
 
   async function readForm(request: Request): Promise<URLSearchParams | "too_large" | "unsupported"> {
@@ -436,20 +441,25 @@ export async function dashboardPages(
     },
   );
 
-  const asset = route("GET", "/dashboard/assets/{file}", "public", async ({ params, url }) => {
-    const file = [assets.css, assets.js].find((candidate) => candidate.path === params.file);
-    if (!file) return new Response("Not found", { status: 404, headers: { "Content-Type": "text/plain" } });
-    const versioned = url.searchParams.get("v") === file.version;
-    return new Response(file.body, {
-      status: 200,
-      headers: {
-        "Content-Type": file.type,
-        "Cache-Control": versioned ? "public, max-age=31536000, immutable" : "no-cache",
-        "X-Content-Type-Options": "nosniff",
-        "Cross-Origin-Resource-Policy": "same-origin",
-      },
-    });
-  });
+  // The stylesheet and the script: no session needed, so none is looked up.
+  const asset: ExtraRoute = {
+    method: "GET",
+    path: "/dashboard/assets/{file}",
+    handle(request, _state, params) {
+      const file = [assets.css, assets.js].find((candidate) => candidate.path === params.file);
+      if (!file) return new Response("Not found", { status: 404, headers: { "Content-Type": "text/plain" } });
+      const versioned = new URL(request.url).searchParams.get("v") === file.version;
+      return new Response(file.body, {
+        status: 200,
+        headers: {
+          "Content-Type": file.type,
+          "Cache-Control": versioned ? "public, max-age=31536000, immutable" : "no-cache",
+          "X-Content-Type-Options": "nosniff",
+          "Cross-Origin-Resource-Policy": "same-origin",
+        },
+      });
+    },
+  };
 
   // ------------------------------------------------------------ the account holder's pages
 
