@@ -45,7 +45,7 @@ export function refusalMessage(refusal: DashboardActionRefusal): string {
     case "project_not_claimed":
       return "This project has not been claimed: live keys and paid credits are only for claimed projects.";
     case "project_suspended":
-      return "This project is suspended: that waits until it is reinstated.";
+      return "This project is suspended, so this cannot be done until it is reinstated.";
     case "message_not_found":
       return "No such message in this project.";
     case "key_not_found":
