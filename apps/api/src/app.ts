@@ -3,7 +3,7 @@
 // periodic jobs). main.ts serves it with Deno; tests call it in-process.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { generateKeySpec, type Keyring, parseKeyring } from "@sms/crypto";
+import { createCookieSealer, generateKeySpec, type Keyring, parseKeyring } from "@sms/crypto";
 import { createDatabase, type Database } from "@sms/db";
 import {
   type Clock,
@@ -26,7 +26,10 @@ import { periodicJobs } from "./jobs/jobs.ts";
 import { type Job, type Scheduler, startScheduler } from "./jobs/scheduler.ts";
 import { type AppLogger, createLogger } from "./logger.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
+import { generateCookieSecret } from "./pages/claim/claim-cookies.ts";
 import { claimPageRoutes } from "./pages/claim/claim-page.ts";
+import { identityProvidersFromConfig } from "./pages/claim/identity-providers.ts";
+import { dashboardPages } from "./pages/dashboard/dashboard-page.ts";
 import { appRouter } from "./router.ts";
 import { apiServices } from "./services.ts";
 
@@ -110,7 +113,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     backlog: () => messageBacklog({ store }, { now: clock.now() }),
     pool: () => db.poolStats(),
   });
-  const live = config.ubill ? metrics.instrument(createUbillProvider({ ...config.ubill, logger })) : null;
+  const ubill = config.ubill ? createUbillProvider({ ...config.ubill, logger }) : null;
+  const live = ubill ? metrics.instrument(ubill) : null;
   if (!live) {
     logger.warn(
       {},
@@ -123,7 +127,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     ),
     live,
   };
-  const services = apiServices({ store, keyring, clock, logger, providers, config });
+  const services = apiServices({ store, keyring, clock, logger, providers, brands: ubill, config });
 
   const deps: AppDeps = {
     services,
@@ -134,13 +138,45 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     databaseReachable: () => db.ping(),
   };
 
+  // The claim pages and the dashboard share the identity providers, the
+  // sign-in callback and the cookie sealer (one secret).
+  let cookieSecret = config.claims.cookieSecret;
+  if (!cookieSecret) {
+    logger.warn(
+      {},
+      "CLAIM_COOKIE_SECRET is not set: using a throw-away in-memory secret (development only; sign-ins and dashboard sessions do not survive a restart or cross instances)",
+    );
+    cookieSecret = generateCookieSecret();
+  }
+  const sealer = await createCookieSealer(cookieSecret);
+  const identityProviders = identityProvidersFromConfig(config.claims);
+  if (config.dashboard.devSignIn) {
+    logger.warn(
+      {},
+      "development sign-in is on: anyone can sign in to the claim pages and the dashboard as anyone",
+    );
+  }
+  const dashboard = await dashboardPages({
+    deps,
+    clock,
+    logger,
+    config,
+    sealer,
+    providers: identityProviders,
+    brandsConfigured: live !== null,
+  });
+
   const document = buildOpenApiDocument(appRouter, config.publicBaseUrl);
   const handler = createGateway({
     router: appRouter,
     deps,
     extraRoutes: [
       ...(await docsRoutes(document)),
-      ...(await claimPageRoutes({ services: services.claims, clock, logger, config })),
+      ...(await claimPageRoutes(
+        { services: services.claims, clock, logger, config },
+        { providers: identityProviders, sealer, dashboard: dashboard.hooks },
+      )),
+      ...dashboard.routes,
     ],
     trustProxy: config.http.trustProxy,
     maxBodyBytes: config.http.maxBodyBytes,

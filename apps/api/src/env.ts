@@ -3,7 +3,7 @@
 // as networks, each optional integration as one object or null). Nothing else
 // in the service reads process.env / Deno.env.
 import { DEFAULT_POOL_SIZE } from "@sms/db";
-import { DEFAULT_PURGE_BATCH_SIZE } from "@sms/domain";
+import { DEFAULT_PURGE_BATCH_SIZE, OPERATOR_IDENTITY_PATTERN } from "@sms/domain";
 import { DEFAULT_DELIVERY_DELAY_MS } from "@sms/provider-sim";
 import { DEFAULT_STATUS_TIMEOUT_MS, DEFAULT_SUBMIT_TIMEOUT_MS } from "@sms/provider-ubill";
 import { z } from "zod";
@@ -86,6 +86,12 @@ const ZEnv = z.object({
   GITHUB_AUTHORIZE_URL: optionalString.pipe(z.url().optional()),
   GITHUB_TOKEN_URL: optionalString.pipe(z.url().optional()),
   GITHUB_API_URL: optionalString.pipe(z.url().optional()),
+  /** "auto": on outside production when neither Google nor GitHub is configured. */
+  DEV_SIGN_IN: z.enum(["auto", "true", "false"]).default("auto"),
+  /** Comma-separated `provider:subject` identities that also see the operator's views. */
+  OPERATOR_IDENTITIES: optionalString,
+  DASHBOARD_SESSION_IDLE_MINUTES: int(720, 5, 7 * 24 * 60),
+  DASHBOARD_SESSION_MAX_HOURS: int(168, 1, 90 * 24),
 
   SMS_DEFAULT_SENDER: z.string().min(1).max(11).default("SMSGE"),
   STATUS_CHECK_INTERVAL_SECONDS: int(20, 1, 3600),
@@ -164,6 +170,14 @@ export type Config = {
     google: GoogleConfig | null;
     github: GithubConfig | null;
   };
+  dashboard: {
+    /** The development identity provider ("Sign in as a local developer"); never in production. */
+    devSignIn: boolean;
+    /** `provider:subject` of every operator (OPERATOR_IDENTITIES). */
+    operatorIdentities: string[];
+    sessionIdleMs: number;
+    sessionMaxMs: number;
+  };
   jobsEnabled: boolean;
   /** The live provider; null when not configured (live sends answer 503). */
   ubill: UbillConfig | null;
@@ -236,6 +250,21 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
     fail((error as Error).message);
   }
 
+  // The development provider lets anyone sign in as anyone: never in production.
+  if (production && env.DEV_SIGN_IN === "true") fail("DEV_SIGN_IN cannot be true when NODE_ENV=production");
+  const devSignIn =
+    env.DEV_SIGN_IN === "true" ||
+    (env.DEV_SIGN_IN === "auto" && !production && !googleClient && !githubClient);
+  const operatorIdentities = (env.OPERATOR_IDENTITIES ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+  const badOperator = operatorIdentities.find((entry) => !OPERATOR_IDENTITY_PATTERN.test(entry));
+  if (badOperator !== undefined)
+    fail("OPERATOR_IDENTITIES must list provider:subject entries (google:…, github:…, dev:…)");
+  if (production && operatorIdentities.some((entry) => entry.startsWith("dev:")))
+    fail("OPERATOR_IDENTITIES cannot name dev: identities when NODE_ENV=production");
+
   // The recovery sweep must never take a send still waiting on uBill for a crashed one.
   if (env.QUEUED_RECOVERY_SECONDS * SECOND_MS <= env.UBILL_SUBMIT_TIMEOUT_MS) {
     fail("QUEUED_RECOVERY_SECONDS must be longer than UBILL_SUBMIT_TIMEOUT_MS");
@@ -304,6 +333,12 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
         clientId: githubClient[0],
         clientSecret: githubClient[1],
       },
+    },
+    dashboard: {
+      devSignIn,
+      operatorIdentities,
+      sessionIdleMs: env.DASHBOARD_SESSION_IDLE_MINUTES * 60_000,
+      sessionMaxMs: env.DASHBOARD_SESSION_MAX_HOURS * HOUR_MS,
     },
     jobsEnabled: env.JOBS_ENABLED,
     ubill:

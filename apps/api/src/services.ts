@@ -3,7 +3,28 @@
 // facts of one request only.
 import type { Keyring } from "@sms/crypto";
 import {
+  approveSenderRequest,
   type Clock,
+  createProjectLiveKey,
+  endSession,
+  findProjects,
+  listAccountProjects,
+  listAuditLog,
+  listProjectKeys,
+  listProjectMessages,
+  listSenderRequests,
+  projectCredits,
+  projectMessage,
+  projectOverview,
+  projectSender,
+  projectUsage,
+  purgeDashboardSessions,
+  refuseSenderRequest,
+  requestSender,
+  resumeSession,
+  revokeProjectKey,
+  rollTestKey,
+  startSession,
   checkMessageStatuses,
   claimProject,
   clearProjectSender,
@@ -38,7 +59,7 @@ function bind<D, I, R>(fn: (deps: D, input: I) => R, deps: D): (input: I) => R {
   return (input) => fn(deps, input);
 }
 
-/** The operator's actions (the command-line tool; later the dashboard): the same functions, one binding. */
+/** The operator's actions (the command-line tool and the dashboard's operator views): the same functions, one binding. */
 export function operatorServices(options: {
   store: Store;
   clock: Clock;
@@ -63,10 +84,56 @@ export function operatorServices(options: {
       config: { freeTierDailySegments: options.config.messages.freeTierDailySegments },
     }),
     rotateKeys: keyring ? bind(rotateKeys, { ...deps, keyring }) : null,
+    findProjects: bind(findProjects, deps),
+    listSenderRequests: bind(listSenderRequests, deps),
+    approveSenderRequest: bind(approveSenderRequest, { ...deps, brands: options.brands }),
+    refuseSenderRequest: bind(refuseSenderRequest, deps),
+    listAuditLog: bind(listAuditLog, deps),
   };
 }
 
 export type OperatorServices = ReturnType<typeof operatorServices>;
+
+/** What an account holder does on the dashboard, on their own projects only. */
+export function dashboardServices(options: {
+  store: Store;
+  clock: Clock;
+  config: Pick<Config, "messages" | "dashboard">;
+}) {
+  const { store, clock } = options;
+  const deps = { store, clock };
+  const freeTier = { config: { freeTierDailySegments: options.config.messages.freeTierDailySegments } };
+  const sessionConfig = {
+    config: {
+      idleMs: options.config.dashboard.sessionIdleMs,
+      maxMs: options.config.dashboard.sessionMaxMs,
+      operatorIdentities: options.config.dashboard.operatorIdentities,
+    },
+  };
+  return {
+    sessions: {
+      start: bind(startSession, { ...deps, ...sessionConfig }),
+      resume: bind(resumeSession, { ...deps, ...sessionConfig }),
+      end: bind(endSession, deps),
+    },
+    projects: {
+      list: bind(listAccountProjects, deps),
+      overview: bind(projectOverview, { ...deps, ...freeTier }),
+      usage: bind(projectUsage, deps),
+    },
+    keys: {
+      list: bind(listProjectKeys, deps),
+      createLive: bind(createProjectLiveKey, deps),
+      revoke: bind(revokeProjectKey, deps),
+      rollTest: bind(rollTestKey, deps),
+    },
+    credits: bind(projectCredits, { ...deps, ...freeTier }),
+    messages: { list: bind(listProjectMessages, deps), get: bind(projectMessage, deps) },
+    sender: { get: bind(projectSender, deps), request: bind(requestSender, deps) },
+  };
+}
+
+export type DashboardServices = ReturnType<typeof dashboardServices>;
 
 /** Everything the API's procedures, pages and jobs call. */
 export function apiServices(options: {
@@ -75,11 +142,15 @@ export function apiServices(options: {
   clock: Clock;
   logger: Logger;
   providers: { test: SmsProvider; live: SmsProvider | null };
+  /** The live provider's brand list (sender approvals), or null when none is configured. */
+  brands: SenderBrandDirectory | null;
   config: Config;
 }) {
   const { store, keyring, clock, logger, providers, config } = options;
   const now = () => clock.now();
   return {
+    dashboard: dashboardServices({ store, clock, config }),
+    operator: operatorServices({ store, clock, brands: options.brands, keyring: null, config }),
     messages: {
       send: bind(sendMessage, {
         store,
@@ -160,6 +231,8 @@ export function apiServices(options: {
         purgeIdempotencyRecords({ store }, { now: now(), batchSize: config.retention.purgeBatchSize }),
       rateLimitPurge: () =>
         purgeRateLimitCounters({ store }, { now: now(), batchSize: config.retention.purgeBatchSize }),
+      dashboardSessionPurge: () =>
+        purgeDashboardSessions({ store }, { now: now(), batchSize: config.retention.purgeBatchSize }),
     },
   };
 }

@@ -240,7 +240,7 @@ describe.skipIf(skipBrowser || noPostgres)("claiming a test project in Chromium"
     const done = await mainText(page);
     expect(done).toContain("Project claimed");
     expect(done).toContain(`${FREE_CREDITS} free credits were added`);
-    expect(done).toMatch(/Live keys .* issued by the operator/);
+    expect(done).toMatch(/Create a live key .* on the dashboard/);
     await shot(page, "04-claimed");
 
     const { project, ledger, token } = await projectState(key.project_id);

@@ -120,6 +120,8 @@ describe("the claim pages (in-process)", () => {
       NODE_ENV: "test",
       PUBLIC_BASE_URL: "http://api.test",
       CLAIM_COOKIE_SECRET: SECRET,
+      // Without a provider, development sign-in would be offered (dashboard.integration.test.ts).
+      DEV_SIGN_IN: "false",
     });
     const routes = await claimPageRoutes(claimDeps(config));
     const landing = routes.find((route) => route.method === "GET" && route.path === "/claim/{token}")!;

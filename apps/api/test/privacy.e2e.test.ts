@@ -537,6 +537,7 @@ describe(`leak scan over HTTP on ${backend}`, () => {
       "message-text-purge",
       "idempotency-purge",
       "rate-limit-purge",
+      "dashboard-session-purge",
     ];
     for (const name of jobNames) {
       await server!.waitForOutput((line) => line.includes(`"job":"${name}"`), 20_000);

@@ -1,7 +1,20 @@
 import { CROCKFORD32 } from "./encoding.ts";
 
 /** Every id prefix in use. Add new ones here (and nowhere else). */
-export const ID_PREFIXES = ["prj", "key", "msg", "req", "clm", "acc", "aid", "idem", "cre", "aud"] as const;
+export const ID_PREFIXES = [
+  "prj",
+  "key",
+  "msg",
+  "req",
+  "clm",
+  "acc",
+  "aid",
+  "idem",
+  "cre",
+  "aud",
+  "dss",
+  "srq",
+] as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 

@@ -4,7 +4,7 @@
 // would create from the generated client's data model (expected-schema.ts).
 // The second half proves the comparison has teeth: deliberately altered copies
 // of the SQL must be reported, each with exactly the expected difference.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withSqlSession } from "./database.ts";
@@ -17,6 +17,13 @@ import { availableBackends, createTestDatabase, type TestDatabase } from "./test
 
 const SCHEMA_FILE = join(MIGRATIONS_DIR, "..", "schema.prisma");
 const INIT_SQL = readFileSync(join(MIGRATIONS_DIR, "20261122000000_init", "migration.sql"), "utf8");
+/** Every later migration, in the order the migrator applies them (the drifts alter the first one). */
+const LATER_SQL = readdirSync(MIGRATIONS_DIR, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && entry.name > "20261122000000_init")
+  .map((entry) => entry.name)
+  .sort()
+  .map((name) => readFileSync(join(MIGRATIONS_DIR, name, "migration.sql"), "utf8"))
+  .join("\n");
 
 /** What the migrations add on purpose beyond what schema.prisma can express. */
 const SQL_ONLY_ADDITIONS: Partial<DbSchema> = {
@@ -232,10 +239,13 @@ describe.each(await availableBackends())("schema on %s", (kind) => {
         "audit_log",
         "claim_tokens",
         "credit_ledger",
+        "dashboard_sessions",
         "idempotency_records",
+        "message_events",
         "messages",
         "projects",
         "rate_limit_counters",
+        "sender_requests",
       ].sort(),
     );
   });
@@ -249,7 +259,7 @@ describe.each(await availableBackends())("schema on %s", (kind) => {
   });
 
   it.each(DRIFTS)("reports $name", async ({ alter, reported }) => {
-    const altered = alter(INIT_SQL);
+    const altered = `${alter(INIT_SQL)}\n${LATER_SQL}`;
     const schemaName = `drift_${Math.random().toString(36).slice(2, 10)}`;
     // Applied into a schema of its own, so the check reads only the altered copy.
     const actual = await withSqlSession(test.db, async (session) => {
@@ -268,7 +278,7 @@ describe.each(await availableBackends())("schema on %s", (kind) => {
     const actual = await withSqlSession(test.db, async (session) => {
       await session.exec("CREATE SCHEMA drift_none; SET search_path TO drift_none");
       try {
-        await session.exec(INIT_SQL);
+        await session.exec(`${INIT_SQL}\n${LATER_SQL}`);
         return await introspectSchema(session);
       } finally {
         await session.exec("RESET search_path; DROP SCHEMA drift_none CASCADE");

@@ -4,13 +4,26 @@
 //
 //   model/       types and pure rules, no I/O
 //   store/       one file per table family; createStore(db)
-//   <use case>/  messages, auth, test-keys, claims, credits, limits, operator, privacy
+//   <use case>/  messages, auth, test-keys, claims, credits, limits, operator, privacy, dashboard
 
 export * from "./model/index.ts";
 export * from "./ports.ts";
 export * from "./provider.ts";
 export { createStore, type Store, type StoreTx } from "./store/index.ts";
-export type { KeyRecord, LedgerEntry, ProjectRecord } from "./store/index.ts";
+export type {
+  AccountProjectRow,
+  AuditEntry,
+  Cursor,
+  FoundProject,
+  KeyRecord,
+  LedgerEntry,
+  MessageDetail,
+  MessageEvent,
+  MessageLogEntry,
+  ProjectRecord,
+  SenderRequestRecord,
+  SenderRequestStatus,
+} from "./store/index.ts";
 export * from "./limits/consume-limits.ts";
 export * from "./auth/authenticate-api-key.ts";
 export * from "./test-keys/create-test-key.ts";
@@ -33,3 +46,16 @@ export * from "./operator/grant-paid-credits.ts";
 export * from "./operator/set-project-sender.ts";
 export * from "./operator/describe-project.ts";
 export * from "./operator/rotate-keys.ts";
+export * from "./operator/find-projects.ts";
+export * from "./operator/sender-requests.ts";
+export * from "./operator/audit-log.ts";
+export * from "./dashboard/identity.ts";
+export * from "./dashboard/paging.ts";
+export * from "./dashboard/access.ts";
+export * from "./dashboard/sessions.ts";
+export * from "./dashboard/projects.ts";
+export * from "./dashboard/keys.ts";
+export * from "./dashboard/credits.ts";
+export * from "./dashboard/messages.ts";
+export * from "./dashboard/usage.ts";
+export * from "./dashboard/sender.ts";

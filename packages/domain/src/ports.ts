@@ -12,3 +12,14 @@ export type Logger = {
   error(obj: object, msg?: string): void;
   child(bindings: Record<string, unknown>): Logger;
 };
+
+/** A Logger that writes nothing (tests and tools). */
+export const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child() {
+    return silentLogger;
+  },
+};

@@ -280,7 +280,7 @@ export const OPERATOR_INPUT_RULES: Record<
   Extract<OperatorRefusal, { code: "invalid_input" }>["field"],
   string
 > = {
-  actor: "The actor must be 1–64 characters: letters, digits and . _ @ + -.",
+  actor: "The actor must be 1–128 characters: letters, digits and . _ @ + : -.",
   project_id: "The project id must look like prj_ followed by 26 characters.",
   key: "Name the key by exactly one of: its id (key_…) or its prefix (sk_live_XXXX).",
   key_id: "The key id must look like key_ followed by 26 characters.",
@@ -293,6 +293,7 @@ export const OPERATOR_INPUT_RULES: Record<
   brand_id:
     "The brand id must be a positive whole number (and is needed when no live provider credentials are configured, since the brand cannot be looked up).",
   batch_size: "--batch-size must be 1 to 10000.",
+  query: "Search by a project id (prj_…), a key prefix (sk_live_XXXX) or an e-mail address.",
 };
 
 export function errorResponse(error: ApiError, requestId: string): Response {

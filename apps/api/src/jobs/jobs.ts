@@ -28,5 +28,11 @@ export function periodicJobs(rounds: ApiServices["rounds"], config: Config): Job
     },
     { name: "idempotency-purge", intervalMs: config.retention.purgeIntervalMs, run: rounds.idempotencyPurge },
     { name: "rate-limit-purge", intervalMs: config.retention.purgeIntervalMs, run: rounds.rateLimitPurge },
+    // Dashboard sessions past their idle expiry (they are refused before that anyway).
+    {
+      name: "dashboard-session-purge",
+      intervalMs: config.retention.purgeIntervalMs,
+      run: rounds.dashboardSessionPurge,
+    },
   ];
 }

@@ -1,6 +1,7 @@
 // Procedure tiers, defined once. The REST routes (trpc-to-openapi) and the
 // typed @trpc/client reach the same procedures.
-import { initTRPC, type TRPCBuiltRouter } from "@trpc/server";
+import type { DashboardViewer } from "@sms/domain";
+import { initTRPC, TRPCError, type TRPCBuiltRouter } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ApiError, type ApiErrorCode, REFUSAL_MESSAGES } from "../http/errors.ts";
 import type { AppDeps } from "../deps.ts";
@@ -8,8 +9,12 @@ import type { ResponseHeaderName } from "../http/openapi.ts";
 import type { RequestState } from "../http/request-state.ts";
 import type { ZodType } from "zod";
 
-/** What every procedure gets: the dependencies and this request's state (http/request-state.ts). */
-export type Context = { deps: AppDeps; state: RequestState };
+/**
+ * What every procedure gets: the dependencies and this request's state
+ * (http/request-state.ts); the dashboard's procedures also the signed-in
+ * viewer, resolved from the session by the caller (pages/dashboard).
+ */
+export type Context = { deps: AppDeps; state: RequestState; viewer?: DashboardViewer };
 
 export type Meta = OpenApiMeta<{
   /**
@@ -77,6 +82,18 @@ export type ApiRouter = TRPCBuiltRouter<typeof t._config.$types, Record<never, n
 export const middleware = t.middleware;
 export const createCallerFactory = t.createCallerFactory;
 export const publicProcedure = t.procedure;
+
+/** The dashboard's procedures: a signed-in session (ctx.viewer). */
+export const viewerProcedure = t.procedure.use(({ ctx, next }) => {
+  if (!ctx.viewer) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in to the dashboard." });
+  return next({ ctx: { ...ctx, viewer: ctx.viewer } });
+});
+
+/** The operator's procedures: a signed-in identity listed in OPERATOR_IDENTITIES. */
+export const operatorProcedure = viewerProcedure.use(({ ctx, next }) => {
+  if (!ctx.viewer.operator) throw new TRPCError({ code: "FORBIDDEN", message: "Operators only." });
+  return next();
+});
 
 /**
  * Spec 5: a Bearer API key. Narrows ctx with the project, the key's mode

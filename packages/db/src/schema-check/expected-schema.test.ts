@@ -100,8 +100,8 @@ describe("expectedSchema of schema.prisma", () => {
       columns: ["project_id", "mode", "key"],
       unique: true,
     });
-    expect(schema.indexes.messages_project_id_created_at_idx).toMatchObject({
-      columns: ["project_id", "created_at"],
+    expect(schema.indexes.messages_project_id_created_at_id_idx).toMatchObject({
+      columns: ["project_id", "created_at", "id"],
       unique: false,
     });
   });

@@ -1,7 +1,10 @@
 // Spec 5: Bearer API keys. Keys are looked up by their SHA-256 hash (unique
 // index) and the stored hash is compared in constant time. A short in-process
 // cache keeps the hot path off the database; revocation and suspension take
-// effect everywhere within its TTL.
+// effect everywhere within its TTL. A key's last use (api_keys.last_used_at,
+// shown on the dashboard) is written at most once a minute per key and
+// instance, by a conditional UPDATE that also skips the write when another
+// instance recorded a use within the minute.
 import { API_KEY_PATTERN, sha256HexSync, timingSafeEqual } from "@sms/crypto";
 import type { AuthenticatedProject, KeyMode } from "../model/keys.ts";
 import type { Clock } from "../ports.ts";
@@ -15,6 +18,8 @@ type Lookup = Authentication;
 type CacheEntry = { result: Lookup; cachedAt: number };
 
 const MAX_CACHE_ENTRIES = 10_000;
+/** How stale api_keys.last_used_at may be. */
+export const KEY_USE_RESOLUTION_MS = 60_000;
 
 /** Splits `Authorization`; returns the credentials, or the failure code. */
 function parseAuthorization(
@@ -36,11 +41,31 @@ export type ApiKeyAuthenticator = {
 };
 
 export function createApiKeyAuthenticator(options: {
-  store: { keys: Pick<KeyStore, "lookup"> };
+  store: { keys: Pick<KeyStore, "lookup" | "touch"> };
   clock: Clock;
   cacheTtlMs: number;
 }): ApiKeyAuthenticator {
   const cache = new Map<string, CacheEntry>();
+  /** When this instance last wrote each key's last use (epoch ms). */
+  const touched = new Map<string, number>();
+
+  /** Records the key's use, at most once a minute; a failed write never fails the request. */
+  async function recordUse(keyId: string, now: number): Promise<void> {
+    const last = touched.get(keyId);
+    if (last !== undefined && now >= last && now - last < KEY_USE_RESOLUTION_MS) return;
+    touched.delete(keyId);
+    if (touched.size >= MAX_CACHE_ENTRIES) {
+      const oldest = touched.keys().next();
+      if (!oldest.done) touched.delete(oldest.value);
+    }
+    touched.set(keyId, now);
+    try {
+      await options.store.keys.touch(keyId, new Date(now), new Date(now - KEY_USE_RESOLUTION_MS));
+    } catch {
+      // Only a display value: the next minute tries again.
+      touched.delete(keyId);
+    }
+  }
 
   async function lookup(keyHash: string): Promise<Lookup> {
     const row = await options.store.keys.lookup(keyHash);
@@ -69,9 +94,12 @@ export function createApiKeyAuthenticator(options: {
       const now = options.clock.now().getTime();
       const cached = cache.get(keyHash);
       // Served from the cache for less than the TTL (and never if the clock went back).
-      if (cached && now >= cached.cachedAt && now - cached.cachedAt < options.cacheTtlMs)
+      if (cached && now >= cached.cachedAt && now - cached.cachedAt < options.cacheTtlMs) {
+        if (cached.result.ok) await recordUse(cached.result.keyId, now);
         return cached.result;
+      }
       const result = await lookup(keyHash);
+      if (result.ok) await recordUse(result.keyId, now);
       if (options.cacheTtlMs > 0) {
         // Entries sit in insertion order: when full, drop the oldest one.
         cache.delete(keyHash);

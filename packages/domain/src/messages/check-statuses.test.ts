@@ -132,7 +132,11 @@ describe("checkMessageStatuses", () => {
   });
 
   it("counts a number that does not decrypt as an error and leaves the message submitted", async () => {
-    const round = setup({ messages: due(2, "ubill"), reportsByRecipient: true, report: () => ({ kind: "delivered" }) });
+    const round = setup({
+      messages: due(2, "ubill"),
+      reportsByRecipient: true,
+      report: () => ({ kind: "delivered" }),
+    });
     round.failDecrypt();
     expect(await round.run()).toMatchObject({ checked: 2, delivered: 0, errors: 2 });
     expect(round.settled).toEqual([]);

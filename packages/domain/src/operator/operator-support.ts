@@ -23,7 +23,8 @@ export type OperatorField =
   | "reference"
   | "sender_name"
   | "brand_id"
-  | "batch_size";
+  | "batch_size"
+  | "query";
 
 export type OperatorRefusal =
   | { ok: false; code: "invalid_input"; field: OperatorField }

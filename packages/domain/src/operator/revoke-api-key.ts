@@ -11,7 +11,7 @@ import {
   type OperatorRefusal,
 } from "./operator-support.ts";
 
-const KEY_PREFIX_PATTERN = /^sk_(?:test|live)_[A-Za-z0-9_-]{4}$/;
+export const KEY_PREFIX_PATTERN = /^sk_(?:test|live)_[A-Za-z0-9_-]{4}$/;
 
 export type RevokeApiKeyResult =
   | {

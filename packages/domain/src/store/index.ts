@@ -16,8 +16,11 @@ import { idempotencyStore } from "./idempotency.ts";
 import { keyStore } from "./keys.ts";
 import { ledgerStore } from "./ledger.ts";
 import { limitStore } from "./limits.ts";
+import { messageLogStore } from "./message-log.ts";
 import { messageStore } from "./messages.ts";
 import { projectStore } from "./projects.ts";
+import { senderRequestStore } from "./sender-requests.ts";
+import { sessionStore } from "./sessions.ts";
 
 export type { Admission, IdempotencyStore, PriorRecord } from "./idempotency.ts";
 export type { DueMessage, MessageStore, Outcome, QueuedMessage } from "./messages.ts";
@@ -27,7 +30,19 @@ export type { ProjectRecord, ProjectStore } from "./projects.ts";
 export type { KeyLookup, KeyRecord, KeyStore } from "./keys.ts";
 export type { ClaimStore, ClaimTokenRecord, ClaimTokenView } from "./claims.ts";
 export type { AccountStore } from "./accounts.ts";
-export type { AuditEntryInput, AuditStore } from "./audit.ts";
+export type { AuditEntry, AuditEntryInput, AuditStore } from "./audit.ts";
+export type {
+  Cursor,
+  MessageDetail,
+  MessageEvent,
+  MessageLogEntry,
+  MessageLogFilter,
+  MessageLogStore,
+  UsageRow,
+} from "./message-log.ts";
+export type { AccountProjectRow, FoundProject } from "./projects.ts";
+export type { SenderRequestRecord, SenderRequestStatus, SenderRequestStore } from "./sender-requests.ts";
+export type { SessionRecord, SessionStore } from "./sessions.ts";
 
 function families(sql: Sql) {
   return {
@@ -40,6 +55,9 @@ function families(sql: Sql) {
     claims: claimStore(sql),
     accounts: accountStore(sql),
     audit: auditStore(sql),
+    messageLog: messageLogStore(sql),
+    senderRequests: senderRequestStore(sql),
+    sessions: sessionStore(sql),
   };
 }
 

@@ -11,6 +11,8 @@ export type KeyRecord = {
   prefix: string;
   createdAt: Date;
   revokedAt: Date | null;
+  /** When it last authenticated a request (to the minute), or null if never. */
+  lastUsedAt: Date | null;
 };
 
 /** What authentication needs about a key and its project. */
@@ -28,7 +30,7 @@ export type KeyLookup = {
   };
 };
 
-const COLUMNS = "id, project_id, mode::text AS mode, prefix, created_at, revoked_at";
+const COLUMNS = "id, project_id, mode::text AS mode, prefix, created_at, revoked_at, last_used_at";
 
 type Row = {
   id: string;
@@ -37,6 +39,7 @@ type Row = {
   prefix: string;
   created_at: Date;
   revoked_at: Date | null;
+  last_used_at: Date | null;
 };
 
 function fromRow(row: Row): KeyRecord {
@@ -47,6 +50,7 @@ function fromRow(row: Row): KeyRecord {
     prefix: row.prefix,
     createdAt: new Date(row.created_at),
     revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
+    lastUsedAt: row.last_used_at === null ? null : new Date(row.last_used_at),
   };
 }
 
@@ -68,6 +72,19 @@ const FIND_BY_PREFIX_SQL = `
 const FIRST_ACTIVE_SQL = `
   SELECT ${COLUMNS} FROM api_keys WHERE project_id = $1 AND mode = CAST($2 AS "KeyMode") AND revoked_at IS NULL
   ORDER BY created_at, id LIMIT 1`;
+const LIST_PAGE_SQL = `
+  SELECT ${COLUMNS} FROM api_keys
+  WHERE project_id = $1
+    AND (CAST($2 AS timestamptz) IS NULL OR (created_at, id) < (CAST($2 AS timestamptz), CAST($3 AS text)))
+  ORDER BY created_at DESC, id DESC
+  LIMIT CAST($4 AS integer)`;
+const ACTIVE_OF_MODE_SQL = `
+  SELECT ${COLUMNS} FROM api_keys WHERE project_id = $1 AND mode = CAST($2 AS "KeyMode") AND revoked_at IS NULL
+  ORDER BY created_at, id`;
+// At most one write a minute per key, whichever instance gets there first.
+const TOUCH_SQL = `
+  UPDATE api_keys SET last_used_at = CAST($2 AS timestamptz)
+  WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < CAST($3 AS timestamptz))`;
 const REVOKE_SQL = `
   UPDATE api_keys SET revoked_at = CAST($2 AS timestamptz) WHERE id = $1 AND revoked_at IS NULL RETURNING id`;
 
@@ -132,6 +149,31 @@ export function keyStore(sql: Sql) {
     async firstActive(projectId: string, mode: KeyMode): Promise<KeyRecord | null> {
       const [row] = await sql.query<Row>(FIRST_ACTIVE_SQL, [projectId, mode]);
       return row ? fromRow(row) : null;
+    },
+
+    /** One page of a project's keys, newest first, after `after` (exclusive). */
+    async listPage(
+      projectId: string,
+      after: { createdAt: Date; id: string } | null,
+      limit: number,
+    ): Promise<KeyRecord[]> {
+      const rows = await sql.query<Row>(LIST_PAGE_SQL, [
+        projectId,
+        after?.createdAt ?? null,
+        after?.id ?? null,
+        limit,
+      ]);
+      return rows.map(fromRow);
+    },
+
+    /** Every key of `mode` in the project that is not revoked, oldest first. */
+    async activeOfMode(projectId: string, mode: KeyMode): Promise<KeyRecord[]> {
+      return (await sql.query<Row>(ACTIVE_OF_MODE_SQL, [projectId, mode])).map(fromRow);
+    },
+
+    /** Records a use of the key at `now`, unless one at or after `notBefore` is recorded already. */
+    async touch(keyId: string, now: Date, notBefore: Date): Promise<void> {
+      await sql.query(TOUCH_SQL, [keyId, now, notBefore]);
     },
 
     /** Revokes the key unless it already is; true when this call revoked it. */

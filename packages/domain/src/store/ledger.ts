@@ -61,6 +61,38 @@ const LIST_SQL = `
   ORDER BY created_at DESC, id DESC
   LIMIT CAST($2 AS integer)`;
 
+const LIST_PAGE_SQL = `
+  SELECT id, kind::text AS kind, amount, message_id, note, created_at FROM credit_ledger
+  WHERE project_id = $1
+    AND (CAST($2 AS timestamptz) IS NULL OR (created_at, id) < (CAST($2 AS timestamptz), CAST($3 AS text)))
+  ORDER BY created_at DESC, id DESC
+  LIMIT CAST($4 AS integer)`;
+
+const FOR_MESSAGE_SQL = `
+  SELECT id, kind::text AS kind, amount, message_id, note, created_at FROM credit_ledger
+  WHERE message_id = $1 AND project_id = $2
+  ORDER BY created_at, id`;
+
+type EntryRow = {
+  id: string;
+  kind: CreditEntryKind;
+  amount: number;
+  message_id: string | null;
+  note: string | null;
+  created_at: Date;
+};
+
+function entryOf(row: EntryRow): LedgerEntry {
+  return {
+    id: row.id,
+    kind: row.kind,
+    amount: Number(row.amount),
+    messageId: row.message_id,
+    note: row.note,
+    createdAt: new Date(row.created_at),
+  };
+}
+
 export type LedgerEntry = {
   id: string;
   kind: CreditEntryKind;
@@ -165,22 +197,27 @@ export function ledgerStore(sql: Sql) {
 
     /** The newest entries of a project, newest first. */
     async list(projectId: string, limit: number): Promise<LedgerEntry[]> {
-      const rows = await sql.query<{
-        id: string;
-        kind: CreditEntryKind;
-        amount: number;
-        message_id: string | null;
-        note: string | null;
-        created_at: Date;
-      }>(LIST_SQL, [projectId, limit]);
-      return rows.map((row) => ({
-        id: row.id,
-        kind: row.kind,
-        amount: Number(row.amount),
-        messageId: row.message_id,
-        note: row.note,
-        createdAt: new Date(row.created_at),
-      }));
+      return (await sql.query<EntryRow>(LIST_SQL, [projectId, limit])).map(entryOf);
+    },
+
+    /** One page of a project's entries, newest first, after `after` (exclusive). */
+    async listPage(
+      projectId: string,
+      after: { createdAt: Date; id: string } | null,
+      limit: number,
+    ): Promise<LedgerEntry[]> {
+      const rows = await sql.query<EntryRow>(LIST_PAGE_SQL, [
+        projectId,
+        after?.createdAt ?? null,
+        after?.id ?? null,
+        limit,
+      ]);
+      return rows.map(entryOf);
+    },
+
+    /** The entries that belong to one message (its reservation and refund), oldest first. */
+    async forMessage(projectId: string, messageId: string): Promise<LedgerEntry[]> {
+      return (await sql.query<EntryRow>(FOR_MESSAGE_SQL, [messageId, projectId])).map(entryOf);
     },
   };
 }

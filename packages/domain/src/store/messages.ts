@@ -3,6 +3,12 @@
 // one SQL statement (a chain of data-modifying CTEs) that works the same on
 // PostgreSQL and PGlite. insertQueued, recordOutcome and releaseUnsent also
 // write the message's idempotency record, because the two must change together.
+//
+// Every statement that sets messages.status also writes the message_events row
+// of the new status in the same statement (insertQueued, recordOutcome,
+// settleMany, recoverQueued), so the dashboard's timeline is true without an extra
+// round trip. A message enters each status at most once: the event's key is
+// (message_id, status). The dashboard's reads are in message-log.ts.
 import type { Sql } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageError, MessageResource, MessageState, MessageStatus } from "../model/message.ts";
@@ -74,7 +80,10 @@ const INSERT_QUEUED_SQL = `
            CAST($16 AS integer), CAST($17 AS text), CAST('queued' AS "MessageStatus"), CAST($18 AS text),
            CAST($19 AS integer), CAST($8 AS timestamptz), CAST($8 AS timestamptz)
     FROM idem
-    RETURNING id
+    RETURNING id, created_at
+  ), event AS (
+    INSERT INTO message_events (message_id, status, error_code, created_at)
+    SELECT id, CAST('queued' AS "MessageStatus"), NULL, created_at FROM msg
   )
   SELECT count(*)::int AS written FROM msg`;
 
@@ -94,11 +103,14 @@ const RECORD_OUTCOME_SQL = `
         provider_ref = CAST($4 AS text), submitted_at = CAST($5 AS timestamptz),
         next_check_at = CAST($6 AS timestamptz), updated_at = CAST($7 AS timestamptz)
     WHERE id = $8 AND status = 'queued'
-    RETURNING id
+    RETURNING id, status, error_code, updated_at
   ), answered AS (
     UPDATE idempotency_records SET response_body = CAST($9 AS jsonb)
     WHERE id = $10 AND EXISTS (SELECT 1 FROM moved)
     RETURNING id
+  ), event AS (
+    INSERT INTO message_events (message_id, status, error_code, created_at)
+    SELECT id, status, error_code, updated_at FROM moved
   )
   SELECT count(*)::int AS moved FROM moved`;
 
@@ -136,23 +148,35 @@ const CLAIM_DUE_SQL = `
   RETURNING id, provider, provider_ref, recipient_ciphertext, submitted_at, project_id, credits_reserved`;
 
 const SETTLE_MANY_SQL = `
-  UPDATE messages AS m
-  SET status = CAST(c.status AS "MessageStatus"), error_code = c.error_code, error_message = c.error_message,
-      next_check_at = NULL, updated_at = CAST($5 AS timestamptz)
-  FROM unnest(CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]))
-       AS c(id, status, error_code, error_message)
-  WHERE m.id = c.id AND m.status = 'submitted'
-  RETURNING m.id`;
+  WITH moved AS (
+    UPDATE messages AS m
+    SET status = CAST(c.status AS "MessageStatus"), error_code = c.error_code, error_message = c.error_message,
+        next_check_at = NULL, updated_at = CAST($5 AS timestamptz)
+    FROM unnest(CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]))
+         AS c(id, status, error_code, error_message)
+    WHERE m.id = c.id AND m.status = 'submitted'
+    RETURNING m.id, m.status, m.error_code, m.updated_at
+  ), event AS (
+    INSERT INTO message_events (message_id, status, error_code, created_at)
+    SELECT id, status, error_code, updated_at FROM moved
+  )
+  SELECT id FROM moved`;
 
 const RECOVER_SQL = `
-  UPDATE messages SET status = 'unknown', error_code = CAST($1 AS text), error_message = CAST($2 AS text),
-                      updated_at = CAST($3 AS timestamptz)
-  WHERE id IN (
-    SELECT id FROM messages WHERE status = 'queued' AND created_at < CAST($4 AS timestamptz)
-    ORDER BY created_at LIMIT CAST($5 AS integer)
-    FOR UPDATE SKIP LOCKED
+  WITH moved AS (
+    UPDATE messages SET status = 'unknown', error_code = CAST($1 AS text), error_message = CAST($2 AS text),
+                        updated_at = CAST($3 AS timestamptz)
+    WHERE id IN (
+      SELECT id FROM messages WHERE status = 'queued' AND created_at < CAST($4 AS timestamptz)
+      ORDER BY created_at LIMIT CAST($5 AS integer)
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING ${RESOURCE_COLUMNS}
+  ), event AS (
+    INSERT INTO message_events (message_id, status, error_code, created_at)
+    SELECT id, CAST('unknown' AS "MessageStatus"), error_code, updated_at FROM moved
   )
-  RETURNING ${RESOURCE_COLUMNS}`;
+  SELECT * FROM moved`;
 
 const PURGE_TEXT_SQL = `
   WITH purged AS (

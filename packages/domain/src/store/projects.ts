@@ -60,6 +60,50 @@ const SET_SENDER_SQL = `
   UPDATE projects SET sender = $2, sender_brand_id = CAST($3 AS integer), updated_at = CAST($4 AS timestamptz)
   WHERE id = $1`;
 
+/** A project as its account's list shows it. */
+export type AccountProjectRow = ProjectRecord & {
+  messagesToday: number;
+  /** The name asked for in the pending sender request, if any. */
+  pendingSender: string | null;
+};
+
+/** A project as the operator's search finds it. */
+export type FoundProject = ProjectRecord & { accountEmail: string | null };
+
+const P_COLUMNS = COLUMNS.split(", ")
+  .map((column) => `p.${column}`)
+  .join(", ");
+
+// The account's projects by claim (newest first): few per account, read
+// through projects_account_id_idx; each count of today's messages is a range
+// of messages_project_id_created_at_id_idx.
+const LIST_FOR_ACCOUNT_SQL = `
+  SELECT ${P_COLUMNS},
+         (SELECT count(*)::int FROM messages m
+          WHERE m.project_id = p.id AND m.created_at >= CAST($2 AS timestamptz)) AS messages_today,
+         (SELECT r.name FROM sender_requests r WHERE r.project_id = p.id AND r.status = 'pending'
+          ORDER BY r.created_at DESC LIMIT 1) AS pending_sender
+  FROM projects p
+  WHERE p.account_id = $1
+    AND (CAST($3 AS timestamptz) IS NULL OR (p.claimed_at, p.id) < (CAST($3 AS timestamptz), CAST($4 AS text)))
+  ORDER BY p.claimed_at DESC, p.id DESC
+  LIMIT CAST($5 AS integer)`;
+
+const FIND_FOR_ACCOUNT_SQL = `SELECT ${COLUMNS} FROM projects WHERE id = $1 AND account_id = $2`;
+
+// The operator's search: by project id (primary key), by a key's displayable
+// prefix (api_keys_prefix_idx) or by the account's address (accounts_email_idx).
+const SEARCH_SQL = `
+  SELECT ${P_COLUMNS}, a.email AS account_email
+  FROM projects p LEFT JOIN accounts a ON a.id = p.account_id
+  WHERE p.id IN (
+    SELECT id FROM projects WHERE id = CAST($1 AS text)
+    UNION SELECT project_id FROM api_keys WHERE prefix = CAST($2 AS text)
+    UNION SELECT pr.id FROM projects pr JOIN accounts ac ON ac.id = pr.account_id WHERE ac.email = CAST($3 AS text)
+  )
+  ORDER BY p.created_at DESC, p.id DESC
+  LIMIT CAST($4 AS integer)`;
+
 export function projectStore(sql: Sql) {
   return {
     async create(projectId: string, now: Date): Promise<void> {
@@ -69,6 +113,52 @@ export function projectStore(sql: Sql) {
     async find(projectId: string): Promise<ProjectRecord | null> {
       const [row] = await sql.query<Row>(FIND_SQL, [projectId]);
       return row ? fromRow(row) : null;
+    },
+
+    /** The project if it belongs to `accountId`; null otherwise (absent or another account's). */
+    async findForAccount(projectId: string, accountId: string): Promise<ProjectRecord | null> {
+      const [row] = await sql.query<Row>(FIND_FOR_ACCOUNT_SQL, [projectId, accountId]);
+      return row ? fromRow(row) : null;
+    },
+
+    /** One page of an account's projects, newest claim first, after `after` (exclusive). */
+    async listForAccount(options: {
+      accountId: string;
+      todayStart: Date;
+      after: { claimedAt: Date; id: string } | null;
+      limit: number;
+    }): Promise<AccountProjectRow[]> {
+      const rows = await sql.query<Row & { messages_today: number; pending_sender: string | null }>(
+        LIST_FOR_ACCOUNT_SQL,
+        [
+          options.accountId,
+          options.todayStart,
+          options.after?.claimedAt ?? null,
+          options.after?.id ?? null,
+          options.limit,
+        ],
+      );
+      return rows.map((row) => ({
+        ...fromRow(row),
+        messagesToday: Number(row.messages_today),
+        pendingSender: row.pending_sender,
+      }));
+    },
+
+    /** Projects matching an id, a key prefix or an account address (each may be null), newest first. */
+    async search(options: {
+      projectId: string | null;
+      keyPrefix: string | null;
+      email: string | null;
+      limit: number;
+    }): Promise<FoundProject[]> {
+      const rows = await sql.query<Row & { account_email: string | null }>(SEARCH_SQL, [
+        options.projectId,
+        options.keyPrefix,
+        options.email,
+        options.limit,
+      ]);
+      return rows.map((row) => ({ ...fromRow(row), accountEmail: row.account_email }));
     },
 
     /** The project, its row locked until the transaction ends (serialises claims, grants, changes). */

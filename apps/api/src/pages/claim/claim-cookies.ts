@@ -19,11 +19,19 @@ export const COOKIE_PATH = "/claim";
 
 export type SignInTransaction = {
   provider: string;
-  /** The claim token from the link, so the flow can return to it. */
+  /** The claim token from the link, so the flow can return to it ("" for a dashboard sign-in). */
   token: string;
   state: string;
   nonce: string | null;
   codeVerifier: string;
+  /**
+   * What the sign-in is for: a claim (absent, as before) or the dashboard,
+   * which shares this callback so that no other redirect URI has to be
+   * registered with the providers.
+   */
+  purpose?: "dashboard";
+  /** Dashboard: the page to return to after signing in. */
+  returnTo?: string;
 };
 
 export type SignedInIdentity = {
@@ -64,12 +72,12 @@ export function readCookie(header: string | null, name: string): string | undefi
 export function setCookieHeader(
   name: string,
   value: string,
-  options: { maxAgeMs: number; secure: boolean },
+  options: { maxAgeMs: number; secure: boolean; path?: string },
 ): string {
   const maxAge = Math.max(0, Math.floor(options.maxAgeMs / 1000));
-  return `${name}=${value}; Path=${COOKIE_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${options.secure ? "; Secure" : ""}`;
+  return `${name}=${value}; Path=${options.path ?? COOKIE_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${options.secure ? "; Secure" : ""}`;
 }
 
-export function clearCookieHeader(name: string, secure: boolean): string {
-  return setCookieHeader(name, "", { maxAgeMs: 0, secure });
+export function clearCookieHeader(name: string, secure: boolean, path?: string): string {
+  return setCookieHeader(name, "", { maxAgeMs: 0, secure, ...(path ? { path } : {}) });
 }

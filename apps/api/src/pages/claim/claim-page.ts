@@ -1,11 +1,15 @@
 // The claim flow (spec 1.4, 2.3, 4.1): a human opens a test key's claim_url,
-// signs in with Google or GitHub, confirms, and the project becomes theirs.
+// signs in with Google or GitHub (or, outside production, as a local
+// developer), confirms, and the project becomes theirs.
 //
 //   GET  /claim/{token}                what the project is; sign-in buttons
-//   POST /claim/{token}/sign-in        provider=google|github → 303 to the provider
+//   POST /claim/{token}/sign-in        provider=google|github → 303 to the provider;
+//                                      provider=dev&name=… → 303 to confirm
 //   GET  /claim/callback/{provider}    the provider's answer → 303 to confirm
+//                                      (also the dashboard's sign-in callback)
 //   GET  /claim/{token}/confirm        "you are X; claim this project?"
-//   POST /claim/{token}/confirm        claims (one transaction) → result page
+//   POST /claim/{token}/confirm        claims (one transaction) → result page,
+//                                      signed in to the dashboard
 //
 // The token is looked up by its SHA-256 hash only. It is never logged (the
 // access log names the route template, not the path) and the pages forbid
@@ -15,8 +19,8 @@
 // confirmation POST carries a CSRF token bound to the identity cookie, and
 // both POSTs refuse cross-site requests (Sec-Fetch-Site / Origin).
 import { readBodyText } from "../../http/read-body.ts";
-import { createCookieSealer, sha256Hex, timingSafeEqual } from "@sms/crypto";
-import type { Clock } from "@sms/domain";
+import { type CookieSealer, createCookieSealer, sha256Hex, timingSafeEqual } from "@sms/crypto";
+import { type Clock, developmentIdentity } from "@sms/domain";
 import type { Config } from "../../env.ts";
 import { rateLimitSubject } from "../../http/client-address.ts";
 import type { ExtraRoute } from "../../http/gateway.ts";
@@ -47,8 +51,10 @@ import {
   signInProblemPage,
   signInRequiredPage,
   tooManySignInsPage,
+  withDevelopmentNotice,
 } from "./claim-views.ts";
 import { type IdentityProvider, identityProvidersFromConfig } from "./identity-providers.ts";
+import { type CallbackOutcome, verifyCallback } from "./provider-callback.ts";
 
 /** A claim token is 32 random bytes as base64url (43 characters). */
 const CLAIM_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
@@ -59,13 +65,32 @@ export type ClaimPageDeps = {
   services: ApiServices["claims"];
   clock: Clock;
   logger: AppLogger;
-  config: Pick<Config, "publicBaseUrl" | "claims">;
+  config: Pick<Config, "publicBaseUrl" | "claims"> & { dashboard?: Pick<Config["dashboard"], "devSignIn"> };
+};
+
+/** What the dashboard lends the claim flow (pages/dashboard): its sessions and its half of the callback. */
+export type ClaimDashboardHooks = {
+  /** A Set-Cookie header that signs `identity` in to the dashboard (after a successful claim). */
+  sessionCookieFor(identity: { provider: string; subject: string; name: string | null }): Promise<string>;
+  /** Finishes a sign-in that started on the dashboard and came back through the shared callback. */
+  finishSignIn(
+    outcome: CallbackOutcome,
+    transaction: SignInTransaction,
+    provider: IdentityProvider,
+    state: RequestState,
+  ): Promise<Response>;
 };
 
 export type ClaimPageOptions = {
   /** Default: the providers configured in the environment. */
   providers?: IdentityProvider[];
+  /** Default: one made from CLAIM_COOKIE_SECRET (or a throw-away secret outside production). */
+  sealer?: CookieSealer;
+  dashboard?: ClaimDashboardHooks;
 };
+
+/** The development identity provider's label. */
+export const DEV_PROVIDER_LABEL = "Development sign-in";
 
 function redirect(location: string, cookies: string[] = []): Response {
   const headers = new Headers({
@@ -130,35 +155,43 @@ export async function claimPageRoutes(
 ): Promise<ExtraRoute[]> {
   const { config, clock, services } = deps;
   const providers = options.providers ?? identityProvidersFromConfig(config.claims);
-  let secret = config.claims.cookieSecret;
-  if (!secret) {
-    deps.logger.warn(
-      {},
-      "CLAIM_COOKIE_SECRET is not set: using a throw-away in-memory secret (development only; sign-ins do not survive a restart or cross instances)",
-    );
-    secret = generateCookieSecret();
+  const devSignIn = config.dashboard?.devSignIn === true;
+  let sealer = options.sealer;
+  if (!sealer) {
+    let secret = config.claims.cookieSecret;
+    if (!secret) {
+      deps.logger.warn(
+        {},
+        "CLAIM_COOKIE_SECRET is not set: using a throw-away in-memory secret (development only; sign-ins do not survive a restart or cross instances)",
+      );
+      secret = generateCookieSecret();
+    }
+    sealer = await createCookieSealer(secret, { purpose: "claim" });
   }
-  const sealer = await createCookieSealer(secret, { purpose: "claim" });
+  const seal = sealer;
   const baseUrl = config.publicBaseUrl;
   const origin = new URL(baseUrl).origin;
   const secure = baseUrl.startsWith("https://");
   const names = cookieNames(secure);
   const freeCredits = config.claims.freeCredits;
   const providerById = (id: string | null | undefined) => providers.find((provider) => provider.id === id);
+  /** "Google", "GitHub", or the development provider's label when it is on. */
+  const labelOf = (id: string): string | null =>
+    providerById(id)?.label ?? (devSignIn && id === "dev" ? DEV_PROVIDER_LABEL : null);
   const redirectUri = (provider: IdentityProvider) => `${baseUrl}/claim/callback/${provider.id}`;
   const formActionOrigins = () => [...new Set(providers.flatMap((provider) => provider.authorizeOrigins()))];
   const who = (identity: Pick<SignedInIdentity, "email" | "name" | "subject">, label: string) =>
     identity.email ?? identity.name ?? `${label} user ${identity.subject}`;
 
   async function identityFor(request: Request, token: string): Promise<SignedInIdentity | null> {
-    const identity = await sealer.open<SignedInIdentity>(
+    const identity = await seal.open<SignedInIdentity>(
       names.identity,
       readCookie(request.headers.get("cookie"), names.identity),
       clock.now(),
     );
     if (!identity || typeof identity.token !== "string" || !timingSafeEqual(identity.token, token))
       return null;
-    if (!providerById(identity.provider)) return null;
+    if (labelOf(identity.provider) === null) return null;
     return identity;
   }
 
@@ -172,12 +205,15 @@ export async function claimPageRoutes(
       method,
       path,
       async handle(request, state, params) {
+        let response: Response;
         try {
-          return await handle(request, state, params);
+          response = await handle(request, state, params);
         } catch (error) {
           state.log.error({ err: serializeError(error) }, "claim page failed");
-          return errorPage(state.requestId);
+          response = errorPage(state.requestId);
         }
+        // Every page says so while anyone can sign in as anyone.
+        return devSignIn ? withDevelopmentNotice(response) : response;
       },
     };
   }
@@ -193,6 +229,7 @@ export async function claimPageRoutes(
       token,
       summary: described.summary,
       providers: providers.map(({ id, label }) => ({ id, label })),
+      devSignIn,
       freeCredits,
       formActionOrigins: formActionOrigins(),
     });
@@ -204,6 +241,7 @@ export async function claimPageRoutes(
     if (!isSameOriginPost(request, origin)) return refusedPage(token);
     const form = await readForm(request);
     if (typeof form === "string") return formProblem(form, token);
+    if (form.get("provider") === "dev" && devSignIn) return developmentSignIn(form, state, token);
     const provider = providerById(form.get("provider"));
     if (!provider) {
       return badRequestPage({
@@ -241,12 +279,57 @@ export async function claimPageRoutes(
       nonce: start.nonce,
       codeVerifier: start.codeVerifier,
     };
-    const cookie = await sealer.seal(names.signIn, transaction, SIGN_IN_COOKIE_MAX_AGE_MS, clock.now());
+    const cookie = await seal.seal(names.signIn, transaction, SIGN_IN_COOKIE_MAX_AGE_MS, clock.now());
     state.log.info({ provider: provider.id }, "claim sign-in started");
     return redirect(start.url.href, [
       setCookieHeader(names.signIn, cookie, { maxAgeMs: SIGN_IN_COOKIE_MAX_AGE_MS, secure }),
     ]);
   });
+
+  /**
+   * provider=dev: the typed name is the identity (development only, refused
+   * unless DEV_SIGN_IN is on). Counted like any sign-in start; then straight
+   * to the confirmation, as after a provider's answer.
+   */
+  async function developmentSignIn(
+    form: URLSearchParams,
+    state: RequestState,
+    token: string,
+  ): Promise<Response> {
+    const typed = developmentIdentity(form.get("name") ?? "");
+    if (!typed) {
+      return badRequestPage({
+        status: 400,
+        title: "Type a name",
+        text: "Type a name of 1 to 40 characters, with Latin letters or digits, to sign in as a local developer.",
+        token,
+      });
+    }
+    const limit = await services.countSignIn(rateLimitSubject(state.clientAddress));
+    if (!limit.ok) {
+      return tooManySignInsPage(
+        token,
+        Math.max(1, Math.ceil((limit.limit.resetAt.getTime() - clock.now().getTime()) / 1000)),
+      );
+    }
+    const described = await services.describe({ tokenHash: await sha256Hex(token), now: clock.now() });
+    if (!described.ok)
+      return described.code === "unknown" ? notFoundPage() : gonePage(goneReason(described.code));
+    state.projectId = described.summary.projectId;
+    const identity: SignedInIdentity = {
+      provider: "dev",
+      subject: typed.subject,
+      email: null,
+      name: typed.name,
+      token,
+      sessionId: crypto.randomUUID(),
+    };
+    const cookie = await seal.seal(names.identity, identity, IDENTITY_COOKIE_MAX_AGE_MS, clock.now());
+    state.log.info({ provider: "dev" }, "claim sign-in completed");
+    return redirect(`/claim/${token}/confirm`, [
+      setCookieHeader(names.identity, cookie, { maxAgeMs: IDENTITY_COOKIE_MAX_AGE_MS, secure }),
+    ]);
+  }
 
   const callback = page("GET", "/claim/callback/{provider}", async (request, state, params) => {
     const provider = providerById(params.provider);
@@ -259,7 +342,7 @@ export async function claimPageRoutes(
       });
     }
     const url = new URL(request.url);
-    const transaction = await sealer.open<SignInTransaction>(
+    const transaction = await seal.open<SignInTransaction>(
       names.signIn,
       readCookie(request.headers.get("cookie"), names.signIn),
       clock.now(),
@@ -268,71 +351,83 @@ export async function claimPageRoutes(
       state.log.info({ provider: provider.id }, "claim sign-in callback without a sign-in in progress");
       return signInProblemPage({ problem: "session_missing", token: null, providerLabel: provider.label });
     }
-    const returnedState = url.searchParams.get("state");
-    if (!returnedState || !timingSafeEqual(returnedState, transaction.state)) {
-      // Not this browser's sign-in (a forged or stale answer): refuse it and
-      // keep the sign-in in progress, which the genuine answer can still finish.
-      state.log.warn({ provider: provider.id }, "claim sign-in state mismatch");
-      return signInProblemPage({
-        problem: "state_mismatch",
-        token: transaction.token,
-        providerLabel: provider.label,
-      });
-    }
+    const purpose = transaction.purpose ?? "claim";
+    const outcome = await verifyCallback({ url, provider, transaction, redirectUri: redirectUri(provider) });
     const clear = clearCookieHeader(names.signIn, secure);
-    const providerError = url.searchParams.get("error");
-    if (providerError !== null) {
-      const code = /^[a-z_]{1,40}$/.test(providerError) ? providerError : "other";
-      state.log.info({ provider: provider.id, error: code }, "claim sign-in not completed at the provider");
-      if (code === "access_denied") {
-        return withCookies(cancelledPage({ token: transaction.token, providerLabel: provider.label }), [
-          clear,
+    switch (outcome.kind) {
+      case "state_mismatch":
+        state.log.warn({ provider: provider.id, purpose }, "claim sign-in state mismatch");
+        break;
+      case "cancelled":
+      case "provider_error":
+        state.log.info(
+          {
+            provider: provider.id,
+            purpose,
+            error: outcome.kind === "cancelled" ? "access_denied" : outcome.code,
+          },
+          "claim sign-in not completed at the provider",
+        );
+        break;
+      case "failed":
+        state.log.warn(
+          { provider: provider.id, purpose, reason: outcome.reason, detail: outcome.detail },
+          "claim sign-in failed",
+        );
+        break;
+      case "verified":
+        state.log.info({ provider: provider.id, purpose }, "claim sign-in completed");
+        break;
+    }
+    // The sign-in in progress stays when the answer was not its own, so the
+    // genuine answer can still finish it; otherwise it is used up.
+    const used = outcome.kind === "state_mismatch" ? [] : [clear];
+    if (transaction.purpose === "dashboard") {
+      const response = options.dashboard
+        ? await options.dashboard.finishSignIn(outcome, transaction, provider, state)
+        : signInProblemPage({ problem: "session_missing", token: null, providerLabel: provider.label });
+      return withCookies(response, used);
+    }
+    switch (outcome.kind) {
+      case "state_mismatch":
+        return signInProblemPage({
+          problem: "state_mismatch",
+          token: transaction.token,
+          providerLabel: provider.label,
+        });
+      case "cancelled":
+        return withCookies(cancelledPage({ token: transaction.token, providerLabel: provider.label }), used);
+      case "provider_error":
+        return withCookies(
+          signInProblemPage({
+            problem: "provider_error",
+            token: transaction.token,
+            providerLabel: provider.label,
+          }),
+          used,
+        );
+      case "failed":
+        return withCookies(
+          signInProblemPage({
+            problem: outcome.reason,
+            token: transaction.token,
+            providerLabel: provider.label,
+          }),
+          used,
+        );
+      case "verified": {
+        const identity: SignedInIdentity = {
+          ...outcome.identity,
+          token: transaction.token,
+          sessionId: crypto.randomUUID(),
+        };
+        const cookie = await seal.seal(names.identity, identity, IDENTITY_COOKIE_MAX_AGE_MS, clock.now());
+        return redirect(`/claim/${transaction.token}/confirm`, [
+          ...used,
+          setCookieHeader(names.identity, cookie, { maxAgeMs: IDENTITY_COOKIE_MAX_AGE_MS, secure }),
         ]);
       }
-      return withCookies(
-        signInProblemPage({
-          problem: "provider_error",
-          token: transaction.token,
-          providerLabel: provider.label,
-        }),
-        [clear],
-      );
     }
-
-    // Rebuilt on the public base URL: behind a proxy request.url may differ,
-    // and the redirect URI sent to the token endpoint must match exactly.
-    const callbackUrl = new URL(`${redirectUri(provider)}${url.search}`);
-    const result = await provider.complete({
-      callbackUrl,
-      state: transaction.state,
-      nonce: transaction.nonce,
-      codeVerifier: transaction.codeVerifier,
-    });
-    if (!result.ok) {
-      state.log.warn(
-        { provider: provider.id, reason: result.reason, detail: result.detail },
-        "claim sign-in failed",
-      );
-      return withCookies(
-        signInProblemPage({
-          problem: result.reason,
-          token: transaction.token,
-          providerLabel: provider.label,
-        }),
-        [clear],
-      );
-    }
-    const identity: SignedInIdentity = {
-      ...result.identity,
-      token: transaction.token,
-      sessionId: crypto.randomUUID(),
-    };
-    const cookie = await sealer.seal(names.identity, identity, IDENTITY_COOKIE_MAX_AGE_MS, clock.now());
-    state.log.info({ provider: provider.id }, "claim sign-in completed");
-    return redirect(`/claim/${transaction.token}/confirm`, [
-      clear,
-      setCookieHeader(names.identity, cookie, { maxAgeMs: IDENTITY_COOKIE_MAX_AGE_MS, secure }),
-    ]);
   });
 
   const showConfirmation = page("GET", "/claim/{token}/confirm", async (request, state, params) => {
@@ -340,7 +435,7 @@ export async function claimPageRoutes(
     if (!CLAIM_TOKEN_PATTERN.test(token)) return notFoundPage();
     const identity = await identityFor(request, token);
     if (!identity) return redirect(`/claim/${token}`);
-    const label = providerById(identity.provider)?.label ?? identity.provider;
+    const label = labelOf(identity.provider) ?? identity.provider;
     const described = await services.describe({
       tokenHash: await sha256Hex(token),
       now: clock.now(),
@@ -364,7 +459,7 @@ export async function claimPageRoutes(
       summary: described.summary,
       providerLabel: label,
       who: who(identity, label),
-      csrfToken: await sealer.csrfToken(identity.sessionId),
+      csrfToken: await seal.csrfToken(identity.sessionId),
       freeCredits,
     });
   });
@@ -380,11 +475,11 @@ export async function claimPageRoutes(
     if (typeof form === "string") return formProblem(form, token);
     const identity = await identityFor(request, token);
     if (!identity) return signInRequiredPage(token);
-    if (!(await sealer.verifyCsrf(identity.sessionId, form.get("csrf_token") ?? ""))) {
+    if (!(await seal.verifyCsrf(identity.sessionId, form.get("csrf_token") ?? ""))) {
       state.log.warn({}, "claim confirmation refused: CSRF token mismatch");
       return refusedPage(token);
     }
-    const label = providerById(identity.provider)?.label ?? identity.provider;
+    const label = labelOf(identity.provider) ?? identity.provider;
     const result = await services.claim({
       tokenHash: await sha256Hex(token),
       identity: {
@@ -408,13 +503,22 @@ export async function claimPageRoutes(
     );
     if (result.ok || result.code === "claimed_by_you") {
       state.projectId = result.projectId;
-      return claimedPage({
+      const page = claimedPage({
         projectId: result.projectId,
         creditsGranted: result.ok ? result.creditsGranted : 0,
         providerLabel: label,
         who: who(identity, label),
         already: !result.ok,
       });
+      // The claimant lands in the dashboard signed in: the identity was verified minutes ago.
+      if (!options.dashboard) return page;
+      return withCookies(page, [
+        await options.dashboard.sessionCookieFor({
+          provider: identity.provider,
+          subject: identity.subject,
+          name: identity.name ?? identity.email,
+        }),
+      ]);
     }
     return result.code === "unknown" ? notFoundPage() : gonePage(result.code);
   });

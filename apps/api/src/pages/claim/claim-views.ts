@@ -50,6 +50,11 @@ form{margin:1.25rem 0}
 .actions{display:flex;flex-wrap:wrap;gap:.75rem}
 button{font:inherit;font-weight:600;padding:.7rem 1.2rem;border-radius:8px;border:1px solid var(--border);background:var(--card);color:var(--text);cursor:pointer;min-height:44px}
 button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-text)}
+a.button{display:inline-block;font-weight:600;padding:.7rem 1.2rem;border-radius:8px;text-decoration:none;min-height:44px}
+a.button.primary{background:var(--accent);color:var(--accent-text)}
+input{font:inherit;width:100%;padding:.6rem;border-radius:8px;border:1px solid var(--border);background:var(--card);color:var(--text);min-height:44px;margin:.25rem 0}
+label{font-weight:600}
+h3{font-size:1rem;margin:1.25rem 0 .25rem}
 button:hover{filter:brightness(.95)}
 button:focus-visible,a:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 @media (max-width:40rem){main{margin:0;border-radius:0;border-width:0 0 1px}dl{grid-template-columns:1fr}dd{margin-bottom:.5rem}}
@@ -112,10 +117,24 @@ const claimPath = (token: string) => `/claim/${encodeURIComponent(token)}`;
 
 export type ProviderChoice = { id: string; label: string };
 
+/** The banner every claim page carries while development sign-in is on (DEV_SIGN_IN). */
+const DEVELOPMENT_NOTICE = `<div class="note warn" role="note"><p><strong>Development sign-in is on:</strong> anyone can sign in here as anyone, by typing a name. Never use this server for real projects.</p></div>`;
+
+/** The page with the development notice at the top of its content (HTML pages only). */
+export async function withDevelopmentNotice(response: Response): Promise<Response> {
+  if (!response.headers.get("content-type")?.startsWith("text/html")) return response;
+  const html = await response.text();
+  return new Response(html.replace("<main>\n", `<main>\n${DEVELOPMENT_NOTICE}\n`), {
+    status: response.status,
+    headers: response.headers,
+  });
+}
+
 export function landingPage(options: {
   token: string;
   summary: ClaimSummary;
   providers: ProviderChoice[];
+  devSignIn: boolean;
   freeCredits: number;
   formActionOrigins: readonly string[];
 }): Response {
@@ -124,14 +143,29 @@ export function landingPage(options: {
     options.freeCredits > 0
       ? `<li><strong>${plural(options.freeCredits, "free credit is", "free credits are")} added</strong>, for real SMS once a live key is issued (one credit per SMS segment).</li>`
       : "";
+  const development = options.devSignIn
+    ? `<form method="post" action="${claimPath(options.token)}/sign-in">
+<input type="hidden" name="provider" value="dev">
+<h3 id="dev-sign-in">Sign in as a local developer</h3>
+<p class="muted">Development only: the name you type is who you are.</p>
+<label for="dev-name">Your name (Latin letters or digits)</label>
+<input id="dev-name" name="name" required maxlength="40" autocomplete="name">
+<div class="actions"><button type="submit">Sign in as a local developer</button></div>
+</form>`
+    : "";
   const signIn =
-    providers.length > 0
-      ? `<form method="post" action="${claimPath(options.token)}/sign-in">
-<h2 id="sign-in">Sign in to claim it</h2>
+    providers.length > 0 || options.devSignIn
+      ? `<h2 id="sign-in">Sign in to claim it</h2>
+${
+  providers.length > 0
+    ? `<form method="post" action="${claimPath(options.token)}/sign-in">
 <div class="actions" role="group" aria-labelledby="sign-in">
 ${providers.map((p) => `<button type="submit" name="provider" value="${escapeHtml(p.id)}">Sign in with ${escapeHtml(p.label)}</button>`).join("\n")}
 </div>
-</form>
+</form>`
+    : ""
+}
+${development}
 <p class="muted">Signing in only tells us who you are; nothing is claimed until you confirm on the next page.</p>`
       : `<div class="note warn" role="status"><p><strong>Sign-in is not available on this server right now.</strong> Keep this link: it stays valid until it expires, and opening it claimed nothing.</p></div>`;
   return htmlResponse(
@@ -178,10 +212,11 @@ ${summaryList(options.summary)}
   );
 }
 
-const NEXT_STEPS = `<h2>What happens next</h2>
+const nextSteps = (projectId: string) => `<h2>What happens next</h2>
+<p><a class="button primary" href="/dashboard/projects/${encodeURIComponent(projectId)}">Open the project in the dashboard</a></p>
 <ul>
 <li>Your test key keeps working, and every message sent with it so far stays readable with it.</li>
-<li>Test keys never send real SMS. Live keys (<code>sk_live_…</code>) are issued by the operator from the dashboard: ask them for one, naming the project id above.</li>
+<li>Test keys never send real SMS. Create a live key (<code>sk_live_…</code>) on the dashboard, where you also see your messages, credits and usage, and can request your own sender name.</li>
 <li>This claim link is now used up; you do not need it any more.</li>
 </ul>`;
 
@@ -204,7 +239,7 @@ export function claimedPage(options: {
     `<h1>${options.already ? "You already claimed this project" : "Project claimed"}</h1>
 ${what}
 <dl><dt>Project</dt><dd><code>${escapeHtml(options.projectId)}</code></dd></dl>
-${NEXT_STEPS}`,
+${nextSteps(options.projectId)}`,
     { status: 200 },
   );
 }
@@ -236,7 +271,7 @@ export function notFoundPage(): Response {
 const backLink = (token: string | null, text = "Back to the claim page") =>
   token
     ? `<p><a href="${claimPath(token)}">${escapeHtml(text)}</a></p>`
-    : `<p>Open the claim link again to start over.</p>`;
+    : `<p>Open the claim link again to start over, or <a href="/dashboard/sign-in">sign in to the dashboard</a> again.</p>`;
 
 export function cancelledPage(options: { token: string; providerLabel: string }): Response {
   return htmlResponse(

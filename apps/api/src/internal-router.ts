@@ -1,0 +1,18 @@
+// The internal procedures: the dashboard's (`dashboard.*`, an account holder's
+// own projects) and the operator's (`operator.*`). Never served on the public
+// port's /trpc (that is router.ts's appRouter): the dashboard's pages call them
+// server-side through createInternalCaller with the session's viewer in the
+// context, and internal tools reach the same router on the internal listener.
+import { dashboardRouter } from "./routers/dashboard/dashboard.ts";
+import { operatorRouter } from "./routers/operator/operator.ts";
+import { createCallerFactory, router } from "./trpc/trpc.ts";
+
+export const internalRouter = router({
+  dashboard: dashboardRouter,
+  operator: operatorRouter,
+});
+
+export type InternalRouter = typeof internalRouter;
+
+/** A server-side caller: `createInternalCaller({ deps, state, viewer }).dashboard.projects.list({})`. */
+export const createInternalCaller = createCallerFactory(internalRouter);

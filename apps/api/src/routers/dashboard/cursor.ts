@@ -1,0 +1,34 @@
+// The dashboard's page cursors on the wire: the (created_at, id) position of
+// the last row of the previous page, as one opaque base64url string.
+import { Buffer } from "node:buffer";
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+
+export type Position = { createdAt: Date; id: string };
+
+export function encodeCursor(position: Position | null): string | null {
+  if (!position) return null;
+  return Buffer.from(JSON.stringify([position.createdAt.toISOString(), position.id])).toString("base64url");
+}
+
+/** An optional `cursor` input field. */
+export const ZCursor = z
+  .string()
+  .max(200)
+  .regex(/^[A-Za-z0-9_-]+$/)
+  .optional()
+  .meta({ description: "`next` of the previous page; omit for the first page." });
+
+/** The position a cursor names; a malformed one is a bad request. */
+export function decodeCursor(cursor: string | undefined): Position | null {
+  if (cursor === undefined) return null;
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown[];
+    const createdAt = new Date(String(at));
+    if (typeof id !== "string" || !/^[a-z]{2,4}_[0-9a-z]{26}$/.test(id) || Number.isNaN(createdAt.getTime()))
+      throw new Error("bad cursor");
+    return { createdAt, id };
+  } catch {
+    throw new TRPCError({ code: "BAD_REQUEST", message: "The cursor is malformed." });
+  }
+}

@@ -1,0 +1,31 @@
+// dashboard.*: what a signed-in account holder reads and changes, on their own
+// projects only (another account's project is NOT_FOUND). Thin: parse the
+// input, call one bound use case (services.ts), map the result.
+import { router } from "../../trpc/trpc.ts";
+import { creditsProcedure } from "./credits.ts";
+import {
+  createLiveKeyProcedure,
+  listKeysProcedure,
+  revokeKeyProcedure,
+  rollTestKeyProcedure,
+} from "./keys.ts";
+import { getMessageProcedure, listMessagesProcedure } from "./messages.ts";
+import { listProjectsProcedure, projectOverviewProcedure, projectUsageProcedure } from "./projects.ts";
+import { requestSenderProcedure, senderProcedure } from "./sender.ts";
+
+export const dashboardRouter = router({
+  projects: router({
+    list: listProjectsProcedure,
+    get: projectOverviewProcedure,
+    usage: projectUsageProcedure,
+  }),
+  keys: router({
+    list: listKeysProcedure,
+    createLive: createLiveKeyProcedure,
+    revoke: revokeKeyProcedure,
+    rollTest: rollTestKeyProcedure,
+  }),
+  credits: router({ get: creditsProcedure }),
+  messages: router({ list: listMessagesProcedure, get: getMessageProcedure }),
+  sender: router({ get: senderProcedure, request: requestSenderProcedure }),
+});

@@ -1,0 +1,95 @@
+// dashboard.projects.*: the signed-in account holder's projects.
+import { MAX_PAGE_SIZE } from "@sms/domain";
+import { viewerProcedure } from "../../trpc/trpc.ts";
+import { decodeCursor, encodeCursor } from "./cursor.ts";
+import {
+  ZListProjectsRequest,
+  ZListProjectsResponse,
+  ZProjectOverviewResponse,
+  ZProjectRequest,
+  ZUsageRequest,
+  ZUsageResponse,
+} from "./projects.types.ts";
+import { toProject, toSenderRequest, ts } from "./records.types.ts";
+import { orThrow } from "./support.ts";
+
+export const PROJECTS_PAGE_SIZE = 25;
+
+export const listProjectsProcedure = viewerProcedure
+  .input(ZListProjectsRequest)
+  .output(ZListProjectsResponse)
+  .query(async ({ ctx, input }) => {
+    const after = decodeCursor(input.cursor);
+    const page = await ctx.deps.services.dashboard.projects.list({
+      viewer: ctx.viewer,
+      after: after && { claimedAt: after.createdAt, id: after.id },
+      limit: Math.min(PROJECTS_PAGE_SIZE, MAX_PAGE_SIZE),
+    });
+    return {
+      projects: page.items.map((row) => ({
+        ...toProject(row),
+        messages_today: row.messagesToday,
+        pending_sender: row.pendingSender,
+      })),
+      next: encodeCursor(page.next && { createdAt: page.next.claimedAt, id: page.next.id }),
+    };
+  });
+
+export const projectOverviewProcedure = viewerProcedure
+  .input(ZProjectRequest)
+  .output(ZProjectOverviewResponse)
+  .query(async ({ ctx, input }) => {
+    const overview = orThrow(
+      await ctx.deps.services.dashboard.projects.overview({
+        viewer: ctx.viewer,
+        projectId: input.project_id,
+      }),
+    );
+    ctx.state.projectId = overview.project.id;
+    const { credits, freeTier } = overview;
+    return {
+      project: toProject(overview.project),
+      credits: {
+        balance: credits.balance,
+        ledger_sum: credits.ledgerSum,
+        consistent: credits.consistent,
+        has_paid_credits: credits.hasPaidCredits,
+      },
+      free_tier: {
+        applies: freeTier.applies,
+        limit: freeTier.limit,
+        used_today: freeTier.usedToday,
+        remaining_today: freeTier.remainingToday,
+        reset_at: ts(freeTier.resetAt),
+      },
+      pending_sender_request: overview.pendingSenderRequest && toSenderRequest(overview.pendingSenderRequest),
+      messages_today: overview.messagesToday,
+    };
+  });
+
+export const projectUsageProcedure = viewerProcedure
+  .input(ZUsageRequest)
+  .output(ZUsageResponse)
+  .query(async ({ ctx, input }) => {
+    const usage = orThrow(
+      await ctx.deps.services.dashboard.projects.usage({
+        viewer: ctx.viewer,
+        projectId: input.project_id,
+        ...(input.mode ? { mode: input.mode } : {}),
+      }),
+    );
+    return {
+      days: usage.days.map((day) => ({
+        day: ts(day.day).slice(0, 10),
+        by_status: day.byStatus,
+        messages: day.messages,
+        segments: day.segments,
+      })),
+      totals: {
+        messages: usage.totals.messages,
+        segments: usage.totals.segments,
+        by_status: usage.totals.byStatus,
+      },
+      delivery_rate: usage.deliveryRate,
+    };
+  });

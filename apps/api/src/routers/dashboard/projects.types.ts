@@ -1,0 +1,30 @@
+import { KEY_MODES, MESSAGE_STATUSES } from "@sms/domain";
+import { z } from "zod";
+import { ZCursor } from "./cursor.ts";
+import { ZCredits, ZFreeTier, ZProject, ZProjectId, ZSenderRequest } from "./records.types.ts";
+
+export const ZListProjectsRequest = z.strictObject({ cursor: ZCursor });
+export const ZListProjectsResponse = z.object({
+  projects: z.array(ZProject.extend({ messages_today: z.number(), pending_sender: z.string().nullable() })),
+  next: z.string().nullable(),
+});
+
+export const ZProjectRequest = z.strictObject({ project_id: ZProjectId });
+export const ZProjectOverviewResponse = z.object({
+  project: ZProject,
+  credits: ZCredits,
+  free_tier: ZFreeTier,
+  pending_sender_request: ZSenderRequest.nullable(),
+  messages_today: z.number(),
+});
+
+export const ZUsageRequest = z.strictObject({ project_id: ZProjectId, mode: z.enum(KEY_MODES).optional() });
+const ZByStatus = z.record(z.enum(MESSAGE_STATUSES), z.number());
+export const ZUsageResponse = z.object({
+  days: z.array(
+    z.object({ day: z.string(), by_status: ZByStatus, messages: z.number(), segments: z.number() }),
+  ),
+  totals: z.object({ messages: z.number(), segments: z.number(), by_status: ZByStatus }),
+  /** delivered ÷ messages in a final status; null when none is final. */
+  delivery_rate: z.number().nullable(),
+});

@@ -1,0 +1,223 @@
+// The records the dashboard's and the operator's procedures return, shared by
+// both routers: snake_case and ISO 8601 UTC timestamps like the public API,
+// so they read the same through the server-side caller and over the wire.
+// What a message record holds is what GET /v1/messages/{id} returns plus
+// mode and template: never the text or the full number (spec 1.8).
+import {
+  type AuditEntry,
+  formatTimestamp,
+  type KeyRecord,
+  KEY_MODES,
+  type LedgerEntry,
+  MESSAGE_STATUSES,
+  type MessageDetail,
+  type MessageEvent,
+  type MessageLogEntry,
+  type ProjectRecord,
+  type SenderRequestRecord,
+} from "@sms/domain";
+import { z } from "zod";
+
+const ZTimestamp = z.string().meta({ description: "ISO 8601 UTC." });
+export const ts = (date: Date) => formatTimestamp(date);
+export const tsOrNull = (date: Date | null) => (date ? formatTimestamp(date) : null);
+
+export const ZProjectId = z.string().max(40).meta({ description: "prj_…" });
+
+export const ZProject = z.object({
+  id: z.string(),
+  created_at: ZTimestamp,
+  claimed_at: ZTimestamp.nullable(),
+  suspended_at: ZTimestamp.nullable(),
+  /** null: the shared default sender. */
+  sender: z.string().nullable(),
+  sender_brand_id: z.number().nullable(),
+  credit_balance: z.number(),
+});
+
+export function toProject(project: ProjectRecord): z.infer<typeof ZProject> {
+  return {
+    id: project.id,
+    created_at: ts(project.createdAt),
+    claimed_at: tsOrNull(project.claimedAt),
+    suspended_at: tsOrNull(project.suspendedAt),
+    sender: project.sender,
+    sender_brand_id: project.senderBrandId,
+    credit_balance: project.creditBalance,
+  };
+}
+
+export const ZKey = z.object({
+  id: z.string(),
+  mode: z.enum(KEY_MODES),
+  prefix: z.string().meta({ description: "The first 12 characters; never the key." }),
+  created_at: ZTimestamp,
+  revoked_at: ZTimestamp.nullable(),
+  last_used_at: ZTimestamp.nullable(),
+});
+
+export function toKey(key: KeyRecord): z.infer<typeof ZKey> {
+  return {
+    id: key.id,
+    mode: key.mode,
+    prefix: key.prefix,
+    created_at: ts(key.createdAt),
+    revoked_at: tsOrNull(key.revokedAt),
+    last_used_at: tsOrNull(key.lastUsedAt),
+  };
+}
+
+/** A key just made: the only time the whole key is returned. */
+export const ZNewKey = z.object({
+  id: z.string(),
+  mode: z.enum(KEY_MODES),
+  prefix: z.string(),
+  api_key: z.string(),
+});
+
+export const ZLedgerEntry = z.object({
+  id: z.string(),
+  kind: z.enum(["grant_paid", "grant_free", "reservation", "refund"]),
+  amount: z.number(),
+  message_id: z.string().nullable(),
+  note: z.string().nullable(),
+  created_at: ZTimestamp,
+});
+
+export function toLedgerEntry(entry: LedgerEntry): z.infer<typeof ZLedgerEntry> {
+  return {
+    id: entry.id,
+    kind: entry.kind,
+    amount: entry.amount,
+    message_id: entry.messageId,
+    note: entry.note,
+    created_at: ts(entry.createdAt),
+  };
+}
+
+export const ZFreeTier = z.object({
+  applies: z.boolean(),
+  limit: z.number(),
+  used_today: z.number(),
+  remaining_today: z.number(),
+  reset_at: ZTimestamp,
+});
+
+export const ZCredits = z.object({
+  balance: z.number(),
+  ledger_sum: z.number(),
+  consistent: z.boolean(),
+  has_paid_credits: z.boolean(),
+});
+
+export const ZMessageRow = z.object({
+  id: z.string(),
+  mode: z.enum(KEY_MODES),
+  to: z.string().meta({ description: "Masked: +9955••••••12." }),
+  template: z.string(),
+  status: z.enum(MESSAGE_STATUSES),
+  segments: z.number().nullable(),
+  error_code: z.string().nullable(),
+  created_at: ZTimestamp,
+  updated_at: ZTimestamp,
+});
+
+export function toMessageRow(message: MessageLogEntry): z.infer<typeof ZMessageRow> {
+  return {
+    id: message.id,
+    mode: message.mode,
+    to: message.recipientMasked,
+    template: message.template,
+    status: message.status,
+    segments: message.segments,
+    error_code: message.errorCode,
+    created_at: ts(message.createdAt),
+    updated_at: ts(message.updatedAt),
+  };
+}
+
+export const ZMessageDetail = ZMessageRow.extend({
+  locale: z.string(),
+  sender: z.string(),
+  encoding: z.string().nullable(),
+  error_message: z.string().nullable(),
+  credits_reserved: z.number(),
+  api_key_id: z.string().nullable(),
+  submitted_at: ZTimestamp.nullable(),
+  text_purged_at: ZTimestamp.nullable(),
+});
+
+export function toMessageDetail(message: MessageDetail): z.infer<typeof ZMessageDetail> {
+  return {
+    ...toMessageRow(message),
+    locale: message.locale,
+    sender: message.sender,
+    encoding: message.encoding,
+    error_message: message.errorMessage,
+    credits_reserved: message.creditsReserved,
+    api_key_id: message.apiKeyId,
+    submitted_at: tsOrNull(message.submittedAt),
+    text_purged_at: tsOrNull(message.textPurgedAt),
+  };
+}
+
+export const ZMessageEvent = z.object({
+  status: z.enum(MESSAGE_STATUSES),
+  error_code: z.string().nullable(),
+  at: ZTimestamp,
+});
+
+export const toMessageEvent = (event: MessageEvent): z.infer<typeof ZMessageEvent> => ({
+  status: event.status,
+  error_code: event.errorCode,
+  at: ts(event.at),
+});
+
+export const ZSenderRequest = z.object({
+  id: z.string(),
+  project_id: z.string(),
+  name: z.string(),
+  purpose: z.string(),
+  status: z.enum(["pending", "approved", "refused"]),
+  requested_by: z.string(),
+  decided_by: z.string().nullable(),
+  decided_at: ZTimestamp.nullable(),
+  refusal_reason: z.string().nullable(),
+  created_at: ZTimestamp,
+});
+
+export function toSenderRequest(request: SenderRequestRecord): z.infer<typeof ZSenderRequest> {
+  return {
+    id: request.id,
+    project_id: request.projectId,
+    name: request.name,
+    purpose: request.purpose,
+    status: request.status,
+    requested_by: request.requestedBy,
+    decided_by: request.decidedBy,
+    decided_at: tsOrNull(request.decidedAt),
+    refusal_reason: request.refusalReason,
+    created_at: ts(request.createdAt),
+  };
+}
+
+export const ZAuditEntry = z.object({
+  id: z.string(),
+  actor: z.string(),
+  action: z.string(),
+  project_id: z.string().nullable(),
+  details: z.record(z.string(), z.unknown()),
+  created_at: ZTimestamp,
+});
+
+export const toAuditEntry = (entry: AuditEntry): z.infer<typeof ZAuditEntry> => ({
+  id: entry.id,
+  actor: entry.actor,
+  action: entry.action,
+  project_id: entry.projectId,
+  details: entry.details,
+  created_at: ts(entry.createdAt),
+});
+
+/** A refusal of an action: the stable code and the sentence to show. */
+export const ZRefusal = z.object({ ok: z.literal(false), code: z.string(), message: z.string() });

@@ -1,0 +1,254 @@
+// operator.*: everything the operator's command-line tool does, for signed-in
+// identities listed in OPERATOR_IDENTITIES. The same bound functions as the
+// tool (services.ts operatorServices), so every action writes the same audit
+// row; the actor is the signed-in identity (`github:583231`).
+import { operatorProcedure, router } from "../../trpc/trpc.ts";
+import { decodeCursor, encodeCursor } from "../dashboard/cursor.ts";
+import { toAuditEntry, toKey, toProject, toSenderRequest, ts, tsOrNull } from "../dashboard/records.types.ts";
+import { refused } from "../refusals.ts";
+import {
+  ZApproveSenderRequest,
+  ZApproveSenderResponse,
+  ZAuditRequest,
+  ZAuditResponse,
+  ZCreateLiveKeyRequest,
+  ZCreateLiveKeyResponse,
+  ZDescribeProjectResponse,
+  ZFindProjectsRequest,
+  ZFindProjectsResponse,
+  ZGrantCreditsRequest,
+  ZGrantCreditsResponse,
+  ZListSenderRequestsRequest,
+  ZListSenderRequestsResponse,
+  ZProjectRequest,
+  ZRefuseSenderRequest,
+  ZRefuseSenderResponse,
+  ZRevokeKeyRequest,
+  ZRevokeKeyResponse,
+  ZSuspensionRequest,
+  ZSuspensionResponse,
+} from "./operator.types.ts";
+
+export const OPERATOR_PAGE_SIZE = 50;
+
+const findProjects = operatorProcedure
+  .input(ZFindProjectsRequest)
+  .output(ZFindProjectsResponse)
+  .query(async ({ ctx, input }) => {
+    const result = await ctx.deps.services.operator.findProjects({
+      actor: ctx.viewer.actor,
+      query: input.query,
+    });
+    if (!result.ok) return refused(result);
+    return {
+      ok: true as const,
+      by: result.by,
+      projects: result.projects.map((project) => ({
+        ...toProject(project),
+        account_id: project.accountId,
+        account_email: project.accountEmail,
+      })),
+    };
+  });
+
+const describeProject = operatorProcedure
+  .input(ZProjectRequest)
+  .output(ZDescribeProjectResponse)
+  .query(async ({ ctx, input }) => {
+    const result = await ctx.deps.services.operator.describeProject({
+      actor: ctx.viewer.actor,
+      projectId: input.project_id,
+    });
+    if (!result.ok) return refused(result);
+    ctx.state.projectId = result.project.id;
+    const { project, credits, freeTier } = result;
+    return {
+      ok: true as const,
+      project: {
+        ...toProject({ ...project, creditBalance: credits.balance, hasPaidCredits: credits.hasPaidCredits }),
+        account_id: project.accountId,
+      },
+      credits: {
+        balance: credits.balance,
+        ledger_sum: credits.ledgerSum,
+        consistent: credits.consistent,
+        has_paid_credits: credits.hasPaidCredits,
+      },
+      free_tier: {
+        applies: freeTier.applies,
+        limit: freeTier.limit,
+        used_today: freeTier.usedToday,
+        remaining_today: freeTier.remainingToday,
+        reset_at: ts(freeTier.resetAt),
+      },
+      keys: result.keys.map(toKey),
+      messages: result.messages.map((row) => ({
+        mode: row.mode,
+        status: row.status,
+        last_24h: row.last24h,
+        last_7d: row.last7d,
+      })),
+    };
+  });
+
+function suspension(action: "suspendProject" | "reinstateProject") {
+  return operatorProcedure
+    .input(ZSuspensionRequest)
+    .output(ZSuspensionResponse)
+    .mutation(async ({ ctx, input }) => {
+      const result = await ctx.deps.services.operator[action]({
+        actor: ctx.viewer.actor,
+        projectId: input.project_id,
+        ...(input.reason?.trim() ? { reason: input.reason } : {}),
+      });
+      if (!result.ok) return refused(result);
+      ctx.state.projectId = result.projectId;
+      return {
+        ok: true as const,
+        project_id: result.projectId,
+        suspended_at: tsOrNull(result.suspendedAt),
+        changed: result.changed,
+      };
+    });
+}
+
+const grantCredits = operatorProcedure
+  .input(ZGrantCreditsRequest)
+  .output(ZGrantCreditsResponse)
+  .mutation(async ({ ctx, input }) => {
+    const result = await ctx.deps.services.operator.grantPaidCredits({
+      actor: ctx.viewer.actor,
+      projectId: input.project_id,
+      amount: input.amount,
+      ...(input.reference?.trim() ? { reference: input.reference.trim() } : {}),
+    });
+    if (!result.ok) return refused(result);
+    ctx.state.projectId = result.projectId;
+    return {
+      ok: true as const,
+      project_id: result.projectId,
+      amount: result.amount,
+      reference: result.reference,
+      entry_id: result.entryId,
+      balance: result.balance,
+      already_granted: result.alreadyGranted,
+    };
+  });
+
+const createLiveKey = operatorProcedure
+  .input(ZCreateLiveKeyRequest)
+  .output(ZCreateLiveKeyResponse)
+  .mutation(async ({ ctx, input }) => {
+    const result = await ctx.deps.services.operator.createLiveKey({
+      actor: ctx.viewer.actor,
+      projectId: input.project_id,
+    });
+    if (!result.ok) return refused(result);
+    ctx.state.projectId = result.projectId;
+    ctx.state.log.info({ key_id: result.keyId, mode: "live" }, "operator: key created");
+    return {
+      ok: true as const,
+      project_id: result.projectId,
+      key: { id: result.keyId, mode: "live" as const, prefix: result.prefix, api_key: result.apiKey },
+    };
+  });
+
+const revokeKey = operatorProcedure
+  .input(ZRevokeKeyRequest)
+  .output(ZRevokeKeyResponse)
+  .mutation(async ({ ctx, input }) => {
+    const result = await ctx.deps.services.operator.revokeApiKey({
+      actor: ctx.viewer.actor,
+      keyId: input.key_id,
+      ...(input.project_id ? { projectId: input.project_id } : {}),
+    });
+    if (!result.ok) return refused(result);
+    ctx.state.projectId = result.projectId;
+    ctx.state.log.info(
+      { key_id: result.keyId, already_revoked: result.alreadyRevoked },
+      "operator: key revoked",
+    );
+    return {
+      ok: true as const,
+      project_id: result.projectId,
+      key: { id: result.keyId, mode: result.mode, prefix: result.prefix },
+      already_revoked: result.alreadyRevoked,
+    };
+  });
+
+const listSenderRequests = operatorProcedure
+  .input(ZListSenderRequestsRequest)
+  .output(ZListSenderRequestsResponse)
+  .query(async ({ ctx, input }) => {
+    const page = await ctx.deps.services.operator.listSenderRequests({
+      status: input.status,
+      after: decodeCursor(input.cursor),
+      limit: OPERATOR_PAGE_SIZE,
+    });
+    return { requests: page.items.map(toSenderRequest), next: encodeCursor(page.next) };
+  });
+
+const approveSenderRequest = operatorProcedure
+  .input(ZApproveSenderRequest)
+  .output(ZApproveSenderResponse)
+  .mutation(async ({ ctx, input }) => {
+    const result = await ctx.deps.services.operator.approveSenderRequest({
+      actor: ctx.viewer.actor,
+      requestId: input.request_id,
+      ...(input.brand_id !== undefined ? { brandId: input.brand_id } : {}),
+    });
+    if (!result.ok) return refused(result);
+    ctx.state.projectId = result.projectId;
+    return {
+      ok: true as const,
+      request_id: result.requestId,
+      project_id: result.projectId,
+      sender: result.sender,
+      brand_id: result.brandId,
+      validated: result.validated,
+    };
+  });
+
+const refuseSenderRequest = operatorProcedure
+  .input(ZRefuseSenderRequest)
+  .output(ZRefuseSenderResponse)
+  .mutation(async ({ ctx, input }) => {
+    const result = await ctx.deps.services.operator.refuseSenderRequest({
+      actor: ctx.viewer.actor,
+      requestId: input.request_id,
+      reason: input.reason,
+    });
+    if (!result.ok) return refused(result);
+    ctx.state.projectId = result.projectId;
+    return { ok: true as const, request_id: result.requestId, project_id: result.projectId };
+  });
+
+const auditLog = operatorProcedure
+  .input(ZAuditRequest)
+  .output(ZAuditResponse)
+  .query(async ({ ctx, input }) => {
+    const page = await ctx.deps.services.operator.listAuditLog({
+      ...(input.project_id ? { projectId: input.project_id } : {}),
+      after: decodeCursor(input.cursor),
+      limit: OPERATOR_PAGE_SIZE,
+    });
+    if (!page.ok) return refused(page);
+    return { ok: true as const, entries: page.items.map(toAuditEntry), next: encodeCursor(page.next) };
+  });
+
+export const operatorRouter = router({
+  projects: router({
+    find: findProjects,
+    get: describeProject,
+    suspend: suspension("suspendProject"),
+    reinstate: suspension("reinstateProject"),
+  }),
+  credits: router({ grant: grantCredits }),
+  keys: router({ createLive: createLiveKey, revoke: revokeKey }),
+  senderRequests: router({
+    list: listSenderRequests,
+    approve: approveSenderRequest,
+    refuse: refuseSenderRequest,
+  }),
+  audit: router({ list: auditLog }),
+});

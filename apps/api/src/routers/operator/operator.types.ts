@@ -1,0 +1,108 @@
+import { KEY_MODES, MESSAGE_STATUSES } from "@sms/domain";
+import { z } from "zod";
+import { ZCursor } from "../dashboard/cursor.ts";
+import {
+  ZAuditEntry,
+  ZCredits,
+  ZFreeTier,
+  ZKey,
+  ZNewKey,
+  ZProject,
+  ZProjectId,
+  ZRefusal,
+  ZSenderRequest,
+} from "../dashboard/records.types.ts";
+
+const ok = <T extends z.ZodRawShape>(shape: T) =>
+  z.discriminatedUnion("ok", [z.object({ ok: z.literal(true), ...shape }), ZRefusal]);
+
+export const ZFindProjectsRequest = z.strictObject({ query: z.string().max(300) });
+export const ZFindProjectsResponse = ok({
+  by: z.enum(["project_id", "key_prefix", "email"]),
+  projects: z.array(
+    ZProject.extend({ account_id: z.string().nullable(), account_email: z.string().nullable() }),
+  ),
+});
+
+export const ZProjectRequest = z.strictObject({ project_id: ZProjectId });
+export const ZDescribeProjectResponse = ok({
+  project: ZProject.extend({ account_id: z.string().nullable() }),
+  credits: ZCredits,
+  free_tier: ZFreeTier,
+  keys: z.array(ZKey),
+  messages: z.array(
+    z.object({
+      mode: z.enum(KEY_MODES),
+      status: z.enum(MESSAGE_STATUSES),
+      last_24h: z.number(),
+      last_7d: z.number(),
+    }),
+  ),
+});
+
+export const ZSuspensionRequest = z.strictObject({
+  project_id: ZProjectId,
+  reason: z.string().max(1000).optional(),
+});
+export const ZSuspensionResponse = ok({
+  project_id: z.string(),
+  suspended_at: z.string().nullable(),
+  changed: z.boolean(),
+});
+
+export const ZGrantCreditsRequest = z.strictObject({
+  project_id: ZProjectId,
+  amount: z.number().int(),
+  reference: z.string().max(300).optional(),
+});
+export const ZGrantCreditsResponse = ok({
+  project_id: z.string(),
+  amount: z.number(),
+  reference: z.string().nullable(),
+  entry_id: z.string(),
+  balance: z.number(),
+  already_granted: z.boolean(),
+});
+
+export const ZCreateLiveKeyRequest = z.strictObject({ project_id: ZProjectId });
+export const ZCreateLiveKeyResponse = ok({ project_id: z.string(), key: ZNewKey });
+
+export const ZRevokeKeyRequest = z.strictObject({
+  key_id: z.string().max(40),
+  project_id: ZProjectId.optional(),
+});
+export const ZRevokeKeyResponse = ok({
+  project_id: z.string(),
+  key: z.object({ id: z.string(), mode: z.enum(KEY_MODES), prefix: z.string() }),
+  already_revoked: z.boolean(),
+});
+
+export const ZListSenderRequestsRequest = z.strictObject({
+  status: z.enum(["pending", "approved", "refused"]).default("pending"),
+  cursor: ZCursor,
+});
+export const ZListSenderRequestsResponse = z.object({
+  requests: z.array(ZSenderRequest),
+  next: z.string().nullable(),
+});
+
+export const ZApproveSenderRequest = z.strictObject({
+  request_id: z.string().max(40),
+  brand_id: z.number().int().positive().optional(),
+});
+export const ZApproveSenderResponse = ok({
+  request_id: z.string(),
+  project_id: z.string(),
+  sender: z.string(),
+  brand_id: z.number(),
+  validated: z.boolean(),
+});
+
+export const ZRefuseSenderRequest = z.strictObject({
+  request_id: z.string().max(40),
+  reason: z.string().max(1000),
+});
+export const ZRefuseSenderResponse = ok({ request_id: z.string(), project_id: z.string() });
+
+export const ZAuditRequest = z.strictObject({ project_id: ZProjectId.optional(), cursor: ZCursor });
+export const ZAuditResponse = ok({ entries: z.array(ZAuditEntry), next: z.string().nullable() });

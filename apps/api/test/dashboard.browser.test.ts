@@ -1,0 +1,588 @@
+// The account dashboard in a real browser: Chromium drives the Deno server on
+// PostgreSQL, with the two local identity providers of the claim test (fake
+// Google and GitHub speaking the real protocols), the development provider,
+// and a fake uBill for live sends. The whole journey of issue 13: instant test
+// key → claim in the browser → live key from the dashboard → live send →
+// the message, its timeline and the balance change → revoke → 401; the
+// operator's grant, sender approval and suspension (→ 403); another account
+// sees nothing. Screenshots of every page, desktop (1280 px) and mobile
+// (390 px), light and dark: test-output/screenshots/dashboard-*.png.
+import { join } from "node:path";
+import { createDatabase, type Database } from "@sms/db";
+import { availableBackends } from "@sms/db/testing";
+import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
+import type { Browser, BrowserContext, Locator, Page, Response as PageResponse } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FakeGitHub, type FakeGitHubUser, startFakeGitHub } from "./fakes/fake-github.ts";
+import { type FakeGoogle, startFakeGoogle } from "./fakes/fake-google.ts";
+import type { FakeUser } from "./fakes/fake-page.ts";
+import { createTestKey, type ServerProcess, sendMessageRequest, startServer } from "./harness.ts";
+import { chromiumMissing, launchChromium, SCREENSHOT_DIR } from "./support/browser.ts";
+
+const skipBrowser = chromiumMissing();
+const noPostgres = !(await availableBackends()).includes("postgres");
+if (noPostgres && !skipBrowser) console.warn("skipping dashboard browser tests: PostgreSQL is not available");
+
+const ALICE_G: FakeUser = {
+  subject: "108234567890123456781",
+  email: "alice@example.com",
+  name: "Alice Google",
+};
+const BOB_G: FakeUser = { subject: "108999999999999999991", email: "bob@example.com", name: "Bob Google" };
+const OCTO: FakeGitHubUser = {
+  id: 583231,
+  login: "octocat",
+  subject: "583231",
+  email: "octocat@example.com",
+  name: "The Octocat",
+};
+const UBILL_KEY = "ubill-dashboard-browser-secret-5c1e";
+const CODE = "90817263";
+const NUMBER = "+995555123456";
+const FREE_CREDITS = 50;
+const DESKTOP = { width: 1280, height: 900 };
+const MOBILE = { width: 390, height: 844 };
+
+type Key = { api_key: string; project_id: string; claim_url: string; expires_at: string };
+
+describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
+  let server: ServerProcess;
+  let google: FakeGoogle;
+  let github: FakeGitHub;
+  let ubill: FakeUbill;
+  let browser: Browser;
+  let db: Database;
+  /** Every API key, claim token and cookie value seen: none may reach the server's output. */
+  const secrets = new Set<string>();
+  /** Every HTML page the browsers loaded: URL and body. */
+  const documents: Array<{ url: string; body: string }> = [];
+  const shotNames = new Set<string>();
+  /** Script errors in any page (the one script must never fail). */
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    [google, github, ubill] = await Promise.all([
+      startFakeGoogle({ users: [ALICE_G, BOB_G] }),
+      startFakeGitHub({ users: [OCTO] }),
+      startFakeUbill({
+        apiKey: UBILL_KEY,
+        brands: [
+          { id: 1, name: "SMSGE", approved: true },
+          { id: 7, name: "Acme", approved: true },
+        ],
+      }),
+    ]);
+    [server, browser] = await Promise.all([
+      startServer({
+        backend: "postgres",
+        env: {
+          CLAIM_FREE_CREDITS: String(FREE_CREDITS),
+          CLAIM_COOKIE_SECRET: "dashboard-browser-test-cookie-secret-0123456789",
+          CLAIM_SIGN_INS_PER_MINUTE: "1000",
+          GOOGLE_ISSUER_URL: google.issuerUrl,
+          GOOGLE_CLIENT_ID: google.clientId,
+          GOOGLE_CLIENT_SECRET: google.clientSecret,
+          GITHUB_CLIENT_ID: github.clientId,
+          GITHUB_CLIENT_SECRET: github.clientSecret,
+          GITHUB_AUTHORIZE_URL: `${github.baseUrl}/login/oauth/authorize`,
+          GITHUB_TOKEN_URL: `${github.baseUrl}/login/oauth/access_token`,
+          GITHUB_API_URL: github.baseUrl,
+          // Real providers are configured: the development provider only because this says so.
+          DEV_SIGN_IN: "true",
+          OPERATOR_IDENTITIES: "dev:olga-ops",
+          UBILL_BASE_URL: ubill.baseUrl,
+          UBILL_API_KEY: UBILL_KEY,
+          UBILL_DEFAULT_BRAND_ID: "1",
+          STATUS_CHECK_INTERVAL_SECONDS: "1",
+          SIMULATOR_DELIVERY_DELAY_MS: "0",
+          TEST_KEYS_PER_MINUTE: "100",
+        },
+      }),
+      launchChromium(),
+    ]);
+    google.allowRedirectUri(`${server.baseUrl}/claim/callback/google`);
+    github.allowRedirectUri(`${server.baseUrl}/claim/callback/github`);
+    db = await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 2 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await db?.close();
+    await server?.cleanup();
+    await Promise.all([google?.stop(), github?.stop(), ubill?.close()]);
+  });
+
+  const api = (path: string, init?: RequestInit) => fetch(`${server.baseUrl}${path}`, init);
+
+  async function newKey(): Promise<Key> {
+    const key = await createTestKey(api);
+    secrets.add(key.api_key);
+    secrets.add(key.claim_url.slice(key.claim_url.lastIndexOf("/") + 1));
+    return key;
+  }
+
+  const body = { to: NUMBER, template: "verification_code", variables: { code: CODE }, locale: "en" };
+  const send = (apiKey: string) => api("/v1/messages", sendMessageRequest(apiKey, crypto.randomUUID(), body));
+  const read = (apiKey: string, id: string) =>
+    api(`/v1/messages/${id}`, { headers: { Authorization: `Bearer ${apiKey}` } });
+
+  /** Polls `check` until it holds (the key cache and the status check take a moment), at most 20 s. */
+  async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + 20_000;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  async function newPage(context?: BrowserContext): Promise<Page> {
+    const page = await (context ?? (await browser.newContext({ viewport: DESKTOP }))).newPage();
+    page.on("response", async (response) => {
+      if (!response.request().isNavigationRequest()) return;
+      if (!(response.headers()["content-type"] ?? "").startsWith("text/html")) return;
+      if (!response.url().startsWith(server.baseUrl)) return;
+      documents.push({ url: response.url(), body: await response.text().catch(() => "") });
+    });
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    return page;
+  }
+
+  /** Runs `action` and resolves the main frame's first non-redirect navigation response. */
+  async function navigation(page: Page, action: () => Promise<unknown>): Promise<PageResponse> {
+    const response = page.waitForResponse(
+      (r) =>
+        r.request().isNavigationRequest() &&
+        r.frame() === page.mainFrame() &&
+        (r.status() < 300 || r.status() >= 400),
+    );
+    await action();
+    const result = await response;
+    await page.waitForLoadState("load");
+    return result;
+  }
+  const click = (page: Page, target: Locator) => navigation(page, () => target.click());
+  const go = (page: Page, path: string) => navigation(page, () => page.goto(`${server.baseUrl}${path}`));
+  const button = (page: Page, name: string | RegExp) => page.getByRole("button", { name });
+  const link = (page: Page, name: string | RegExp) => page.getByRole("link", { name });
+  // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText (the rendered text), not the DOM property
+  const mainText = (page: Page) => page.locator("main").innerText();
+  // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText (the rendered text), not the DOM property
+  const headerText = (page: Page) => page.locator("header").innerText();
+
+  async function rememberCookies(context: BrowserContext) {
+    const cookies = await context.cookies();
+    for (const cookie of cookies) if (cookie.value) secrets.add(cookie.value);
+    return cookies;
+  }
+
+  /**
+   * The current page, desktop and mobile, light and dark. At 390 px nothing
+   * may make the page itself scroll sideways (wide tables scroll in their frame).
+   */
+  async function shots(page: Page, name: string): Promise<void> {
+    shotNames.add(name);
+    const original = page.viewportSize() ?? DESKTOP;
+    for (const [size, viewport] of [
+      ["desktop", DESKTOP],
+      ["mobile", MOBILE],
+    ] as const) {
+      await page.setViewportSize(viewport);
+      if (size === "mobile") {
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        expect(overflow, `${name} is wider than 390 px`).toBeLessThanOrEqual(0);
+      }
+      for (const scheme of ["light", "dark"] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        await page.screenshot({
+          path: join(SCREENSHOT_DIR, `dashboard-${name}-${size}-${scheme}.png`),
+          fullPage: true,
+        });
+      }
+    }
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.setViewportSize(original);
+  }
+
+  /** Claims `key` in `page` as a local developer named `name`, and opens the project in the dashboard. */
+  async function claimAsDeveloper(page: Page, key: Key, name: string, shotPrefix?: string): Promise<void> {
+    expect((await navigation(page, () => page.goto(key.claim_url))).status()).toBe(200);
+    expect(await mainText(page)).toContain("Development sign-in is on");
+    if (shotPrefix) await shots(page, `${shotPrefix}-claim-landing`);
+    await page.getByLabel("Your name").fill(name);
+    const confirm = await click(page, button(page, "Sign in as a local developer"));
+    expect(confirm.status()).toBe(200);
+    expect(await mainText(page)).toContain(`signed in with Development sign-in as ${name}`);
+    const claimed = await click(page, button(page, "Claim this project"));
+    expect(claimed.status()).toBe(200);
+    expect(await mainText(page)).toContain("Project claimed");
+    if (shotPrefix) await shots(page, `${shotPrefix}-claimed`);
+    const dashboard = await click(page, link(page, "Open the project in the dashboard"));
+    expect(dashboard.status()).toBe(200);
+    expect(page.url()).toBe(`${server.baseUrl}/dashboard/projects/${key.project_id}`);
+    await rememberCookies(page.context());
+  }
+
+  /** Signs in to the dashboard as a local developer. */
+  async function devSignIn(page: Page, name: string): Promise<void> {
+    await go(page, "/dashboard/sign-in");
+    await page.getByLabel("Your name").fill(name);
+    const signedIn = await click(page, button(page, "Sign in as a local developer"));
+    expect(signedIn.status()).toBe(200);
+    await rememberCookies(page.context());
+  }
+
+  const tab = (page: Page, name: string) =>
+    click(page, page.getByRole("navigation", { name: "Project" }).getByRole("link", { name }));
+
+  let journey: { key: Key; liveKey: string; rolledKey: string; messageId: string };
+
+  it("the journey: claim as a local developer → live key → live send → message, timeline, balance → revoke → 401", async () => {
+    const key = await newKey();
+    // Two test messages before the claim, then the claim in the browser.
+    for (let i = 0; i < 2; i++) expect((await send(key.api_key)).status).toBe(201);
+    const page = await newPage();
+    await claimAsDeveloper(page, key, "Alice Dev", "journey");
+
+    // The overview: state, 50 free credits, the charts.
+    const overview = await mainText(page);
+    expect(overview).toContain("Active");
+    expect(overview).toMatch(/Credit balance\s+50/);
+    expect(await page.locator("figure.chart svg").count()).toBe(2);
+    await shots(page, "overview");
+
+    // The projects list.
+    await click(
+      page,
+      page.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name: "Projects" }),
+    );
+    expect(await mainText(page)).toContain(key.project_id);
+    await shots(page, "projects");
+
+    // Keys: a live key, created with the keyboard.
+    await go(page, `/dashboard/projects/${key.project_id}/keys`);
+    await shots(page, "keys");
+    const createButton = button(page, "Create a live key");
+    let tabs = 0;
+    while (!(await createButton.evaluate((element) => element === document.activeElement)) && tabs++ < 40) {
+      await page.keyboard.press("Tab");
+    }
+    expect(tabs).toBeLessThan(40);
+    const created = await navigation(page, () => page.keyboard.press("Enter"));
+    expect(created.status()).toBe(200);
+    expect(await mainText(page)).toContain("this is the only time the whole key is shown");
+    const liveKey = await page.getByLabel(/Live API key/).inputValue();
+    expect(liveKey).toMatch(/^sk_live_[A-Za-z0-9_-]{43}$/);
+    secrets.add(liveKey);
+    // The copy button appears with the script, and copies.
+    await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.baseUrl });
+    await button(page, "Copy").click();
+    await expect.poll(() => button(page, "Copied").count()).toBe(1);
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(liveKey);
+    await shots(page, "new-live-key");
+
+    // A live send through the fake uBill, with the key from the page.
+    const sent = await send(liveKey);
+    expect(sent.status).toBe(201);
+    const message = (await sent.json()) as { id: string; status: string; to: string };
+    expect(message).toMatchObject({ status: "submitted", to: "+9955••••••56" });
+    expect(ubill.sends()).toHaveLength(1);
+    const { providerRef } = await db.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+    ubill.setReport(providerRef!, "1");
+    await eventually(
+      "delivered",
+      async () =>
+        ((await (await read(liveKey, message.id)).json()) as { status: string }).status === "delivered",
+    );
+
+    // The message in the log, and its timeline.
+    await tab(page, "Messages");
+    const log = await mainText(page);
+    expect(log).toContain(message.id);
+    expect(log).toContain("+9955••••••56");
+    await shots(page, "messages");
+    await go(page, `/dashboard/projects/${key.project_id}/messages?mode=live`);
+    expect(await page.locator("tbody tr").count()).toBe(1);
+    await click(page, page.getByRole("link", { name: message.id }));
+    const detail = await mainText(page);
+    expect(detail).toMatch(/queued[\s\S]*submitted[\s\S]*delivered/);
+    expect(await page.locator("ol.timeline li").count()).toBe(3);
+    expect(detail).toMatch(/reservation\s+-1/);
+    await shots(page, "message");
+
+    // The balance changed by the message's one segment, and the ledger says why.
+    await tab(page, "Credits");
+    const credits = await mainText(page);
+    expect(credits).toMatch(/Balance\s+49/);
+    expect(credits).toContain("Matches the balance");
+    expect(credits).toContain(message.id);
+    await shots(page, "credits");
+    await tab(page, "Overview");
+    expect(await mainText(page)).toMatch(/Delivery rate\s+[\d.]+ %/);
+
+    // Revoke the live key (with a confirmation step): it gets 401.
+    await tab(page, "API keys");
+    await click(page, page.getByRole("link", { name: `Revoke ${liveKey.slice(0, 12)}…` }));
+    expect(await mainText(page)).toContain("Revoke this key?");
+    await shots(page, "revoke-confirm");
+    const revoked = await click(page, button(page, `Revoke ${liveKey.slice(0, 12)}…`));
+    expect(revoked.status()).toBe(200);
+    expect(await mainText(page)).toContain("The key was revoked");
+    await eventually("the revoked key's 401", async () => (await send(liveKey)).status === 401);
+    expect((await read(liveKey, message.id)).status).toBe(401);
+
+    // Roll the test key: a new one works, the old one gets 401.
+    await click(page, link(page, "Roll the test key…"));
+    await shots(page, "roll-confirm");
+    await click(page, button(page, "Roll the test key"));
+    const rolledKey = await page.getByLabel(/Test API key/).inputValue();
+    expect(rolledKey).toMatch(/^sk_test_/);
+    secrets.add(rolledKey);
+    await shots(page, "new-test-key");
+    expect(await mainText(page)).toContain(`Revoked: ${key.api_key.slice(0, 12)}…`);
+    await eventually("the old test key's 401", async () => (await send(key.api_key)).status === 401);
+    expect((await send(rolledKey)).status).toBe(201);
+
+    // Ask for a sender name: pending until the operator decides.
+    await go(page, `/dashboard/projects/${key.project_id}/sender`);
+    await page.getByLabel(/^Name/).fill("Acme");
+    await page.getByLabel("What it is for").fill("Sign-in codes for the Acme shop");
+    await click(page, button(page, "Request this name"));
+    expect(await mainText(page)).toContain("Your request was sent to the operator");
+    expect(await mainText(page)).toMatch(/Acme[\s\S]*waiting for the operator/);
+    await shots(page, "sender");
+    journey = { key, liveKey, rolledKey, messageId: message.id };
+    await page.context().close();
+  }, 120_000);
+
+  it("the operator: finds the project, grants credits (idempotent), approves the sender, suspends (→ 403), reads the audit log", async () => {
+    expect(journey).toBeDefined();
+    const { key, rolledKey } = journey;
+    const page = await newPage();
+    await devSignIn(page, "Olga Ops");
+    await click(page, page.getByRole("link", { name: "Operator" }));
+    await page.getByLabel(/Find a project/).fill(key.api_key.slice(0, 12));
+    await click(page, button(page, "Find"));
+    expect(await mainText(page)).toContain(key.project_id);
+    expect(await mainText(page)).toMatch(/Acme[\s\S]*Sign-in codes for the Acme shop/);
+    await shots(page, "operator-home");
+    await click(page, page.getByRole("link", { name: key.project_id }).first());
+    await shots(page, "operator-project");
+
+    // Paid credits with a reference; the same reference again changes nothing.
+    for (const notice of [
+      "The credits were granted.",
+      "That reference was already granted; nothing changed.",
+    ]) {
+      await page.getByLabel("Credits").fill("100");
+      await page.getByLabel(/Reference/).fill("INV-2026-7");
+      await click(page, button(page, "Grant credits"));
+      expect(await mainText(page)).toContain(notice);
+    }
+    const project = await db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } });
+    expect(project).toMatchObject({ creditBalance: 149, hasPaidCredits: true });
+
+    // A live key from the operator's view, shown once.
+    await click(page, button(page, "Create a live key"));
+    const operatorKey = await page.getByLabel(/Live API key/).inputValue();
+    secrets.add(operatorKey);
+    await shots(page, "operator-new-key");
+    await click(page, link(page, "Back to the project"));
+    await click(page, page.getByRole("link", { name: `Revoke ${operatorKey.slice(0, 12)}…` }));
+    await shots(page, "operator-revoke-confirm");
+    await click(page, button(page, `Revoke ${operatorKey.slice(0, 12)}…`));
+    expect(await mainText(page)).toContain("The key was revoked");
+
+    // Approve the sender request: checked against the (fake) uBill brand list.
+    await go(page, "/dashboard/operator");
+    await click(page, button(page, "Approve Acme"));
+    expect(await mainText(page)).toContain("The sender name was approved");
+    expect(await db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } })).toMatchObject({
+      sender: "Acme",
+      senderBrandId: 7,
+    });
+
+    // Suspend: every key of the project gets 403.
+    await go(page, `/dashboard/operator/projects/${key.project_id}`);
+    await page.getByLabel("Reason").fill("Abuse report #12");
+    await click(page, button(page, "Suspend the project"));
+    expect(await mainText(page)).toContain("The project is suspended");
+    await eventually("the suspended project's 403", async () => (await send(rolledKey)).status === 403);
+    // No live key for a suspended project: the refusal says why.
+    const refused = await click(page, button(page, "Create a live key"));
+    expect(refused.status()).toBe(409);
+    expect(await mainText(page)).toContain("This project is suspended");
+    await shots(page, "action-refused");
+    await go(page, `/dashboard/operator/projects/${key.project_id}`);
+
+    // The audit log: the same rows the command-line tool writes, with the signed-in identities.
+    await click(page, link(page, "This project's audit log"));
+    const audit = await mainText(page);
+    for (const action of [
+      "project.suspended",
+      "sender.request_approved",
+      "sender.set",
+      "credits.granted",
+      "sender.requested",
+      "test_key.rolled",
+      "api_key.revoked",
+      "api_key.created",
+    ]) {
+      expect(audit, action).toContain(action);
+    }
+    expect(audit).toContain("dev:olga-ops");
+    expect(audit).toContain("dev:alice-dev");
+    expect(audit).toContain("Abuse report #12");
+    await shots(page, "operator-audit");
+    const rows = await db.prisma.auditEntry.findMany({ where: { projectId: key.project_id } });
+    expect(rows.filter((row) => row.action === "credits.granted").map((row) => row.actor)).toEqual([
+      "dev:olga-ops",
+      "dev:olga-ops",
+    ]);
+
+    // The account holder sees the suspension and the new sender.
+    const holder = await newPage();
+    await devSignIn(holder, "Alice Dev");
+    await go(holder, `/dashboard/projects/${key.project_id}`);
+    const overview = await mainText(holder);
+    expect(overview).toContain("This project is suspended");
+    expect(overview).toMatch(/Sender name\s+Acme/);
+    expect(overview).toMatch(/Credit balance\s+149/);
+    await shots(holder, "overview-suspended");
+    await holder.context().close();
+    await page.context().close();
+  }, 120_000);
+
+  it("GitHub and Google: claim, land in the dashboard, sign out, sign in again from the dashboard", async () => {
+    for (const [provider, user, name] of [
+      ["GitHub", OCTO, "The Octocat"],
+      ["Google", ALICE_G, "Alice Google"],
+    ] as const) {
+      const key = await newKey();
+      const page = await newPage();
+      await navigation(page, () => page.goto(key.claim_url));
+      await click(page, button(page, `Sign in with ${provider}`));
+      await click(page, button(page, `Continue as ${user.email}`));
+      await click(page, button(page, "Claim this project"));
+      await click(page, link(page, "Open the project in the dashboard"));
+      expect(page.url()).toBe(`${server.baseUrl}/dashboard/projects/${key.project_id}`);
+      expect(await headerText(page)).toContain(`${name} (${provider})`);
+      await rememberCookies(page.context());
+
+      // Another tab of the same browser stays open on the keys page.
+      const other = await newPage(page.context());
+      await go(other, `/dashboard/projects/${key.project_id}/keys`);
+
+      await click(page, button(page, "Sign out"));
+      expect(page.url()).toBe(`${server.baseUrl}/dashboard/sign-in?notice=signed_out`);
+
+      // The other tab's form, sent after signing out, changes nothing.
+      const ended = await click(other, button(other, "Create a live key"));
+      expect(ended.status()).toBe(401);
+      expect(await mainText(other)).toContain("Your session has ended");
+      if (provider === "GitHub") await shots(other, "session-ended");
+      await other.close();
+      expect(await db.prisma.apiKey.count({ where: { projectId: key.project_id, mode: "live" } })).toBe(0);
+      expect((await page.context().cookies()).map((cookie) => cookie.name)).not.toContain("sms_dashboard");
+      if (provider === "GitHub") await shots(page, "sign-in");
+
+      // Straight to a project page: sent to sign in, and back there afterwards.
+      await go(page, `/dashboard/projects/${key.project_id}/credits`);
+      expect(new URL(page.url()).pathname).toBe("/dashboard/sign-in");
+      await click(page, button(page, `Sign in with ${provider}`));
+      const back = await click(page, button(page, `Continue as ${user.email}`));
+      expect(back.status()).toBe(200);
+      expect(page.url()).toBe(`${server.baseUrl}/dashboard/projects/${key.project_id}/credits`);
+      expect(await mainText(page)).toMatch(new RegExp(`Balance\\s+${FREE_CREDITS}`));
+      await rememberCookies(page.context());
+      await page.context().close();
+    }
+  }, 120_000);
+
+  it("another account sees none of it, and a cancelled sign-in says so", async () => {
+    expect(journey).toBeDefined();
+    const { key, messageId } = journey;
+    const page = await newPage();
+    await go(page, "/dashboard/sign-in");
+    await click(page, button(page, "Sign in with Google"));
+    await click(page, button(page, `Continue as ${BOB_G.email}`));
+    expect(await mainText(page)).toContain("No projects yet");
+    await shots(page, "projects-empty");
+    for (const path of [
+      `/dashboard/projects/${key.project_id}`,
+      `/dashboard/projects/${key.project_id}/keys`,
+      `/dashboard/projects/${key.project_id}/messages`,
+      `/dashboard/projects/${key.project_id}/messages/${messageId}`,
+      `/dashboard/projects/${key.project_id}/credits`,
+      `/dashboard/projects/${key.project_id}/sender`,
+    ]) {
+      const response = await go(page, path);
+      expect(response.status(), path).toBe(404);
+      expect(await mainText(page)).not.toContain("+9955");
+    }
+    await shots(page, "not-found");
+    const operator = await go(page, "/dashboard/operator");
+    expect(operator.status()).toBe(403);
+    await shots(page, "forbidden");
+    await page.context().close();
+
+    const cancelled = await newPage();
+    await go(cancelled, "/dashboard/sign-in");
+    await click(cancelled, button(cancelled, "Sign in with GitHub"));
+    const answer = await click(cancelled, button(cancelled, "Cancel"));
+    expect(answer.status()).toBe(200);
+    expect(await mainText(cancelled)).toContain("You cancelled signing in with GitHub.");
+    await cancelled.context().close();
+  }, 60_000);
+
+  it("every page was screenshotted; no page and no log line holds a full number, the code, a key or a token", async () => {
+    for (const name of [
+      "journey-claim-landing",
+      "journey-claimed",
+      "sign-in",
+      "projects",
+      "projects-empty",
+      "overview",
+      "overview-suspended",
+      "keys",
+      "new-live-key",
+      "new-test-key",
+      "action-refused",
+      "session-ended",
+      "revoke-confirm",
+      "roll-confirm",
+      "messages",
+      "message",
+      "credits",
+      "sender",
+      "operator-home",
+      "operator-project",
+      "operator-new-key",
+      "operator-revoke-confirm",
+      "operator-audit",
+      "not-found",
+      "forbidden",
+    ]) {
+      expect(shotNames.has(name), name).toBe(true);
+    }
+    expect(pageErrors).toEqual([]);
+    expect(documents.length).toBeGreaterThan(40);
+    const digits = NUMBER.slice(1);
+    for (const { url, body } of documents) {
+      expect(body, url).not.toContain(digits);
+      expect(body, url).not.toContain(CODE);
+    }
+    // Each API key appears in exactly one page: the one that showed it once.
+    for (const secret of secrets) {
+      if (!/^sk_/.test(secret)) continue;
+      const shown = documents.filter((document) => document.body.includes(secret)).length;
+      expect(shown, secret.slice(0, 12)).toBeLessThanOrEqual(1);
+    }
+    const output = server.output.join("\n");
+    expect(output).toContain('"route":"/dashboard/projects/{project_id}/keys/live"');
+    expect(secrets.size).toBeGreaterThan(10);
+    for (const secret of secrets) expect(output).not.toContain(secret);
+    expect(output).not.toContain(digits);
+    expect(output).not.toContain(CODE);
+    expect(output).not.toContain(UBILL_KEY);
+  });
+});

@@ -1,0 +1,106 @@
+// Dashboard sessions, kept server-side (store/sessions.ts): the browser holds
+// a random token, the database its SHA-256 hash. A session slides: every use
+// moves its idle expiry forward (config.idleMs), never past its absolute
+// expiry (config.maxMs). Signing out deletes the row, so a copied cookie
+// stops working too.
+import { newId, randomToken, sha256Hex } from "@sms/crypto";
+import type { Clock } from "../ports.ts";
+import type { Store } from "../store/index.ts";
+import { actorOf, type DashboardIdentity, isOperator } from "./identity.ts";
+
+export type SessionConfig = {
+  /** A session unused this long ends. */
+  idleMs: number;
+  /** A session ends this long after sign-in, however much it is used. */
+  maxMs: number;
+  /** `provider:subject` of every operator. */
+  operatorIdentities: readonly string[];
+};
+
+export type SessionDeps = { store: Pick<Store, "sessions">; clock: Clock; config: SessionConfig };
+
+/** Who a live session belongs to, as every dashboard page and procedure sees it. */
+export type DashboardViewer = {
+  sessionId: string;
+  identity: DashboardIdentity;
+  /** The audit log's actor: `provider:subject`. */
+  actor: string;
+  /** The identity's account; null until it claims a project. */
+  accountId: string | null;
+  operator: boolean;
+  expiresAt: Date;
+};
+
+export type StartedSession = { ok: true; token: string; sessionId: string; expiresAt: Date };
+
+export async function startSession(
+  deps: SessionDeps,
+  input: { identity: DashboardIdentity },
+): Promise<StartedSession> {
+  const now = deps.clock.now();
+  const token = randomToken(32);
+  const sessionId = newId("dss", now.getTime());
+  const expiresAt = new Date(now.getTime() + deps.config.maxMs);
+  await deps.store.sessions.create({
+    id: sessionId,
+    tokenHash: await sha256Hex(token),
+    provider: input.identity.provider,
+    subject: input.identity.subject,
+    name: input.identity.name,
+    now,
+    idleExpiresAt: new Date(Math.min(now.getTime() + deps.config.idleMs, expiresAt.getTime())),
+    expiresAt,
+  });
+  return { ok: true, token, sessionId, expiresAt };
+}
+
+export type ResumeSessionResult = { ok: true; viewer: DashboardViewer } | { ok: false; code: "no_session" };
+
+/** The session of `token`, renewed; `no_session` when it is unknown, signed out or expired. */
+export async function resumeSession(
+  deps: SessionDeps,
+  input: { token: string },
+): Promise<ResumeSessionResult> {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(input.token)) return { ok: false, code: "no_session" };
+  const now = deps.clock.now();
+  const record = await deps.store.sessions.resume(
+    await sha256Hex(input.token),
+    now,
+    new Date(now.getTime() + deps.config.idleMs),
+  );
+  if (!record) return { ok: false, code: "no_session" };
+  const identity = { provider: record.provider, subject: record.subject, name: record.name };
+  return {
+    ok: true,
+    viewer: {
+      sessionId: record.id,
+      identity,
+      actor: actorOf(identity),
+      accountId: record.accountId,
+      operator: isOperator(identity, deps.config.operatorIdentities),
+      expiresAt: record.expiresAt,
+    },
+  };
+}
+
+/** Sign-out: the session ends everywhere. */
+export async function endSession(
+  deps: { store: Pick<Store, "sessions"> },
+  input: { token: string },
+): Promise<{ ok: true; ended: boolean }> {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(input.token)) return { ok: true, ended: false };
+  return { ok: true, ended: await deps.store.sessions.delete(await sha256Hex(input.token)) };
+}
+
+/** The periodic purge of sessions past their idle expiry, in batches. */
+export async function purgeDashboardSessions(
+  deps: { store: Pick<Store, "sessions"> },
+  input: { now: Date; batchSize: number },
+): Promise<{ purged: number }> {
+  let purged = 0;
+  for (;;) {
+    const batch = await deps.store.sessions.purgeExpired(input.now, input.batchSize);
+    purged += batch;
+    if (batch < input.batchSize) return { purged };
+  }
+}
