@@ -93,6 +93,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       databaseUrl: config.database.url,
       pgliteDataDir: config.database.pgliteDataDir,
       poolSize: config.database.poolSize,
+      connectionTimeoutMs: config.database.connectTimeoutMs,
+      statementTimeoutMs: config.database.statementTimeoutMs,
       logger,
     }));
   if (!overrides.db) {

@@ -12,6 +12,18 @@ const TEMPLATE_RULE = `must be one of: ${TEMPLATE_IDS.join(", ")}`;
 const VARIABLES_RULE = 'must be a JSON object of string values, e.g. {"code": "482913"}';
 const LOCALE_RULE = `must be one of: ${LOCALES.join(", ")} (default ka)`;
 
+/**
+ * `variables` must be a JSON object; its contents are the templates package's
+ * to judge. The object is passed on as parsed, never copied: a copy made by
+ * assigning its keys (as z.record does) would turn a variable named
+ * `__proto__` into the copy's prototype and drop it, so an extra variable
+ * would pass unseen.
+ */
+const ZVariables = z.custom<Record<string, unknown>>(
+  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+  { error: VARIABLES_RULE },
+);
+
 export const ZSendMessageRequest = z
   .strictObject({
     to: z.string({ error: TO_RULE }).regex(RECIPIENT_PATTERN, { error: TO_RULE }).meta({
@@ -21,7 +33,7 @@ export const ZSendMessageRequest = z
     template: z
       .enum(TEMPLATE_IDS, { error: TEMPLATE_RULE })
       .meta({ description: "The built-in template to render." }),
-    variables: z.record(z.string(), z.unknown(), { error: VARIABLES_RULE }).meta({
+    variables: ZVariables.meta({
       description:
         "Exactly the template's variables, all strings: `code` (4–8 digits) and, for password_reset_code, `minutes` (1–999). " +
         "Link- or phone-like values are refused.",
