@@ -19,6 +19,12 @@ import {
 const backends = await availableBackends();
 const quiet = { info() {}, warn() {}, error() {} };
 
+/**
+ * "Fails fast" bound for a failure that would otherwise wait for a 30 s
+ * timeout: generous, so a busy machine never trips it.
+ */
+const FAST_MS = 10_000;
+
 /** Resolves with how long `promise` took, in ms. */
 async function timed<T>(promise: Promise<T>): Promise<{ value: T; ms: number }> {
   const started = performance.now();
@@ -233,7 +239,7 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
     onTestFinished(() => db.close());
     const { value, ms } = await timed(db.ping());
     expect(value).toBe(false);
-    expect(ms).toBeLessThan(3_000);
+    expect(ms).toBeLessThan(FAST_MS);
     const query = await timed(
       db.prisma.project.count().then(
         () => "answered",
@@ -241,7 +247,7 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
       ),
     );
     expect(query.value).toBe("failed");
-    expect(query.ms).toBeLessThan(3_000);
+    expect(query.ms).toBeLessThan(FAST_MS);
   });
 
   it("survives its connections being terminated, and is false once the database is dropped", async () => {
@@ -278,7 +284,7 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
     await admin.query(`DROP DATABASE "${databaseName}" WITH (FORCE)`);
     const { value, ms } = await timed(db.ping());
     expect(value).toBe(false);
-    expect(ms).toBeLessThan(3_000);
+    expect(ms).toBeLessThan(FAST_MS);
     await expect(db.prisma.project.count()).rejects.toThrow();
   });
 
@@ -308,12 +314,13 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
     const ping = await timed(db.ping());
     expect(ping.value).toBe(false);
     expect(ping.ms).toBeGreaterThanOrEqual(1_400);
-    expect(ping.ms).toBeLessThan(3_000);
+    expect(ping.ms).toBeLessThan(FAST_MS);
 
-    // The hung connection was discarded; the next ping waits for a new one in vain.
+    // The hung connection was discarded; the next ping waits for a new one in
+    // vain, and its own timer ends the wait before the pool's 5 s connect timeout.
     const shortPing = await timed(db.ping(300));
     expect(shortPing.value).toBe(false);
-    expect(shortPing.ms).toBeLessThan(1_000);
+    expect(shortPing.ms).toBeLessThan(4_000);
 
     // An idle connection that no longer answers hits the query timeout, a new
     // one the connection timeout: the request fails instead of hanging.
@@ -325,7 +332,7 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
         ),
       );
       expect(query.value).toBe("failed");
-      expect(query.ms).toBeLessThan(3_000);
+      expect(query.ms).toBeLessThan(FAST_MS);
     }
   });
 

@@ -461,14 +461,18 @@ async function record(
   const later = deps.clock.now();
   const projectId = input.project.id;
   const log = input.logger;
-  /** A send that sent nothing gives back what it took: credits and free-tier segments. */
+  /**
+   * A send that sent nothing gives back what it took: free-tier segments and
+   * credits, in the order the write-ahead took them (counter rows before the
+   * project row), so the two can never deadlock.
+   */
   const giveBack = async (tx: SendMessageTx, note: string) => {
-    if (queued.creditsReserved > 0) {
-      await tx.ledger.refund({ projectId, messageId, amount: queued.creditsReserved, note, now: later });
-    }
     if (written.freeTierSegments > 0) {
       const { start } = windowOf("utc_day", queued.now);
       await tx.limits.release(BUCKETS.freeTierSegments(projectId), start, written.freeTierSegments);
+    }
+    if (queued.creditsReserved > 0) {
+      await tx.ledger.refund({ projectId, messageId, amount: queued.creditsReserved, note, now: later });
     }
   };
   const tookSomething = queued.creditsReserved > 0 || written.freeTierSegments > 0;
