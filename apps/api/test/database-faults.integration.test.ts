@@ -156,6 +156,7 @@ describe.runIf(backends.includes("postgres"))("database faults", () => {
     async (_state, breakIt, repair) => {
       const { apiKey, projectId } = await insertLiveKey(app.db.prisma, { credits: 5 });
       const smsId = String(8_800_000 + Math.floor(Math.random() * 100_000));
+      // biome-ignore lint/suspicious/noThenProperty: the fake's reply type names its follow-up `then`.
       fake.replyNext({ kind: "slow", delayMs: 1_000, then: { kind: "accept", smsId } }, "send");
       const sendsBefore = fake.sends().length;
       const retriesBefore = logs.entries.filter(

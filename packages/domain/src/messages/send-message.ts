@@ -554,7 +554,9 @@ async function storedAnswer(
   logger: Logger,
   rateLimit: LimitState,
 ): Promise<SendMessageResult> {
-  logger.warn({ message_id: messageId }, "the message left queued before its provider outcome was recorded");
+  // The recovery sweep, or an earlier attempt of this very statement whose
+  // answer the database connection lost: either way the stored state stands.
+  logger.warn({ message_id: messageId }, "the message had already left queued; answering its stored state");
   const state = await deps.store.messages.read(messageId);
   if (!state) throw new Error("a message vanished while its send was in flight");
   return { ok: true, replayed: false, message: toMessageResource(state), rateLimit };
