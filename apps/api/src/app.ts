@@ -101,6 +101,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       preparedStatements: config.database.preparedStatements,
       pgliteDataDir: config.database.pgliteDataDir,
       poolSize: config.database.poolSize,
+      connectionTimeoutMs: config.database.connectTimeoutMs,
+      statementTimeoutMs: config.database.statementTimeoutMs,
       logger,
     }));
   if (!overrides.db) {

@@ -56,6 +56,10 @@ const ZEnv = z.object({
       .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL")
       .optional(),
   ),
+  /** Getting a connection (opening one, or waiting for a free one) may take this long. */
+  DATABASE_CONNECT_TIMEOUT_MS: int(3_000, 100, 60_000),
+  /** One statement may take this long (server-side statement_timeout; the client waits 500 ms more). */
+  DATABASE_STATEMENT_TIMEOUT_MS: int(5_000, 100, 300_000),
 
   /** Comma-separated "<id>:<base64 32 bytes>"; the first encrypts, all decrypt. */
   MESSAGE_ENCRYPTION_KEYS: optionalString,
@@ -68,11 +72,17 @@ const ZEnv = z.object({
   API_KEY_CACHE_TTL_MS: int(2000, 0, 60_000),
   /** Proxy hops (a number) or comma-separated addresses/CIDRs whose X-Forwarded-For is trusted. */
   TRUST_PROXY: optionalString,
+  /** With a hop count in TRUST_PROXY: where those proxies are (default: private addresses). */
+  TRUST_PROXY_NETWORKS: optionalString,
 
   TEST_KEYS_PER_MINUTE: int(5, 1),
   TEST_KEYS_PER_DAY: int(20, 1),
   TEST_KEYS_PER_DAY_TOTAL: int(1000, 1),
   MESSAGES_PER_MINUTE: int(100, 1),
+  RECIPIENT_MESSAGES_PER_10_MINUTES: int(5, 1),
+  RECIPIENT_MESSAGES_PER_DAY: int(20, 1),
+  /** How long a send keeps trying to record the provider's answer while the database is unavailable. */
+  SEND_RECORD_RETRY_SECONDS: int(30, 0, 600),
   FREE_TIER_DAILY_SEGMENTS: int(20, 0),
 
   CLAIM_FREE_CREDITS: int(50, 0),
@@ -142,6 +152,8 @@ export type Config = {
     preparedStatements: boolean;
     pgliteDataDir: string;
     poolSize: number;
+    connectTimeoutMs: number;
+    statementTimeoutMs: number;
   };
   /** The keyring spec; undefined outside production means a development key (app.ts). */
   messageEncryptionKeys: string | undefined;
@@ -150,6 +162,16 @@ export type Config = {
   testKeys: { perMinute: number; perDay: number; perDayTotal: number };
   messages: {
     perMinute: number;
+    /** Live messages of a project to one number (anti-pumping). */
+    recipientPerTenMinutes: number;
+    recipientPerDay: number;
+    recordRetryMs: number;
+    /**
+     * How long a duplicate waits for the first request with its key: as long
+     * as that one can be busy with the provider, plus one statement to
+     * record its answer (UBILL_SUBMIT_TIMEOUT_MS + DATABASE_STATEMENT_TIMEOUT_MS).
+     */
+    inFlightWaitMs: number;
     freeTierDailySegments: number;
     defaultSender: string;
     simulatorDelayMs: number;
@@ -245,7 +267,7 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
 
   let trustProxy: TrustProxy;
   try {
-    trustProxy = parseTrustProxy(env.TRUST_PROXY);
+    trustProxy = parseTrustProxy(env.TRUST_PROXY, env.TRUST_PROXY_NETWORKS);
   } catch (error) {
     fail((error as Error).message);
   }
@@ -289,6 +311,8 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
       preparedStatements: env.DATABASE_PREPARED_STATEMENTS,
       pgliteDataDir: env.PGLITE_DATA_DIR,
       poolSize: env.DATABASE_POOL_SIZE,
+      connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
     },
     messageEncryptionKeys: env.MESSAGE_ENCRYPTION_KEYS,
     http: { maxBodyBytes: env.MAX_BODY_BYTES, trustProxy },
@@ -300,6 +324,10 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
     },
     messages: {
       perMinute: env.MESSAGES_PER_MINUTE,
+      recipientPerTenMinutes: env.RECIPIENT_MESSAGES_PER_10_MINUTES,
+      recipientPerDay: env.RECIPIENT_MESSAGES_PER_DAY,
+      recordRetryMs: env.SEND_RECORD_RETRY_SECONDS * SECOND_MS,
+      inFlightWaitMs: env.UBILL_SUBMIT_TIMEOUT_MS + env.DATABASE_STATEMENT_TIMEOUT_MS,
       freeTierDailySegments: env.FREE_TIER_DAILY_SEGMENTS,
       defaultSender: env.SMS_DEFAULT_SENDER,
       simulatorDelayMs: env.SIMULATOR_DELIVERY_DELAY_MS,

@@ -159,9 +159,17 @@ export function apiServices(options: {
         providers,
         config: {
           messagesPerMinute: config.messages.perMinute,
+          recipientLimits: {
+            perTenMinutes: config.messages.recipientPerTenMinutes,
+            perDay: config.messages.recipientPerDay,
+          },
           freeTierDailySegments: config.messages.freeTierDailySegments,
           defaultSender: config.messages.defaultSender,
           simulatorDelayMs: config.messages.simulatorDelayMs,
+          inFlightWaitMs: config.messages.inFlightWaitMs,
+          recordRetryMs: config.messages.recordRetryMs,
+          // By then the recovery sweep has settled a first request that crashed.
+          unresolvedRetryAfterMs: config.queuedRecoveryMs,
         },
       }),
       get: bind(getMessage, { store }),

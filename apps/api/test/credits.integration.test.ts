@@ -70,6 +70,10 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
         TEST_KEYS_PER_DAY: "1000",
         TEST_KEYS_PER_DAY_TOTAL: "10000",
         FREE_TIER_DAILY_SEGMENTS: "20",
+        // Every test here sends to one number; the per-recipient limits have
+        // their own suite (recipient-limits.integration.test.ts).
+        RECIPIENT_MESSAGES_PER_10_MINUTES: "10000",
+        RECIPIENT_MESSAGES_PER_DAY: "10000",
       },
     });
   }, 120_000);
@@ -194,7 +198,7 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
     ["statusID 99", { kind: "status", statusId: 99 }, "provider_rejected"],
     ["HTTP 401", { kind: "http", status: 401 }, "provider_rejected"],
     ["HTTP 403", { kind: "http", status: 403 }, "provider_rejected"],
-    ["HTTP 429", { kind: "http", status: 429 }, "provider_rejected"],
+    ["HTTP 501", { kind: "http", status: 501 }, "provider_rejected"],
   ];
   it.each(rejections)(
     "definitive rejection (%s): 201 failed, the reservation refunded",
@@ -242,7 +246,9 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
     ["connection dropped", { kind: "drop" }],
     ["response cut off", { kind: "truncate" }],
     ["unparseable answer", { kind: "garbage" }],
+    ["HTTP 500", { kind: "http", status: 500 }],
     ["HTTP 502", { kind: "http", status: 502 }],
+    ["HTTP 504", { kind: "http", status: 504 }],
   ];
   it.each(indeterminate)(
     "no definitive answer (%s): 201 unknown, charged, never re-sent",
@@ -421,6 +427,31 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
     expect((await send(apiKey)).status).toBe(401);
     expect(fake.sends()).toHaveLength(2);
   });
+
+  const notTaken: Array<[string, FakeUbillReply]> = [
+    ["HTTP 429, throttled", { kind: "http", status: 429 }],
+    ["HTTP 503, unavailable", { kind: "http", status: 503 }],
+  ];
+  it.each(notTaken)(
+    "uBill did not take the send (%s): 503 provider_unavailable, refunded, the key released, a retry sends",
+    async (_name, reply) => {
+      const { projectId, apiKey } = await liveProject({ paid: 3 });
+      fake.replyNext(reply, "send");
+      const key = crypto.randomUUID();
+      const first = await send(apiKey, key);
+      expect(first.status).toBe(503);
+      expect(first.body).toMatchObject({ error: { code: "provider_unavailable" } });
+      expect(await balanceOf(projectId)).toBe(3);
+      expect(await prisma().message.count({ where: { projectId } })).toBe(0);
+      expect(await prisma().idempotencyRecord.count({ where: { projectId } })).toBe(0);
+      // Nothing was sent, so the same key is a fresh attempt, which goes out once.
+      const retry = await send(apiKey, key);
+      expect(retry.status).toBe(201);
+      expect(retry.body).toMatchObject({ status: "submitted" });
+      expect(fake.sends()).toHaveLength(2);
+      expect(await balanceOf(projectId)).toBe(2);
+    },
+  );
 
   it("503 provider_unavailable when uBill cannot be reached: nothing sent, refunded, safe to retry", async () => {
     const { projectId, apiKey } = await liveProject({ paid: 3 });

@@ -3,7 +3,10 @@
 // exactness, 24-hour idempotency, scoping, the write-ahead lifecycle and its
 // recovery sweep, the 503 release, the rate limit, and the status check
 // (delay, monotonicity, updated_at, deadline, one check per round).
+import { Buffer } from "node:buffer";
+import { newId } from "@sms/crypto";
 import { availableBackends } from "@sms/db/testing";
+import { canonicalRequest, IDEMPOTENCY_TTL_MS, maskRecipient } from "@sms/domain";
 import { type FakeUbill, getRefusingPort, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
@@ -26,6 +29,9 @@ const KEY_LIMITS = {
   TEST_KEYS_PER_DAY_TOTAL: "100000",
 };
 type ErrorJson = { error: { code: string; message: string; request_id: string } };
+
+/** A header value as it travels: UTF-8 bytes, one character per byte (what fetch's Headers accept). */
+const utf8Header = (text: string) => Buffer.from(text, "utf8").toString("latin1");
 
 describe.each(backends)("messages on %s", (backend) => {
   let t: TestApp;
@@ -267,6 +273,43 @@ describe.each(backends)("messages on %s", (backend) => {
         "invalid_variables",
         /name/,
       ],
+      // JSON.parse makes `__proto__` an own key; a copy made by assignment
+      // would drop it. Whatever its value, it is an extra variable.
+      ...(
+        [
+          ['{"code":"1234","__proto__":"x"}', "a string"],
+          ['{"code":"1234","__proto__":{"link":"https://evil.example"}}', "an object holding a link"],
+          ['{"__proto__":null,"code":"1234"}', "null"],
+          ['{"code":"1234","constructor":"x"}', "another inherited name"],
+        ] as const
+      ).map(
+        ([variables, label]): Row => [
+          `a variable named __proto__ or constructor (${label})`,
+          () =>
+            post({
+              raw: `{"to":"+995555123456","template":"verification_code","variables":${variables},"locale":"en"}`,
+            }),
+          400,
+          "invalid_variables",
+          /__proto__|constructor/,
+        ],
+      ),
+      [
+        "a top-level field named __proto__",
+        () =>
+          post({
+            raw: '{"to":"+995555123456","template":"verification_code","variables":{"code":"1234"},"__proto__":{"text":"hi"}}',
+          }),
+        400,
+        "invalid_request",
+      ],
+      [
+        "201 Cyrillic characters in Idempotency-Key (sent as UTF-8)",
+        () => post({ key: utf8Header("ж".repeat(201)) }),
+        400,
+        "invalid_request",
+        /Idempotency-Key/,
+      ],
       [
         "minutes missing",
         () => post({ raw: JSON.stringify(body({ template: "password_reset_code" })) }),
@@ -295,6 +338,17 @@ describe.each(backends)("messages on %s", (backend) => {
       expect(json.error.code).toBe(code);
       expect(json.error.request_id).toBe(response.headers.get("x-request-id"));
       if (mentions) expect(json.error.message).toMatch(mentions);
+    });
+
+    it("counts Idempotency-Key in characters: 200 Cyrillic characters (400 bytes) are accepted, and replay", async () => {
+      const idempotencyKey = "ключ".repeat(50);
+      const first = await send(apiKey, utf8Header(idempotencyKey), body());
+      expect(first.status).toBe(201);
+      const replay = await send(apiKey, utf8Header(idempotencyKey), body());
+      expect(replay.status).toBe(200);
+      expect(await replay.json()).toEqual(await first.json());
+      // Stored as the characters the client sent.
+      expect(await t.app.db.prisma.idempotencyRecord.count({ where: { key: idempotencyKey } })).toBe(1);
     });
 
     it("accepts a 200-character Idempotency-Key and stores no validation failure", async () => {
@@ -465,7 +519,7 @@ describe.each(backends)("messages on %s", (backend) => {
       expect(((await again.json()) as MessageJson).id).toBe(second.id);
     });
 
-    it("creates exactly one message for 50 identical requests at once", async () => {
+    it("creates exactly one message for 50 identical requests at once; every duplicate waits and replays it", async () => {
       const apiKey = await newKey();
       const idempotencyKey = key("burst");
       const responses = await Promise.all(
@@ -473,16 +527,12 @@ describe.each(backends)("messages on %s", (backend) => {
       );
       const statuses = responses.map((response) => response.status);
       expect(statuses.filter((status) => status === 201)).toHaveLength(1);
-      expect(statuses.every((status) => [200, 201, 409].includes(status))).toBe(true);
-      const bodies = await Promise.all(
-        responses.map((response) => response.json() as Promise<MessageJson & ErrorJson>),
-      );
-      const ids = new Set(
-        bodies.filter((b) => !("error" in b && b.error && "request_id" in b.error)).map((b) => b.id),
-      );
-      expect(ids.size).toBe(1);
-      for (const [index, response] of responses.entries()) {
-        if (response.status === 409) expect(bodies[index]?.error.message).toMatch(/in progress/);
+      expect(statuses.filter((status) => status === 200)).toHaveLength(49);
+      const texts = await Promise.all(responses.map((response) => response.text()));
+      // Byte for byte the first answer.
+      expect(new Set(texts).size).toBe(1);
+      for (const response of responses) {
+        if (response.status === 200) expect(response.headers.get("idempotent-replayed")).toBe("true");
       }
       const row = await t.app.db.prisma.idempotencyRecord.findFirstOrThrow({
         where: { key: idempotencyKey },
@@ -547,14 +597,12 @@ describe.each(backends)("messages on %s", (backend) => {
       const inFlight = send(live.apiKey, idempotencyKey, body());
       await until(() => fake.sends().length > sendsBefore, 5_000);
 
-      // While the provider holds it: the message is queued and the key is in progress.
+      // While the provider holds it: the message is queued, and a duplicate waits for its answer.
       const queued = await t.app.db.prisma.message.findFirstOrThrow({
         where: { projectId: live.projectId },
       });
       expect(queued.status).toBe("queued");
-      const busy = await send(live.apiKey, idempotencyKey, body());
-      expect(busy.status).toBe(409);
-      expect(((await busy.json()) as ErrorJson).error.message).toMatch(/in progress/);
+      const duplicate = send(live.apiKey, idempotencyKey, body());
 
       // The sweep finds it once it is old enough.
       t.clock.advance(30_000);
@@ -563,6 +611,10 @@ describe.each(backends)("messages on %s", (backend) => {
       expect((await runJob("queued-recovery")).recovered).toBe(1);
       const swept = (await (await read(live.apiKey, queued.id)).json()) as MessageJson;
       expect(swept).toMatchObject({ status: "unknown", error: { code: "provider_unavailable" } });
+      // The waiting duplicate answers with the sweep's answer, as does a later retry.
+      const waited = await duplicate;
+      expect(waited.status).toBe(200);
+      expect(await waited.json()).toEqual(swept);
       const replay = await send(live.apiKey, idempotencyKey, body());
       expect(replay.status).toBe(200);
       expect(await replay.json()).toEqual(swept);
@@ -767,5 +819,105 @@ describe.each(backends)("limits and an unreachable live provider on %s", (backen
       where: { bucket: { startsWith: "free_tier" } },
     });
     expect(counters.every((counter) => counter.count === 0)).toBe(true);
+  });
+});
+
+describe.each(backends)("the idempotency contract under concurrency on %s", (backend) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({
+      backend,
+      env: {
+        ...KEY_LIMITS,
+        MESSAGES_PER_MINUTE: "60",
+        // A duplicate waits UBILL_SUBMIT_TIMEOUT_MS + DATABASE_STATEMENT_TIMEOUT_MS: one second here.
+        UBILL_SUBMIT_TIMEOUT_MS: "500",
+        DATABASE_STATEMENT_TIMEOUT_MS: "500",
+        QUEUED_RECOVERY_SECONDS: "30",
+      },
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  const send = (apiKey: string, idempotencyKey: string, payload: unknown) =>
+    t.request("/v1/messages", sendMessageRequest(apiKey, idempotencyKey, payload));
+
+  it("60 sends, each sent twice at once, make 60 messages and no 429: duplicates are not counted", async () => {
+    const { api_key: apiKey, project_id: projectId } = await createTestKey(t.request);
+    t.clock.set("2026-11-22T10:00:05Z");
+    const keys = Array.from({ length: 60 }, (_, i) => `pair-${i}`);
+    const responses = await Promise.all(
+      keys.flatMap((idempotencyKey, i) => {
+        const payload = body({ to: `+9955551${String(i).padStart(5, "0")}` });
+        return [send(apiKey, idempotencyKey, payload), send(apiKey, idempotencyKey, payload)];
+      }),
+    );
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(0);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(60);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(60);
+    const ids = (await Promise.all(responses.map((response) => response.json()))) as MessageJson[];
+    for (let pair = 0; pair < 60; pair++) expect(ids[2 * pair]?.id).toBe(ids[2 * pair + 1]?.id);
+    expect(await t.app.db.prisma.message.count({ where: { projectId } })).toBe(60);
+    // The limit itself holds exactly: the 61st new send of the minute is refused.
+    expect((await send(apiKey, "pair-61", body())).status).toBe(429);
+    // And the refusal stored nothing: the same key sends in the next minute.
+    t.clock.set("2026-11-22T10:01:00Z");
+    expect((await send(apiKey, "pair-61", body())).status).toBe(201);
+  });
+
+  it("a duplicate of a request that crashed mid-send waits, then answers 500 with Retry-After; after the sweep it replays", async () => {
+    const { api_key: apiKey, project_id: projectId } = await createTestKey(t.request);
+    t.clock.set("2026-11-22T11:00:00Z");
+    // What a process killed between the write-ahead and recording leaves behind.
+    const now = t.clock.now();
+    const messageId = newId("msg");
+    const payload = body();
+    const { keyring } = t.app;
+    const [keyRow] = await t.app.db.prisma.apiKey.findMany({ where: { projectId } });
+    const claimed = await t.app.store.messages.insertQueued({
+      messageId,
+      idempotencyId: newId("idem"),
+      scope: { projectId, mode: "test", key: "crashed" },
+      fingerprint: await keyring.fingerprint(canonicalRequest(payload, payload.locale ?? "ka")),
+      expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+      apiKeyId: keyRow?.id ?? "",
+      recipientMasked: maskRecipient(payload.to),
+      recipientCiphertext: await keyring.encrypt(payload.to, messageId),
+      textCiphertext: await keyring.encrypt("text", messageId),
+      template: payload.template,
+      locale: payload.locale ?? "ka",
+      sender: "SMSGE",
+      segments: 1,
+      encoding: "GSM-7",
+      provider: "simulator",
+      creditsReserved: 0,
+      now,
+    });
+    expect(claimed).toEqual({ written: true });
+
+    // A different body is told at once that the key is taken.
+    const other = await send(apiKey, "crashed", body({ to: "+995555000001" }));
+    expect(other.status).toBe(409);
+    expect(((await other.json()) as ErrorJson).error.code).toBe("idempotency_key_reused");
+
+    // The same body waits for an answer that never comes, then hears to retry later.
+    const unresolved = await send(apiKey, "crashed", payload);
+    expect(unresolved.status).toBe(500);
+    expect(unresolved.headers.get("retry-after")).toBe("30");
+    const error = ((await unresolved.json()) as ErrorJson).error;
+    expect(error.code).toBe("internal_error");
+    expect(error.message).toMatch(/same Idempotency-Key/);
+    expect(await t.app.db.prisma.message.count({ where: { projectId } })).toBe(1);
+
+    // The recovery sweep settles it; the retry replays that answer and sends nothing.
+    t.clock.advance(31_000);
+    const job = t.app.jobs.find((candidate) => candidate.name === "queued-recovery");
+    expect((await job?.run())?.recovered).toBe(1);
+    const replay = await send(apiKey, "crashed", payload);
+    expect(replay.status).toBe(200);
+    expect(await replay.json()).toMatchObject({ id: messageId, status: "unknown" });
+    expect(await t.app.db.prisma.message.count({ where: { projectId } })).toBe(1);
   });
 });

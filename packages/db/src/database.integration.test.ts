@@ -5,8 +5,10 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { createDatabase, type Database } from "./database.ts";
+import { DatabaseUnavailableError, isDatabaseUnavailable } from "./unavailable.ts";
 import {
   availableBackends,
+  createDatabaseProxy,
   createPostgresTestDatabase,
   createTestDatabase,
   type PostgresTestDatabase,
@@ -16,6 +18,12 @@ import {
 
 const backends = await availableBackends();
 const quiet = { info() {}, warn() {}, error() {} };
+
+/**
+ * "Fails fast" bound for a failure that would otherwise wait for a 30 s
+ * timeout: generous, so a busy machine never trips it.
+ */
+const FAST_MS = 10_000;
 
 /** Resolves with how long `promise` took, in ms. */
 async function timed<T>(promise: Promise<T>): Promise<{ value: T; ms: number }> {
@@ -31,51 +39,6 @@ async function closedPort(): Promise<number> {
   const { port } = server.address() as net.AddressInfo;
   await new Promise((resolve) => server.close(resolve));
   return port;
-}
-
-/**
- * A TCP proxy to the test PostgreSQL that can "cut the cable": once frozen it
- * forwards nothing, in either direction, on old or new connections, and closes
- * nothing, like a dead network path. The kind of failure a timeout must catch.
- */
-async function freezableProxy(targetUrl: string) {
-  const target = new URL(targetUrl);
-  const sockets = new Set<net.Socket>();
-  let frozen = false;
-  const server = net.createServer((downstream) => {
-    sockets.add(downstream);
-    downstream.on("error", () => undefined);
-    if (frozen) return; // accepted, never answered
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    sockets.add(upstream);
-    upstream.on("error", () => downstream.destroy());
-    downstream.on("error", () => upstream.destroy());
-    downstream.on("data", (chunk) => {
-      if (!frozen) upstream.write(chunk);
-    });
-    upstream.on("data", (chunk) => {
-      if (!frozen) downstream.write(chunk);
-    });
-    downstream.on("close", () => upstream.destroy());
-    upstream.on("close", () => downstream.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  return {
-    urlFor(databaseUrl: string) {
-      const url = new URL(databaseUrl);
-      url.hostname = "127.0.0.1";
-      url.port = String(port);
-      return url.toString();
-    },
-    freeze() {
-      frozen = true;
-    },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
 }
 
 it("createDatabase needs a database URL or a PGlite directory", async () => {
@@ -310,7 +273,7 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
     onTestFinished(() => db.close());
     const { value, ms } = await timed(db.ping());
     expect(value).toBe(false);
-    expect(ms).toBeLessThan(3_000);
+    expect(ms).toBeLessThan(FAST_MS);
     const query = await timed(
       db.prisma.project.count().then(
         () => "answered",
@@ -318,7 +281,7 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
       ),
     );
     expect(query.value).toBe("failed");
-    expect(query.ms).toBeLessThan(3_000);
+    expect(query.ms).toBeLessThan(FAST_MS);
   });
 
   it("survives its connections being terminated, and is false once the database is dropped", async () => {
@@ -355,14 +318,14 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
     await admin.query(`DROP DATABASE "${databaseName}" WITH (FORCE)`);
     const { value, ms } = await timed(db.ping());
     expect(value).toBe(false);
-    expect(ms).toBeLessThan(3_000);
+    expect(ms).toBeLessThan(FAST_MS);
     await expect(db.prisma.project.count()).rejects.toThrow();
   });
 
   it("ping is false within its timeout when the connection is cut silently", async () => {
     const server = await createPostgresTestDatabase();
     onTestFinished(() => server.drop());
-    const proxy = await freezableProxy(server.databaseUrl);
+    const proxy = await createDatabaseProxy(server.databaseUrl);
     onTestFinished(() => proxy.close());
     // Default timeouts: only ping's own timer can end its wait.
     const db: Database = await createDatabase({
@@ -385,12 +348,13 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
     const ping = await timed(db.ping());
     expect(ping.value).toBe(false);
     expect(ping.ms).toBeGreaterThanOrEqual(1_400);
-    expect(ping.ms).toBeLessThan(3_000);
+    expect(ping.ms).toBeLessThan(FAST_MS);
 
-    // The hung connection was discarded; the next ping waits for a new one in vain.
+    // The hung connection was discarded; the next ping waits for a new one in
+    // vain, and its own timer ends the wait before the pool's 5 s connect timeout.
     const shortPing = await timed(db.ping(300));
     expect(shortPing.value).toBe(false);
-    expect(shortPing.ms).toBeLessThan(1_000);
+    expect(shortPing.ms).toBeLessThan(4_000);
 
     // An idle connection that no longer answers hits the query timeout, a new
     // one the connection timeout: the request fails instead of hanging.
@@ -402,7 +366,7 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
         ),
       );
       expect(query.value).toBe("failed");
-      expect(query.ms).toBeLessThan(3_000);
+      expect(query.ms).toBeLessThan(FAST_MS);
     }
   });
 
@@ -417,3 +381,131 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
     expect(JSON.stringify(result)).not.toContain("secret");
   });
 });
+
+/** Resolves how `promise` settled, or "pending" if it had not within `ms` (a generous guard, not a measurement). */
+async function settlesWithin<T>(
+  promise: Promise<T>,
+  ms: number,
+): Promise<"resolved" | "rejected" | "pending"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const guard = new Promise<"pending">((resolve) => {
+    timer = setTimeout(() => resolve("pending"), ms);
+  });
+  const settled = promise.then(
+    () => "resolved" as const,
+    () => "rejected" as const,
+  );
+  try {
+    return await Promise.race([settled, guard]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe.runIf(backends.includes("postgres"))(
+  "database faults end in DatabaseUnavailableError, within the deadlines",
+  () => {
+    // Deadlines of half a second; the guard of 10 s is far beyond them and far
+    // below the 30 s a statement used to wait without one.
+    const DEADLINES = { connectionTimeoutMs: 500, statementTimeoutMs: 500 } as const;
+    const GUARD_MS = 10_000;
+
+    async function setup() {
+      const server = await createPostgresTestDatabase();
+      onTestFinished(() => server.drop());
+      const proxy = await createDatabaseProxy(server.databaseUrl);
+      onTestFinished(() => proxy.close());
+      const db = await createDatabase({
+        databaseUrl: proxy.urlFor(server.databaseUrl),
+        poolSize: 2,
+        ...DEADLINES,
+        logger: quiet,
+      });
+      onTestFinished(() => db.close());
+      return { db, proxy };
+    }
+
+    async function failure(promise: Promise<unknown>): Promise<unknown> {
+      return promise.then(
+        () => {
+          throw new Error("expected the statement to fail");
+        },
+        (error: unknown) => error,
+      );
+    }
+
+    it("a refused connection is DatabaseUnavailableError (connect_failed), statements and transactions alike", async () => {
+      const url = new URL(testPostgresAdminUrl());
+      url.port = String(await closedPort());
+      const db = await createDatabase({ databaseUrl: url.toString(), ...DEADLINES, logger: quiet });
+      onTestFinished(() => db.close());
+      const error = await failure(db.query("SELECT 1"));
+      expect(error).toBeInstanceOf(DatabaseUnavailableError);
+      expect((error as DatabaseUnavailableError).reason).toBe("connect_failed");
+      expect((error as Error).message).not.toContain(url.port);
+      const inTransaction = await failure(db.transaction((sql) => sql.query("SELECT 1")));
+      expect(inTransaction).toBeInstanceOf(DatabaseUnavailableError);
+    });
+
+    it("a frozen network path fails statements and transactions at their deadline, not after 30 s", async () => {
+      const { db, proxy } = await setup();
+      await Promise.all([db.query("SELECT 1"), db.query("SELECT 1")]); // two idle connections in the pool
+      proxy.freeze();
+      const statement = db.query("SELECT 1");
+      expect(await settlesWithin(statement, GUARD_MS)).toBe("rejected");
+      const timedOut = await failure(statement);
+      expect(timedOut).toBeInstanceOf(DatabaseUnavailableError);
+      expect(["timeout", "connect_failed"]).toContain((timedOut as DatabaseUnavailableError).reason);
+
+      const transaction = db.transaction(async (sql) => {
+        await sql.query("SELECT 1");
+        await sql.query("SELECT 2");
+      });
+      expect(await settlesWithin(transaction, GUARD_MS)).toBe("rejected");
+      expect(isDatabaseUnavailable(await failure(transaction))).toBe(true);
+
+      // New connections time out too.
+      const fresh = db.query("SELECT 3");
+      expect(await settlesWithin(fresh, GUARD_MS)).toBe("rejected");
+      expect(await failure(fresh)).toBeInstanceOf(DatabaseUnavailableError);
+
+      // Once the path recovers, the pool serves again.
+      proxy.thaw();
+      expect(await db.query<{ one: number }>("SELECT 1 AS one")).toEqual([{ one: 1 }]);
+    });
+
+    it("a stopped server is DatabaseUnavailableError at once; the pool recovers when it is back", async () => {
+      const { db, proxy } = await setup();
+      await db.query("SELECT 1");
+      await proxy.stop();
+      for (const start of [
+        () => db.query("SELECT 1"),
+        () => db.transaction((sql) => sql.query("SELECT 1")),
+      ]) {
+        const attempt = start();
+        expect(await settlesWithin(attempt, GUARD_MS)).toBe("rejected");
+        expect(await failure(attempt)).toBeInstanceOf(DatabaseUnavailableError);
+      }
+      await proxy.start();
+      expect(await db.query<{ one: number }>("SELECT 1 AS one")).toEqual([{ one: 1 }]);
+    });
+
+    it("the server cancels a statement at statement_timeout; the connection stays usable", async () => {
+      const { db } = await setup();
+      const error = await failure(db.query("SELECT pg_sleep(5)"));
+      expect(error).toBeInstanceOf(DatabaseUnavailableError);
+      expect((error as DatabaseUnavailableError).reason).toBe("statement_timeout");
+      expect(await db.query<{ one: number }>("SELECT 1 AS one")).toEqual([{ one: 1 }]);
+    });
+
+    it("an error of the statement itself is not unavailability", async () => {
+      const { db } = await setup();
+      const syntax = await failure(db.query("SELEC 1"));
+      expect(isDatabaseUnavailable(syntax)).toBe(false);
+      await db.query("INSERT INTO projects (id) VALUES ('prj_dup')");
+      const duplicate = await failure(db.query("INSERT INTO projects (id) VALUES ('prj_dup')"));
+      expect(isDatabaseUnavailable(duplicate)).toBe(false);
+      expect((duplicate as { code?: string }).code).toBe("23505");
+    });
+  },
+);

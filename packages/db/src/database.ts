@@ -10,6 +10,7 @@ import { PrismaClient } from "./generated/prisma/client.ts";
 import { consoleLogger, type DatabaseLogger, errorMessage } from "./logger.ts";
 import { type MigrateResult, migratePglite, migratePostgres } from "./migrator.ts";
 import { pgliteSession, pgSession, type SqlSession } from "./sql-session.ts";
+import { asUnavailable, unavailableReason } from "./unavailable.ts";
 
 export type DatabaseKind = "postgres" | "pglite";
 
@@ -62,15 +63,24 @@ export type CreateDatabaseOptions = {
   /** Maximum PostgreSQL connections of this process (default 10). */
   poolSize?: number;
   /**
-   * How long opening a PostgreSQL connection may take before the request that
-   * needs it fails (default 5 s), so requests fail fast while the database is down.
+   * How long getting a PostgreSQL connection may take (opening one, or waiting
+   * for a free one in the pool) before the statement that needs it fails with
+   * DatabaseUnavailableError (default 5 s), so requests fail fast while the
+   * database is down or unreachable.
    */
   connectionTimeoutMs?: number;
   /**
-   * Client-side limit for one query on the pool (default 30 s). A query that
-   * gets no answer, e.g. on a connection cut without a reset, fails after it
-   * and its connection is discarded instead of hanging the request forever.
-   * Migrations use their own connection and are not limited by it.
+   * Server-side deadline of one statement (PostgreSQL's `statement_timeout`,
+   * and `idle_in_transaction_session_timeout` so a transaction whose client
+   * vanished does not keep its row locks). Unset: no server-side deadline.
+   */
+  statementTimeoutMs?: number;
+  /**
+   * Client-side limit for one statement (default: `statementTimeoutMs` + 500 ms,
+   * or 30 s without one). A statement that gets no answer, e.g. on a network
+   * path that went silent, fails after it with DatabaseUnavailableError and its
+   * connection is discarded instead of hanging the request. Migrations use
+   * their own connection and are not limited by it.
    */
   queryTimeoutMs?: number;
   logger?: DatabaseLogger;
@@ -96,6 +106,8 @@ export const DEFAULT_PING_TIMEOUT_MS = 1_500;
 export const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_CONNECTION_TIMEOUT_MS = 5_000;
 const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+/** How much longer the client waits than the server's statement_timeout, so the server's cancel normally comes first. */
+const CLIENT_TIMEOUT_MARGIN_MS = 500;
 
 /**
  * Prisma's interactive-transaction defaults (2 s to start, 5 s to finish) are
@@ -175,18 +187,47 @@ async function runStatement<Row>(
       ? Buffer.from(value.buffer, value.byteOffset, value.byteLength)
       : value,
   );
-  const result = await target.query({ name: prepared ? statementName(sql) : undefined, text: sql, values });
-  return result.rows as Row[];
+  try {
+    const result = await target.query({ name: prepared ? statementName(sql) : undefined, text: sql, values });
+    return result.rows as Row[];
+  } catch (error) {
+    throw asUnavailable(error);
+  }
+}
+
+/** BEGIN or COMMIT on a checked-out client (unnamed, simple protocol). */
+async function control(client: pg.PoolClient, sql: "BEGIN" | "COMMIT"): Promise<void> {
+  try {
+    await client.query(sql);
+  } catch (error) {
+    throw asUnavailable(error);
+  }
+}
+
+/** A pooled connection, or DatabaseUnavailableError when none can be had within the connect deadline. */
+async function checkout(pool: pg.Pool): Promise<pg.PoolClient> {
+  try {
+    return await pool.connect();
+  } catch (error) {
+    throw asUnavailable(error);
+  }
 }
 
 function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Database {
   const logger = options.logger ?? consoleLogger;
   const prepared = options.preparedStatements ?? true;
+  const statementTimeout = options.statementTimeoutMs;
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: options.poolSize ?? DEFAULT_POOL_SIZE,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
-    query_timeout: options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
+    query_timeout:
+      options.queryTimeoutMs ??
+      (statementTimeout ? statementTimeout + CLIENT_TIMEOUT_MARGIN_MS : DEFAULT_QUERY_TIMEOUT_MS),
+    // Sent in the start-up packet: no extra round trip per connection.
+    ...(statementTimeout
+      ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout }
+      : {}),
     idleTimeoutMillis: 30_000,
     // Lets the OS notice a peer that vanished without closing the connection.
     keepAlive: true,
@@ -228,18 +269,25 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     query: (sql, params) => runStatement(pool, prepared, sql, params),
     transaction: async (work) => {
-      const client = await pool.connect();
+      const client = await checkout(pool);
       let broken = false;
       try {
-        await client.query("BEGIN");
+        await control(client, "BEGIN");
         const result = await work({ query: (sql, params) => runStatement(client, prepared, sql, params) });
-        await client.query("COMMIT");
+        await control(client, "COMMIT");
         return result;
       } catch (error) {
-        // A connection that cannot even roll back is not given back to the pool.
-        await client.query("ROLLBACK").catch(() => {
+        const reason = unavailableReason(error);
+        if (reason === "timeout" || reason === "connection_lost") {
+          // The connection is silent or gone: a ROLLBACK would only wait as
+          // long again. Dropping the connection rolls the transaction back.
           broken = true;
-        });
+        } else {
+          // A connection that cannot even roll back is not given back to the pool.
+          await client.query("ROLLBACK").catch(() => {
+            broken = true;
+          });
+        }
         throw error;
       } finally {
         client.release(broken);

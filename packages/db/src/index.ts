@@ -25,6 +25,12 @@ export type {
 export { CreditEntryKind, KeyMode, MessageStatus, Prisma, PrismaClient } from "./generated/prisma/client.ts";
 export type { DatabaseLogger } from "./logger.ts";
 export {
+  DatabaseUnavailableError,
+  isDatabaseUnavailable,
+  type UnavailableReason,
+  unavailableReason,
+} from "./unavailable.ts";
+export {
   MIGRATION_LOCK_KEY,
   MIGRATIONS_DIR,
   type MigrateOptions,

@@ -17,6 +17,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
@@ -222,6 +223,7 @@ export type CreateTestDatabaseOptions = {
   migrate?: boolean;
   poolSize?: number;
   connectionTimeoutMs?: number;
+  statementTimeoutMs?: number;
   queryTimeoutMs?: number;
   logger?: DatabaseLogger;
   /** Migrations read by db.migrate() (default: the repository's). */
@@ -329,6 +331,7 @@ export async function createTestDatabase(
     migrationsDir: options.migrationsDir,
     poolSize: options.poolSize ?? 4,
     connectionTimeoutMs: options.connectionTimeoutMs,
+    statementTimeoutMs: options.statementTimeoutMs,
     queryTimeoutMs: options.queryTimeoutMs,
   };
   const migrate = options.migrate ?? true;
@@ -363,4 +366,121 @@ export async function createTestDatabase(
     throw error;
   }
   return { db, databaseUrl: server.databaseUrl, drop };
+}
+
+/**
+ * A TCP proxy in front of a PostgreSQL server, for fault tests: the database
+ * seen through it can be frozen (a network path that went silent: nothing is
+ * forwarded in either direction, on old or new connections, and nothing is
+ * closed; what was sent is delivered once it thaws, as TCP would) or stopped
+ * (every connection reset, new ones refused) and started again.
+ */
+export type DatabaseProxy = {
+  /** `databaseUrl` with its host and port replaced by the proxy's. */
+  urlFor(databaseUrl: string): string;
+  freeze(): void;
+  thaw(): void;
+  /** Resets every connection and refuses new ones until start(). */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** Connections accepted so far. */
+  readonly accepted: number;
+  close(): Promise<void>;
+};
+
+export async function createDatabaseProxy(targetUrl: string): Promise<DatabaseProxy> {
+  const target = new URL(targetUrl);
+  const sockets = new Set<net.Socket>();
+  const pending = new Set<() => void>();
+  let frozen = false;
+  let accepted = 0;
+
+  /** Forwards `from` to `to`, holding chunks back while frozen; returns the flush. */
+  function forward(from: net.Socket, to: () => net.Socket | undefined): () => void {
+    const held: Buffer[] = [];
+    const flush = () => {
+      const socket = to();
+      if (!socket || frozen) return;
+      for (const chunk of held.splice(0)) socket.write(chunk);
+    };
+    from.on("data", (chunk: Buffer) => {
+      held.push(chunk);
+      flush();
+    });
+    pending.add(flush);
+    from.on("close", () => pending.delete(flush));
+    return flush;
+  }
+
+  const server = net.createServer((downstream) => {
+    accepted++;
+    sockets.add(downstream);
+    let upstream: net.Socket | undefined;
+    let flushDownstream = () => {};
+    const connectUpstream = () => {
+      if (upstream || frozen || downstream.destroyed) return;
+      upstream = net.connect(Number(target.port || 5432), target.hostname);
+      sockets.add(upstream);
+      upstream.on("error", () => downstream.destroy());
+      upstream.on("close", () => {
+        sockets.delete(upstream as net.Socket);
+        downstream.destroy();
+      });
+      forward(upstream, () => downstream);
+      flushDownstream();
+    };
+    downstream.on("error", () => upstream?.destroy());
+    downstream.on("close", () => {
+      sockets.delete(downstream);
+      pending.delete(connectUpstream);
+      upstream?.destroy();
+    });
+    flushDownstream = forward(downstream, () => upstream);
+    pending.add(connectUpstream);
+    connectUpstream();
+  });
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  await listen(0);
+  const { port } = server.address() as net.AddressInfo;
+  const resetAll = () => {
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
+  };
+
+  return {
+    urlFor(databaseUrl) {
+      const url = new URL(databaseUrl);
+      url.hostname = "127.0.0.1";
+      url.port = String(port);
+      return url.toString();
+    },
+    freeze() {
+      frozen = true;
+    },
+    thaw() {
+      frozen = false;
+      for (const resume of [...pending]) resume();
+    },
+    async stop() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        resetAll();
+      });
+    },
+    start: () => listen(port),
+    get accepted() {
+      return accepted;
+    },
+    async close() {
+      resetAll();
+      if (server.listening) await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }

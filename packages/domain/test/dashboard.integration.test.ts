@@ -144,9 +144,13 @@ describe.each(backends)("the dashboard's domain on %s", (kind) => {
         providers: { test: provider, live },
         config: {
           messagesPerMinute: 1000,
+          recipientLimits: { perTenMinutes: 1000, perDay: 1000 },
           freeTierDailySegments: 100,
           defaultSender: "SMSGE",
           simulatorDelayMs: 0,
+          inFlightWaitMs: 15_000,
+          recordRetryMs: 30_000,
+          unresolvedRetryAfterMs: 60_000,
         },
       },
       {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyFetchError } from "./classify-error.ts";
+import { classifyFetchError, classifySendStatus } from "./classify-error.ts";
 
 /** A Node system error as undici puts it in `cause`. */
 function systemError(code: string, syscall: string, message = `${syscall} ${code}`): Error {
@@ -116,5 +116,29 @@ describe("classifyFetchError: the request may have been sent", () => {
     const second = new Error("second", { cause: first });
     first.cause = second;
     expect(classifyFetchError(first)).toEqual({ sent: "maybe", problem: "unexpected_error" });
+  });
+});
+
+describe("classifySendStatus: every HTTP status of a send answer, decided", () => {
+  it("reads the body of a 2xx answer", () => {
+    for (const status of [200, 201, 204]) expect(classifySendStatus(status)).toEqual({ kind: "answer" });
+  });
+
+  it("429 and 503: uBill did not take the request, nothing was sent", () => {
+    expect(classifySendStatus(429)).toEqual({ kind: "not_sent", problem: "throttled" });
+    expect(classifySendStatus(503)).toEqual({ kind: "not_sent", problem: "service_unavailable" });
+  });
+
+  it("4xx, 3xx, 501 and 505: refused as it stands", () => {
+    for (const status of [301, 302, 400, 401, 403, 404, 409, 422, 501, 505]) {
+      expect(classifySendStatus(status).kind, String(status)).toBe("refused");
+    }
+    expect(classifySendStatus(401)).toMatchObject({ problem: "api_key_rejected", operatorMustAct: true });
+  });
+
+  it("every other 5xx, and anything unexpected: it may have been sent", () => {
+    for (const status of [500, 502, 504, 506, 507, 508, 511, 520, 524, 599, 100, 199, 600]) {
+      expect(classifySendStatus(status).kind, String(status)).toBe("maybe_sent");
+    }
   });
 });

@@ -127,3 +127,53 @@ export function classifyFetchError(error: unknown): FetchFailure {
   });
   return { sent: "maybe", problem: dropped ? "connection_dropped" : "unexpected_error" };
 }
+
+// uBill answered: what the HTTP status of its answer to a send says before
+// the body is read. Decided code by code, on HTTP's meaning of each status
+// (RFC 9110 and RFC 6585), because uBill has no idempotency key: a send that
+// may have been processed must never be repeated, and one that certainly was
+// not should be given back (503 to our caller, key released, credits
+// refunded) rather than recorded as a failure.
+//
+//   2xx              the body says what happened (statusID)
+//   429              throttled: the request was refused before processing -> not sent
+//   503              unable to handle the request now (overload, maintenance,
+//                    no backend behind uBill's load balancer) -> not sent
+//   501, 505         the method or HTTP version is not supported at all:
+//                    nothing was processed, and retrying cannot help -> refused
+//   401, 403         our uBill key was refused -> refused (the operator must act)
+//   other 4xx, 3xx   the request was refused as it stands -> refused
+//   500, 502, 504,   the server (or a gateway in front of it) failed while
+//   any other 5xx    handling it, or gave up waiting for it: it may have
+//                    been processed -> maybe sent (unknown, never re-sent)
+//   1xx, other       not a final answer we understand -> maybe sent
+
+export type SendStatusVerdict =
+  | { kind: "answer" }
+  | { kind: "not_sent"; problem: "throttled" | "service_unavailable" }
+  | {
+      kind: "refused";
+      problem: "api_key_rejected" | "unexpected_redirect" | "request_refused" | "not_supported";
+      operatorMustAct: boolean;
+    }
+  | { kind: "maybe_sent"; problem: "server_error" | "unexpected_status" };
+
+export function classifySendStatus(httpStatus: number): SendStatusVerdict {
+  if (httpStatus >= 200 && httpStatus < 300) return { kind: "answer" };
+  if (httpStatus === 429) return { kind: "not_sent", problem: "throttled" };
+  if (httpStatus === 503) return { kind: "not_sent", problem: "service_unavailable" };
+  if (httpStatus === 401 || httpStatus === 403) {
+    return { kind: "refused", problem: "api_key_rejected", operatorMustAct: true };
+  }
+  if (httpStatus === 501 || httpStatus === 505) {
+    return { kind: "refused", problem: "not_supported", operatorMustAct: true };
+  }
+  if (httpStatus >= 300 && httpStatus < 400) {
+    return { kind: "refused", problem: "unexpected_redirect", operatorMustAct: true };
+  }
+  if (httpStatus >= 400 && httpStatus < 500) {
+    return { kind: "refused", problem: "request_refused", operatorMustAct: false };
+  }
+  if (httpStatus >= 500 && httpStatus < 600) return { kind: "maybe_sent", problem: "server_error" };
+  return { kind: "maybe_sent", problem: "unexpected_status" };
+}

@@ -14,6 +14,7 @@ import type {
   SubmitRequest,
 } from "@sms/domain";
 import { RECIPIENT_PATTERN } from "@sms/domain/model";
+import { classifySendStatus } from "./classify-error.ts";
 import { exchange, type LostProblem, type UbillExchange } from "./http.ts";
 import {
   isSmsId,
@@ -110,6 +111,7 @@ const GENERAL_REJECTION: SendRejection = {
 };
 
 const UNREACHABLE_REASON = "The SMS provider could not be reached; nothing was sent.";
+const NOT_TAKEN_REASON = "The SMS provider did not take the request (busy or unavailable); nothing was sent.";
 
 const LOST_REASONS: Record<LostProblem, string> = {
   timeout: "The SMS provider did not answer in time; the message may or may not have been sent.",
@@ -194,42 +196,42 @@ export function createUbillProvider(options: UbillProviderOptions): UbillProvide
     log: Logger,
   ): SubmitOutcome {
     const { httpStatus, body } = answer;
-    if (httpStatus === 401 || httpStatus === 403) {
-      log.error(
-        { problem: "api_key_rejected", httpStatus },
-        "uBill refused the API key; check the configuration",
-      );
-      return {
-        kind: "rejected",
-        code: "provider_rejected",
-        reason: "The SMS provider refused our credentials.",
-      };
-    }
-    if (httpStatus >= 300 && httpStatus < 400) {
-      log.error(
-        { problem: "unexpected_redirect", httpStatus },
-        "uBill answered with a redirect; check baseUrl",
-      );
-      return {
-        kind: "rejected",
-        code: "provider_rejected",
-        reason: "The SMS provider did not take the request.",
-      };
-    }
-    if (httpStatus >= 400 && httpStatus < 500) {
-      log.warn({ problem: "request_refused", httpStatus }, "uBill refused the send request");
-      return { kind: "rejected", code: "provider_rejected", reason: "The SMS provider refused the request." };
-    }
-    if (httpStatus < 200 || httpStatus >= 300) {
-      log.warn(
-        { problem: "server_error", httpStatus },
-        "uBill failed while handling the send; outcome unknown",
-      );
-      return {
-        kind: "indeterminate",
-        reason:
-          "The SMS provider failed while handling the request; the message may or may not have been sent.",
-      };
+    const verdict = classifySendStatus(httpStatus);
+    switch (verdict.kind) {
+      case "not_sent":
+        // Throttled or unavailable: uBill did not take the request. Like an
+        // unreachable uBill: nothing sent, the caller may retry.
+        log.warn({ problem: verdict.problem, httpStatus }, "uBill did not take the send; nothing was sent");
+        return { kind: "unreachable", reason: NOT_TAKEN_REASON };
+      case "refused":
+        log[verdict.operatorMustAct ? "error" : "warn"](
+          { problem: verdict.problem, httpStatus },
+          verdict.problem === "api_key_rejected"
+            ? "uBill refused the API key; check the configuration"
+            : verdict.operatorMustAct
+              ? "uBill refused the send request; check baseUrl"
+              : "uBill refused the send request",
+        );
+        return {
+          kind: "rejected",
+          code: "provider_rejected",
+          reason:
+            verdict.problem === "api_key_rejected"
+              ? "The SMS provider refused our credentials."
+              : "The SMS provider refused the request.",
+        };
+      case "maybe_sent":
+        log.warn(
+          { problem: verdict.problem, httpStatus },
+          "uBill failed while handling the send; outcome unknown",
+        );
+        return {
+          kind: "indeterminate",
+          reason:
+            "The SMS provider failed while handling the request; the message may or may not have been sent.",
+        };
+      case "answer":
+        break;
     }
 
     const statusId = readStatusId(body);

@@ -152,7 +152,7 @@ describe("submit: definitive rejections", () => {
     expect(logger.text()).not.toContain("wrong-key");
   });
 
-  it.each([400, 403, 404, 422, 429])("maps HTTP %i to provider_rejected", async (status) => {
+  it.each([400, 403, 404, 422, 501, 505])("maps HTTP %i to provider_rejected", async (status) => {
     const { ubill } = provider();
     fake.replyNext({ kind: "http", status }, "send");
     expect(await ubill.submit(submitRequest("+995599123456"))).toMatchObject({
@@ -212,6 +212,23 @@ describe("submit: nothing was sent → unreachable", () => {
     expect(fake.requests).toHaveLength(0);
   });
 
+  it.each([
+    [429, "throttled"],
+    [503, "service_unavailable"],
+  ])(
+    "maps HTTP %i (uBill did not take the request) to unreachable: nothing was sent",
+    async (status, problem) => {
+      const { ubill, logger } = provider();
+      fake.replyNext({ kind: "http", status }, "send");
+      expect(await ubill.submit(submitRequest("+995599123456"))).toEqual({
+        kind: "unreachable",
+        reason: expect.stringContaining("nothing was sent"),
+      });
+      expect(fake.sends()).toHaveLength(1);
+      expect(warnedProblems(logger)).toEqual([problem]);
+    },
+  );
+
   it("maps a refused connection to unreachable", async () => {
     const { ubill, logger } = provider({ baseUrl: `http://127.0.0.1:${await getRefusingPort()}` });
     expect((await ubill.submit(submitRequest("+995599123456"))).kind).toBe("unreachable");
@@ -239,7 +256,7 @@ describe("submit: may have been sent → indeterminate, never re-sent", () => {
     expect(warnedProblems(logger)).toEqual(["connection_dropped"]);
   });
 
-  it.each([500, 502, 503, 504])("maps HTTP %i to indeterminate", async (status) => {
+  it.each([500, 502, 504, 507, 520, 599])("maps HTTP %i to indeterminate", async (status) => {
     const { ubill } = provider();
     fake.replyNext({ kind: "http", status }, "send");
     expect((await ubill.submit(submitRequest("+995599123456"))).kind).toBe("indeterminate");

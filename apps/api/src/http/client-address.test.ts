@@ -63,9 +63,16 @@ describe("parseTrustProxy", () => {
       expect(parseTrustProxy(spec)).toEqual({ kind: "none" });
   });
 
-  it("reads a hop count", () => {
-    expect(parseTrustProxy("1")).toEqual({ kind: "hops", hops: 1 });
-    expect(parseTrustProxy(" 2 ")).toEqual({ kind: "hops", hops: 2 });
+  it("reads a hop count, whose proxies must be in private networks unless TRUST_PROXY_NETWORKS names others", () => {
+    expect(parseTrustProxy("1")).toMatchObject({ kind: "hops", hops: 1 });
+    expect(parseTrustProxy(" 2 ")).toMatchObject({ kind: "hops", hops: 2 });
+    const defaults = parseTrustProxy("1");
+    expect(defaults.kind === "hops" && defaults.networks.map((n) => n.prefix)).toEqual([
+      8, 128, 16, 10, 8, 12, 16, 7,
+    ]);
+    const named = parseTrustProxy("1", "192.0.2.0/24");
+    expect(named.kind === "hops" && named.networks).toHaveLength(1);
+    expect(() => parseTrustProxy("1", "proxy.internal")).toThrow(/TRUST_PROXY_NETWORKS: 'proxy.internal'/);
   });
 
   it("reads addresses, CIDR networks and named ranges", () => {
@@ -113,6 +120,20 @@ describe("resolveClientAddress", () => {
 
     it("stops at the farthest entry when the chain is shorter than the hop count", () => {
       expect(resolveClientAddress("10.0.0.2", "198.51.100.7", two)).toBe("198.51.100.7");
+    });
+
+    it("believes X-Forwarded-For only from a peer inside the trusted networks", () => {
+      // The service reached directly from the Internet: the peer is the caller.
+      for (const forwarded of ["198.51.100.7", "6.6.6.6, 198.51.100.7"]) {
+        expect(resolveClientAddress("203.0.113.9", forwarded, one)).toBe("203.0.113.9");
+        expect(resolveClientAddress("2001:db8::9", forwarded, one)).toBe("2001:db8:0:0:0:0:0:9");
+      }
+      // Two hops: the inner proxy must be trusted too, else it is the caller.
+      expect(resolveClientAddress("10.0.0.2", "6.6.6.6, 198.51.100.7, 203.0.113.1", two)).toBe("203.0.113.1");
+      // Proxies elsewhere, as configured.
+      const elsewhere = parseTrustProxy("1", "192.0.2.0/24");
+      expect(resolveClientAddress("192.0.2.10", "198.51.100.7", elsewhere)).toBe("198.51.100.7");
+      expect(resolveClientAddress("10.0.0.1", "198.51.100.7", elsewhere)).toBe("10.0.0.1");
     });
 
     it("falls back to the peer when the chosen entry is not an address", () => {

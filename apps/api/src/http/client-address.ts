@@ -1,12 +1,18 @@
 // Who is calling, as the rate limits see it. The socket peer is the truth;
-// X-Forwarded-For is honoured only through proxies named in TRUST_PROXY.
+// X-Forwarded-For is honoured only through proxies TRUST_PROXY describes, and
+// only when they sit in trusted networks: a client that reaches the service
+// directly can never choose its own address.
 
 type Network = { bytes: Uint8Array; prefix: number };
 
 export type TrustProxy =
   | { kind: "none" }
-  /** Trust this many proxy hops in front of the service. */
-  | { kind: "hops"; hops: number }
+  /**
+   * Trust this many proxy hops in front of the service, each of which must be
+   * inside `networks` (TRUST_PROXY_NETWORKS): a peer outside them is the
+   * caller, whatever its X-Forwarded-For says.
+   */
+  | { kind: "hops"; hops: number; networks: Network[] }
   /** Trust proxies whose address falls in one of these networks. */
   | { kind: "networks"; networks: Network[] };
 
@@ -104,28 +110,49 @@ function parseNetwork(entry: string): Network {
   return { bytes, prefix };
 }
 
+/** Where proxies counted by a hop count may be, unless TRUST_PROXY_NETWORKS says otherwise: private addresses. */
+export const DEFAULT_PROXY_NETWORKS = "loopback,linklocal,uniquelocal";
+
+/** A comma-separated list of addresses, CIDR networks and named ranges. */
+function parseNetworks(text: string, variable: string): Network[] {
+  const entries = text
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  return entries.flatMap((entry) =>
+    (NAMED_NETWORKS[entry] ?? [entry]).map((network) => {
+      try {
+        return parseNetwork(network);
+      } catch (error) {
+        throw new Error((error as Error).message.replace(/^TRUST_PROXY/, variable));
+      }
+    }),
+  );
+}
+
 /**
  * TRUST_PROXY: unset, "" , "false" or "0" → trust nobody (the socket peer is
- * the caller); "2" → the two nearest hops are our proxies; a comma-separated
- * list of addresses, CIDR networks and the names loopback, linklocal and
- * uniquelocal → proxies in those networks. "true" (trust anyone) is refused:
- * it would let every client choose its own address.
+ * the caller); "2" → the two nearest hops are our proxies, provided each is
+ * inside TRUST_PROXY_NETWORKS (`proxyNetworks`, default: loopback, link-local
+ * and private addresses); a comma-separated list of addresses, CIDR networks
+ * and the names loopback, linklocal and uniquelocal → proxies in those
+ * networks. "true" (trust anyone) is refused: it would let every client
+ * choose its own address.
  */
-export function parseTrustProxy(spec: string | undefined): TrustProxy {
+export function parseTrustProxy(spec: string | undefined, proxyNetworks?: string): TrustProxy {
   const text = spec?.trim() ?? "";
   if (text === "" || text === "false" || text === "0") return { kind: "none" };
-  if (/^\d+$/.test(text)) return { kind: "hops", hops: Number(text) };
+  if (/^\d+$/.test(text)) {
+    const networks = parseNetworks(proxyNetworks?.trim() || DEFAULT_PROXY_NETWORKS, "TRUST_PROXY_NETWORKS");
+    if (networks.length === 0) throw new Error("TRUST_PROXY_NETWORKS: no network given");
+    return { kind: "hops", hops: Number(text), networks };
+  }
   if (text === "true") {
     throw new Error(
       "TRUST_PROXY: 'true' would trust any client's X-Forwarded-For; give the number of proxy hops or their networks",
     );
   }
-  const entries = text
-    .split(",")
-    .map((entry) => entry.trim())
-    .filter(Boolean);
-  const networks = entries.flatMap((entry) => (NAMED_NETWORKS[entry] ?? [entry]).map(parseNetwork));
-  return { kind: "networks", networks };
+  return { kind: "networks", networks: parseNetworks(text, "TRUST_PROXY") };
 }
 
 function format(bytes: Uint8Array): string {
@@ -175,8 +202,19 @@ export function resolveClientAddress(peer: string, forwardedFor: string | null, 
   // Addresses from nearest to farthest: the peer, then X-Forwarded-For right to left.
   const hops: Array<Uint8Array | null> = [parseAddress(peer), ...chain.reverse().map(parseForwardedEntry)];
   if (trust.kind === "hops") {
-    const candidate = hops[Math.min(trust.hops, hops.length - 1)];
-    return candidate ? format(candidate) : peer;
+    // Each of the nearest `hops` addresses must be a proxy in a trusted
+    // network; the first that is not is the caller (for the peer itself: a
+    // client that reached the service directly).
+    let last = peer;
+    const farthest = Math.min(trust.hops, hops.length - 1);
+    for (let index = 0; index < farthest; index++) {
+      const bytes = hops[index];
+      if (!bytes) return last;
+      if (!trust.networks.some((network) => inNetwork(bytes, network))) return format(bytes);
+      last = format(bytes);
+    }
+    const candidate = hops[farthest];
+    return candidate ? format(candidate) : last;
   }
   let last = peer;
   for (const bytes of hops) {

@@ -11,6 +11,7 @@ import {
   IDEMPOTENCY_KEY_MAX_LENGTH,
   type SendMessageResult,
 } from "@sms/domain";
+import { isDatabaseUnavailable } from "@sms/db";
 import { TRPCError } from "@trpc/server";
 import type { Meta } from "../trpc/trpc.ts";
 import { retryHeaders } from "./rate-limit-headers.ts";
@@ -70,14 +71,18 @@ export const REFUSAL_MESSAGES = {
   message_not_found: "No message with this id exists in this project.",
   idempotency_key_reused:
     "This Idempotency-Key was already used with a different request. Use a new key for a new message.",
-  idempotency_key_in_flight:
-    "A request with this Idempotency-Key is still in progress. Retry shortly with the same key.",
+  first_request_unresolved:
+    "The first request with this Idempotency-Key has not finished; it may have been interrupted, and its SMS may or may not have been sent. Retry after the time in Retry-After with the same Idempotency-Key; never send it again under a new key.",
   insufficient_credits:
     "This project has too few credits for this message; nothing was sent. Add credits on the dashboard.",
   provider_unavailable:
     "The SMS provider could not be reached; nothing was sent. Retry with the same Idempotency-Key.",
   messages_rate_limited:
     "Too many messages this minute; nothing was sent. Retry shortly with the same Idempotency-Key.",
+  recipient_rate_limited:
+    "Too many messages to this recipient; nothing was sent. Retry after the time in Retry-After with the same Idempotency-Key.",
+  database_unavailable:
+    "The service cannot reach its database right now; retry after the time in Retry-After. On POST /v1/messages reuse the same Idempotency-Key.",
   test_keys_rate_limited:
     "Too many test keys requested from this address this minute. Wait a minute and retry.",
 } as const;
@@ -204,16 +209,20 @@ export function sendRefusal(result: Extract<SendMessageResult, { ok: false }>, n
     case "invalid_variables":
       return new ApiError(result.code, result.detail);
     case "idempotency_key_reused":
-      return new ApiError(
-        "idempotency_key_reused",
-        result.inFlight
-          ? REFUSAL_MESSAGES.idempotency_key_in_flight
-          : REFUSAL_MESSAGES.idempotency_key_reused,
-      );
+      return new ApiError("idempotency_key_reused", REFUSAL_MESSAGES.idempotency_key_reused);
+    case "first_request_unresolved":
+      // Rare: the first request crashed, or could not record its answer. A
+      // 5xx, so clients retry (with the same key); never 409, which means
+      // "a different request" and may make a client send under a new key.
+      return new ApiError("internal_error", REFUSAL_MESSAGES.first_request_unresolved, {
+        "Retry-After": String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))),
+      });
     case "rate_limited":
       return new ApiError(
         "rate_limited",
-        REFUSAL_MESSAGES.messages_rate_limited,
+        result.subject === "recipient"
+          ? REFUSAL_MESSAGES.recipient_rate_limited
+          : REFUSAL_MESSAGES.messages_rate_limited,
         retryHeaders(result.limit, now),
       );
     case "daily_limit_reached":
@@ -296,6 +305,21 @@ export const OPERATOR_INPUT_RULES: Record<
   query: "Search by a project id (prj_…), a key prefix (sk_live_XXXX) or an e-mail address.",
 };
 
+/** Seconds a caller is asked to wait while the database does not answer (Retry-After). */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The answer while the database does not answer (down, frozen, or not yet
+ * reached since start-up): `500 internal_error` with `Retry-After`. See
+ * docs/api-behaviour.md for why 500 and not 503 (which callers read as
+ * "the SMS provider was not reached, nothing was sent").
+ */
+export function databaseUnavailableError(): ApiError {
+  return new ApiError("internal_error", REFUSAL_MESSAGES.database_unavailable, {
+    "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS),
+  });
+}
+
 export function errorResponse(error: ApiError, requestId: string): Response {
   const body = { error: { code: error.code, message: error.message, request_id: requestId } };
   return new Response(JSON.stringify(body), {
@@ -355,6 +379,7 @@ export function toApiError(
 ): ApiError {
   const cause = error instanceof TRPCError ? error.cause : error;
   if (cause instanceof ApiError) return cause;
+  if (isDatabaseUnavailable(cause)) return databaseUnavailableError();
   if (error instanceof TRPCError) {
     if (error.code === "BAD_REQUEST" && cause && (cause as Error).name === "ZodError") {
       // The body was never read (wrong content type, too large): say so.

@@ -50,7 +50,9 @@ export async function startPgBouncer(options: { poolSize?: number } = {}): Promi
       "pool_mode = transaction",
       `default_pool_size = ${options.poolSize ?? 4}`,
       "max_client_conn = 500",
-      "ignore_startup_parameters = extra_float_digits",
+      // pg sends these as startup parameters; PgBouncer refuses unknown ones.
+      // Behind a pooler, set them on the role instead (docs/operations.md).
+      "ignore_startup_parameters = extra_float_digits, statement_timeout, idle_in_transaction_session_timeout",
       `logfile = ${join(dir, "pgbouncer.log")}`,
       `pidfile = ${join(dir, "pgbouncer.pid")}`,
       "",

@@ -265,7 +265,7 @@ export interface components {
             status: "alive";
         };
         /** @description The error envelope of a 500: `internal_error`. */
-        Error500: {
+        InternalErrorError: {
             error: {
                 /**
                  * @description Stable machine-readable code; safe to branch on.
@@ -507,6 +507,23 @@ export interface components {
                 request_id: string | null;
             };
         };
+        /** @description The error envelope of a 500: `internal_error`, `internal_error`. */
+        SendMessageError500: {
+            error: {
+                /**
+                 * @description Stable machine-readable code; safe to branch on.
+                 * @enum {string}
+                 */
+                code: "internal_error";
+                /** @description Human-readable; says what to change. Wording may change. */
+                message: string;
+                /**
+                 * @description Echo of the `X-Request-Id` response header.
+                 * @example req_01m81b5h80dyb9cpnywpdjqhd4
+                 */
+                request_id: string | null;
+            };
+        };
         /** @description The error envelope of a 503: `provider_unavailable`. */
         Error503: {
             error: {
@@ -697,7 +714,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error500"];
+                    "application/json": components["schemas"]["InternalErrorError"];
                 };
             };
         };
@@ -747,7 +764,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error500"];
+                    "application/json": components["schemas"]["InternalErrorError"];
                 };
             };
             /** @description The database cannot be reached (the body still says so). */
@@ -843,7 +860,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error500"];
+                    "application/json": components["schemas"]["InternalErrorError"];
                 };
             };
         };
@@ -864,7 +881,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Idempotent replay (`Idempotent-Replayed: true`): the original response, unchanged, even if the message has moved on since. No second SMS is sent. */
+            /** @description Idempotent replay (`Idempotent-Replayed: true`): the original response, unchanged, even if the message has moved on since. No second SMS is sent. A duplicate that arrives while the first request is still in flight waits for its answer and replays it. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -965,7 +982,7 @@ export interface operations {
                 };
             };
             /**
-             * @description Same key with a different body, or the first request with this key is still in progress.
+             * @description The same key with a different body.
              *
              *     - `idempotency_key_reused`: The `Idempotency-Key` was used in the last 24 hours with a different body, or its first request is still in progress. For a new message use a new key. If the message says “in progress”, retry shortly with the same key.
              */
@@ -1007,7 +1024,7 @@ export interface operations {
                 };
             };
             /**
-             * @description A limit is reached; nothing sent.
+             * @description A limit is reached (per project and minute; live keys also per recipient, or the free tier's day); nothing sent.
              *
              *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
              *     - `daily_limit_reached`: The free tier's live segments for today, or today's instant test keys, are used up. Nothing was sent. Do not retry before the reset time in the message (midnight UTC); add paid credits to lift the free-tier limit.
@@ -1026,8 +1043,9 @@ export interface operations {
                 };
             };
             /**
-             * @description An unexpected error.
+             * @description Unexpected error. With `Retry-After` when the database does not answer, or when the first request with this key never finished: retry then with the same key.
              *
+             *     - `internal_error`: An unexpected error in the service. Retry cautiously with backoff; on `POST /v1/messages` reuse the same `Idempotency-Key`, so a retry never sends twice. Quote `request_id` when asking for help.
              *     - `internal_error`: An unexpected error in the service. Retry cautiously with backoff; on `POST /v1/messages` reuse the same `Idempotency-Key`, so a retry never sends twice. Quote `request_id` when asking for help.
              */
             500: {
@@ -1037,7 +1055,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error500"];
+                    "application/json": components["schemas"]["SendMessageError500"];
                 };
             };
             /**
@@ -1150,7 +1168,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error500"];
+                    "application/json": components["schemas"]["InternalErrorError"];
                 };
             };
         };

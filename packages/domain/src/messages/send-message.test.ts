@@ -2,10 +2,11 @@
 // that keeps the statements' contracts (store/*.ts), a real keyring and
 // scripted providers. The SQL itself is proven by the integration suites.
 import { generateKeySpec, parseKeyring } from "@sms/crypto";
+import { DatabaseUnavailableError } from "@sms/db";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { MessageResource, MessageState } from "../model/message.ts";
 import type { SmsProvider, SubmitOutcome, SubmitRequest } from "../provider.ts";
-import type { Admission, PriorRecord, QueuedMessage } from "../store/index.ts";
+import type { PriorRecord, QueuedMessage } from "../store/index.ts";
 import {
   type SendMessageInput,
   type SendMessageStore,
@@ -43,7 +44,22 @@ type Tables = {
 const scopeKey = (scope: QueuedMessage["scope"]) => `${scope.projectId}|${scope.mode}|${scope.key}`;
 const counterKey = (bucket: string, start: Date) => `${bucket}|${start.toISOString()}`;
 
-function fakeStore(tables: Tables, hooks: { loseRace?: boolean; sweepFirst?: boolean } = {}) {
+type Hooks = {
+  /** The write-ahead finds the key claimed a moment ago by a request that has since answered this. */
+  loseRaceTo?: MessageResource;
+  sweepFirst?: boolean;
+  /** recordOutcome and releaseUnsent throw this many times (a database outage) before they work. */
+  outage?: number;
+  /** What they throw meanwhile (default: DatabaseUnavailableError). */
+  outageError?: () => Error;
+};
+
+function fakeStore(tables: Tables, hooks: Hooks = {}) {
+  const down = () => {
+    if ((hooks.outage ?? 0) <= 0) return;
+    hooks.outage = (hooks.outage ?? 0) - 1;
+    throw hooks.outageError?.() ?? new DatabaseUnavailableError("connection_lost");
+  };
   const find = (scope: QueuedMessage["scope"], now: Date): PriorRecord | null => {
     const record = tables.records.get(scopeKey(scope));
     if (!record || record.expiresAt <= now) return null;
@@ -52,8 +68,18 @@ function fakeStore(tables: Tables, hooks: { loseRace?: boolean; sweepFirst?: boo
   const tx: SendMessageTx = {
     messages: {
       async insertQueued(m) {
-        const existing = tables.records.get(scopeKey(m.scope));
-        if (hooks.loseRace || (existing && existing.expiresAt > m.now)) return false;
+        if (hooks.loseRaceTo) {
+          tables.records.set(scopeKey(m.scope), {
+            id: "idem_winner",
+            fingerprint: m.fingerprint,
+            response: hooks.loseRaceTo,
+            expiresAt: m.expiresAt,
+          });
+          hooks.loseRaceTo = undefined;
+          return { written: false, prior: null };
+        }
+        const prior = find(m.scope, m.now);
+        if (prior) return { written: false, prior };
         tables.records.set(scopeKey(m.scope), {
           id: m.idempotencyId,
           fingerprint: m.fingerprint,
@@ -70,9 +96,10 @@ function fakeStore(tables: Tables, hooks: { loseRace?: boolean; sweepFirst?: boo
           updatedAt: m.now,
           response: null,
         });
-        return true;
+        return { written: true };
       },
       async recordOutcome({ messageId, outcome, response, now }) {
+        down();
         const row = tables.messages.get(messageId);
         if (hooks.sweepFirst && row)
           Object.assign(row, { status: "unknown", errorCode: "provider_unavailable" });
@@ -90,6 +117,7 @@ function fakeStore(tables: Tables, hooks: { loseRace?: boolean; sweepFirst?: boo
         return true;
       },
       async releaseUnsent({ messageId }) {
+        down();
         const row = tables.messages.get(messageId);
         if (row?.status !== "queued") return false;
         tables.messages.delete(messageId);
@@ -129,14 +157,8 @@ function fakeStore(tables: Tables, hooks: { loseRace?: boolean; sweepFirst?: boo
     },
   };
   const store: SendMessageStore = {
-    idempotency: {
-      async admit({ scope, now, bucket, window, limit }): Promise<Admission> {
-        const prior = find(scope, now);
-        if (prior) return { prior, used: null };
-        return { prior: null, used: await tx.limits.consume({ bucket, ...window }, 1, limit) };
-      },
-      find: async (scope, now) => find(scope, now),
-    },
+    idempotency: { find: async (scope, now) => find(scope, now) },
+    limits: { consumeRelaxed: (window, cost, limit) => tx.limits.consume(window, cost, limit) },
     messages: {
       ...tx.messages,
       async read(messageId) {
@@ -203,22 +225,41 @@ describe("sendMessage", () => {
       test?: Array<SubmitOutcome | Error>;
       live?: Array<SubmitOutcome | Error> | null;
       perMinute?: number;
+      perRecipient?: { perTenMinutes: number; perDay: number };
       freeTier?: number;
-      hooks?: Parameters<typeof fakeStore>[1];
+      hooks?: Hooks;
+      /** Called on every pause of a bounded wait, after the fake time moved on. */
+      onSleep?: (sleptMs: number) => void;
     } = {},
   ) {
     const test = scripted("simulator", options.test ?? []);
     const live = options.live === null ? null : scripted("ubill", options.live ?? []);
+    // Real time, faked: the waits run out without waiting.
+    const timer = {
+      elapsed: 0,
+      sleeps: 0,
+      monotonicMs: () => timer.elapsed,
+      async sleep(ms: number) {
+        timer.elapsed += ms;
+        timer.sleeps++;
+        options.onSleep?.(timer.elapsed);
+      },
+    };
     const deps = {
       store: fakeStore(tables, options.hooks),
       keyring,
       clock: { now: () => now },
+      timer,
       providers: { test: test.provider, live: live?.provider ?? null },
       config: {
         messagesPerMinute: options.perMinute ?? 100,
+        recipientLimits: options.perRecipient ?? { perTenMinutes: 5, perDay: 20 },
         freeTierDailySegments: options.freeTier ?? 20,
         defaultSender: "SMSGE",
         simulatorDelayMs: 5_000,
+        inFlightWaitMs: 15_000,
+        recordRetryMs: 30_000,
+        unresolvedRetryAfterMs: 60_000,
       },
     };
     const send = (overrides: Partial<SendMessageInput> & { to?: string; code?: string } = {}) =>
@@ -236,8 +277,33 @@ describe("sendMessage", () => {
         },
         ...overrides,
       });
-    return { send, test, live };
+    return { send, test, live, timer };
   }
+
+  /** The record a first request with the default key and body leaves while it waits for the provider. */
+  async function inFlightRecord(body: { code?: string } = {}) {
+    const record = {
+      id: "idem_1",
+      fingerprint: await keyring.fingerprint(
+        JSON.stringify(["+995555123456", "verification_code", [["code", body.code ?? "482913"]], "en"]),
+      ),
+      response: null as MessageResource | null,
+      expiresAt: new Date(T0.getTime() + 86_400_000),
+    };
+    tables.records.set("prj_unit|test|k-1", record);
+    return record;
+  }
+
+  const FIRST_ANSWER: MessageResource = {
+    id: "msg_first",
+    object: "message",
+    to: "+9955••••••56",
+    status: "submitted",
+    segments: 1,
+    error: null,
+    created_at: "2026-11-22T10:00:30Z",
+    updated_at: "2026-11-22T10:00:30Z",
+  };
 
   it("accepted: writes ahead, submits once and records `submitted`, first check after the simulator delay", async () => {
     const { send, test } = setup({ test: [{ kind: "accepted", providerRef: "sim-1" }] });
@@ -274,32 +340,58 @@ describe("sendMessage", () => {
   it("the same key with another body is refused, and nothing is sent", async () => {
     const { send, test } = setup();
     await send();
-    expect(await send({ code: "111111" })).toEqual({
-      ok: false,
-      code: "idempotency_key_reused",
-      inFlight: false,
-    });
+    expect(await send({ code: "111111" })).toEqual({ ok: false, code: "idempotency_key_reused" });
     expect(test.submitted).toHaveLength(1);
   });
 
-  it("in flight: a duplicate while the first has no answer yet is told so", async () => {
-    const { send } = setup();
-    tables.records.set("prj_unit|test|k-1", {
-      id: "idem_1",
-      fingerprint: await keyring.fingerprint(
-        JSON.stringify(["+995555123456", "verification_code", [["code", "482913"]], "en"]),
-      ),
-      response: null,
-      expiresAt: new Date(T0.getTime() + 86_400_000),
+  it("in flight: a duplicate waits for the first request's answer and replays it, sending nothing", async () => {
+    const record = await inFlightRecord();
+    const { send, test, timer } = setup({
+      onSleep: (elapsed) => {
+        if (elapsed >= 300) record.response = FIRST_ANSWER;
+      },
     });
-    expect(await send()).toEqual({ ok: false, code: "idempotency_key_reused", inFlight: true });
+    expect(await send()).toEqual({ ok: true, replayed: true, message: FIRST_ANSWER });
+    expect(test.submitted).toHaveLength(0);
+    expect(timer.sleeps).toBeGreaterThan(1);
+    // Waiting is free: nothing was counted for the duplicate.
+    expect(tables.counters.size).toBe(0);
   });
 
-  it("lost race: another request claimed the key between admit and write-ahead; its answer stands", async () => {
-    const { send, test } = setup({ hooks: { loseRace: true } });
-    expect(await send()).toEqual({ ok: false, code: "idempotency_key_reused", inFlight: true });
+  it("in flight with another body: 409 at once, without waiting", async () => {
+    await inFlightRecord({ code: "111111" });
+    const { send, timer } = setup();
+    expect(await send()).toEqual({ ok: false, code: "idempotency_key_reused" });
+    expect(timer.sleeps).toBe(0);
+  });
+
+  it("in flight and never answered (the first request crashed): unresolved once the wait is over", async () => {
+    await inFlightRecord();
+    const { send, test, timer } = setup();
+    expect(await send()).toEqual({ ok: false, code: "first_request_unresolved", retryAfterMs: 60_000 });
+    expect(timer.elapsed).toBe(15_000);
     expect(test.submitted).toHaveLength(0);
     expect(tables.messages.size).toBe(0);
+  });
+
+  it("in flight, then released (the first request sent nothing): the duplicate starts over and sends", async () => {
+    await inFlightRecord();
+    const { send, test } = setup({
+      onSleep: (elapsed) => {
+        if (elapsed >= 100) tables.records.delete("prj_unit|test|k-1");
+      },
+    });
+    expect(await send()).toMatchObject({ ok: true, replayed: false, message: { status: "submitted" } });
+    expect(test.submitted).toHaveLength(1);
+    expect([...tables.counters.values()]).toEqual([1]);
+  });
+
+  it("lost race: another request claimed the key at the same moment; its answer stands, nothing is counted", async () => {
+    const { send, test } = setup({ hooks: { loseRaceTo: FIRST_ANSWER } });
+    expect(await send()).toEqual({ ok: true, replayed: true, message: FIRST_ANSWER });
+    expect(test.submitted).toHaveLength(0);
+    expect(tables.messages.size).toBe(0);
+    expect(tables.counters.size).toBe(0);
   });
 
   it("limited: over the per-minute limit nothing is written or sent", async () => {
@@ -311,6 +403,46 @@ describe("sendMessage", () => {
     expect(refused.limit.resetAt).toEqual(new Date("2026-11-22T10:01:00Z"));
     expect(test.submitted).toHaveLength(1);
     expect(tables.messages.size).toBe(1);
+    // The refused request gave its key back: the same key works in the next minute.
+    expect(tables.records.size).toBe(1);
+    now = new Date("2026-11-22T10:01:00Z");
+    expect(await send({ idempotencyKey: "k-2" })).toMatchObject({ ok: true, replayed: false });
+  });
+
+  it("the database goes away after the provider accepted: recording is retried, and the send ends `submitted` with its reference", async () => {
+    const { send, timer } = setup({
+      test: [{ kind: "accepted", providerRef: "sim-kept" }],
+      hooks: { outage: 4 },
+    });
+    const result = await send();
+    expect(result).toMatchObject({ ok: true, replayed: false, message: { status: "submitted" } });
+    if (!result.ok) throw new Error("unreachable");
+    expect(tables.messages.get(result.message.id)).toMatchObject({
+      status: "submitted",
+      providerRef: "sim-kept",
+    });
+    expect(tables.records.get("prj_unit|test|k-1")?.response).toEqual(result.message);
+    expect(timer.sleeps).toBe(4);
+    expect(timer.elapsed).toBeLessThan(30_000);
+  });
+
+  it("recording is retried only for so long: then the outage stands, and the message stays queued for the sweep", async () => {
+    const { send, timer } = setup({ hooks: { outage: 1_000 } });
+    await expect(send()).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    expect(timer.elapsed).toBe(30_000);
+    expect([...tables.messages.values()].map((row) => row.status)).toEqual(["queued"]);
+  });
+
+  it("an error that is not an outage is not retried", async () => {
+    const { send, timer } = setup({ hooks: { outage: 1, outageError: () => new Error("a bug") } });
+    await expect(send()).rejects.toThrow("a bug");
+    expect(timer.sleeps).toBe(0);
+  });
+
+  it("unreachable while the database is away: the release is retried too, and the key is free again", async () => {
+    const { send } = setup({ test: [{ kind: "unreachable", reason: "refused" }], hooks: { outage: 2 } });
+    expect(await send()).toEqual({ ok: false, code: "provider_unavailable" });
+    expect(tables.messages.size + tables.records.size).toBe(0);
   });
 
   it("invalid variables are refused before anything is written, naming the variable", async () => {
@@ -363,7 +495,10 @@ describe("sendMessage", () => {
   });
 
   describe("live keys", () => {
-    const live = (overrides: Partial<SendMessageInput> = {}) => ({ mode: "live" as const, ...overrides });
+    const live = (overrides: Partial<SendMessageInput> & { to?: string } = {}) => ({
+      mode: "live" as const,
+      ...overrides,
+    });
 
     it("reserve one credit per segment and take free-tier segments; both stay for an accepted send", async () => {
       tables.balance = 3;
@@ -445,6 +580,64 @@ describe("sendMessage", () => {
       tables.hasPaidCredits = true;
       expect(await send(live({ idempotencyKey: "k-2" }))).toMatchObject({ ok: true, replayed: false });
       expect(tables.balance).toBe(8);
+    });
+
+    it("per-recipient limits: the sixth message to one number in ten minutes is refused, naming no number", async () => {
+      tables.balance = 100;
+      tables.hasPaidCredits = true;
+      const { send, live: provider } = setup({ perRecipient: { perTenMinutes: 5, perDay: 7 } });
+      for (let i = 0; i < 5; i++) {
+        expect(await send(live({ idempotencyKey: `r-${i}` }))).toMatchObject({ ok: true, replayed: false });
+      }
+      const refused = await send(live({ idempotencyKey: "r-5" }));
+      expect(refused).toMatchObject({
+        ok: false,
+        code: "rate_limited",
+        subject: "recipient",
+        limit: { limit: 5, remaining: 0, window: "ten_minutes", resetAt: new Date("2026-11-22T10:10:00Z") },
+      });
+      // Rolled back: nothing written, nothing reserved, nothing sent.
+      expect(tables.messages.size).toBe(5);
+      expect(tables.balance).toBe(95);
+      expect(provider?.submitted).toHaveLength(5);
+      // Another number is unaffected.
+      expect(await send(live({ idempotencyKey: "other", to: "+995555000111" }))).toMatchObject({ ok: true });
+      // The next ten minutes allow two more: the day's limit of 7 is then reached.
+      now = new Date("2026-11-22T10:10:00Z");
+      expect((await send(live({ idempotencyKey: "r-6" }))).ok).toBe(true);
+      expect((await send(live({ idempotencyKey: "r-7" }))).ok).toBe(true);
+      expect(await send(live({ idempotencyKey: "r-8" }))).toMatchObject({
+        ok: false,
+        code: "rate_limited",
+        subject: "recipient",
+        limit: { limit: 7, window: "utc_day" },
+      });
+      // Counter names carry a keyed fingerprint, never the number.
+      const buckets = [...tables.counters.keys()];
+      expect(buckets.some((bucket) => bucket.startsWith("recipient:prj_unit:"))).toBe(true);
+      expect(buckets.join(" ")).not.toMatch(/555123456|555000111/);
+    });
+
+    it("test keys are not subject to the per-recipient limits", async () => {
+      const { send } = setup({ perRecipient: { perTenMinutes: 1, perDay: 1 } });
+      for (let i = 0; i < 4; i++) {
+        expect(await send({ idempotencyKey: `t-${i}` })).toMatchObject({ ok: true, replayed: false });
+      }
+      expect([...tables.counters.keys()].some((bucket) => bucket.startsWith("recipient:"))).toBe(false);
+    });
+
+    it("over the per-minute limit, a live send is refused before the recipient's counters move", async () => {
+      tables.balance = 10;
+      const { send } = setup({ perMinute: 1 });
+      expect((await send(live())).ok).toBe(true);
+      expect(await send(live({ idempotencyKey: "k-2" }))).toMatchObject({
+        ok: false,
+        code: "rate_limited",
+        subject: "project",
+      });
+      const recipientCounts = [...tables.counters.entries()].filter(([key]) => key.startsWith("recipient:"));
+      expect(recipientCounts.map(([, count]) => count)).toEqual([1, 1]);
+      expect(tables.balance).toBe(9);
     });
 
     it("a test send's key does not replay a live send with the same Idempotency-Key", async () => {

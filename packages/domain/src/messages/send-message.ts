@@ -1,31 +1,46 @@
 // POST /v1/messages (spec 4.2): validate, record and submit one message, in
 // four named steps:
 //
-//   1. admit         one statement: an unexpired idempotency record answers
-//                    (replay or 409); otherwise the per-minute limit counts it.
-//   2. write ahead   the queued message and the in-flight idempotency record
-//                    in one statement (live: plus the free-tier allowance and
-//                    the credit reservation, in one transaction), committed
-//                    before the provider is contacted.
-//   3. submit        only the simulator ever sees a test key's message.
-//   4. record        one statement moves the message out of `queued` and
-//                    stores the answer for replays. Provider not reached: the
+//   1. write ahead   the queued message and the in-flight idempotency record
+//                    in one statement, which also finds an earlier record
+//                    for the key (then nothing is written: a replay, a 409,
+//                    or a wait for the first request's answer). Only the
+//                    request that claimed the key is counted: the per-minute
+//                    limit (test keys: one more statement; live keys: in the
+//                    write-ahead transaction, with the per-recipient limits,
+//                    the free-tier allowance and the credit reservation). A
+//                    refusal gives the key back. Committed before the
+//                    provider is contacted.
+//   2. submit        only the simulator ever sees a test key's message.
+//   3. record        one statement moves the message out of `queued` and
+//                    stores the answer for replays, retried while the
+//                    database is unavailable. Provider not reached: the
 //                    message and the key are released (503, retry is safe).
 //
-// A crash between 2 and 4 leaves a queued message that the recovery sweep
+// A duplicate that finds the key in flight waits for the first request's
+// answer (polling the record, so it works across instances) and replays it.
+// A crash between 1 and 3 leaves a queued message that the recovery sweep
 // turns into `unknown` (never re-sent).
 import { type Keyring, newId } from "@sms/crypto";
 import { DEFAULT_LOCALE, type Locale, renderMessage, type TemplateId } from "@sms/templates";
 import { consumeEach } from "../limits/consume-limits.ts";
 import { canonicalRequest, IDEMPOTENCY_TTL_MS, type IdempotencyScope } from "../model/idempotency.ts";
 import type { AuthenticatedProject, KeyMode } from "../model/keys.ts";
-import { BUCKETS, type LimitState, limitState, windowOf } from "../model/limits.ts";
+import {
+  BUCKETS,
+  type LimitCheck,
+  type LimitState,
+  limitState,
+  recipientFingerprintInput,
+  windowOf,
+} from "../model/limits.ts";
 import { type MessageResource, messageError, toMessageResource } from "../model/message.ts";
 import { maskRecipient } from "../model/recipient.ts";
-import type { Clock, Logger } from "../ports.ts";
+import { type Clock, type Logger, systemTimer, type Timer } from "../ports.ts";
 import type { SmsProvider, SubmitOutcome } from "../provider.ts";
 import {
   type IdempotencyStore,
+  isDatabaseUnavailable,
   type LedgerStore,
   type LimitStore,
   type MessageStore,
@@ -51,8 +66,9 @@ export type SendMessageTx = {
   ledger: Pick<LedgerStore, "reserve" | "refund">;
 };
 export type SendMessageStore = {
-  idempotency: Pick<IdempotencyStore, "admit" | "find">;
+  idempotency: Pick<IdempotencyStore, "find">;
   messages: Pick<MessageStore, "insertQueued" | "recordOutcome" | "releaseUnsent" | "read">;
+  limits: Pick<LimitStore, "consumeRelaxed">;
   transaction<T>(work: (tx: SendMessageTx) => Promise<T>): Promise<T>;
 };
 
@@ -60,13 +76,26 @@ export type SendMessageDeps = {
   store: SendMessageStore;
   keyring: Keyring;
   clock: Clock;
+  /** Real time for the bounded waits (default: the system's). */
+  timer?: Timer;
   providers: { test: SmsProvider; live: SmsProvider | null };
   config: {
     messagesPerMinute: number;
+    /** Live messages of a project to one number: per ten-minute slot and per UTC day. */
+    recipientLimits: { perTenMinutes: number; perDay: number };
     freeTierDailySegments: number;
     defaultSender: string;
     /** When a test message's first status check is due, after submission. */
     simulatorDelayMs: number;
+    /**
+     * How long a duplicate waits for the first request with its key to
+     * answer: the provider's submit deadline plus a statement's.
+     */
+    inFlightWaitMs: number;
+    /** How long recording the provider's answer is retried while the database is unavailable. */
+    recordRetryMs: number;
+    /** When a first request that never answered will have been settled by the recovery sweep. */
+    unresolvedRetryAfterMs: number;
   };
 };
 
@@ -83,14 +112,22 @@ export type SendMessageInput = {
 export type SendMessageResult =
   /** A new submission attempt (201); `rateLimit` is the per-minute window after it. */
   | { ok: true; replayed: false; message: MessageResource; rateLimit: LimitState }
-  /** The key's first answer, unchanged (200). */
+  /** The key's first answer, unchanged (200); a duplicate in flight waited for it. */
   | { ok: true; replayed: true; message: MessageResource }
   /** The templates package's verdict; `detail` is its caller-facing sentence naming the variable. */
   | { ok: false; code: "invalid_template" | "invalid_variables"; detail: string }
-  /** The key belongs to another request, or its first request has not finished (`inFlight`). */
-  | { ok: false; code: "idempotency_key_reused"; inFlight: boolean }
-  /** Per-minute limit, or the free tier's daily segments: nothing sent. */
-  | { ok: false; code: "rate_limited" | "daily_limit_reached"; limit: LimitState }
+  /** The key belongs to a different request. */
+  | { ok: false; code: "idempotency_key_reused" }
+  /**
+   * The first request with this key gave no answer within the wait (it
+   * crashed, or the database kept it from recording one): retry after
+   * `retryAfterMs`, when the recovery sweep will have settled it.
+   */
+  | { ok: false; code: "first_request_unresolved"; retryAfterMs: number }
+  /** The project's per-minute limit, or a per-recipient limit (`subject`): nothing sent. */
+  | { ok: false; code: "rate_limited"; subject: "project" | "recipient"; limit: LimitState }
+  /** The free tier's daily segments: nothing sent. */
+  | { ok: false; code: "daily_limit_reached"; limit: LimitState }
   | { ok: false; code: "insufficient_credits" }
   /** The provider was not reached: nothing sent, the key released. */
   | { ok: false; code: "provider_unavailable" };
@@ -104,8 +141,18 @@ type Draft = {
   text: string;
   sender: { name: string; brandId: number | null };
   provider: SmsProvider | null;
-  fingerprintInput: string;
+  /** The keyed fingerprint naming this recipient's counters (live sends only). */
+  recipient: string | null;
 };
+
+/** The write-ahead's result for the request that claimed the key. */
+type Claimed = { freeTierSegments: number; rateLimit: LimitState };
+
+/** Another request holds the key: its record (null: look it up). */
+type Taken = { taken: true; prior: PriorRecord | null };
+
+/** How often one request starts over after the request holding its key gave the key back. */
+const MAX_ATTEMPTS = 3;
 
 export async function sendMessage(
   deps: SendMessageDeps,
@@ -117,56 +164,27 @@ export async function sendMessage(
   if (!rendered.ok) return { ok: false, code: rendered.code, detail: rendered.message };
 
   const fingerprintInput = canonicalRequest(request, locale);
-  const now = deps.clock.now();
   const scope: IdempotencyScope = {
     projectId: input.project.id,
     mode: input.mode,
     key: input.idempotencyKey,
   };
 
-  const admitted = await admit(deps, scope, fingerprintInput, now);
-  if ("ok" in admitted) return admitted;
-
-  const draft = await prepare(deps, input, { scope, now, locale, fingerprintInput, rendered });
-  const written = await writeAhead(deps, input.mode, draft);
-  if ("ok" in written) return written;
-
-  const outcome = await submit(draft, input.logger);
-  return record(deps, input, draft, outcome, { ...written, rateLimit: admitted.rateLimit });
-}
-
-/** 1. Admit: an earlier request with this key answers; otherwise the per-minute limit counts this one. */
-async function admit(
-  deps: SendMessageDeps,
-  scope: IdempotencyScope,
-  fingerprintInput: string,
-  now: Date,
-): Promise<SendMessageResult | { rateLimit: LimitState }> {
-  const limit = deps.config.messagesPerMinute;
-  const window = windowOf("minute", now);
-  const admission = await deps.store.idempotency.admit({
-    scope,
-    now,
-    bucket: BUCKETS.messages(scope.projectId),
-    window,
-    limit,
-  });
-  if (admission.prior) return answerFromPrior(deps.keyring, admission.prior, fingerprintInput);
-  const state = limitState({ limit, window: "minute" }, admission.used ?? limit, window.end);
-  if (admission.used === null) return { ok: false, code: "rate_limited", limit: state };
-  return { rateLimit: state };
-}
-
-async function answerFromPrior(
-  keyring: Keyring,
-  prior: PriorRecord,
-  fingerprintInput: string,
-): Promise<SendMessageResult> {
-  if (!(await keyring.verifyFingerprint(fingerprintInput, prior.fingerprint))) {
-    return { ok: false, code: "idempotency_key_reused", inFlight: false };
+  for (let attempt = 1; ; attempt++) {
+    const draft = await prepare(deps, input, { scope, locale, fingerprintInput, rendered });
+    const written = await writeAhead(deps, input, draft);
+    if ("ok" in written) return written;
+    if ("taken" in written) {
+      const answer = await awaitFirstRequest(deps, scope, fingerprintInput, written.prior);
+      if (answer !== "released") return answer;
+      // The first request sent nothing and gave the key back (503, 429…):
+      // this one is now a fresh attempt.
+      if (attempt < MAX_ATTEMPTS) continue;
+      return { ok: false, code: "first_request_unresolved", retryAfterMs: 1_000 };
+    }
+    const outcome = await submit(draft, input.logger);
+    return record(deps, input, draft, outcome, written);
   }
-  if (prior.responseBody === null) return { ok: false, code: "idempotency_key_reused", inFlight: true };
-  return { ok: true, replayed: true, message: prior.responseBody };
 }
 
 /** The message as it will be written: ids, ciphertexts, sender, provider. */
@@ -175,24 +193,26 @@ async function prepare(
   input: SendMessageInput,
   facts: {
     scope: IdempotencyScope;
-    now: Date;
     locale: Locale;
     fingerprintInput: string;
     rendered: { template: TemplateId; text: string; segments: number; encoding: string };
   },
 ): Promise<Draft> {
   const { keyring } = deps;
-  const { scope, now, rendered } = facts;
+  const { scope, rendered } = facts;
+  const now = deps.clock.now();
   const messageId = newId("msg");
   const sender = {
     name: input.project.sender ?? deps.config.defaultSender,
     brandId: input.project.senderBrandId,
   };
-  const provider = input.mode === "test" ? deps.providers.test : deps.providers.live;
-  const [fingerprint, textCiphertext, recipientCiphertext] = await Promise.all([
+  const live = input.mode === "live";
+  const provider = live ? deps.providers.live : deps.providers.test;
+  const [fingerprint, textCiphertext, recipientCiphertext, recipient] = await Promise.all([
     keyring.fingerprint(facts.fingerprintInput),
     keyring.encrypt(rendered.text, messageId),
     keyring.encrypt(input.request.to, messageId),
+    live ? keyring.fingerprint(recipientFingerprintInput(scope.projectId, input.request.to)) : null,
   ]);
   return {
     queued: {
@@ -211,89 +231,173 @@ async function prepare(
       segments: rendered.segments,
       encoding: rendered.encoding,
       provider: provider?.name ?? "ubill",
-      creditsReserved: input.mode === "live" ? rendered.segments : 0,
+      creditsReserved: live ? rendered.segments : 0,
       now,
     },
     to: input.request.to,
     text: rendered.text,
     sender,
     provider,
-    fingerprintInput: facts.fingerprintInput,
+    recipient,
   };
 }
 
 /**
- * 2. Write ahead, committed before the provider is contacted. Returns the
- * free-tier segments this send took (live sends of projects without paid
- * credits), or the answer when it may not go ahead.
+ * 1. Write ahead, committed before the provider is contacted. The request
+ * that claims the key is counted; one that finds the key taken is not.
  */
 async function writeAhead(
   deps: SendMessageDeps,
-  mode: KeyMode,
+  input: SendMessageInput,
   draft: Draft,
-): Promise<SendMessageResult | { freeTierSegments: number }> {
-  const { queued } = draft;
-  const written =
-    mode === "test"
-      ? (await deps.store.messages.insertQueued(queued))
-        ? { freeTierSegments: 0 }
-        : null
-      : await writeAheadLive(deps, queued);
-  if (written === null) {
-    // Another request with this key won the race: answer as it stands now.
-    const winner = await deps.store.idempotency.find(queued.scope, queued.now);
-    if (!winner) return { ok: false, code: "idempotency_key_reused", inFlight: true };
-    return answerFromPrior(deps.keyring, winner, draft.fingerprintInput);
-  }
-  return written;
+): Promise<Claimed | Taken | Refusal> {
+  return input.mode === "test" ? writeAheadTest(deps, input, draft) : writeAheadLive(deps, draft);
 }
 
 /**
- * Live write-ahead, one transaction: the key and the queued message first (a
- * lost race ends here, nothing else taken), then the free-tier allowance
- * (projects without paid credits) and the credit reservation. A refusal
- * rolls everything back. null: the race was lost.
+ * Test keys: the write-ahead statement, then the per-minute count (one
+ * statement that does not wait for the disk: the counter row is hot). Over
+ * the limit, the message and the key are given back.
  */
-function writeAheadLive(
+async function writeAheadTest(
   deps: SendMessageDeps,
-  queued: QueuedMessage,
-): Promise<{ freeTierSegments: number } | Refusal | null> {
-  const projectId = queued.scope.projectId;
-  return transactionOrRollback<{ freeTierSegments: number } | null, Refusal, SendMessageTx>(
-    deps.store,
-    async (tx, rollback) => {
-      if (!(await tx.messages.insertQueued(queued))) return null;
-      let freeTierSegments = 0;
-      if (!(await tx.projects.hasPaidCredits(projectId))) {
-        const taken = await consumeEach(
-          tx.limits,
-          [
-            {
-              bucket: BUCKETS.freeTierSegments(projectId),
-              window: "utc_day",
-              limit: deps.config.freeTierDailySegments,
-              cost: queued.segments,
-              refusal: "daily_limit_reached",
-            },
-          ],
-          queued.now,
-        );
-        if (!taken.ok) return rollback({ ok: false, code: "daily_limit_reached", limit: taken.limit });
-        freeTierSegments = queued.segments;
-      }
-      const reserved = await tx.ledger.reserve({
-        projectId,
-        messageId: queued.messageId,
-        amount: queued.creditsReserved,
-        now: queued.now,
-      });
-      if (!reserved) return rollback({ ok: false, code: "insufficient_credits" });
-      return { freeTierSegments };
-    },
+  input: SendMessageInput,
+  draft: Draft,
+): Promise<Claimed | Taken | Refusal> {
+  const { queued } = draft;
+  const claim = await deps.store.messages.insertQueued(queued);
+  if (!claim.written) return { taken: true, prior: claim.prior };
+  const limit = deps.config.messagesPerMinute;
+  const window = windowOf("minute", queued.now);
+  const used = await deps.store.limits.consumeRelaxed(
+    { bucket: BUCKETS.messages(queued.scope.projectId), ...window },
+    1,
+    limit,
   );
+  const check = { limit, window: "minute" as const };
+  if (used === null) {
+    await persist(deps, input.logger, "release", () =>
+      deps.store.messages.releaseUnsent({ messageId: queued.messageId, idempotencyId: queued.idempotencyId }),
+    );
+    return {
+      ok: false,
+      code: "rate_limited",
+      subject: "project",
+      limit: limitState(check, limit, window.end),
+    };
+  }
+  return { freeTierSegments: 0, rateLimit: limitState(check, used, window.end) };
 }
 
-/** 3. Submit: the provider's answer; an adapter that throws counts as no definitive answer. */
+/**
+ * Live keys, one transaction: the key and the queued message first (a taken
+ * key ends here, nothing else counted), then the per-minute limit, the
+ * per-recipient limits, the free-tier allowance (projects without paid
+ * credits) and the credit reservation. A refusal rolls everything back.
+ */
+function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | Taken | Refusal> {
+  const { queued } = draft;
+  const projectId = queued.scope.projectId;
+  const { config } = deps;
+  return transactionOrRollback<Claimed | Taken, Refusal, SendMessageTx>(deps.store, async (tx, rollback) => {
+    const claim = await tx.messages.insertQueued(queued);
+    if (!claim.written) return { taken: true, prior: claim.prior };
+    const recipient = draft.recipient ?? "";
+    const checks: LimitCheck[] = [
+      {
+        bucket: BUCKETS.messages(projectId),
+        window: "minute",
+        limit: config.messagesPerMinute,
+        refusal: "rate_limited",
+      },
+      {
+        bucket: BUCKETS.recipientTenMinutes(projectId, recipient),
+        window: "ten_minutes",
+        limit: config.recipientLimits.perTenMinutes,
+        refusal: "rate_limited",
+      },
+      {
+        bucket: BUCKETS.recipientDay(projectId, recipient),
+        window: "utc_day",
+        limit: config.recipientLimits.perDay,
+        refusal: "rate_limited",
+      },
+    ];
+    const counted = await consumeEach(tx.limits, checks, queued.now);
+    if (!counted.ok) {
+      const subject = counted.limit.window === "minute" ? "project" : "recipient";
+      return rollback({ ok: false, code: "rate_limited", subject, limit: counted.limit });
+    }
+    const rateLimit = counted.states[0] as LimitState;
+    let freeTierSegments = 0;
+    if (!(await tx.projects.hasPaidCredits(projectId))) {
+      const taken = await consumeEach(
+        tx.limits,
+        [
+          {
+            bucket: BUCKETS.freeTierSegments(projectId),
+            window: "utc_day",
+            limit: config.freeTierDailySegments,
+            cost: queued.segments,
+            refusal: "daily_limit_reached",
+          },
+        ],
+        queued.now,
+      );
+      if (!taken.ok) return rollback({ ok: false, code: "daily_limit_reached", limit: taken.limit });
+      freeTierSegments = queued.segments;
+    }
+    const reserved = await tx.ledger.reserve({
+      projectId,
+      messageId: queued.messageId,
+      amount: queued.creditsReserved,
+      now: queued.now,
+    });
+    if (!reserved) return rollback({ ok: false, code: "insufficient_credits" });
+    return { freeTierSegments, rateLimit };
+  });
+}
+
+/**
+ * Another request holds the key. A different request gets 409; the same
+ * request waits for the first one's answer and replays it, polling the
+ * record with backoff (any instance may hold the key) for at most
+ * `inFlightWaitMs`. "released": the first request sent nothing and gave the
+ * key back, so this one may start over.
+ */
+async function awaitFirstRequest(
+  deps: SendMessageDeps,
+  scope: IdempotencyScope,
+  fingerprintInput: string,
+  prior: PriorRecord | null,
+): Promise<SendMessageResult | "released"> {
+  const timer = deps.timer ?? systemTimer;
+  const started = timer.monotonicMs();
+  const verified = new Map<string, boolean>();
+  let record = prior ?? (await deps.store.idempotency.find(scope, deps.clock.now()));
+  for (let pause = 25; ; pause = Math.min(pause * 2, 500)) {
+    if (record === null) return "released";
+    let same = verified.get(record.fingerprint);
+    if (same === undefined) {
+      same = await deps.keyring.verifyFingerprint(fingerprintInput, record.fingerprint);
+      verified.set(record.fingerprint, same);
+    }
+    if (!same) return { ok: false, code: "idempotency_key_reused" };
+    if (record.responseBody !== null) return { ok: true, replayed: true, message: record.responseBody };
+    const left = deps.config.inFlightWaitMs - (timer.monotonicMs() - started);
+    if (left <= 0) {
+      return {
+        ok: false,
+        code: "first_request_unresolved",
+        retryAfterMs: deps.config.unresolvedRetryAfterMs,
+      };
+    }
+    await timer.sleep(Math.min(pause, left));
+    record = await deps.store.idempotency.find(scope, deps.clock.now());
+  }
+}
+
+/** 2. Submit: the provider's answer; an adapter that throws counts as no definitive answer. */
 async function submit(draft: Draft, logger: Logger): Promise<SubmitOutcome> {
   const { provider, queued } = draft;
   if (!provider) return { kind: "unreachable", reason: "no live provider is configured" };
@@ -313,44 +417,82 @@ async function submit(draft: Draft, logger: Logger): Promise<SubmitOutcome> {
   }
 }
 
-/** 4. Record the provider's answer (or release the key when it was not reached). */
+/**
+ * Runs a statement that must not be lost after the provider was contacted
+ * (or after the key was claimed), again and again with backoff while the
+ * database is unavailable, for at most `recordRetryMs`; then the error stands.
+ */
+async function persist<T>(
+  deps: SendMessageDeps,
+  logger: Logger,
+  what: "record" | "release",
+  work: () => Promise<T>,
+): Promise<T> {
+  const timer = deps.timer ?? systemTimer;
+  const started = timer.monotonicMs();
+  for (let attempt = 1, pause = 100; ; attempt++, pause = Math.min(pause * 2, 2_000)) {
+    try {
+      const done = await work();
+      if (attempt > 1)
+        logger.info({ attempts: attempt, step: what }, "recorded after the database came back");
+      return done;
+    } catch (error) {
+      const left = deps.config.recordRetryMs - (timer.monotonicMs() - started);
+      if (!isDatabaseUnavailable(error) || left <= 0) throw error;
+      logger.warn(
+        { attempt, step: what, retry_in_ms: Math.min(pause, left) },
+        "the database is unavailable; retrying to record the send",
+      );
+      await timer.sleep(Math.min(pause, left));
+    }
+  }
+}
+
+/** 3. Record the provider's answer (or release the key when it was not reached). */
 async function record(
   deps: SendMessageDeps,
   input: SendMessageInput,
   draft: Draft,
   outcome: SubmitOutcome,
-  written: { freeTierSegments: number; rateLimit: LimitState },
+  written: Claimed,
 ): Promise<SendMessageResult> {
   const { queued } = draft;
   const { messageId, idempotencyId } = queued;
   const later = deps.clock.now();
   const projectId = input.project.id;
-  /** A send that sent nothing gives back what it took: credits and free-tier segments. */
+  const log = input.logger;
+  /**
+   * A send that sent nothing gives back what it took: free-tier segments and
+   * credits, in the order the write-ahead took them (counter rows before the
+   * project row), so the two can never deadlock.
+   */
   const giveBack = async (tx: SendMessageTx, note: string) => {
-    if (queued.creditsReserved > 0) {
-      await tx.ledger.refund({ projectId, messageId, amount: queued.creditsReserved, note, now: later });
-    }
     if (written.freeTierSegments > 0) {
       const { start } = windowOf("utc_day", queued.now);
       await tx.limits.release(BUCKETS.freeTierSegments(projectId), start, written.freeTierSegments);
+    }
+    if (queued.creditsReserved > 0) {
+      await tx.ledger.refund({ projectId, messageId, amount: queued.creditsReserved, note, now: later });
     }
   };
   const tookSomething = queued.creditsReserved > 0 || written.freeTierSegments > 0;
 
   if (outcome.kind === "unreachable") {
-    input.logger.warn(
+    log.warn(
       { message_id: messageId, provider: draft.provider?.name ?? "none", reason: outcome.reason },
       "provider unreachable",
     );
-    const released = tookSomething
-      ? await deps.store.transaction(async (tx) => {
-          const done = await tx.messages.releaseUnsent({ messageId, idempotencyId });
-          if (done) await giveBack(tx, "provider unreachable");
-          return done;
-        })
-      : await deps.store.messages.releaseUnsent({ messageId, idempotencyId });
+    const released = await persist(deps, log, "release", () =>
+      tookSomething
+        ? deps.store.transaction(async (tx) => {
+            const done = await tx.messages.releaseUnsent({ messageId, idempotencyId });
+            if (done) await giveBack(tx, "provider unreachable");
+            return done;
+          })
+        : deps.store.messages.releaseUnsent({ messageId, idempotencyId }),
+    );
     if (released) return { ok: false, code: "provider_unavailable" };
-    return storedAnswer(deps, messageId, input.logger, written.rateLimit);
+    return storedAnswer(deps, messageId, log, written.rateLimit);
   }
 
   const recorded = outcomeOf(outcome, later, input.mode === "test" ? deps.config.simulatorDelayMs : 0);
@@ -365,16 +507,17 @@ async function record(
     updatedAt: later,
   });
   const change = { messageId, idempotencyId, outcome: recorded, response, now: later };
-  const moved =
+  const moved = await persist(deps, log, "record", () =>
     recorded.status === "failed" && tookSomething
-      ? await deps.store.transaction(async (tx) => {
+      ? deps.store.transaction(async (tx) => {
           const done = await tx.messages.recordOutcome(change);
           // A rejection sent nothing: the credits and the free-tier segments go back.
           if (done) await giveBack(tx, "rejected");
           return done;
         })
-      : await deps.store.messages.recordOutcome(change);
-  if (!moved) return storedAnswer(deps, messageId, input.logger, written.rateLimit);
+      : deps.store.messages.recordOutcome(change),
+  );
+  if (!moved) return storedAnswer(deps, messageId, log, written.rateLimit);
   return { ok: true, replayed: false, message: response, rateLimit: written.rateLimit };
 }
 
@@ -411,7 +554,9 @@ async function storedAnswer(
   logger: Logger,
   rateLimit: LimitState,
 ): Promise<SendMessageResult> {
-  logger.warn({ message_id: messageId }, "the message left queued before its provider outcome was recorded");
+  // The recovery sweep, or an earlier attempt of this very statement whose
+  // answer the database connection lost: either way the stored state stands.
+  logger.warn({ message_id: messageId }, "the message had already left queued; answering its stored state");
   const state = await deps.store.messages.read(messageId);
   if (!state) throw new Error("a message vanished while its send was in flight");
   return { ok: true, replayed: false, message: toMessageResource(state), rateLimit };

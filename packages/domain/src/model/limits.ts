@@ -1,8 +1,9 @@
 // Fixed-window limits (spec 8, 4.1, 4.2): their types, their windows and the
 // name of every counter bucket the service keeps in rate_limit_counters.
-import { DAY_MS, MINUTE_MS, startOfUtcDay, startOfUtcMinute } from "./time.ts";
+import { DAY_MS, MINUTE_MS, startOfUtcDay, startOfUtcMinute, TEN_MINUTES_MS } from "./time.ts";
 
-export type LimitWindow = "minute" | "utc_day";
+/** Fixed UTC windows: a calendar minute, a ten-minute slot (…:00, …:10, …), a UTC day. */
+export type LimitWindow = "minute" | "ten_minutes" | "utc_day";
 
 /** What a refusal by a window means to the caller. */
 export type LimitRefusalCode = "rate_limited" | "daily_limit_reached";
@@ -29,6 +30,10 @@ export function windowOf(window: LimitWindow, now: Date): { start: Date; end: Da
     const start = startOfUtcMinute(now);
     return { start, end: new Date(start.getTime() + MINUTE_MS) };
   }
+  if (window === "ten_minutes") {
+    const start = new Date(Math.floor(now.getTime() / TEN_MINUTES_MS) * TEN_MINUTES_MS);
+    return { start, end: new Date(start.getTime() + TEN_MINUTES_MS) };
+  }
   const start = startOfUtcDay(now);
   return { start, end: new Date(start.getTime() + DAY_MS) };
 }
@@ -52,10 +57,17 @@ export function tightestState(states: LimitState[]): LimitState | undefined {
 /**
  * Every counter bucket, by what it counts. `subject` is a caller's
  * rate-limit identity (an IPv4 address or an IPv6 /64), never a secret.
+ * `recipient` is a keyed fingerprint of a project's recipient
+ * (recipientFingerprintInput), never the number.
  */
 export const BUCKETS = {
   /** Message creations of a project, per minute (MESSAGES_PER_MINUTE). */
   messages: (projectId: string) => `messages:${projectId}`,
+  /** Live messages of a project to one recipient, per ten-minute slot (RECIPIENT_MESSAGES_PER_10_MINUTES). */
+  recipientTenMinutes: (projectId: string, recipient: string) =>
+    `recipient:${projectId}:${recipient}:ten_minutes`,
+  /** Live messages of a project to one recipient, per UTC day (RECIPIENT_MESSAGES_PER_DAY). */
+  recipientDay: (projectId: string, recipient: string) => `recipient:${projectId}:${recipient}:day`,
   /** Live segments of a project without paid credits, per UTC day (FREE_TIER_DAILY_SEGMENTS). */
   freeTierSegments: (projectId: string) => `free_tier_segments:${projectId}`,
   /** Instant test keys per caller address, per UTC day. */
@@ -67,3 +79,12 @@ export const BUCKETS = {
   /** Claim-page sign-in starts per caller address, per minute. */
   claimSignIns: (subject: string) => `claim_sign_ins:addr:${subject}:minute`,
 } as const;
+
+/**
+ * What the keyring fingerprints to name a recipient's counters: the project
+ * is part of it, so two projects' counters for one number cannot be linked,
+ * and the number never appears in a bucket name.
+ */
+export function recipientFingerprintInput(projectId: string, to: string): string {
+  return JSON.stringify(["recipient", projectId, to]);
+}

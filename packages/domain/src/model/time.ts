@@ -1,6 +1,7 @@
 // Time arithmetic shared by the use cases. All times are UTC.
 
 export const MINUTE_MS = 60_000;
+export const TEN_MINUTES_MS = 600_000;
 export const DAY_MS = 86_400_000;
 
 /** "2026-11-22T02:33:10Z": ISO 8601 UTC, second precision, Z suffix. */

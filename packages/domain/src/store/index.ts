@@ -22,8 +22,10 @@ import { projectStore } from "./projects.ts";
 import { senderRequestStore } from "./sender-requests.ts";
 import { sessionStore } from "./sessions.ts";
 
-export type { Admission, IdempotencyStore, PriorRecord } from "./idempotency.ts";
-export type { DueMessage, MessageStore, Outcome, QueuedMessage } from "./messages.ts";
+export type { IdempotencyStore, PriorRecord } from "./idempotency.ts";
+export type { DueMessage, MessageStore, Outcome, QueuedClaim, QueuedMessage } from "./messages.ts";
+// The one thing of the database the use cases need to know: that it may not answer for a while.
+export { isDatabaseUnavailable } from "@sms/db";
 export type { Balance, LedgerEntry, LedgerStore } from "./ledger.ts";
 export type { CounterWindow, LimitStore } from "./limits.ts";
 export type { ProjectRecord, ProjectStore } from "./projects.ts";

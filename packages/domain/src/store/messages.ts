@@ -1,8 +1,9 @@
-// messages: the statements of a message's life. A send is three statements
-// (admit in idempotency.ts, then insertQueued and recordOutcome here), each
-// one SQL statement (a chain of data-modifying CTEs) that works the same on
-// PostgreSQL and PGlite. insertQueued, recordOutcome and releaseUnsent also
-// write the message's idempotency record, because the two must change together.
+// messages: the statements of a message's life. A test send is three
+// statements (insertQueued here, the per-minute count in limits.ts, then
+// recordOutcome here), each one SQL statement (a chain of data-modifying
+// CTEs) that works the same on PostgreSQL and PGlite. insertQueued,
+// recordOutcome and releaseUnsent also write the message's idempotency
+// record, because the two must change together.
 //
 // Every statement that sets messages.status also writes the message_events row
 // of the new status in the same statement (insertQueued, recordOutcome,
@@ -11,6 +12,7 @@
 // (message_id, status). The dashboard's reads are in message-log.ts.
 import type { Sql } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
+import { type PriorRecord, parseBody } from "./idempotency.ts";
 import type { MessageError, MessageResource, MessageState, MessageStatus } from "../model/message.ts";
 
 /** The columns a Message resource is built from. */
@@ -63,9 +65,14 @@ export type QueuedMessage = {
 };
 
 const INSERT_QUEUED_SQL = `
-  WITH idem AS (
+  WITH prior AS (
+    SELECT fingerprint, response_body FROM idempotency_records
+    WHERE project_id = $2 AND mode = CAST($3 AS "KeyMode") AND key = $4 AND expires_at > CAST($8 AS timestamptz)
+  ), idem AS (
     INSERT INTO idempotency_records (id, project_id, mode, key, fingerprint, message_id, response_body, expires_at, created_at)
-    VALUES ($1, $2, CAST($3 AS "KeyMode"), $4, $5, $6, NULL, CAST($7 AS timestamptz), CAST($8 AS timestamptz))
+    SELECT CAST($1 AS text), CAST($2 AS text), CAST($3 AS "KeyMode"), CAST($4 AS text), CAST($5 AS text),
+           CAST($6 AS text), NULL, CAST($7 AS timestamptz), CAST($8 AS timestamptz)
+    WHERE NOT EXISTS (SELECT 1 FROM prior)
     ON CONFLICT (project_id, mode, key) DO UPDATE
       SET id = EXCLUDED.id, fingerprint = EXCLUDED.fingerprint, message_id = EXCLUDED.message_id,
           response_body = NULL, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
@@ -85,7 +92,18 @@ const INSERT_QUEUED_SQL = `
     INSERT INTO message_events (message_id, status, error_code, created_at)
     SELECT id, CAST('queued' AS "MessageStatus"), NULL, created_at FROM msg
   )
-  SELECT count(*)::int AS written FROM msg`;
+  SELECT (SELECT count(*)::int FROM msg) AS written,
+    EXISTS (SELECT 1 FROM prior) AS has_prior,
+    (SELECT fingerprint FROM prior) AS fingerprint,
+    (SELECT response_body FROM prior) AS response_body`;
+
+/**
+ * What the write-ahead statement did: wrote the queued message and claimed
+ * the key, or found the key taken. `prior` is the record that was already
+ * there; null when another request claimed the key at the same moment (its
+ * record was not committed yet when this statement began: look it up).
+ */
+export type QueuedClaim = { written: true } | { written: false; prior: PriorRecord | null };
 
 /** How a send left `queued`. */
 export type Outcome = {
@@ -247,15 +265,21 @@ const COUNT_BY_MODE_STATUS_SQL = `
 export function messageStore(sql: Sql) {
   return {
     /**
-     * Write ahead, one statement: claims the key (a new record, or one whose
-     * 24 hours are over) with the request still in flight (`response_body`
-     * NULL), and only then writes the `queued` message. False when another
-     * request holds the key: on PostgreSQL a concurrent insert of the same key
-     * waits for the other transaction and then finds its row, so exactly one
-     * request wins.
+     * Write ahead, one statement: an unexpired record for the key answers
+     * (nothing is written); otherwise claims the key (a new record, or one
+     * whose 24 hours are over) with the request still in flight
+     * (`response_body` NULL), and only then writes the `queued` message. On
+     * PostgreSQL a concurrent insert of the same key waits for the other
+     * transaction and then finds its row, so exactly one request wins; the
+     * others write nothing and count nothing.
      */
-    async insertQueued(m: QueuedMessage): Promise<boolean> {
-      const rows = await sql.query<{ written: number }>(INSERT_QUEUED_SQL, [
+    async insertQueued(m: QueuedMessage): Promise<QueuedClaim> {
+      const rows = await sql.query<{
+        written: number;
+        has_prior: boolean;
+        fingerprint: string | null;
+        response_body: unknown;
+      }>(INSERT_QUEUED_SQL, [
         m.idempotencyId,
         m.scope.projectId,
         m.scope.mode,
@@ -276,7 +300,15 @@ export function messageStore(sql: Sql) {
         m.provider,
         m.creditsReserved,
       ]);
-      return Number(rows[0]?.written ?? 0) === 1;
+      const row = rows[0];
+      if (Number(row?.written ?? 0) === 1) return { written: true };
+      if (row?.has_prior && row.fingerprint !== null) {
+        return {
+          written: false,
+          prior: { fingerprint: row.fingerprint, responseBody: parseBody(row.response_body) },
+        };
+      }
+      return { written: false, prior: null };
     },
 
     /**

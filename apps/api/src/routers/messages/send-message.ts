@@ -1,13 +1,18 @@
 import { idempotencyKeyProblem } from "@sms/domain";
 import { ApiError, REFUSAL_MESSAGES, sendRefusal } from "../../http/errors.ts";
+import { headerText } from "../../http/header-text.ts";
 import { rateLimitHeaders } from "../../http/rate-limit-headers.ts";
 import { respond } from "../../http/request-state.ts";
 import { apiKeyProcedure, middleware } from "../../trpc/trpc.ts";
 import { sendMessageMeta, ZSendMessageRequest, ZSendMessageResponse } from "./send-message.types.ts";
 
-/** Spec 4.2: the Idempotency-Key header, checked after authentication and before the body. */
+/**
+ * Spec 4.2: the Idempotency-Key header, checked after authentication and
+ * before the body. Its length is counted in characters, so it is decoded from
+ * the bytes it arrived as first.
+ */
 const requireIdempotencyKey = middleware(({ ctx, next }) => {
-  const key = ctx.state.request.headers.get("idempotency-key");
+  const key = headerText(ctx.state.request.headers.get("idempotency-key"));
   const problem = idempotencyKeyProblem(key);
   if (problem === "missing")
     throw new ApiError("idempotency_key_required", REFUSAL_MESSAGES.idempotency_key_required);

@@ -20,6 +20,18 @@ const TEMPLATE_RULE = `must be one of: ${TEMPLATE_IDS.join(", ")}`;
 const VARIABLES_RULE = 'must be a JSON object of string values, e.g. {"code": "482913"}';
 const LOCALE_RULE = `must be one of: ${LOCALES.join(", ")} (default ka)`;
 
+/**
+ * `variables` must be a JSON object; its contents are the templates package's
+ * to judge. The object is passed on as parsed, never copied: a copy made by
+ * assigning its keys (as z.record does) would turn a variable named
+ * `__proto__` into the copy's prototype and drop it, so an extra variable
+ * would pass unseen.
+ */
+const ZVariables = z.custom<Record<string, unknown>>(
+  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+  { error: VARIABLES_RULE },
+);
+
 export const ZSendMessageRequest = z
   .strictObject({
     to: z.string({ error: TO_RULE }).regex(RECIPIENT_PATTERN, { error: TO_RULE }).meta({
@@ -29,7 +41,7 @@ export const ZSendMessageRequest = z
     template: z
       .enum(TEMPLATE_IDS, { error: TEMPLATE_RULE })
       .meta({ description: "The built-in template to render." }),
-    variables: z.record(z.string(), z.unknown(), { error: VARIABLES_RULE }).meta({
+    variables: ZVariables.meta({
       description:
         "Exactly the template's variables, all strings: `code` (4–8 digits) and, for password_reset_code, `minutes` (1–999). " +
         "Link- or phone-like values are refused.",
@@ -165,7 +177,7 @@ export const sendMessageMeta: Meta = {
     },
     200: {
       description:
-        "Idempotent replay (`Idempotent-Replayed: true`): the original response, unchanged, even if the message has moved on since. No second SMS is sent.",
+        "Idempotent replay (`Idempotent-Replayed: true`): the original response, unchanged, even if the message has moved on since. No second SMS is sent. A duplicate that arrives while the first request is still in flight waits for its answer and replays it.",
       headers: ["Idempotent-Replayed"],
       examples: {
         replay: { summary: "The first answer, replayed", value: MESSAGE_EXAMPLES.submitted.value },
@@ -184,11 +196,21 @@ export const sendMessageMeta: Meta = {
     },
     402: { description: "Live key, too few credits; nothing sent.", codes: ["insufficient_credits"] },
     409: {
-      description: "Same key with a different body, or the first request with this key is still in progress.",
+      description: "The same key with a different body.",
       codes: ["idempotency_key_reused"],
     },
     415: { description: "The body is not JSON.", codes: ["unsupported_media_type"] },
-    429: { description: "A limit is reached; nothing sent.", codes: ["rate_limited", "daily_limit_reached"] },
+    429: {
+      description:
+        "A limit is reached (per project and minute; live keys also per recipient, or the free tier's day); nothing sent.",
+      codes: ["rate_limited", "daily_limit_reached"],
+    },
+    500: {
+      description:
+        "Unexpected error. With `Retry-After` when the database does not answer, or when the first request with this key never finished: retry then with the same key.",
+      codes: ["internal_error"],
+      headers: ["Retry-After"],
+    },
     503: { description: "The provider was not reached; nothing sent.", codes: ["provider_unavailable"] },
   },
 };
