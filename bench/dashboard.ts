@@ -17,26 +17,12 @@
 // times after 5 warm-up requests, and prints one JSON line per page with the
 // latency seen by the client (p50, p90, max) and the page size. --explain also
 // prints PostgreSQL's plan of the three heaviest statements.
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { createCookieSealer } from "@sms/crypto";
-import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
 import { createPostgresTestDatabase } from "@sms/db/testing";
 import pg from "pg";
+import { API_ENV, type ServerProcess, benchArgs, startApi } from "./support.ts";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const API_DIR = join(ROOT, "apps", "api");
-const DENO = Deno.execPath();
-const COOKIE_SECRET = "bench-claim-cookie-secret-0123456789abcdef";
-
-const args = Object.fromEntries(
-  Deno.args
-    .filter((arg) => arg.startsWith("--"))
-    .map((arg) => {
-      const [name, value = "true"] = arg.slice(2).split("=");
-      return [name, value];
-    }),
-);
+const args = benchArgs();
 const MESSAGES = Number(args.messages ?? 100_000);
 const RUNS = Number(args.runs ?? 30);
 const EXPLAIN = args.explain === "true";
@@ -46,13 +32,6 @@ const fixedId = (prefix: string, tag: string) => `${prefix}_0bench${tag.padStart
 const PROJECT = fixedId("prj", "1");
 const OTHER = fixedId("prj", "2");
 const ACCOUNT = fixedId("acc", "1");
-
-async function freePort(): Promise<number> {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 type Client = { query(text: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }> };
 
@@ -121,46 +100,15 @@ async function seedProject(client: Client, projectId: string, keyTag: string, co
   );
 }
 
-async function startServer(databaseUrl: string): Promise<{ baseUrl: string; stop(): Promise<void> }> {
-  const port = await freePort();
-  const child = new Deno.Command(DENO, {
-    args: ["run", ...DENO_RUN_FLAGS, "src/main.ts"],
-    cwd: API_DIR,
+function startServer(databaseUrl: string): Promise<ServerProcess> {
+  return startApi({
     env: {
-      NODE_ENV: "production",
-      CLAIM_COOKIE_SECRET: COOKIE_SECRET,
       DATABASE_URL: databaseUrl,
-      MESSAGE_ENCRYPTION_KEYS: "bench:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
-      PORT: String(port),
-      HOST: "127.0.0.1",
       LOG_LEVEL: "info",
       // Page latency only: the status check and the sweeps would touch the seeded rows.
       JOBS_ENABLED: "false",
-      DENO_NO_UPDATE_CHECK: "1",
     },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${baseUrl}/readyz`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error("the server did not become ready within 60 s");
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return {
-    baseUrl,
-    async stop() {
-      child.kill("SIGTERM");
-      await child.stderr.cancel();
-      await child.status;
-    },
-  };
+  });
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -199,7 +147,7 @@ async function timePage(baseUrl: string, cookie: string, name: string, path: str
 }
 
 const database = await createPostgresTestDatabase();
-let server: Awaited<ReturnType<typeof startServer>> | undefined;
+let server: ServerProcess | undefined;
 const client = new pg.Client({ connectionString: database.databaseUrl });
 try {
   // The server migrates the fresh database on start.
@@ -249,7 +197,7 @@ try {
      VALUES ($2, $1, 'dev', 'bench', 'Bench', now(), now() + interval '1 day', now() + interval '1 day')`,
     [hash, fixedId("dss", "1")],
   );
-  const sealer = await createCookieSealer(COOKIE_SECRET);
+  const sealer = await createCookieSealer(API_ENV.CLAIM_COOKIE_SECRET);
   const cookie = `sms_dashboard=${await sealer.seal("sms_dashboard", { t: tokenText }, 86_400_000, new Date())}`;
 
   const base = `/dashboard/projects/${PROJECT}`;

@@ -29,26 +29,13 @@
 //   - no secret leaked: no response and no log line holds an API key, the
 //     uBill key, a full number, a uBill message id or a message text.
 
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { apiKeyPrefix, newApiKey, newId, sha256Hex } from "@sms/crypto";
 import { createDatabaseProxy, createPostgresTestDatabase } from "@sms/db/testing";
 import { startFakeUbill } from "@sms/provider-ubill/testing";
 import pg from "pg";
-import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
+import { benchArgs, freePort, sleep, startApi } from "./support.ts";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const API_DIR = join(ROOT, "apps", "api");
-const DENO = Deno.execPath();
-
-const args = Object.fromEntries(
-  Deno.args
-    .filter((arg) => arg.startsWith("--"))
-    .map((arg) => {
-      const [name, value = "true"] = arg.slice(2).split("=");
-      return [name, value];
-    }),
-);
+const args = benchArgs();
 const SCENARIOS = String(args.scenarios ?? "kill,db-stop,db-freeze,hostile").split(",");
 const DURATION_S = Number(args.duration ?? 20);
 const CLIENTS = Number(args.clients ?? 16);
@@ -57,19 +44,9 @@ const HOSTILE_REQUESTS = Number(args.hostile ?? 5_000);
 const KEY_DEADLINE_MS = 90_000;
 
 const UBILL_KEY = "bench-ubill-secret-key-4b1d";
-const KEYRING = "bench:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
 const QUEUED_RECOVERY_SECONDS = 12;
 const LIVE_CREDITS = 1_000_000;
 const PUMPED_NUMBER = "+995599999999";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort(): Promise<number> {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 // ---------------------------------------------------------------- the setup
 
@@ -100,18 +77,14 @@ async function collect(stream: ReadableStream<Uint8Array>) {
 }
 
 async function startInstance(name: string): Promise<Instance> {
-  const port = await freePort();
-  const child = new Deno.Command(DENO, {
-    args: ["run", ...DENO_RUN_FLAGS, "src/main.ts"],
-    cwd: API_DIR,
+  const port = freePort();
+  const { baseUrl, child } = await startApi({
+    name,
+    port,
+    output: "piped",
     env: {
-      NODE_ENV: "production",
-      CLAIM_COOKIE_SECRET: "bench-claim-cookie-secret-0123456789abcdef",
       DATABASE_URL: proxy.urlFor(database.databaseUrl),
       DATABASE_POOL_SIZE: "10",
-      MESSAGE_ENCRYPTION_KEYS: KEYRING,
-      PORT: String(port),
-      HOST: "127.0.0.1",
       PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
       LOG_LEVEL: "info",
       MESSAGES_PER_MINUTE: "100000000",
@@ -124,25 +97,10 @@ async function startInstance(name: string): Promise<Instance> {
       UBILL_SUBMIT_TIMEOUT_MS: "5000",
       QUEUED_RECOVERY_SECONDS: String(QUEUED_RECOVERY_SECONDS),
       STATUS_CHECK_INTERVAL_SECONDS: "5",
-      DENO_NO_UPDATE_CHECK: "1",
     },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  });
   void collect(child.stdout);
   void collect(child.stderr);
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${baseUrl}/readyz`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`${name} did not become ready within 60 s`);
-    await sleep(200);
-  }
   return { name, baseUrl, child, exited: child.status };
 }
 

@@ -24,24 +24,20 @@
 //   --profile           take a V8 CPU profile of the service during each scenario's measured run and
 //                       print the functions with the most self time (implies the inspector)
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { createPostgresTestDatabase, testPostgresAdminUrl } from "@sms/db/testing";
 import pg from "pg";
-import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
+import {
+  answersOk,
+  benchArgs,
+  freePort,
+  ROOT,
+  type ServerProcess,
+  startApi,
+  startServerProcess,
+} from "./support.ts";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const API_DIR = join(ROOT, "apps", "api");
-const DENO = Deno.execPath();
-
-const args = Object.fromEntries(
-  Deno.args
-    .filter((arg) => arg.startsWith("--"))
-    .map((arg) => {
-      const [name, value = "true"] = arg.slice(2).split("=");
-      return [name, value];
-    }),
-);
+const args = benchArgs();
 const DURATION_S = Number(args.duration ?? 20);
 const CONNECTIONS = Number(args.connections ?? 64);
 const SCENARIOS = String(args.scenarios ?? "send,replay,read").split(",");
@@ -50,14 +46,7 @@ const LOG_LEVEL = String(args["log-level"] ?? "info");
 const BASELINE = args.baseline === "true";
 const ROUNDS = Number(args.rounds ?? 3);
 const PROFILE = args.profile === "true";
-if (PROFILE && !args.inspect) args.inspect = `127.0.0.1:${await freePortEarly()}`;
-
-async function freePortEarly(): Promise<number> {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
+if (PROFILE && !args.inspect) args.inspect = `127.0.0.1:${freePort()}`;
 
 function hasWrk(): boolean {
   try {
@@ -93,13 +82,6 @@ type Result = {
   /** Resident memory of the process under test at the end of the run. */
   rss_mb?: number;
 };
-
-async function freePort(): Promise<number> {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 /** utime + stime of processes, in milliseconds (Linux /proc, read with cat: Deno guards /proc). */
 function cpuMs(pids: number[]): number {
@@ -139,87 +121,34 @@ async function backendPids(adminUrl: string, databaseUrl: string): Promise<numbe
   }
 }
 
-async function startServer(
-  databaseUrl: string,
-): Promise<{ baseUrl: string; pid: number; stop(): Promise<void> }> {
-  const port = await freePort();
-  const child = new Deno.Command(DENO, {
-    args: ["run", ...DENO_RUN_FLAGS, ...(args.inspect ? [`--inspect=${args.inspect}`] : []), "src/main.ts"],
-    cwd: API_DIR,
+function startServer(databaseUrl: string): Promise<ServerProcess> {
+  return startApi({
+    denoArgs: args.inspect ? [`--inspect=${args.inspect}`] : [],
     env: {
-      NODE_ENV: "production",
-      CLAIM_COOKIE_SECRET: "bench-claim-cookie-secret-0123456789abcdef",
       DATABASE_URL: databaseUrl,
       DATABASE_POOL_SIZE: POOL,
-      MESSAGE_ENCRYPTION_KEYS: "bench:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
-      PORT: String(port),
-      HOST: "127.0.0.1",
       LOG_LEVEL,
       MESSAGES_PER_MINUTE: "100000000",
       TEST_KEYS_PER_MINUTE: "1000",
       // Send throughput only: the status check and the sweeps run in a worker.
       JOBS_ENABLED: "false",
-      DENO_NO_UPDATE_CHECK: "1",
     },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${baseUrl}/readyz`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error("the server did not become ready within 60 s");
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return {
-    baseUrl,
-    pid: child.pid,
-    async stop() {
-      child.kill("SIGTERM");
-      await child.stderr.cancel();
-      await child.status;
-    },
-  };
+  });
 }
 
 /** bench/raw-baseline.ts on a free port, against the same database. */
-async function startBaseline(
-  databaseUrl: string,
-): Promise<{ baseUrl: string; pid: number; stop(): Promise<void> }> {
-  const port = await freePort();
-  const child = new Deno.Command(DENO, {
-    args: ["run", ...DENO_RUN_FLAGS, join(ROOT, "bench", "raw-baseline.ts"), String(port), databaseUrl],
+async function startBaseline(databaseUrl: string): Promise<ServerProcess> {
+  const port = freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const server = await startServerProcess({
+    args: [join(ROOT, "bench", "raw-baseline.ts"), String(port), databaseUrl],
     cwd: ROOT,
     env: { POOL, DENO_NO_UPDATE_CHECK: "1" },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      await fetch(`${baseUrl}/`);
-      break;
-    } catch {
-      if (Date.now() > deadline) throw new Error("the baseline did not start within 60 s");
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-  return {
-    baseUrl,
-    pid: child.pid,
-    async stop() {
-      child.kill("SIGTERM");
-      await child.stderr.cancel();
-      await child.status;
-    },
-  };
+    // Any answer will do: the baseline has no readiness route.
+    ready: () => answersOk(`${baseUrl}/`).then(() => true),
+    what: "the baseline",
+  });
+  return { baseUrl, ...server };
 }
 
 type ProfileNode = {
@@ -268,11 +197,56 @@ async function profiled<T>(work: () => Promise<T>): Promise<T> {
     const name = `${functionName || "(anonymous)"} ${where}`.trim();
     byFunction.set(name, (byFunction.get(name) ?? 0) + (self.get(node.id) ?? 0));
   }
+  // The same samples by where the code lives: a package, a workspace folder,
+  // Deno's own runtime (ext:), or V8 (no URL: GC, idle, native ops).
+  const byModule = new Map<string, number>();
+  for (const node of profile.nodes) {
+    const { url, functionName } = node.callFrame;
+    const pkg = /node_modules\/\.pnpm\/[^/]+\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
+    const workspace = /\/(apps\/[^/]+\/src\/[^/]+|packages\/[^/]+\/src)/.exec(url)?.[1];
+    const module =
+      pkg ??
+      workspace ??
+      (url.startsWith("ext:")
+        ? url.split("/")[0]
+        : url
+          ? url
+          : functionName.startsWith("op_")
+            ? "(ops)"
+            : functionName || "(native)");
+    byModule.set(module, (byModule.get(module) ?? 0) + (self.get(node.id) ?? 0));
+  }
   const total = profile.samples.length;
-  const top = [...byFunction.entries()].sort((a, b) => b[1] - a[1]).slice(0, 30);
+  const print = (title: string, counts: Map<string, number>, count: number) => {
+    console.error(`profile: ${title}`);
+    for (const [name, samples] of [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, count))
+      console.error(`  ${((samples / total) * 100).toFixed(1).padStart(5)}%  ${name}`);
+  };
+  // Who calls the functions with the most self time: the callers' chain, three deep.
+  const parent = new Map<number, ProfileNode>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node);
+  const label = (node: ProfileNode) =>
+    `${node.callFrame.functionName || "(anonymous)"}${node.callFrame.url ? ` ${node.callFrame.url.split("/").at(-1)}:${node.callFrame.lineNumber + 1}` : ""}`;
+  const callers = new Map<string, number>();
+  const hot = new Set(
+    [...byFunction.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 3)
+      .map(([name]) => name),
+  );
+  for (const node of profile.nodes) {
+    const samples = self.get(node.id) ?? 0;
+    const name = label(node);
+    if (!samples || !hot.has(name.replace(/ [^ ]+:(\d+)$/, (m) => m))) continue;
+    const chain: string[] = [];
+    for (let up = parent.get(node.id); up && chain.length < 3; up = parent.get(up.id)) chain.push(label(up));
+    const key = `${name} <- ${chain.join(" <- ")}`;
+    callers.set(key, (callers.get(key) ?? 0) + samples);
+  }
   console.error(`profile: ${total} samples`);
-  for (const [name, count] of top)
-    console.error(`  ${((count / total) * 100).toFixed(1).padStart(5)}%  ${name}`);
+  print("self time by function", byFunction, 30);
+  print("self time by module", byModule, 25);
+  print("callers of the top functions", callers, 15);
   return result;
 }
 
@@ -410,8 +384,8 @@ const drive = (baseUrl: string, scenario: Scenario, seconds: number) =>
   TOOL === "wrk" ? runWrk(baseUrl, scenario, seconds) : runAutocannon(baseUrl, scenario, seconds);
 
 const database = await createPostgresTestDatabase();
-let server: Awaited<ReturnType<typeof startServer>> | undefined;
-let baseline: Awaited<ReturnType<typeof startBaseline>> | undefined;
+let server: ServerProcess | undefined;
+let baseline: ServerProcess | undefined;
 try {
   server = await startServer(database.databaseUrl);
   if (BASELINE) baseline = await startBaseline(database.databaseUrl);

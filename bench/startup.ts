@@ -4,31 +4,21 @@
 // PostgreSQL database. On demand only:
 //
 //   node scripts/bootstrap.mjs bench startup [--runs=5]
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { createPostgresTestDatabase } from "@sms/db/testing";
 import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
+import { API_DIR, benchArgs, freePort } from "./support.ts";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const args = Object.fromEntries(
-  Deno.args.filter((arg) => arg.startsWith("--")).map((arg) => arg.slice(2).split("=") as [string, string]),
-);
+const args = benchArgs();
 const RUNS = Number(args.runs ?? 5);
-
-async function freePort(): Promise<number> {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 /** Milliseconds from spawning `main.ts` to its first 200 on /readyz; the process is then stopped. */
 async function startOnce(env: Record<string, string>): Promise<number> {
-  const port = await freePort();
+  const port = freePort();
   const started = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", ...DENO_RUN_FLAGS, "src/main.ts"],
-    cwd: join(ROOT, "apps", "api"),
+    cwd: API_DIR,
     env: { PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", JOBS_ENABLED: "false", ...env },
     stdin: "null",
     stdout: "null",

@@ -18,15 +18,9 @@ import { createSimulatorProvider } from "@sms/provider-sim";
 import { createUbillProvider } from "@sms/provider-ubill";
 import { FAKE_UBILL_API_KEY, startFakeUbill } from "@sms/provider-ubill/testing";
 import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
+import { benchArgs } from "./support.ts";
 
-const args: Record<string, string> = Object.fromEntries(
-  Deno.args
-    .filter((arg) => arg.startsWith("--"))
-    .map((arg) => {
-      const [name = "", ...value] = arg.slice(2).split("=");
-      return [name, value.length ? value.join("=") : "true"];
-    }),
-);
+const args = benchArgs();
 const MESSAGES = Number(args.messages ?? 100_000);
 const UBILL_MESSAGES = Number(args["ubill-messages"] ?? 5_000);
 const REPORT_DELAY_MS = Number(args["report-delay-ms"] ?? 30);

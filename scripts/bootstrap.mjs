@@ -73,22 +73,37 @@ function exec(cmd, args, { extraEnv = {}, after } = {}) {
   });
 }
 
-/** Sums every package's vitest JSON report into one closing line. */
+/**
+ * Sums every package's vitest JSON report into one closing line, and names
+ * what made a run fail without a failing test: a file that could not run
+ * (a hook, an import) or an error thrown outside any test.
+ */
 function printTestSummary() {
   const dir = join(root, ".test-results");
   if (!existsSync(dir)) return;
   const totals = { passed: 0, failed: 0, skipped: 0 };
+  const problems = [];
   for (const file of readdirSync(dir).filter((name) => name.endsWith(".json"))) {
     try {
       const report = JSON.parse(readFileSync(join(dir, file), "utf8"));
       totals.passed += report.numPassedTests ?? 0;
       totals.failed += report.numFailedTests ?? 0;
       totals.skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+      for (const suite of report.testResults ?? []) {
+        if (suite.status === "failed" && suite.message) {
+          problems.push(`${file}: ${suite.name}: ${String(suite.message).split("\n")[0]}`);
+        }
+      }
+      if (report.success === false && (report.numFailedTests ?? 0) === 0 && problems.length === 0) {
+        problems.push(`${file}: the run failed outside any test (see "Unhandled Errors" above)`);
+      }
     } catch {
       totals.failed += 1;
+      problems.push(`${file}: unreadable report`);
     }
   }
   console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+  for (const problem of problems) console.log(`  ${problem}`);
 }
 
 const bin = (name) => join(root, "node_modules", ".bin", name);

@@ -15,13 +15,21 @@ export function denoBinary() {
   return require("deno/install_api.cjs").runInstall();
 }
 
-/** `deno run` permissions, defined once. */
+/**
+ * `deno run` permissions and V8 settings, defined once.
+ *
+ * `--max-semi-space-size=8` (MB) caps V8's young generation. By default it
+ * grows to several times that under load, which kept the API at 275-315 MB
+ * RSS in the send benchmark; at 8 MB it stays at about 230-240 MB with no
+ * measurable loss of throughput (bench/README.md, "Against the raw baseline").
+ */
 export const DENO_RUN_FLAGS = Object.freeze([
   "--allow-env",
   "--allow-net",
   "--allow-read",
   "--allow-write",
   "--allow-sys",
+  "--v8-flags=--max-semi-space-size=8",
 ]);
 
 /** The arguments of `deno run` for `script` (and its own arguments), with DENO_RUN_FLAGS. */

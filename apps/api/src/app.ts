@@ -1,6 +1,11 @@
 // The composition root: turns configuration into a running application (the
-// database, the providers, the keyring, the logger, the HTTP handler and the
+// database, the providers, the keyring, the logger, the HTTP handlers and the
 // periodic jobs). main.ts serves it with Deno; tests call it in-process.
+//
+// The database may be down at start-up: createApp does not wait for it.
+// startDatabase() keeps trying (with backoff, one log line per attempt) and
+// migrates once it answers; until then /healthz, /readyz and the documents
+// answer, and every other route answers 500 with Retry-After (gateway.ts).
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { createCookieSealer, generateKeySpec, type Keyring, parseKeyring } from "@sms/crypto";
@@ -21,6 +26,7 @@ import type { AppDeps } from "./deps.ts";
 import type { Config } from "./env.ts";
 import { docsRoutes } from "./http/docs.ts";
 import { createGateway, type Handler } from "./http/gateway.ts";
+import { createInternalHandler } from "./http/internal.ts";
 import { buildOpenApiDocument } from "./http/openapi.ts";
 import { periodicJobs } from "./jobs/jobs.ts";
 import { type Job, type Scheduler, startScheduler } from "./jobs/scheduler.ts";
@@ -34,7 +40,17 @@ import { appRouter } from "./router.ts";
 import { apiServices } from "./services.ts";
 
 export type App = {
+  /** The public port: the REST routes of spec 1.6, documents and pages. */
   handler: Handler;
+  /** The internal listener's tRPC endpoint; null unless INTERNAL_PORT is configured. */
+  internalHandler: Handler | null;
+  /**
+   * Settles once the database has first answered and is migrated; rejects
+   * when it answers but migrating fails (the process must then exit).
+   */
+  databaseReady: Promise<void>;
+  /** Settles after the first attempt to reach the database, whatever its outcome. */
+  databaseAttempted: Promise<void>;
   deps: AppDeps;
   config: Config;
   /** The database and its store (tests and tools reach the rows through these). */
@@ -46,6 +62,7 @@ export type App = {
   metrics: Metrics;
   /** The periodic jobs this instance runs (status check, recovery, purges). */
   jobs: Job[];
+  /** Starts the jobs once the database is ready (at once when it already is). */
   startJobs(): Scheduler;
   close(): Promise<void>;
 };
@@ -53,9 +70,84 @@ export type App = {
 export type AppOverrides = {
   clock?: Clock;
   logDestination?: DestinationStream;
-  /** An already-open database (tests); it is not closed by app.close(). */
+  /** An already-open, migrated database (tests); it is not closed by app.close(). */
   db?: Database;
 };
+
+/** The database's address for logs: host, port and name, never the credentials. */
+function describeDatabase(config: Config): string {
+  if (!config.database.url) return `pglite:${config.database.pgliteDataDir}`;
+  try {
+    const url = new URL(config.database.url);
+    return `${url.hostname}:${url.port || "5432"}${url.pathname}`;
+  } catch {
+    return "postgresql";
+  }
+}
+
+/** A short reason for a failed connection attempt: a code such as ECONNREFUSED, never a URL. */
+function failureReason(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && code.length > 0) return code;
+  const message = error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error);
+  return message.replace(/\w+:\/\/\S+/g, "[url]").slice(0, 120);
+}
+
+const FIRST_RETRY_MS = 250;
+const MAX_RETRY_MS = 5_000;
+
+/**
+ * Migrates the database as soon as it answers: tries at once, then again with
+ * backoff (250 ms doubling up to 5 s), logging each failed attempt. A
+ * migration that fails while the database answers is not retried: the
+ * returned promise rejects. `stop()` ends the retries (shutdown).
+ */
+function startDatabase(
+  db: Database,
+  logger: AppLogger,
+  where: string,
+): { ready: Promise<void>; attempted: Promise<void>; stop(): void } {
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  let attempted: () => void = () => {};
+  const firstAttempt = new Promise<void>((resolve) => {
+    attempted = resolve;
+  });
+  const ready = (async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { applied } = await db.migrate();
+        attempted();
+        if (applied.length > 0) logger.info({ applied }, "database migrated");
+        if (attempt > 1) logger.info({ database: where, attempts: attempt }, "database reached");
+        return;
+      } catch (error) {
+        if (stopped) throw new Error("stopped before the database was reached");
+        if (await db.ping()) throw error;
+        attempted();
+        const retryInMs = Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), MAX_RETRY_MS);
+        logger.warn(
+          { database: where, attempt, reason: failureReason(error), retry_in_ms: retryInMs },
+          "database unreachable at start-up; retrying",
+        );
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, retryInMs);
+        });
+        if (stopped) throw new Error("stopped before the database was reached");
+      }
+    }
+  })();
+  ready.catch(() => attempted());
+  return {
+    ready,
+    attempted: firstAttempt,
+    stop() {
+      stopped = true;
+      wake?.();
+    },
+  };
+}
 
 /**
  * The message-encryption keyring. Production must configure it; elsewhere a
@@ -88,6 +180,28 @@ async function loadKeyring(config: Config, warn: (msg: string) => void): Promise
   return parseKeyring((await readFile(file, "utf8")).trim());
 }
 
+/** A scheduler that starts once `ready` resolves, unless stopped before. */
+function startWhenReady(ready: Promise<void>, start: () => Scheduler): Scheduler {
+  let scheduler: Scheduler | null = null;
+  let stopped = false;
+  const started = ready.then(() => {
+    if (!stopped) scheduler = start();
+    return scheduler;
+  });
+  started.catch(() => {});
+  return {
+    async stop() {
+      stopped = true;
+      await scheduler?.stop();
+    },
+    async runOnce(name) {
+      const running = await started;
+      if (!running) throw new Error("the jobs were stopped");
+      return running.runOnce(name);
+    },
+  };
+}
+
 export async function createApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
   const logger = createLogger({ level: config.logLevel, destination: overrides.logDestination });
   const clock = overrides.clock ?? systemClock;
@@ -105,10 +219,16 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       statementTimeoutMs: config.database.statementTimeoutMs,
       logger,
     }));
-  if (!overrides.db) {
-    const { applied } = await db.migrate();
-    if (applied.length > 0) logger.info({ applied }, "database migrated");
-  }
+  const starting = overrides.db
+    ? { ready: Promise.resolve(), attempted: Promise.resolve(), stop() {} }
+    : startDatabase(db, logger, describeDatabase(config));
+  let started = false;
+  const databaseReady = starting.ready.then(() => {
+    started = true;
+  });
+  // Observed by main.ts; never an unhandled rejection in tests that do not wait.
+  databaseReady.catch(() => {});
+  const databaseStarted = () => started;
   const store = createStore(db);
 
   const metrics = createMetrics({
@@ -137,7 +257,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     clock,
     logger,
     metrics,
-    databaseReachable: () => db.ping(),
+    databaseReachable: async () => started && (await db.ping()),
   };
 
   // The claim pages and the dashboard share the identity providers, the
@@ -184,13 +304,27 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     maxBodyBytes: config.http.maxBodyBytes,
     onFinished: (request) =>
       metrics.request(request.route, request.method, request.status, request.seconds, request.code),
+    databaseStarted,
   });
+  const internalHandler = config.internal
+    ? createInternalHandler({
+        router: appRouter,
+        deps,
+        token: config.internal.token,
+        maxBodyBytes: config.http.maxBodyBytes,
+        databaseStarted,
+        metrics: () => metrics.response(),
+      })
+    : null;
 
   const jobs = periodicJobs(services.rounds, config);
 
   let closed = false;
   return {
     handler,
+    internalHandler,
+    databaseReady,
+    databaseAttempted: starting.attempted,
     deps,
     config,
     db,
@@ -200,10 +334,11 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     providers,
     metrics,
     jobs,
-    startJobs: () => startScheduler(jobs, logger, metrics.jobRound),
+    startJobs: () => startWhenReady(databaseReady, () => startScheduler(jobs, logger, metrics.jobRound)),
     async close() {
       if (closed) return;
       closed = true;
+      starting.stop();
       if (!overrides.db) await db.close();
       logger.flush();
     },

@@ -22,6 +22,24 @@ const optionalString = z
   .string()
   .optional()
   .transform((value) => (value === "" ? undefined : value));
+/** Unset, or a postgresql:// URL. */
+const postgresUrl = optionalString.pipe(
+  z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL")
+    .optional(),
+);
+
+/** An integer variable that may be unset (or empty). */
+const optionalInt = (min: number, max: number) =>
+  optionalString.pipe(
+    z
+      .string()
+      .regex(/^\d+$/, "must be a whole number")
+      .transform(Number)
+      .pipe(z.number().int().min(min).max(max))
+      .optional(),
+  );
 
 const SECOND_MS = 1000;
 const HOUR_MS = 3_600_000;
@@ -39,23 +57,13 @@ const ZEnv = z.object({
   PUBLIC_BASE_URL: z.url().optional(),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
 
-  DATABASE_URL: optionalString.pipe(
-    z
-      .string()
-      .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL")
-      .optional(),
-  ),
+  DATABASE_URL: postgresUrl,
   PGLITE_DATA_DIR: z.string().min(1).default(".data/pglite"),
   DATABASE_POOL_SIZE: int(DEFAULT_POOL_SIZE, 1, 200),
   /** Off behind a transaction-mode pooler (PgBouncer before 1.21): see docs/operations.md. */
   DATABASE_PREPARED_STATEMENTS: bool(true),
   /** Where migrations connect (default DATABASE_URL); behind PgBouncer, PostgreSQL itself. */
-  DATABASE_MIGRATION_URL: optionalString.pipe(
-    z
-      .string()
-      .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL")
-      .optional(),
-  ),
+  DATABASE_MIGRATION_URL: postgresUrl,
   /** Getting a connection (opening one, or waiting for a free one) may take this long. */
   DATABASE_CONNECT_TIMEOUT_MS: int(3_000, 100, 60_000),
   /** One statement may take this long (server-side statement_timeout; the client waits 500 ms more). */
@@ -69,6 +77,16 @@ const ZEnv = z.object({
   UNCLAIMED_PURGE_INTERVAL_SECONDS: int(3600, 1, 86_400),
 
   MAX_BODY_BYTES: int(16 * 1024, 256, 1024 * 1024),
+  HTTP_HEADERS_TIMEOUT_SECONDS: int(10, 1, 3600),
+  HTTP_BODY_TIMEOUT_SECONDS: int(30, 1, 3600),
+  HTTP_IDLE_TIMEOUT_SECONDS: int(60, 1, 3600),
+  MAX_CONNECTIONS: int(1024, 1, 1_000_000),
+  SHUTDOWN_TIMEOUT_SECONDS: int(25, 1, 3600),
+
+  /** The internal tRPC listener (http/internal.ts); off unless INTERNAL_PORT is set. */
+  INTERNAL_PORT: optionalInt(0, 65535),
+  INTERNAL_HOST: z.string().min(1).default("127.0.0.1"),
+  INTERNAL_API_TOKEN: optionalString.pipe(z.string().min(32, "must have 32 characters or more").optional()),
   API_KEY_CACHE_TTL_MS: int(2000, 0, 60_000),
   /** Proxy hops (a number) or comma-separated addresses/CIDRs whose X-Forwarded-For is trusted. */
   TRUST_PROXY: optionalString,
@@ -122,15 +140,15 @@ const ZEnv = z.object({
 
 type RawEnv = z.output<typeof ZEnv>;
 
-export type GoogleConfig = { issuerUrl: string; clientId: string; clientSecret: string };
-export type GithubConfig = {
+type GoogleConfig = { issuerUrl: string; clientId: string; clientSecret: string };
+type GithubConfig = {
   authorizeUrl: string;
   tokenUrl: string;
   apiUrl: string;
   clientId: string;
   clientSecret: string;
 };
-export type UbillConfig = {
+type UbillConfig = {
   baseUrl: string;
   apiKey: string;
   defaultBrandId: number;
@@ -157,7 +175,22 @@ export type Config = {
   };
   /** The keyring spec; undefined outside production means a development key (app.ts). */
   messageEncryptionKeys: string | undefined;
-  http: { maxBodyBytes: number; trustProxy: TrustProxy };
+  http: {
+    maxBodyBytes: number;
+    trustProxy: TrustProxy;
+    /** A new connection must deliver a request's headers within this. */
+    headersTimeoutMs: number;
+    /** A request's body must arrive in full within this (counted from its headers). */
+    bodyTimeoutMs: number;
+    /** A keep-alive connection with no request in flight is closed after this. */
+    idleTimeoutMs: number;
+    /** Open connections on the public port; more are refused with 503. */
+    maxConnections: number;
+  };
+  /** The internal tRPC listener; null when INTERNAL_PORT is unset. */
+  internal: { port: number; host: string; token: string } | null;
+  /** SIGTERM/SIGINT: how long in-flight work may take before the process closes what remains. */
+  shutdownTimeoutMs: number;
   apiKeyCacheTtlMs: number;
   testKeys: { perMinute: number; perDay: number; perDayTotal: number };
   messages: {
@@ -265,6 +298,13 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
     if (insecure) fail(`${insecure[0]} must be an https:// URL when NODE_ENV=production`);
   }
 
+  if (env.INTERNAL_PORT !== undefined && !env.INTERNAL_API_TOKEN) {
+    fail("INTERNAL_API_TOKEN is required when INTERNAL_PORT is set");
+  }
+  if (env.INTERNAL_PORT !== undefined && env.INTERNAL_PORT !== 0 && env.INTERNAL_PORT === env.PORT) {
+    fail("INTERNAL_PORT must differ from PORT");
+  }
+
   let trustProxy: TrustProxy;
   try {
     trustProxy = parseTrustProxy(env.TRUST_PROXY, env.TRUST_PROXY_NETWORKS);
@@ -315,7 +355,19 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
       statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
     },
     messageEncryptionKeys: env.MESSAGE_ENCRYPTION_KEYS,
-    http: { maxBodyBytes: env.MAX_BODY_BYTES, trustProxy },
+    http: {
+      maxBodyBytes: env.MAX_BODY_BYTES,
+      trustProxy,
+      headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_SECONDS * SECOND_MS,
+      bodyTimeoutMs: env.HTTP_BODY_TIMEOUT_SECONDS * SECOND_MS,
+      idleTimeoutMs: env.HTTP_IDLE_TIMEOUT_SECONDS * SECOND_MS,
+      maxConnections: env.MAX_CONNECTIONS,
+    },
+    internal:
+      env.INTERNAL_PORT !== undefined && env.INTERNAL_API_TOKEN
+        ? { port: env.INTERNAL_PORT, host: env.INTERNAL_HOST, token: env.INTERNAL_API_TOKEN }
+        : null,
+    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_SECONDS * SECOND_MS,
     apiKeyCacheTtlMs: env.API_KEY_CACHE_TTL_MS,
     testKeys: {
       perMinute: env.TEST_KEYS_PER_MINUTE,

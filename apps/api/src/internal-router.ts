@@ -1,8 +1,9 @@
 // The internal procedures: the dashboard's (`dashboard.*`, an account holder's
 // own projects) and the operator's (`operator.*`). Never served on the public
-// port's /trpc (that is router.ts's appRouter): the dashboard's pages call them
-// server-side through createInternalCaller with the session's viewer in the
-// context, and internal tools reach the same router on the internal listener.
+// port: the dashboard's pages call them server-side through createInternalCaller
+// with the session's viewer in the context. The internal listener serves
+// router.ts's appRouter only (these need a signed-in viewer, which a token
+// holder is not); the operator's tools are the operator CLI.
 import { dashboardRouter } from "./routers/dashboard/dashboard.ts";
 import { operatorRouter } from "./routers/operator/operator.ts";
 import { createCallerFactory, router } from "./trpc/trpc.ts";

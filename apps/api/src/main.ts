@@ -1,11 +1,19 @@
 // The Deno entry point: `deno run … apps/api/src/main.ts [--role=api|worker]`.
-//   api (default)  serves HTTP on PORT, and runs the periodic jobs unless JOBS_ENABLED=false
-//   worker         runs only the periodic jobs
-// SIGTERM/SIGINT: stop accepting, finish in-flight requests, stop the jobs,
-// close the database.
+//   api (default)  serves HTTP on PORT (and the internal listener on
+//                  INTERNAL_PORT when set), and runs the periodic jobs unless
+//                  JOBS_ENABLED=false
+//   worker         runs only the periodic jobs (and the internal listener, for
+//                  /metrics, when INTERNAL_PORT is set)
+// The listeners start after the first attempt to reach the database (3 s at
+// most), whether or not it answered (app.ts); the jobs start once it does.
+// SIGTERM/SIGINT: stop accepting and stop the jobs at once (a running round
+// finishes), finish in-flight requests, close the database and exit 0. What is
+// still open after SHUTDOWN_TIMEOUT_SECONDS is closed and the process exits 1.
+// A second signal does that at once.
 import process from "node:process";
 import { createApp } from "./app.ts";
 import { type Config, ConfigError, parseEnv } from "./env.ts";
+import { type HttpServer, INTERNAL_MAX_CONNECTIONS, serveHttp } from "./http/server.ts";
 
 function fail(message: string): never {
   console.error(message);
@@ -22,50 +30,121 @@ try {
   fail(error instanceof ConfigError ? error.message : `Invalid configuration: ${(error as Error).message}`);
 }
 
-const app = await createApp(config).catch((error: Error) =>
-  fail(`Start-up failed: ${error.name}: ${error.message.split("\n")[0]}`),
-);
+/** Start-up failed: one line naming the error, then exit. */
+const startupFailed = (error: Error) =>
+  fail(`Start-up failed: ${error.name}: ${error.message.split("\n")[0]}`);
+
+const app = await createApp(config).catch(startupFailed);
 const log = app.deps.logger;
+let stopping = false;
+let forced = false;
+app.databaseReady.catch((error: Error) => {
+  if (stopping) return;
+  log.flush();
+  startupFailed(error);
+});
 
 const jobs = role === "worker" || config.jobsEnabled ? app.startJobs() : null;
-
-const shutdownController = new AbortController();
-const server =
-  role === "api"
-    ? Deno.serve(
-        {
-          port: config.port,
-          hostname: config.host,
-          signal: shutdownController.signal,
-          onListen: ({ hostname, port }) =>
-            log.info(
-              { hostname, port, role, database: app.db.kind },
-              `listening on http://${hostname}:${port}`,
-            ),
-        },
-        (request, info) =>
-          app.handler(request, {
-            remoteAddress: info.remoteAddr.transport === "tcp" ? info.remoteAddr.hostname : "127.0.0.1",
-          }),
-      )
-    : null;
-if (!server) log.info({ role, database: app.db.kind }, "worker started");
-
-let stopping = false;
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  log.info({ signal }, "shutting down");
-  if (server) {
-    await server.shutdown();
-  }
-  await jobs?.stop();
-  await app.close();
-  log.info({}, "stopped");
-  log.flush();
-  setTimeout(() => process.exit(0), 50);
-}
-
+const servers: HttpServer[] = [];
+// From here on a signal shuts down (the functions below are hoisted).
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   Deno.addSignalListener(signal, () => void shutdown(signal));
+}
+
+// Listen once the first attempt to reach the database is over (normally: the
+// database is migrated and nobody sees a "not reached yet" answer), but after
+// a few seconds at most: /healthz must answer while the database is down.
+await Promise.race([app.databaseAttempted, new Promise((resolve) => setTimeout(resolve, 3000))]);
+
+const timeouts = {
+  headersTimeoutMs: config.http.headersTimeoutMs,
+  bodyTimeoutMs: config.http.bodyTimeoutMs,
+  idleTimeoutMs: config.http.idleTimeoutMs,
+};
+if (stopping) {
+  // A signal came while the database was being reached: shutdown() ends the process.
+} else if (role === "api") {
+  const maxConnections = config.http.maxConnections;
+  let server: HttpServer;
+  try {
+    server = serveHttp({
+      name: "public",
+      hostname: config.host,
+      port: config.port,
+      handler: app.handler,
+      maxConnections,
+      logger: log,
+      ...timeouts,
+    });
+  } catch (error) {
+    fail(`Cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`);
+  }
+  servers.push(server);
+  const { hostname, port } = server.addr;
+  log.info(
+    { hostname, port, role, database: app.db.kind, max_connections: maxConnections },
+    `listening on http://${hostname}:${port}`,
+  );
+} else {
+  log.info({ role, database: app.db.kind }, "worker started");
+}
+// Both roles: a worker's internal listener serves /metrics (its job rounds).
+if (!stopping && config.internal && app.internalHandler) {
+  let internal: HttpServer;
+  try {
+    internal = serveHttp({
+      name: "internal",
+      hostname: config.internal.host,
+      port: config.internal.port,
+      handler: app.internalHandler,
+      maxConnections: INTERNAL_MAX_CONNECTIONS,
+      logger: log,
+      ...timeouts,
+    });
+  } catch (error) {
+    fail(`Cannot listen on ${config.internal.host}:${config.internal.port}: ${(error as Error).message}`);
+  }
+  servers.push(internal);
+  log.info(
+    { hostname: internal.addr.hostname, port: internal.addr.port },
+    `internal listener on http://${internal.addr.hostname}:${internal.addr.port}`,
+  );
+}
+
+function exit(code: number) {
+  log.flush();
+  setTimeout(() => process.exit(code), 50);
+}
+
+/** The deadline (or a second signal): close whatever is still open and exit 1. */
+async function forceExit(reason: string) {
+  if (forced) return;
+  forced = true;
+  const closed = servers.reduce((count, server) => count + server.closeAll(), 0);
+  log.warn(
+    { reason, connections_closed: closed, timeout_ms: config.shutdownTimeoutMs },
+    "shutdown deadline reached: closing what remains",
+  );
+  // The database gets one more second; a statement stuck on it must not hold the exit.
+  await Promise.race([app.close().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 1000))]);
+  log.info({ forced: true }, "stopped");
+  exit(1);
+}
+
+async function shutdown(signal: string) {
+  if (stopping) {
+    void forceExit(`second ${signal}`);
+    return;
+  }
+  stopping = true;
+  log.info({ signal, timeout_ms: config.shutdownTimeoutMs }, "shutting down");
+  const deadline = setTimeout(() => void forceExit("deadline"), config.shutdownTimeoutMs);
+  // At once and together: no new connection, no new job round.
+  await Promise.all([jobs?.stop(), ...servers.map((server) => server.drain())]);
+  if (forced) return;
+  await app.close();
+  if (forced) return;
+  clearTimeout(deadline);
+  log.info({}, "stopped");
+  exit(0);
 }

@@ -1,14 +1,15 @@
 // Prometheus metrics (prom-client), served on the internal listener only.
 // Counts and durations, never message content, numbers, keys or provider ids:
 // labels are route templates, statuses, codes, modes, job and provider names.
-import type { SmsProvider, SubmitOutcome } from "@sms/domain";
+import process from "node:process";
+import type { Database } from "@sms/db";
+import type { MessageBacklog, SmsProvider, SubmitOutcome } from "@sms/domain";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 /** Seconds; from 1 ms to 30 s, the range between a cached read and a provider deadline. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-export type MessageBacklog = { due: number; queued: number; unknown: number };
-export type PoolStats = { total: number; idle: number; waiting: number } | null;
+type PoolStats = ReturnType<Database["poolStats"]>;
 
 export function createMetrics(sources: {
   /** Messages due for a status check, still queued, and unknown (read at scrape time). */
@@ -18,6 +19,24 @@ export function createMetrics(sources: {
 }) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // prom-client reads these three from /proc/self/status, which Deno does not
+  // let it read: they would be 0 forever. The resident set comes from the
+  // runtime instead; the other two are left out rather than reported wrong.
+  for (const name of [
+    "process_resident_memory_bytes",
+    "process_virtual_memory_bytes",
+    "process_heap_bytes",
+  ]) {
+    registry.removeSingleMetric(name);
+  }
+  new Gauge({
+    name: "process_resident_memory_bytes",
+    help: "Resident memory size in bytes.",
+    registers: [registry],
+    collect() {
+      this.set(process.memoryUsage().rss);
+    },
+  });
 
   const requests = new Counter({
     name: "sms_http_requests_total",
@@ -141,7 +160,6 @@ export function createMetrics(sources: {
       };
       return {
         ...provider,
-        name: provider.name,
         submit: (request) =>
           timed(
             "submit",

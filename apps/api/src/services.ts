@@ -133,8 +133,6 @@ export function dashboardServices(options: {
   };
 }
 
-export type DashboardServices = ReturnType<typeof dashboardServices>;
-
 /** Everything the API's procedures, pages and jobs call. */
 export function apiServices(options: {
   store: Store;

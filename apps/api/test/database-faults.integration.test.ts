@@ -72,6 +72,7 @@ describe.runIf(backends.includes("postgres"))("database faults", () => {
       SEND_RECORD_RETRY_SECONDS: "60",
     });
     app = await createApp(config, { clock: new ManualClock(), logDestination: logs });
+    await app.databaseReady;
     const created = await call("/v1/test-keys", { method: "POST" });
     expect(created.status).toBe(201);
     testKey = ((await created.json()) as { api_key: string }).api_key;

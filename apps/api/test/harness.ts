@@ -7,6 +7,7 @@
 //                               own process, spoken to over HTTP on loopback.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
+import { get as httpGet } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -75,6 +76,8 @@ export type TestApp = {
   env: Record<string, string>;
   /** Calls the handler in-process, as if over HTTP from `remoteAddress`. */
   request(path: string, init?: RequestInit, remoteAddress?: string): Promise<Response>;
+  /** Calls the internal listener's handler in-process (needs INTERNAL_PORT and INTERNAL_API_TOKEN in env). */
+  internal(path: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
 };
 
@@ -110,6 +113,10 @@ export async function startTestApp(options: {
       recordResponse(request, response);
       return response;
     },
+    internal(path, init) {
+      if (!app.internalHandler) throw new Error("startTestApp: set INTERNAL_PORT and INTERNAL_API_TOKEN");
+      return app.internalHandler(new Request(`${BASE_URL}${path}`, init), { remoteAddress: "127.0.0.1" });
+    },
     async close() {
       await app.close();
       await database.drop();
@@ -132,6 +139,8 @@ export async function freePort(): Promise<number> {
 export type ServerProcess = {
   baseUrl: string;
   port: number;
+  /** The internal listener's base URL, when started with `internalToken`. */
+  internalUrl?: string;
   child: ChildProcess;
   /** Every line the process wrote (stdout and stderr). */
   output: string[];
@@ -154,8 +163,15 @@ export async function startServer(options: {
   /** Reuse an existing database instead of creating one. */
   databaseUrl?: string;
   pgliteDataDir?: string;
+  /** Also open the internal listener (INTERNAL_PORT) with this INTERNAL_API_TOKEN. */
+  internalToken?: string;
+  /** Start under `ulimit <this>`, e.g. "-n 64" (soft and hard limit on open files) or "-S -n 64". */
+  ulimit?: string;
+  /** Wait until /readyz answers 200 (default), or only until the server listens. */
+  waitForDatabase?: boolean;
 }): Promise<ServerProcess> {
   const port = await freePort();
+  const internalPort = options.internalToken ? await freePort() : undefined;
   let databaseUrl = options.databaseUrl;
   let dropDatabase: (() => Promise<void>) | undefined;
   let dataDir = options.pgliteDataDir;
@@ -177,13 +193,21 @@ export async function startServer(options: {
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: "debug",
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { PGLITE_DATA_DIR: dataDir ?? "memory://" }),
+    ...(internalPort && options.internalToken
+      ? { INTERNAL_PORT: String(internalPort), INTERNAL_API_TOKEN: options.internalToken }
+      : {}),
     ...options.env,
   };
-  const child = spawn(DENO, denoRunArgs("src/main.ts", ...(options.args ?? [])), {
-    cwd: API_DIR,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const denoArgs = denoRunArgs("src/main.ts", ...(options.args ?? []));
+  // `exec` keeps the Deno process itself as the child (signals, its pid).
+  const child =
+    options.ulimit === undefined
+      ? spawn(DENO, denoArgs, { cwd: API_DIR, env, stdio: ["ignore", "pipe", "pipe"] })
+      : spawn("sh", ["-c", `ulimit ${options.ulimit} && exec "$0" "$@"`, DENO, ...denoArgs], {
+          cwd: API_DIR,
+          env,
+          stdio: ["ignore", "pipe", "pipe"],
+        });
   const output: string[] = [];
   const waiters = new Set<{ predicate: (line: string) => boolean; resolve: (line: string) => void }>();
   const onData = (chunk: Buffer) => {
@@ -231,6 +255,7 @@ export async function startServer(options: {
   const server: ServerProcess = {
     baseUrl: `http://127.0.0.1:${port}`,
     port,
+    ...(internalPort ? { internalUrl: `http://127.0.0.1:${internalPort}` } : {}),
     child,
     output,
     databaseUrl,
@@ -253,12 +278,34 @@ export async function startServer(options: {
   if (!(options.args ?? []).includes("--role=worker")) {
     try {
       await waitForOutput((line) => line.includes('"msg":"listening on'), 60_000);
+      // The database may still be migrating in the background (app.ts).
+      for (let i = 0; options.waitForDatabase !== false; i++) {
+        if ((await readyStatus(port)) === 200) break;
+        if (i >= 600 || child.exitCode !== null) {
+          throw new Error(`the server's database did not become ready:\n${output.slice(-10).join("\n")}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
     } catch (error) {
       await server.cleanup();
       throw error;
     }
   }
   return server;
+}
+
+/**
+ * GET /readyz on a connection of its own, closed afterwards (fetch would keep
+ * it open in its pool, and tests count the server's connections).
+ */
+function readyStatus(port: number): Promise<number | null> {
+  return new Promise((resolve) => {
+    const request = httpGet({ host: "127.0.0.1", port, path: "/readyz", agent: false }, (response) => {
+      response.resume();
+      response.on("end", () => resolve(response.statusCode ?? null));
+    });
+    request.on("error", () => resolve(null));
+  });
 }
 
 /** Creates a test key through the API. */

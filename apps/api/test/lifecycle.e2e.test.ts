@@ -52,6 +52,11 @@ describe("configuration", () => {
     [{ QUEUED_RECOVERY_SECONDS: "10", UBILL_SUBMIT_TIMEOUT_MS: "10000" }, "QUEUED_RECOVERY_SECONDS"],
     [{ MESSAGE_ENCRYPTION_KEYS: "k1:c2hvcnQ=" }, "MESSAGE_ENCRYPTION_KEYS"],
     [{ NODE_ENV: "production", DATABASE_URL: "postgresql://127.0.0.1:1/x" }, "MESSAGE_ENCRYPTION_KEYS"],
+    [{ INTERNAL_PORT: "3001" }, "INTERNAL_API_TOKEN"],
+    [{ INTERNAL_PORT: "3001", INTERNAL_API_TOKEN: "c2hvcnQ-too-short" }, "INTERNAL_API_TOKEN"],
+    [{ HTTP_IDLE_TIMEOUT_SECONDS: "0" }, "HTTP_IDLE_TIMEOUT_SECONDS"],
+    [{ MAX_CONNECTIONS: "many" }, "MAX_CONNECTIONS"],
+    [{ SHUTDOWN_TIMEOUT_SECONDS: "-1" }, "SHUTDOWN_TIMEOUT_SECONDS"],
   ])("refuses %o with a one-line error naming %s", async (env, variable) => {
     const result = await runMain(env);
     expect(result.code).not.toBe(0);

@@ -404,6 +404,7 @@ describe.skipIf(!hasPostgres)("two instances on one PostgreSQL database", () => 
       ).length;
 
     const intervalS = 2;
+    const WORKER_TOKEN = "worker-TEST-internal-token-0123456789";
     const workerEnv = {
       ...SHARED_KEYRING,
       ...ubillEnv(fake),
@@ -412,12 +413,14 @@ describe.skipIf(!hasPostgres)("two instances on one PostgreSQL database", () => 
     };
     try {
       const workers = await Promise.all(
-        [1, 2].map(() =>
+        [1, 2].map((n) =>
           server({
             backend: "postgres",
             databaseUrl: first.databaseUrl,
             args: ["--role=worker"],
             env: workerEnv,
+            // The first worker also opens its internal listener: its /metrics.
+            ...(n === 1 ? { internalToken: WORKER_TOKEN } : {}),
           }),
         ),
       );
@@ -459,6 +462,16 @@ describe.skipIf(!hasPostgres)("two instances on one PostgreSQL database", () => 
       }
       const delivered = await db.prisma.message.findMany({ where: { id: { in: refs.map((r) => r.id) } } });
       expect(delivered.every((row) => row.status === "delivered" && row.nextCheckAt === null)).toBe(true);
+
+      // A worker serves no public port, but its internal listener scrapes its rounds.
+      const scrape = await fetch(`${workers[0]?.internalUrl}/metrics`, {
+        headers: { Authorization: `Bearer ${WORKER_TOKEN}` },
+      });
+      expect(scrape.status).toBe(200);
+      const text = await scrape.text();
+      const rounds = /^sms_job_round_duration_seconds_count\{job="status-check"\} (\d+)/m.exec(text);
+      expect(Number(rounds?.[1] ?? 0)).toBeGreaterThan(0);
+      expect(text).not.toContain(apiKey);
     } finally {
       await db.query("DROP TRIGGER IF EXISTS test_log_claim ON messages");
       await db.query("DROP FUNCTION IF EXISTS test_log_claim()");

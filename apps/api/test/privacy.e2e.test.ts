@@ -33,6 +33,7 @@ const LIVE_KEY = `sk_live_PRIVACYliveKEY${"L".repeat(43 - "PRIVACYliveKEY".lengt
 const UNKNOWN_TEST_KEY = `sk_test_PRIVACYunknownTEST${"U".repeat(43 - "PRIVACYunknownTEST".length)}`;
 const UNKNOWN_LIVE_KEY = `sk_live_PRIVACYunknownLIVE${"V".repeat(43 - "PRIVACYunknownLIVE".length)}`;
 const BASIC_CREDENTIALS = Buffer.from("privacy-user:PRIVACY-basic-pass").toString("base64");
+const INTERNAL_TOKEN = "PRIVACY-internal-api-token-0123456789abcdef";
 const OAUTH_CODE = "PRIVACY-oauth-code-7731";
 const RAW_UBILL_TEXTS = ["PRIVACY-RAW-STATUS-MESSAGE", "PRIVACY-RAW-502-BODY"];
 
@@ -121,6 +122,7 @@ describe(`leak scan over HTTP on ${backend}`, () => {
     { label: "unknown test key", value: UNKNOWN_TEST_KEY },
     { label: "unknown live key", value: UNKNOWN_LIVE_KEY },
     { label: "Basic credentials", value: BASIC_CREDENTIALS },
+    { label: "internal API token", value: INTERNAL_TOKEN },
     { label: "OAuth code", value: OAUTH_CODE },
     { label: "raw uBill status field", value: "statusID" },
     ...RAW_UBILL_TEXTS.map((value) => ({ label: "raw uBill text", value })),
@@ -143,7 +145,9 @@ describe(`leak scan over HTTP on ${backend}`, () => {
     init: RequestInit = {},
     tags: { documented?: boolean; claimPage?: boolean } = {},
   ): Promise<{ status: number; headers: Headers; text: string; json<T>(): T }> {
-    const response = await fetch(`${server!.baseUrl}${path}`, { redirect: "manual", ...init });
+    // A path, or a full URL (the internal listener).
+    const target = path.startsWith("http") ? path : `${server!.baseUrl}${path}`;
+    const response = await fetch(target, { redirect: "manual", ...init });
     const text = await response.text();
     responses.push({
       where: `${init.method ?? "GET"} ${path} → ${response.status}`,
@@ -238,6 +242,7 @@ describe(`leak scan over HTTP on ${backend}`, () => {
     server = await startServer({
       backend,
       ...database,
+      internalToken: INTERNAL_TOKEN,
       env: {
         LOG_LEVEL: "trace",
         MESSAGE_ENCRYPTION_KEYS: ENCRYPTION_KEYS,
@@ -451,11 +456,16 @@ describe(`leak scan over HTTP on ${backend}`, () => {
       ).toBe(401);
     }
 
-    // -- the same procedures over /trpc
-    const trpcSend = await call("/trpc/messages.send", {
+    // -- the same procedures over tRPC, on the internal listener (the public port has no /trpc)
+    expect(
+      (await call("/trpc/messages.send", { method: "POST", headers: bearer(alice.apiKey) })).status,
+    ).toBe(404);
+    const internal = (procedure: string) => `${server!.internalUrl}/trpc/${procedure}`;
+    const asInternal = (apiKey: string) => ({ ...bearer(INTERNAL_TOKEN), "X-Api-Key": apiKey });
+    const trpcSend = await call(internal("messages.send"), {
       method: "POST",
       headers: {
-        ...bearer(alice.apiKey),
+        ...asInternal(alice.apiKey),
         "Content-Type": "application/json",
         "Idempotency-Key": "privacy-trpc-1",
       },
@@ -468,10 +478,10 @@ describe(`leak scan over HTTP on ${backend}`, () => {
     });
     needles.push({ label: "code 27495816", value: "27495816" });
     expect(trpcSend.status, trpcSend.text).toBeLessThan(300);
-    const trpcBad = await call("/trpc/messages.send", {
+    const trpcBad = await call(internal("messages.send"), {
       method: "POST",
       headers: {
-        ...bearer(alice.apiKey),
+        ...asInternal(alice.apiKey),
         "Content-Type": "application/json",
         "Idempotency-Key": "privacy-trpc-2",
       },
@@ -483,12 +493,18 @@ describe(`leak scan over HTTP on ${backend}`, () => {
     });
     expect(trpcBad.status).toBe(400);
     const input = encodeURIComponent(JSON.stringify({ message_id: testMessages[0]!.id }));
-    expect((await call(`/trpc/messages.get?input=${input}`, { headers: bearer(alice.apiKey) })).status).toBe(
-      200,
-    );
     expect(
-      (await call(`/trpc/messages.get?input=${input}`, { headers: bearer(UNKNOWN_TEST_KEY) })).status,
+      (await call(internal(`messages.get?input=${input}`), { headers: asInternal(alice.apiKey) })).status,
+    ).toBe(200);
+    expect(
+      (await call(internal(`messages.get?input=${input}`), { headers: asInternal(UNKNOWN_TEST_KEY) })).status,
     ).toBe(401);
+    // A wrong internal token, and the API key where the token belongs: 401, neither echoed.
+    expect(
+      (await call(internal("health.liveness"), { headers: bearer(`${INTERNAL_TOKEN.slice(0, -1)}x`) }))
+        .status,
+    ).toBe(401);
+    expect((await call(internal("health.liveness"), { headers: bearer(alice.apiKey) })).status).toBe(401);
 
     // -- live sends through the fake uBill
     const liveSends: Array<{ to: string; status: string; code: string }> = [

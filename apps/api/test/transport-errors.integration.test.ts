@@ -167,12 +167,12 @@ describe("transport errors (in-process)", () => {
       route: "/v1/test-keys",
     },
     {
-      name: "a larger body on /trpc",
+      name: "tRPC's endpoint, which is on the internal listener only",
       path: "/trpc/messages.send",
       init: () => send(oversized),
-      status: 413,
-      code: "payload_too_large",
-      route: "/trpc/*",
+      status: 404,
+      code: "route_not_found",
+      route: "unmatched",
     },
     {
       name: "a text/plain body",

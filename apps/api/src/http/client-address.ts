@@ -111,7 +111,7 @@ function parseNetwork(entry: string): Network {
 }
 
 /** Where proxies counted by a hop count may be, unless TRUST_PROXY_NETWORKS says otherwise: private addresses. */
-export const DEFAULT_PROXY_NETWORKS = "loopback,linklocal,uniquelocal";
+const DEFAULT_PROXY_NETWORKS = "loopback,linklocal,uniquelocal";
 
 /** A comma-separated list of addresses, CIDR networks and named ranges. */
 function parseNetworks(text: string, variable: string): Network[] {

@@ -1,6 +1,6 @@
 // GET /docs: interactive documentation served entirely from our own origin
 // (Scalar's standalone bundle, no CDN, no fonts, no telemetry), and
-// GET /openapi.json.
+// GET /openapi.json. Static: served even before the database is reached.
 //
 // The bundle (about 4 MB) is compressed once at start-up (gzip and brotli,
 // off the request path), served under a URL that carries its content hash
@@ -51,7 +51,7 @@ function asset(body: Uint8Array<ArrayBuffer>, contentType: string, cacheControl:
 }
 
 /** The best encoding the client accepts (RFC 9110 12.5.3): br, then gzip, else identity. */
-export function negotiateEncoding(acceptEncoding: string | null): Encoding {
+function negotiateEncoding(acceptEncoding: string | null): Encoding {
   if (!acceptEncoding) return "identity";
   const weights = new Map<string, number>();
   for (const part of acceptEncoding.split(",")) {
@@ -144,17 +144,18 @@ export async function docsRoutes(document: OpenAPIObject): Promise<ExtraRoute[]>
   const openapi = asset(bytes(JSON.stringify(document)), "application/json", "no-cache");
   const page = asset(bytes(docsPage(bundlePath)), "text/html; charset=utf-8", "no-cache");
   return [
-    { method: "GET", path: "/openapi.json", handle: (request) => serve(openapi, request) },
-    { method: "GET", path: "/docs", handle: (request) => serve(page, request, SECURITY_HEADERS) },
+    { method: "GET", path: "/openapi.json", withoutDatabase: true, handle: (request) => serve(openapi, request) },
+    { method: "GET", path: "/docs", withoutDatabase: true, handle: (request) => serve(page, request, SECURITY_HEADERS) },
     {
       // Browsers ask for it on every page; answer instead of a 404.
       method: "GET",
       path: "/favicon.ico",
+      withoutDatabase: true,
       handle: () =>
         new Response(FAVICON, {
           headers: { "Content-Type": "image/svg+xml", "Cache-Control": "public, max-age=86400" },
         }),
     },
-    { method: "GET", path: bundlePath, handle: (request) => serve(bundle, request) },
+    { method: "GET", path: bundlePath, withoutDatabase: true, handle: (request) => serve(bundle, request) },
   ];
 }

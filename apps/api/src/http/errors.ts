@@ -19,7 +19,7 @@ import { retryHeaders } from "./rate-limit-headers.ts";
 /**
  * Every stable error code the API can answer with, and its HTTP status:
  * spec section 7 first, then the transport-level codes (unknown route, wrong
- * method, oversized or non-JSON body).
+ * method, a body too slow, too large or not JSON, a connection over the cap).
  */
 export const ERROR_STATUS = {
   invalid_request: 400,
@@ -34,6 +34,7 @@ export const ERROR_STATUS = {
   message_not_found: 404,
   route_not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   idempotency_key_reused: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
@@ -41,6 +42,7 @@ export const ERROR_STATUS = {
   daily_limit_reached: 429,
   internal_error: 500,
   provider_unavailable: 503,
+  too_many_connections: 503,
 } as const;
 
 export type ApiErrorCode = keyof typeof ERROR_STATUS;
@@ -85,6 +87,8 @@ export const REFUSAL_MESSAGES = {
     "The service cannot reach its database right now; retry after the time in Retry-After. On POST /v1/messages reuse the same Idempotency-Key.",
   test_keys_rate_limited:
     "Too many test keys requested from this address this minute. Wait a minute and retry.",
+  too_many_connections: "The service has too many open connections. Retry shortly.",
+  request_timeout: "The request body did not arrive in time. Send it in one go and retry.",
 } as const;
 
 export const INTERNAL_ERROR_MESSAGE =
@@ -172,6 +176,12 @@ export const ERROR_GUIDE: {
     action: "Send only the documented fields.",
     example: "The request body is larger than 16384 bytes.",
   },
+  request_timeout: {
+    when: "The request body did not arrive within `HTTP_BODY_TIMEOUT_SECONDS` (30 s by default); the connection is then closed.",
+    action:
+      "Send the whole body at once, on a new connection; on `POST /v1/messages` retry with the same Idempotency-Key.",
+    example: REFUSAL_MESSAGES.request_timeout,
+  },
   unsupported_media_type: {
     when: "`POST /v1/messages` with a `Content-Type` that is not JSON.",
     action: "Send `Content-Type: application/json`.",
@@ -199,6 +209,12 @@ export const ERROR_GUIDE: {
     when: "The SMS provider could not be reached. Nothing was sent (test mode: `+995500000002`).",
     action: "Retry with the same `Idempotency-Key`; it is safe.",
     example: REFUSAL_MESSAGES.provider_unavailable,
+  },
+  too_many_connections: {
+    when: "The instance already holds `MAX_CONNECTIONS` open connections; answered on the new connection, which is then closed.",
+    action:
+      "Retry after `Retry-After` (1 s), and reuse keep-alive connections instead of opening one per request.",
+    example: REFUSAL_MESSAGES.too_many_connections,
   },
 };
 
@@ -251,7 +267,7 @@ export function testKeyRefusal(result: Extract<CreateTestKeyResult, { ok: false 
   );
 }
 
-/** An operator action's refusal as one sentence (the command-line tool and the dashboard). */
+/** An operator action's refusal as one sentence, for the command-line tool (the dashboard's wording: routers/refusals.ts). */
 export function operatorRefusalText(refusal: OperatorRefusal): string {
   switch (refusal.code) {
     case "invalid_input":

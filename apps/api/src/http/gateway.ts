@@ -1,10 +1,12 @@
-// The thin wrapper around trpc-to-openapi's fetch adapter. It owns everything
-// the library does not: the request id, routing with 404/405, the body (size
-// limit, JSON parsing, body-less POSTs), HEAD, the extra non-tRPC routes, the
-// error envelope for every failure, and the one access-log line per request.
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+// The thin wrapper around trpc-to-openapi's fetch adapter: the public port's
+// handler. It owns everything the library does not: the request id, routing
+// with 404/405, the body (size limit, JSON parsing, body-less POSTs), HEAD, the
+// extra non-tRPC routes, the answer while the database has not been reached
+// yet, the error envelope for every failure, and the one access-log line per
+// request. The public port serves these routes and nothing else; tRPC's own
+// protocol is on the internal listener (internal.ts).
 import { newId } from "@sms/crypto";
-import type { TRPCError } from "@trpc/server";
+import type { AnyProcedure, TRPCError, TRPCRouterRecord } from "@trpc/server";
 import {
   createOpenApiFetchHandler,
   forEachOpenApiProcedure,
@@ -14,16 +16,26 @@ import {
   normalizePath,
 } from "trpc-to-openapi";
 import type { AppDeps } from "../deps.ts";
-import type { ApiRouter, Context, Meta } from "../trpc/trpc.ts";
+import type { AppLogger } from "../logger.ts";
+import { type ApiRouter, type Context, type Meta, router as buildRouter } from "../trpc/trpc.ts";
 import { resolveClientAddress, type TrustProxy } from "./client-address.ts";
-import { ApiError, type BodyError, errorResponse, isUnexpected, toApiError } from "./errors.ts";
-import { readBodyText } from "./read-body.ts";
+import {
+  ApiError,
+  type BodyError,
+  databaseUnavailableError,
+  errorResponse,
+  isUnexpected,
+  toApiError,
+} from "./errors.ts";
+import { readBody } from "./read-body.ts";
 import { type RequestState, successResponseMeta } from "./request-state.ts";
 
 /** A route served outside tRPC (documents, pages). */
 export type ExtraRoute = {
   method: "GET" | "POST";
   path: `/${string}`;
+  /** The route answers without the database (documents); pages need it by default. */
+  withoutDatabase?: boolean;
   handle(request: Request, state: RequestState, params: Record<string, string>): Promise<Response> | Response;
 };
 
@@ -39,9 +51,33 @@ export type FinishedRequest = {
 
 export type Handler = (request: Request, connection?: ConnectionInfo) => Promise<Response>;
 
-type ProcedureRoute = { meta: Meta; takesBody: boolean };
+/**
+ * A REST route's procedure, with a router that holds only it: the fetch
+ * adapter builds its route table from the router it is given on every
+ * request, so the gateway, which has already matched the route, hands it one
+ * entry instead of all of them.
+ */
+type ProcedureRoute = { meta: Meta; takesBody: boolean; router: ApiRouter };
 
-type Route = { method: string; template: string; pattern: RegExp } & (
+/** The procedure at `path` of `router` ("messages.send"), alone in a router of its own, at the same path. */
+function routerOf(router: ApiRouter, path: string): ApiRouter {
+  const segments = path.split(".");
+  const leaf = segments.pop() ?? path;
+  const record: TRPCRouterRecord = {};
+  let level = record;
+  for (const segment of segments) {
+    const inner: TRPCRouterRecord = {};
+    level[segment] = inner;
+    level = inner;
+  }
+  const procedures: Readonly<Record<string, AnyProcedure | undefined>> = router._def.procedures;
+  const procedure = procedures[path];
+  if (!procedure) throw new Error(`no procedure at ${path}`);
+  level[leaf] = procedure;
+  return buildRouter(record);
+}
+
+type Route = { method: string; template: string; pattern: RegExp; needsDatabase: boolean } & (
   | { procedure: ProcedureRoute; extra?: undefined }
   | { extra: ExtraRoute; procedure?: undefined }
 );
@@ -52,15 +88,12 @@ type Route = { method: string; template: string; pattern: RegExp } & (
  */
 type PreparedBody = { json: string | null; bodyError?: BodyError; bodyProblem?: ApiError };
 
-/** Where the procedures are reached over tRPC's own protocol (internal tools; integrators use REST). */
-export const TRPC_ENDPOINT = "/trpc";
-
 /** Stands in for a body the procedure must not see, so that its input parsing fails. */
 const EMPTY_OBJECT = "{}";
 
 function routeTable(router: ApiRouter, extra: ExtraRoute[]): Route[] {
   const routes: Route[] = [];
-  forEachOpenApiProcedure<Meta>(router._def.procedures, ({ procedure, meta }) => {
+  forEachOpenApiProcedure<Meta>(router._def.procedures, ({ path, procedure, meta }) => {
     const openapi = meta.openapi;
     const { inputParser } = getInputOutputParsers(procedure);
     routes.push({
@@ -68,7 +101,12 @@ function routeTable(router: ApiRouter, extra: ExtraRoute[]): Route[] {
       template: normalizePath(openapi.path),
       // trpc-to-openapi matches case-insensitively; the gateway is exact.
       pattern: new RegExp(getPathRegExp(normalizePath(openapi.path)).source),
-      procedure: { meta, takesBody: openapi.method !== "GET" && !instanceofZodTypeLikeVoid(inputParser) },
+      needsDatabase: meta.withoutDatabase !== true,
+      procedure: {
+        meta,
+        takesBody: openapi.method !== "GET" && !instanceofZodTypeLikeVoid(inputParser),
+        router: routerOf(router, path),
+      },
     });
   });
   for (const route of extra) {
@@ -76,15 +114,11 @@ function routeTable(router: ApiRouter, extra: ExtraRoute[]): Route[] {
       method: route.method,
       template: route.path,
       pattern: new RegExp(getPathRegExp(route.path).source),
+      needsDatabase: route.withoutDatabase !== true,
       extra: route,
     });
   }
   return routes;
-}
-
-async function readBody(request: Request, limit: number): Promise<string | ApiError> {
-  const text = await readBodyText(request, limit);
-  return text ?? new ApiError("payload_too_large", `The request body is larger than ${limit} bytes.`);
 }
 
 function isJson(contentType: string | null): boolean {
@@ -149,14 +183,16 @@ function adapterRequest(request: Request, json: string | null): Request {
 export function createGateway(options: {
   router: ApiRouter;
   deps: AppDeps;
-  extraRoutes?: ExtraRoute[];
+  extraRoutes: ExtraRoute[];
   trustProxy: TrustProxy;
   maxBodyBytes: number;
   /** Called once per request after its access-log line (metrics). */
-  onFinished?: (request: FinishedRequest) => void;
+  onFinished: (request: FinishedRequest) => void;
+  /** False until the database has first been reached (and migrated). */
+  databaseStarted: () => boolean;
 }): Handler {
-  const { deps, router } = options;
-  const routes = routeTable(router, options.extraRoutes ?? []);
+  const { deps } = options;
+  const routes = routeTable(options.router, options.extraRoutes);
 
   // The fetch adapters take their options per request, so the context and the
   // error are closures over this request's state: nothing is attached to the
@@ -173,7 +209,7 @@ export function createGateway(options: {
     const context: Context = { deps, state };
     const errors: TRPCError[] = [];
     const response = await createOpenApiFetchHandler({
-      router,
+      router: route.router,
       // A plain string replace on the whole URL: only "/" is safe (see
       // shared/notes/trpc-to-openapi.md); meta.openapi.path holds /v1/....
       endpoint: "/",
@@ -194,34 +230,6 @@ export function createGateway(options: {
     return response;
   }
 
-  /** The same procedures over tRPC's own protocol, for the typed @trpc/client. */
-  async function callTrpc(request: Request, state: RequestState): Promise<Response> {
-    // tRPC reads bodies without a limit: read it here and hand tRPC a copy.
-    // (Reading a clone instead leaves the other branch of the tee unread, and
-    // cancelling an oversized read then never settles: the request hung.)
-    const text = await readBody(request, options.maxBodyBytes);
-    if (text instanceof ApiError) throw text;
-    const headers = new Headers(request.headers);
-    headers.delete("content-length");
-    const takesBody = request.method !== "GET" && request.method !== "HEAD";
-    const copy = new Request(request.url, {
-      method: request.method,
-      headers,
-      body: takesBody ? text : null,
-      signal: request.signal,
-    });
-    const context: Context = { deps, state };
-    return fetchRequestHandler({
-      endpoint: TRPC_ENDPOINT,
-      req: copy,
-      router,
-      createContext: () => context,
-      onError: ({ error }) => {
-        if (isUnexpected(error)) state.log.error({ err: error }, "procedure failed");
-      },
-    });
-  }
-
   async function dispatch(
     request: Request,
     state: RequestState,
@@ -229,10 +237,6 @@ export function createGateway(options: {
   ): Promise<Response> {
     const url = new URL(request.url);
     const path = normalizePath(url.pathname);
-    if (path.startsWith(`${TRPC_ENDPOINT}/`)) {
-      routeInfo.template = `${TRPC_ENDPOINT}/*`;
-      return callTrpc(request, state);
-    }
     const method = request.method === "HEAD" ? "GET" : request.method;
     const matching = routes.filter((route) => route.pattern.test(path));
     if (matching.length === 0) {
@@ -254,53 +258,77 @@ export function createGateway(options: {
       );
     }
     routeInfo.template = route.template;
+    if (route.needsDatabase && !options.databaseStarted()) {
+      throw databaseUnavailableError();
+    }
     if (route.extra) return route.extra.handle(request, state, route.pattern.exec(path)?.groups ?? {});
     return callProcedure(request, route.procedure, state);
   }
 
   return async function handle(request, connection) {
-    const startedAt = performance.now();
-    const requestId = newId("req");
     const peer = connection?.remoteAddress ?? "127.0.0.1";
-    const state: RequestState = {
-      requestId,
-      request,
-      clientAddress: resolveClientAddress(peer, request.headers.get("x-forwarded-for"), options.trustProxy),
-      log: deps.logger.child({ request_id: requestId }),
-    };
-    const routeInfo = { template: "unmatched" };
-    let response: Response;
-    let code: string | undefined;
-    try {
-      response = await dispatch(request, state, routeInfo);
-    } catch (error) {
-      if (!(error instanceof ApiError)) state.log.error({ err: error }, "request failed");
-      const apiError = error instanceof ApiError ? error : toApiError(error, undefined);
-      code = apiError.code;
-      response = errorResponse(apiError, requestId);
-    }
-    response.headers.set("X-Request-Id", requestId);
-    if (request.method === "HEAD")
-      response = new Response(null, { status: response.status, headers: response.headers });
-    const status = response.status;
-    const durationMs = performance.now() - startedAt;
-    state.log[status >= 500 ? "error" : "info"](
-      {
-        method: request.method,
-        route: routeInfo.template,
-        status,
-        duration_ms: Math.round(durationMs * 10) / 10,
-        ...(state.projectId ? { project_id: state.projectId } : {}),
-      },
-      "request",
+    const clientAddress = resolveClientAddress(
+      peer,
+      request.headers.get("x-forwarded-for"),
+      options.trustProxy,
     );
-    options.onFinished?.({
-      route: routeInfo.template,
-      method: request.method,
-      status,
-      seconds: durationMs / 1000,
-      code,
-    });
+    const { response, finished } = await frameRequest(deps.logger, request, clientAddress, (state, route) =>
+      dispatch(request, state, route),
+    );
+    options.onFinished(finished);
     return response;
+  };
+}
+
+/**
+ * One request's frame, on either listener: its id and state, the envelope for
+ * any failure, `X-Request-Id`, no body for HEAD, and its one access-log line
+ * (`fields`: the listener's own, first).
+ */
+export async function frameRequest(
+  logger: AppLogger,
+  request: Request,
+  clientAddress: string,
+  dispatch: (state: RequestState, route: { template: string }) => Promise<Response>,
+  fields: Readonly<Record<string, string>> = {},
+): Promise<{ response: Response; finished: FinishedRequest }> {
+  const startedAt = performance.now();
+  const requestId = newId("req");
+  const state: RequestState = {
+    requestId,
+    request,
+    clientAddress,
+    log: logger.child({ request_id: requestId }),
+  };
+  const route = { template: "unmatched" };
+  let response: Response;
+  let code: string | undefined;
+  try {
+    response = await dispatch(state, route);
+  } catch (error) {
+    if (!(error instanceof ApiError)) state.log.error({ err: error }, "request failed");
+    const apiError = error instanceof ApiError ? error : toApiError(error, undefined);
+    code = apiError.code;
+    response = errorResponse(apiError, requestId);
+  }
+  response.headers.set("X-Request-Id", requestId);
+  if (request.method === "HEAD")
+    response = new Response(null, { status: response.status, headers: response.headers });
+  const status = response.status;
+  const durationMs = performance.now() - startedAt;
+  state.log[status >= 500 ? "error" : "info"](
+    {
+      ...fields,
+      method: request.method,
+      route: route.template,
+      status,
+      duration_ms: Math.round(durationMs * 10) / 10,
+      ...(state.projectId ? { project_id: state.projectId } : {}),
+    },
+    "request",
+  );
+  return {
+    response,
+    finished: { route: route.template, method: request.method, status, seconds: durationMs / 1000, code },
   };
 }

@@ -21,7 +21,7 @@ import {
   type ZodOpenApiResponseObject,
 } from "zod-openapi";
 import type { DocumentedResponse, Meta } from "../trpc/trpc.ts";
-import { API_ERROR_CODES, type ApiErrorCode, ERROR_GUIDE, ERROR_STATUS } from "./errors.ts";
+import { API_ERROR_CODES, type ApiErrorCode, ERROR_GUIDE } from "./errors.ts";
 import { guidePages, referenceIntro, TAGS } from "./guide.ts";
 
 export const API_VERSION = "0.1.0";
@@ -327,6 +327,3 @@ export function buildOpenApiDocument(router: OpenApiRouter, baseUrl: string): Op
   ];
   return document;
 }
-
-/** The HTTP status of each code, for tests and tools that read the document. */
-export { ERROR_STATUS };

@@ -1,23 +1,78 @@
-// Reads a request body as text without ever holding more than `limit` bytes.
-// Used by the gateway (JSON bodies) and the claim pages (form posts).
+// Reads a request body as text without ever holding more than `limit` bytes,
+// and within the body deadline the HTTP server set for this request. Used by
+// the gateway (JSON bodies), the internal tRPC listener and the pages (form
+// posts). The server (http/server.ts) closes the connection after the response
+// of any request whose body was not read to its end here: an oversized,
+// endless or ignored body never keeps its socket.
+import { ApiError, REFUSAL_MESSAGES } from "./errors.ts";
 
-/** The body as text, or null when it is larger than `limit` bytes (declared or actual). */
+/** When each request's body must have arrived (performance.now() time), set by the server. */
+const deadlines = new WeakMap<Request, number>();
+/** Requests whose body was read to its end. */
+const fullyRead = new WeakSet<Request>();
+
+/** The server's side: this request's body must arrive in full by `deadline` (performance.now()). */
+export function setBodyDeadline(request: Request, deadline: number): void {
+  deadlines.set(request, deadline);
+}
+
+/**
+ * True when the request came with a body (declared by Content-Length or
+ * Transfer-Encoding, whatever the method) that was not read to its end.
+ */
+export function bodyLeftUnread(request: Request): boolean {
+  if (fullyRead.has(request)) return false;
+  const length = request.headers.get("content-length");
+  return request.headers.has("transfer-encoding") || (length !== null && length !== "0");
+}
+
+/**
+ * The body as text, or null when it is larger than `limit` bytes (declared or
+ * actual; reading stops at the limit). Throws ApiError `request_timeout` when
+ * the body does not arrive by the deadline the server set.
+ */
 export async function readBodyText(request: Request, limit: number): Promise<string | null> {
   if (Number(request.headers.get("content-length") ?? "0") > limit) return null;
-  if (!request.body) return "";
+  if (!request.body) {
+    fullyRead.add(request);
+    return "";
+  }
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return null;
+  const deadline = deadlines.get(request);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let expired: Promise<"timeout"> | undefined;
+  try {
+    for (;;) {
+      const read = reader.read();
+      let result: ReadableStreamReadResult<Uint8Array> | "timeout";
+      if (deadline === undefined) {
+        result = await read;
+      } else {
+        // One timer per body, armed at its first read and cleared when reading ends.
+        expired ??= new Promise((resolve) => {
+          timer = setTimeout(() => resolve("timeout"), Math.max(0, deadline - performance.now()));
+        });
+        result = await Promise.race([read, expired]);
+      }
+      if (result === "timeout") {
+        read.catch(() => {});
+        await reader.cancel().catch(() => {});
+        throw new ApiError("request_timeout", REFUSAL_MESSAGES.request_timeout);
+      }
+      if (result.done) break;
+      size += result.value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        return null;
+      }
+      chunks.push(result.value);
     }
-    chunks.push(value);
+  } finally {
+    clearTimeout(timer);
   }
+  fullyRead.add(request);
   const bytes = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {
@@ -25,4 +80,10 @@ export async function readBodyText(request: Request, limit: number): Promise<str
     offset += chunk.byteLength;
   }
   return new TextDecoder().decode(bytes);
+}
+
+/** readBodyText for the JSON routes of both listeners: an oversized body is the `413` error. */
+export async function readBody(request: Request, limit: number): Promise<string | ApiError> {
+  const text = await readBodyText(request, limit);
+  return text ?? new ApiError("payload_too_large", `The request body is larger than ${limit} bytes.`);
 }

@@ -18,6 +18,8 @@ import {
 } from "@sms/domain";
 import type { Config } from "../env.ts";
 import { OPERATOR_INPUT_RULES, operatorRefusalText } from "../http/errors.ts";
+import { toCredits, toFreeTier } from "../routers/dashboard/records.types.ts";
+import { toMessageCount } from "../routers/operator/operator.types.ts";
 import { type OperatorServices, operatorServices } from "../services.ts";
 
 export type OperatorCliResult = { exitCode: number; stdout: string[]; stderr: string[] };
@@ -297,19 +299,8 @@ const COMMANDS: Command[] = [
             sender: project.sender,
             sender_brand_id: project.senderBrandId,
           },
-          credits: {
-            balance: credits.balance,
-            ledger_sum: credits.ledgerSum,
-            consistent: credits.consistent,
-            has_paid_credits: credits.hasPaidCredits,
-          },
-          free_tier: {
-            applies: freeTier.applies,
-            limit: freeTier.limit,
-            used_today: freeTier.usedToday,
-            remaining_today: freeTier.remainingToday,
-            reset_at: formatTimestamp(freeTier.resetAt),
-          },
+          credits: toCredits(credits),
+          free_tier: toFreeTier(freeTier),
           keys: result.keys.map((key) => ({
             id: key.id,
             mode: key.mode,
@@ -317,12 +308,7 @@ const COMMANDS: Command[] = [
             created_at: formatTimestamp(key.createdAt),
             revoked_at: key.revokedAt ? formatTimestamp(key.revokedAt) : null,
           })),
-          messages: result.messages.map((row) => ({
-            mode: row.mode,
-            status: row.status,
-            last_24h: row.last24h,
-            last_7d: row.last7d,
-          })),
+          messages: result.messages.map(toMessageCount),
         },
         lines: describeLines(result, cacheTtlMs),
       };

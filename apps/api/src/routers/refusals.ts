@@ -1,11 +1,13 @@
 // The dashboard's wording of the domain's refusals (the account holder's and
 // the operator's): one sentence each, saying what to change. The command-line
 // tool words the same codes for a terminal (operator/operator-cli.ts).
-import type {
-  DashboardRefusal,
-  OperatorRefusal,
-  RequestSenderResult,
-  SenderRequestRefusal,
+import {
+  type DashboardRefusal,
+  MAX_CREDIT_GRANT,
+  MAX_REASON_LENGTH,
+  type OperatorRefusal,
+  type RequestSenderResult,
+  type SenderRequestRefusal,
 } from "@sms/domain";
 
 export type DashboardActionRefusal =
@@ -14,14 +16,16 @@ export type DashboardActionRefusal =
   | SenderRequestRefusal
   | Extract<RequestSenderResult, { ok: false }>;
 
-const FIELD_TEXT: Record<string, string> = {
+type InvalidField = Extract<DashboardActionRefusal, { code: "invalid_input" }>["field"];
+
+const FIELD_TEXT: Record<InvalidField, string> = {
   actor: "Your identity cannot be written to the audit log.",
   project_id: "That is not a project id.",
   key: "Name one key.",
   key_id: "That is not a key id.",
   key_prefix: "A key prefix is sk_test_ or sk_live_ and four more characters.",
-  reason: "Give a reason of 1 to 500 characters.",
-  amount: "The amount must be a whole number from 1 to 1,000,000.",
+  reason: `Give a reason of 1 to ${MAX_REASON_LENGTH} characters.`,
+  amount: `The amount must be a whole number from 1 to ${MAX_CREDIT_GRANT.toLocaleString("en-US")}.`,
   reference: "The reference must be 1 to 200 printable characters, without spaces at either end.",
   sender_name:
     "A sender name is 1 to 11 characters: letters, digits, space and . & _ -, with at least one letter.",

@@ -1,5 +1,5 @@
 // Procedure tiers, defined once. The REST routes (trpc-to-openapi) and the
-// typed @trpc/client reach the same procedures.
+// typed @trpc/client on the internal listener reach the same procedures.
 import type { DashboardViewer } from "@sms/domain";
 import { initTRPC, TRPCError, type TRPCBuiltRouter } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
@@ -34,6 +34,11 @@ export type Meta = OpenApiMeta<{
    * test/openapi-request.test.ts holds the two to the same verdicts.
    */
   documentBody?: ZodType;
+  /**
+   * The route answers without the database (health, documents). Every other
+   * route answers 500 with Retry-After until the database has first been reached.
+   */
+  withoutDatabase?: boolean;
 }>;
 
 /** One status of a route, as the OpenAPI document describes it. */
@@ -52,8 +57,8 @@ const t = initTRPC
   .meta<Meta>()
   .create({
     isDev: false,
-    // Used by the /trpc endpoint (the REST routes render the envelope in the
-    // gateway): our stable code and the request id ride in `data`; an
+    // Used by the internal listener's tRPC endpoint (the REST routes render
+    // the envelope in the gateway): our stable code and the request id ride in `data`; an
     // unexpected error's message is replaced. Never throws.
     errorFormatter({ shape, error, ctx }) {
       const cause = error.cause;

@@ -21,6 +21,19 @@ const MAX_CACHE_ENTRIES = 10_000;
 /** How stale api_keys.last_used_at may be. */
 export const KEY_USE_RESOLUTION_MS = 60_000;
 
+/**
+ * Sets `key` as the map's newest entry. Entries sit in insertion order:
+ * when the map is full, the oldest one is dropped.
+ */
+function setNewest<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  if (map.size >= MAX_CACHE_ENTRIES) {
+    const oldest = map.keys().next();
+    if (!oldest.done) map.delete(oldest.value);
+  }
+  map.set(key, value);
+}
+
 /** Splits `Authorization`; returns the credentials, or the failure code. */
 function parseAuthorization(
   header: string | null,
@@ -53,12 +66,7 @@ export function createApiKeyAuthenticator(options: {
   async function recordUse(keyId: string, now: number): Promise<void> {
     const last = touched.get(keyId);
     if (last !== undefined && now >= last && now - last < KEY_USE_RESOLUTION_MS) return;
-    touched.delete(keyId);
-    if (touched.size >= MAX_CACHE_ENTRIES) {
-      const oldest = touched.keys().next();
-      if (!oldest.done) touched.delete(oldest.value);
-    }
-    touched.set(keyId, now);
+    setNewest(touched, keyId, now);
     try {
       await options.store.keys.touch(keyId, new Date(now), new Date(now - KEY_USE_RESOLUTION_MS));
     } catch {
@@ -101,13 +109,7 @@ export function createApiKeyAuthenticator(options: {
       const result = await lookup(keyHash);
       if (result.ok) await recordUse(result.keyId, now);
       if (options.cacheTtlMs > 0) {
-        // Entries sit in insertion order: when full, drop the oldest one.
-        cache.delete(keyHash);
-        if (cache.size >= MAX_CACHE_ENTRIES) {
-          const oldest = cache.keys().next();
-          if (!oldest.done) cache.delete(oldest.value);
-        }
-        cache.set(keyHash, { result, cachedAt: now });
+        setNewest(cache, keyHash, { result, cachedAt: now });
       }
       return result;
     },

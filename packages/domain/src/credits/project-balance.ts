@@ -4,11 +4,17 @@
 import { BUCKETS, windowOf } from "../model/limits.ts";
 import type { Balance, LedgerEntry, Store } from "../store/index.ts";
 
-export type ProjectBalance = Balance & {
-  projectId: string;
+/** A project's balance beside its ledger sum. */
+export type CheckedCredits = Balance & {
   /** True when the cached balance equals the ledger sum (it always should). */
   consistent: boolean;
 };
+
+export function checkedCredits(balance: Balance): CheckedCredits {
+  return { ...balance, consistent: balance.ledgerSum === balance.balance };
+}
+
+export type ProjectBalance = CheckedCredits & { projectId: string };
 
 export type ProjectBalanceResult = ({ ok: true } & ProjectBalance) | { ok: false; code: "project_not_found" };
 
@@ -18,12 +24,7 @@ export async function projectBalance(
 ): Promise<ProjectBalanceResult> {
   const balance = await deps.store.ledger.balance(input.projectId);
   if (!balance) return { ok: false, code: "project_not_found" };
-  return {
-    ok: true,
-    projectId: input.projectId,
-    ...balance,
-    consistent: balance.ledgerSum === balance.balance,
-  };
+  return { ok: true, projectId: input.projectId, ...checkedCredits(balance) };
 }
 
 /** The newest ledger entries of a project, newest first. */
@@ -31,7 +32,7 @@ export function listCreditLedger(
   deps: { store: Pick<Store, "ledger"> },
   input: { projectId: string; limit?: number },
 ): Promise<LedgerEntry[]> {
-  return deps.store.ledger.list(input.projectId, input.limit ?? 20);
+  return deps.store.ledger.listPage(input.projectId, null, input.limit ?? 20);
 }
 
 export type FreeTierUsage = {

@@ -1,7 +1,12 @@
 // An account holder's credits: the balance checked against the ledger (as the
 // operator's `show` does), the free-tier allowance used today, and the
 // ledger itself, paged, each entry with the message it belongs to.
-import { freeTierUsage, type FreeTierUsage } from "../credits/project-balance.ts";
+import {
+  type CheckedCredits,
+  checkedCredits,
+  freeTierUsage,
+  type FreeTierUsage,
+} from "../credits/project-balance.ts";
 import type { Clock } from "../ports.ts";
 import type { LedgerEntry, Store } from "../store/index.ts";
 import type { Cursor } from "../store/message-log.ts";
@@ -10,7 +15,7 @@ import { type Page, pageOf } from "./paging.ts";
 
 export type ProjectCredits = {
   ok: true;
-  credits: { balance: number; ledgerSum: number; consistent: boolean; hasPaidCredits: boolean };
+  credits: CheckedCredits;
   freeTier: FreeTierUsage;
   ledger: Page<LedgerEntry, Cursor>;
 };
@@ -37,7 +42,7 @@ export async function projectCredits(
   });
   return {
     ok: true,
-    credits: { ...balance, consistent: balance.balance === balance.ledgerSum },
+    credits: checkedCredits(balance),
     freeTier,
     ledger: pageOf(rows, input.limit, (row) => ({ createdAt: row.createdAt, id: row.id })),
   };

@@ -3,7 +3,8 @@
 // stored), revoking one of the project's keys (revokeApiKey), and rolling the
 // test key (a new one shown once, the old ones revoked, in one transaction).
 // Every change writes the same audit row as the operator's tool.
-import { apiKeyPrefix, isId, newApiKey, newId, sha256Hex } from "@sms/crypto";
+import { isId } from "@sms/crypto";
+import { mintApiKey } from "../auth/mint-api-key.ts";
 import { checkCommon, type OperatorDeps, type OperatorRefusal } from "../operator/operator-support.ts";
 import { type CreateLiveKeyResult, createLiveKey } from "../operator/create-live-key.ts";
 import { type RevokeApiKeyResult, revokeApiKey } from "../operator/revoke-api-key.ts";
@@ -69,10 +70,7 @@ export async function rollTestKey(
   const refused = checkCommon({ actor: input.viewer.actor }, project.id);
   if (refused) return refused;
   const now = deps.clock.now();
-  const apiKey = newApiKey("test");
-  const keyHash = await sha256Hex(apiKey);
-  const prefix = apiKeyPrefix(apiKey);
-  const keyId = newId("key", now.getTime());
+  const { apiKey, keyHash, prefix, keyId } = mintApiKey("test", now);
   return deps.store.transaction(async (tx): Promise<RollTestKeyResult> => {
     // The project row lock serialises two rolls: the second revokes the first's new key.
     if (!(await tx.projects.lock(project.id))) return PROJECT_NOT_FOUND;

@@ -2,8 +2,6 @@
 // its last row, and the next page starts strictly after it, so a page never
 // repeats or skips a row while new rows arrive at the top.
 
-export const MAX_PAGE_SIZE = 100;
-
 export type Page<T, C> = { items: T[]; next: C | null };
 
 /** `rows` was read with `limit + 1`: the extra row only says there is more. */
@@ -11,10 +9,4 @@ export function pageOf<T, C>(rows: T[], limit: number, cursorOf: (row: T) => C):
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
   return { items, next: rows.length > limit && last !== undefined ? cursorOf(last) : null };
-}
-
-/** A requested page size, within 1..MAX_PAGE_SIZE. */
-export function pageSize(requested: number | undefined, fallback: number): number {
-  if (requested === undefined || !Number.isInteger(requested)) return fallback;
-  return Math.min(MAX_PAGE_SIZE, Math.max(1, requested));
 }

@@ -1,8 +1,13 @@
 // An account holder's projects: the list, and one project at a glance (state,
 // sender and any pending request, credits checked against the ledger, the
 // free-tier allowance, today's messages).
-import { freeTierUsage, type FreeTierUsage } from "../credits/project-balance.ts";
-import { startOfUtcDay } from "../model/time.ts";
+import {
+  type CheckedCredits,
+  checkedCredits,
+  freeTierUsage,
+  type FreeTierUsage,
+} from "../credits/project-balance.ts";
+import { nextUtcMidnight, startOfUtcDay } from "../model/time.ts";
 import type { Clock } from "../ports.ts";
 import type { AccountProjectRow, ProjectRecord, SenderRequestRecord, Store } from "../store/index.ts";
 import { type AccountViewer, type DashboardRefusal, ownedProject, PROJECT_NOT_FOUND } from "./access.ts";
@@ -32,7 +37,7 @@ export async function listAccountProjects(
 export type ProjectOverview = {
   ok: true;
   project: ProjectRecord;
-  credits: { balance: number; ledgerSum: number; consistent: boolean; hasPaidCredits: boolean };
+  credits: CheckedCredits;
   freeTier: FreeTierUsage;
   pendingSenderRequest: SenderRequestRecord | null;
   messagesToday: number;
@@ -53,7 +58,7 @@ export async function projectOverview(
   const [balance, pending, usage] = await Promise.all([
     deps.store.ledger.balance(project.id),
     deps.store.senderRequests.pendingFor(project.id),
-    deps.store.messageLog.usageByDay(project.id, today, new Date(today.getTime() + 86_400_000)),
+    deps.store.messageLog.usageByDay(project.id, today, nextUtcMidnight(now)),
   ]);
   if (!balance) return PROJECT_NOT_FOUND;
   const freeTier = await freeTierUsage(deps, {
@@ -64,7 +69,7 @@ export async function projectOverview(
   return {
     ok: true,
     project,
-    credits: { ...balance, consistent: balance.balance === balance.ledgerSum },
+    credits: checkedCredits(balance),
     freeTier,
     pendingSenderRequest: pending,
     messagesToday: usage.reduce((sum, row) => sum + row.messages, 0),

@@ -5,6 +5,7 @@
 // stops working too.
 import { newId, randomToken, sha256Hex } from "@sms/crypto";
 import type { Clock } from "../ports.ts";
+import { inBatches } from "../in-batches.ts";
 import type { Store } from "../store/index.ts";
 import { actorOf, type DashboardIdentity, isOperator } from "./identity.ts";
 
@@ -97,10 +98,7 @@ export async function purgeDashboardSessions(
   deps: { store: Pick<Store, "sessions"> },
   input: { now: Date; batchSize: number },
 ): Promise<{ purged: number }> {
-  let purged = 0;
-  for (;;) {
-    const batch = await deps.store.sessions.purgeExpired(input.now, input.batchSize);
-    purged += batch;
-    if (batch < input.batchSize) return { purged };
-  }
+  return {
+    purged: await inBatches(input.batchSize, () => deps.store.sessions.purgeExpired(input.now, input.batchSize)),
+  };
 }

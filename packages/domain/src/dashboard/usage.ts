@@ -3,7 +3,7 @@
 // days without messages are there too (zeros), so a chart has every day.
 import { MESSAGE_STATUSES, type MessageStatus } from "../model/message.ts";
 import type { KeyMode } from "../model/keys.ts";
-import { DAY_MS, startOfUtcDay } from "../model/time.ts";
+import { DAY_MS, nextUtcMidnight } from "../model/time.ts";
 import type { Clock } from "../ports.ts";
 import type { Store } from "../store/index.ts";
 import { type AccountViewer, type DashboardRefusal, ownedProject, PROJECT_NOT_FOUND } from "./access.ts";
@@ -40,7 +40,7 @@ export async function projectUsage(
   const project = await ownedProject(deps.store, input.viewer, input.projectId);
   if (!project) return PROJECT_NOT_FOUND;
   const count = Math.min(Math.max(input.days ?? USAGE_DAYS, 1), 90);
-  const end = new Date(startOfUtcDay(deps.clock.now()).getTime() + DAY_MS);
+  const end = nextUtcMidnight(deps.clock.now());
   const start = new Date(end.getTime() - count * DAY_MS);
   const rows = await deps.store.messageLog.usageByDay(project.id, start, end);
   const days: UsageDay[] = Array.from({ length: count }, (_, index) => ({

@@ -39,6 +39,8 @@ type Tables = {
   hasPaidCredits: boolean;
   balance: number;
   ledger: Array<{ kind: "reservation" | "refund"; amount: number; messageId: string }>;
+  /** Every write-ahead statement: its key's mode, whether it committed asynchronously, and where it ran. */
+  writeAheads: Array<{ mode: string; relaxed: boolean; inTransaction: boolean }>;
 };
 
 const scopeKey = (scope: QueuedMessage["scope"]) => `${scope.projectId}|${scope.mode}|${scope.key}`;
@@ -67,7 +69,8 @@ function fakeStore(tables: Tables, hooks: Hooks = {}) {
   };
   const tx: SendMessageTx = {
     messages: {
-      async insertQueued(m) {
+      async insertQueued(m, options) {
+        tables.writeAheads.push({ mode: m.scope.mode, relaxed: options?.relaxed === true, inTransaction: true });
         if (hooks.loseRaceTo) {
           tables.records.set(scopeKey(m.scope), {
             id: "idem_winner",
@@ -161,6 +164,11 @@ function fakeStore(tables: Tables, hooks: Hooks = {}) {
     limits: { consumeRelaxed: (window, cost, limit) => tx.limits.consume(window, cost, limit) },
     messages: {
       ...tx.messages,
+      async insertQueued(m, options) {
+        const claim = await tx.messages.insertQueued(m, options);
+        (tables.writeAheads.at(-1) as { inTransaction: boolean }).inTransaction = false;
+        return claim;
+      },
       async read(messageId) {
         const row = tables.messages.get(messageId);
         if (!row) return null;
@@ -216,6 +224,7 @@ describe("sendMessage", () => {
       hasPaidCredits: false,
       balance: 0,
       ledger: [],
+      writeAheads: [],
     };
     now = T0;
   });
@@ -324,6 +333,20 @@ describe("sendMessage", () => {
     expect(row?.nextCheckAt).toEqual(new Date(T0.getTime() + 5_000));
     // The text and the number are stored encrypted only.
     expect(await keyring.decrypt(row!.textCiphertext, row!.messageId)).toContain("482913");
+  });
+
+  it("a test key's write-ahead commits asynchronously, outside a transaction; a live key's is durable, inside one", async () => {
+    // The test write-ahead may skip the disk only because recordOutcome's
+    // durable commit flushes it before anything is answered (store/messages.ts).
+    tables.hasPaidCredits = true;
+    tables.balance = 5;
+    const { send } = setup();
+    expect(await send()).toMatchObject({ ok: true, replayed: false });
+    expect(await send({ mode: "live", idempotencyKey: "k-live" })).toMatchObject({ ok: true, replayed: false });
+    expect(tables.writeAheads).toEqual([
+      { mode: "test", relaxed: true, inTransaction: false },
+      { mode: "live", relaxed: false, inTransaction: true },
+    ]);
   });
 
   it("replay: the same key and body answer the first response, unchanged, without a second submission", async () => {

@@ -1,6 +1,6 @@
 // Operator: a live key for a claimed project (spec 1.3, 1.7). The key is
 // returned once and stored only as its SHA-256 hash.
-import { apiKeyPrefix, newApiKey, newId, sha256Hex } from "@sms/crypto";
+import { mintApiKey } from "../auth/mint-api-key.ts";
 import {
   checkCommon,
   type OperatorDeps,
@@ -29,10 +29,7 @@ export async function createLiveKey(
   if (refused) return refused;
   const { projectId } = input;
   const now = deps.clock.now();
-  const apiKey = newApiKey("live");
-  const keyHash = await sha256Hex(apiKey);
-  const prefix = apiKeyPrefix(apiKey);
-  const keyId = newId("key", now.getTime());
+  const { apiKey, keyHash, prefix, keyId } = mintApiKey("live", now);
 
   return deps.store.transaction(async (tx): Promise<CreateLiveKeyResult> => {
     const project = await tx.projects.lock(projectId);

@@ -2,7 +2,12 @@
 // state, sender, credits (the cached balance checked against the ledger), the
 // free-tier allowance, its keys (prefixes only) and recent message counts.
 // Reading is audited too ("project.viewed").
-import { freeTierUsage, type FreeTierUsage } from "../credits/project-balance.ts";
+import {
+  type CheckedCredits,
+  checkedCredits,
+  freeTierUsage,
+  type FreeTierUsage,
+} from "../credits/project-balance.ts";
 import type { KeyMode } from "../model/keys.ts";
 import type { MessageStatus } from "../model/message.ts";
 import { DAY_MS } from "../model/time.ts";
@@ -20,7 +25,7 @@ export type MessageCount = { mode: KeyMode; status: MessageStatus; last24h: numb
 export type ProjectDescription = {
   ok: true;
   project: Omit<ProjectRecord, "creditBalance" | "hasPaidCredits">;
-  credits: { balance: number; ledgerSum: number; consistent: boolean; hasPaidCredits: boolean };
+  credits: CheckedCredits;
   freeTier: FreeTierUsage;
   keys: KeyRecord[];
   messages: MessageCount[];
@@ -55,12 +60,7 @@ export async function describeProject(
   return {
     ok: true,
     project,
-    credits: {
-      balance: balance.balance,
-      ledgerSum: balance.ledgerSum,
-      consistent: balance.balance === balance.ledgerSum,
-      hasPaidCredits: balance.hasPaidCredits,
-    },
+    credits: checkedCredits(balance),
     freeTier,
     keys,
     messages: counts.map((row) => ({

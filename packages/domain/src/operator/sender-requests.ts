@@ -32,16 +32,20 @@ export async function listSenderRequests(
   return { ok: true, ...pageOf(rows, input.limit, (row) => ({ createdAt: row.createdAt, id: row.id })) };
 }
 
+/** The request as read (or locked), or why it cannot be decided. */
+function stillPending(request: SenderRequestRecord | null): SenderRequestRecord | SenderRequestRefusal {
+  if (!request) return { ok: false, code: "sender_request_not_found" };
+  if (request.status !== "pending")
+    return { ok: false, code: "sender_request_decided", status: request.status };
+  return request;
+}
+
 async function pendingRequest(
   deps: Pick<OperatorDeps, "store">,
   requestId: string,
 ): Promise<SenderRequestRecord | SenderRequestRefusal | OperatorRefusal> {
   if (!isId("srq", requestId)) return { ok: false, code: "sender_request_not_found" };
-  const request = await deps.store.senderRequests.find(requestId);
-  if (!request) return { ok: false, code: "sender_request_not_found" };
-  if (request.status !== "pending")
-    return { ok: false, code: "sender_request_decided", status: request.status };
-  return request;
+  return stillPending(await deps.store.senderRequests.find(requestId));
 }
 
 export type ApproveSenderRequestResult =
@@ -108,10 +112,8 @@ export async function refuseSenderRequest(
   if (!isId("srq", input.requestId)) return { ok: false, code: "sender_request_not_found" };
   const now = deps.clock.now();
   return deps.store.transaction(async (tx): Promise<RefuseSenderRequestResult> => {
-    const request = await tx.senderRequests.lock(input.requestId);
-    if (!request) return { ok: false, code: "sender_request_not_found" };
-    if (request.status !== "pending")
-      return { ok: false, code: "sender_request_decided", status: request.status };
+    const request = stillPending(await tx.senderRequests.lock(input.requestId));
+    if ("ok" in request) return request;
     await tx.senderRequests.decide({
       requestId: request.id,
       status: "refused",

@@ -4,6 +4,7 @@
 // the same purge at once without waiting on or double-counting each other.
 // The functions return counts only; they never read message content.
 import type { Store } from "../store/index.ts";
+import { inBatches } from "../in-batches.ts";
 
 export const DEFAULT_PURGE_BATCH_SIZE = 500;
 
@@ -59,16 +60,6 @@ export async function purgeRateLimitCounters(
 ): Promise<{ purged: number }> {
   const batchSize = positive(input.batchSize ?? DEFAULT_PURGE_BATCH_SIZE, "batchSize");
   return { purged: await inBatches(batchSize, () => deps.store.limits.purgeExpired(input.now, batchSize)) };
-}
-
-/** Runs one batch after another until a batch comes back short; the total of rows touched. */
-async function inBatches(batchSize: number, runBatch: () => Promise<number>): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const count = await runBatch();
-    total += count;
-    if (count < batchSize) return total;
-  }
 }
 
 function positive(value: number, name: string): number {

@@ -55,12 +55,6 @@ const BALANCE_SQL = `
          (SELECT COALESCE(sum(amount), 0)::int FROM credit_ledger WHERE project_id = p.id) AS ledger_sum
   FROM projects p WHERE p.id = $1`;
 
-const LIST_SQL = `
-  SELECT id, kind::text AS kind, amount, message_id, note, created_at FROM credit_ledger
-  WHERE project_id = $1
-  ORDER BY created_at DESC, id DESC
-  LIMIT CAST($2 AS integer)`;
-
 const LIST_PAGE_SQL = `
   SELECT id, kind::text AS kind, amount, message_id, note, created_at FROM credit_ledger
   WHERE project_id = $1
@@ -193,11 +187,6 @@ export function ledgerStore(sql: Sql) {
         ledgerSum: Number(row.ledger_sum),
         hasPaidCredits: row.has_paid_credits,
       };
-    },
-
-    /** The newest entries of a project, newest first. */
-    async list(projectId: string, limit: number): Promise<LedgerEntry[]> {
-      return (await sql.query<EntryRow>(LIST_SQL, [projectId, limit])).map(entryOf);
     },
 
     /** One page of a project's entries, newest first, after `after` (exclusive). */

@@ -64,7 +64,9 @@ export type QueuedMessage = {
   now: Date;
 };
 
-const INSERT_QUEUED_SQL = `
+/** The write-ahead statement; `relaxed` commits it asynchronously (see insertQueued). */
+function insertQueuedSql(relaxed: boolean): string {
+  return `
   WITH prior AS (
     SELECT fingerprint, response_body FROM idempotency_records
     WHERE project_id = $2 AND mode = CAST($3 AS "KeyMode") AND key = $4 AND expires_at > CAST($8 AS timestamptz)
@@ -95,7 +97,13 @@ const INSERT_QUEUED_SQL = `
   SELECT (SELECT count(*)::int FROM msg) AS written,
     EXISTS (SELECT 1 FROM prior) AS has_prior,
     (SELECT fingerprint FROM prior) AS fingerprint,
-    (SELECT response_body FROM prior) AS response_body`;
+    (SELECT response_body FROM prior) AS response_body${
+      relaxed ? ",\n    set_config('synchronous_commit', 'off', true) AS relaxed" : ""
+    }`;
+}
+const INSERT_QUEUED_SQL = insertQueuedSql(false);
+
+const INSERT_QUEUED_RELAXED_SQL = insertQueuedSql(true);
 
 /**
  * What the write-ahead statement did: wrote the queued message and claimed
@@ -272,14 +280,23 @@ export function messageStore(sql: Sql) {
      * PostgreSQL a concurrent insert of the same key waits for the other
      * transaction and then finds its row, so exactly one request wins; the
      * others write nothing and count nothing.
+     *
+     * `relaxed` commits asynchronously, never inside a transaction. Only for a
+     * write-ahead whose message no one outside this process sees before its
+     * outcome is recorded (a test key's: the simulator is in-process): the
+     * durable commit of recordOutcome flushes the WAL up to its own record,
+     * this one included, so an acknowledged send is exactly as durable, and a
+     * crash before it loses only a claim that was never answered and sent
+     * nothing. A live write-ahead stays durable: it must be on disk before the
+     * provider is contacted.
      */
-    async insertQueued(m: QueuedMessage): Promise<QueuedClaim> {
+    async insertQueued(m: QueuedMessage, options: { relaxed?: boolean } = {}): Promise<QueuedClaim> {
       const rows = await sql.query<{
         written: number;
         has_prior: boolean;
         fingerprint: string | null;
         response_body: unknown;
-      }>(INSERT_QUEUED_SQL, [
+      }>(options.relaxed ? INSERT_QUEUED_RELAXED_SQL : INSERT_QUEUED_SQL, [
         m.idempotencyId,
         m.scope.projectId,
         m.scope.mode,

@@ -1,6 +1,7 @@
 // POST /v1/test-keys: an unclaimed project, a test key and a claim link, all
 // under the per-address and service-wide limits (spec 4.1).
-import { apiKeyPrefix, newApiKey, newId, randomToken, sha256Hex } from "@sms/crypto";
+import { newId, randomToken, sha256Hex } from "@sms/crypto";
+import { mintApiKey } from "../auth/mint-api-key.ts";
 import { consumeEach, exhaustedLimit, type LimitRefusal } from "../limits/consume-limits.ts";
 import { BUCKETS, type LimitCheck, type LimitState, tightestState } from "../model/limits.ts";
 import { DAY_MS, truncateToSecond } from "../model/time.ts";
@@ -68,9 +69,9 @@ export async function createTestKey(
   },
 ): Promise<CreateTestKeyResult> {
   const { now } = input;
-  const apiKey = newApiKey("test");
+  const key = mintApiKey("test", now);
   const claimToken = randomToken(32);
-  const [keyHash, tokenHash] = await Promise.all([sha256Hex(apiKey), sha256Hex(claimToken)]);
+  const tokenHash = await sha256Hex(claimToken);
   const projectId = newId("prj", now.getTime());
   const expiresAt = new Date(truncateToSecond(now).getTime() + CLAIM_LINK_LIFETIME_MS);
 
@@ -83,21 +84,14 @@ export async function createTestKey(
     const consumed = await consumeEach(tx.limits, checks, now);
     if (!consumed.ok) return rollback(consumed);
     await tx.projects.create(projectId, now);
-    await tx.keys.create({
-      id: newId("key", now.getTime()),
-      projectId,
-      mode: "test",
-      keyHash,
-      prefix: apiKeyPrefix(apiKey),
-      now,
-    });
+    await tx.keys.create({ id: key.keyId, projectId, mode: "test", keyHash: key.keyHash, prefix: key.prefix, now });
     await tx.claims.create({ id: newId("clm", now.getTime()), projectId, tokenHash, expiresAt, now });
     return consumed.states;
   });
   if (!Array.isArray(states)) return states;
   return {
     ok: true,
-    apiKey,
+    apiKey: key.apiKey,
     projectId,
     claimUrl: `${deps.config.publicBaseUrl}/claim/${claimToken}`,
     expiresAt,

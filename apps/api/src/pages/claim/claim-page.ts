@@ -18,7 +18,9 @@
 // PKCE verifier) and, after a verified sign-in, the identity. The
 // confirmation POST carries a CSRF token bound to the identity cookie, and
 // both POSTs refuse cross-site requests (Sec-Fetch-Site / Origin).
-import { readBodyText } from "../../http/read-body.ts";
+import { ApiError } from "../../http/errors.ts";
+import { secondsUntil } from "../../http/rate-limit-headers.ts";
+import { isSameOriginPost, readForm, withCookies } from "../forms.ts";
 import { type CookieSealer, createCookieSealer, sha256Hex, timingSafeEqual } from "@sms/crypto";
 import { type Clock, developmentIdentity } from "@sms/domain";
 import type { Config } from "../../env.ts";
@@ -102,33 +104,27 @@ function redirect(location: string, cookies: string[] = []): Response {
   return new Response(null, { status: 303, headers });
 }
 
-function withCookies(response: Response, cookies: string[]): Response {
-  for (const cookie of cookies) response.headers.append("Set-Cookie", cookie);
-  return response;
+type FormProblem = "too_large" | "too_slow" | "unsupported";
+
+/** readForm, with a body that did not arrive in time as one more problem (a 408 page). */
+async function readClaimForm(request: Request): Promise<URLSearchParams | FormProblem> {
+  try {
+    return await readForm(request, MAX_FORM_BYTES);
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "request_timeout") return "too_slow";
+    throw error;
+  }
 }
 
-/**
- * Fetch metadata first (every current browser sends it), then Origin. A
- * request with neither is not from a modern browser; the confirmation's CSRF
- * token still has to match.
- */
-function isSameOriginPost(request: Request, origin: string): boolean {
-  const site = request.headers.get("sec-fetch-site");
-  if (site !== null) return site === "same-origin";
-  const from = request.headers.get("origin");
-  if (from !== null && from !== "null") return from === origin;
-  return true;
-}
-
-async function readForm(request: Request): Promise<URLSearchParams | "too_large" | "unsupported"> {
-  const type = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
-  if (type !== "application/x-www-form-urlencoded") return "unsupported";
-  const text = await readBodyText(request, MAX_FORM_BYTES);
-  if (text === null) return "too_large";
-  return new URLSearchParams(text);
-}
-
-function formProblem(problem: "too_large" | "unsupported", token: string): Response {
+function formProblem(problem: FormProblem, token: string): Response {
+  if (problem === "too_slow") {
+    return badRequestPage({
+      status: 408,
+      title: "Form too slow",
+      text: "The form did not arrive in time. Send it again.",
+      token,
+    });
+  }
   return problem === "too_large"
     ? badRequestPage({
         status: 413,
@@ -239,7 +235,7 @@ export async function claimPageRoutes(
     const token = params.token ?? "";
     if (!CLAIM_TOKEN_PATTERN.test(token)) return notFoundPage();
     if (!isSameOriginPost(request, origin)) return refusedPage(token);
-    const form = await readForm(request);
+    const form = await readClaimForm(request);
     if (typeof form === "string") return formProblem(form, token);
     if (form.get("provider") === "dev" && devSignIn) return developmentSignIn(form, state, token);
     const provider = providerById(form.get("provider"));
@@ -251,19 +247,8 @@ export async function claimPageRoutes(
         token,
       });
     }
-    // Each start sends the browser to the provider: bound how often one network may do it.
-    const limit = await services.countSignIn(rateLimitSubject(state.clientAddress));
-    if (!limit.ok) {
-      const now = clock.now();
-      return tooManySignInsPage(
-        token,
-        Math.max(1, Math.ceil((limit.limit.resetAt.getTime() - now.getTime()) / 1000)),
-      );
-    }
-    const described = await services.describe({ tokenHash: await sha256Hex(token), now: clock.now() });
-    if (!described.ok)
-      return described.code === "unknown" ? notFoundPage() : gonePage(goneReason(described.code));
-    state.projectId = described.summary.projectId;
+    const refusal = await signInRefusal(state, token);
+    if (refusal) return refusal;
 
     let start: Awaited<ReturnType<IdentityProvider["begin"]>>;
     try {
@@ -287,6 +272,21 @@ export async function claimPageRoutes(
   });
 
   /**
+   * Before any sign-in starts: counted per network (each start sends the
+   * browser to a provider, so one network may start only so many), then the
+   * claim link must still be good. The page to answer instead, or null.
+   */
+  async function signInRefusal(state: RequestState, token: string): Promise<Response | null> {
+    const limit = await services.countSignIn(rateLimitSubject(state.clientAddress));
+    if (!limit.ok) return tooManySignInsPage(token, secondsUntil(limit.limit.resetAt, clock.now()));
+    const described = await services.describe({ tokenHash: await sha256Hex(token), now: clock.now() });
+    if (!described.ok)
+      return described.code === "unknown" ? notFoundPage() : gonePage(goneReason(described.code));
+    state.projectId = described.summary.projectId;
+    return null;
+  }
+
+  /**
    * provider=dev: the typed name is the identity (development only, refused
    * unless DEV_SIGN_IN is on). Counted like any sign-in start; then straight
    * to the confirmation, as after a provider's answer.
@@ -305,17 +305,8 @@ export async function claimPageRoutes(
         token,
       });
     }
-    const limit = await services.countSignIn(rateLimitSubject(state.clientAddress));
-    if (!limit.ok) {
-      return tooManySignInsPage(
-        token,
-        Math.max(1, Math.ceil((limit.limit.resetAt.getTime() - clock.now().getTime()) / 1000)),
-      );
-    }
-    const described = await services.describe({ tokenHash: await sha256Hex(token), now: clock.now() });
-    if (!described.ok)
-      return described.code === "unknown" ? notFoundPage() : gonePage(goneReason(described.code));
-    state.projectId = described.summary.projectId;
+    const refusal = await signInRefusal(state, token);
+    if (refusal) return refusal;
     const identity: SignedInIdentity = {
       provider: "dev",
       subject: typed.subject,
@@ -471,7 +462,7 @@ export async function claimPageRoutes(
       state.log.warn({}, "claim confirmation refused: cross-site request");
       return refusedPage(token);
     }
-    const form = await readForm(request);
+    const form = await readClaimForm(request);
     if (typeof form === "string") return formProblem(form, token);
     const identity = await identityFor(request, token);
     if (!identity) return signInRequiredPage(token);

@@ -26,10 +26,12 @@ import type { AppDeps } from "../../deps.ts";
 import type { Config } from "../../env.ts";
 import { rateLimitSubject } from "../../http/client-address.ts";
 import type { ExtraRoute } from "../../http/gateway.ts";
-import { readBodyText } from "../../http/read-body.ts";
+import { secondsUntil } from "../../http/rate-limit-headers.ts";
+import { isSameOriginPost, readForm, withCookies } from "../forms.ts";
 import type { RequestState } from "../../http/request-state.ts";
 import { createInternalCaller } from "../../internal-router.ts";
 import { type AppLogger, serializeError } from "../../logger.ts";
+import { refusalMessage } from "../../routers/refusals.ts";
 import {
   clearCookieHeader,
   cookieNames,
@@ -132,20 +134,6 @@ function redirect(location: string, cookies: string[] = []): Response {
   return new Response(null, { status: 303, headers });
 }
 
-function withCookies(response: Response, cookies: string[]): Response {
-  for (const cookie of cookies) response.headers.append("Set-Cookie", cookie);
-  return response;
-}
-
-/** Fetch metadata first (every current browser sends it), then Origin; like the claim confirmation. */
-function isSameOriginPost(request: Request, origin: string): boolean {
-  const site = request.headers.get("sec-fetch-site");
-  if (site !== null) return site === "same-origin";
-  const from = request.headers.get("origin");
-  if (from !== null && from !== "null") return from === origin;
-  return true;
-}
-
 const emptyToUndefined = (value: string | null) => (value === null || value === "" ? undefined : value);
 
 export async function dashboardPages(
@@ -215,14 +203,6 @@ export async function dashboardPages(
     return { viewer: resumed.viewer, hadCookie };
   }
 
-  async function readForm(request: Request): Promise<URLSearchParams | "too_large" | "unsupported"> {
-    const type = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
-    if (type !== "application/x-www-form-urlencoded") return "unsupported";
-    const text = await readBodyText(request, MAX_FORM_BYTES);
-    if (text === null) return "too_large";
-    return new URLSearchParams(text);
-  }
-
   // ------------------------------------------------------------ the route wrapper
 
   function route(
@@ -246,7 +226,7 @@ export async function dashboardPages(
               state.log.warn({}, "dashboard change refused: cross-site request");
               return refusedPage(chrome);
             }
-            const read = await readForm(request);
+            const read = await readForm(request, MAX_FORM_BYTES);
             if (read === "too_large")
               return badRequestPage(chrome, "The form sent was larger than this page ever sends.", 413);
             if (read === "unsupported")
@@ -348,10 +328,7 @@ export async function dashboardPages(
         "Too many sign-ins from your network in the last minute: wait a minute and try again.",
         429,
       );
-      response.headers.set(
-        "Retry-After",
-        String(Math.max(1, Math.ceil((limit.limit.resetAt.getTime() - clock.now().getTime()) / 1000))),
-      );
+      response.headers.set("Retry-After", String(secondsUntil(limit.limit.resetAt, clock.now())));
       return response;
     }
     if (identity) {
@@ -761,7 +738,7 @@ export async function dashboardPages(
         return operatorRefused(
           context,
           "No credits were granted",
-          "The amount must be a whole number from 1 to 1,000,000.",
+          refusalMessage({ ok: false, code: "invalid_input", field: "amount" }),
           opBase(projectId),
         );
       }

@@ -2,7 +2,7 @@
 import { viewerProcedure } from "../../trpc/trpc.ts";
 import { ZCreditsRequest, ZCreditsResponse } from "./credits.types.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
-import { toLedgerEntry, ts } from "./records.types.ts";
+import { toCredits, toFreeTier, toLedgerEntry } from "./records.types.ts";
 import { orThrow } from "./support.ts";
 
 export const LEDGER_PAGE_SIZE = 50;
@@ -22,19 +22,8 @@ export const creditsProcedure = viewerProcedure
     ctx.state.projectId = input.project_id;
     const { credits, freeTier } = result;
     return {
-      credits: {
-        balance: credits.balance,
-        ledger_sum: credits.ledgerSum,
-        consistent: credits.consistent,
-        has_paid_credits: credits.hasPaidCredits,
-      },
-      free_tier: {
-        applies: freeTier.applies,
-        limit: freeTier.limit,
-        used_today: freeTier.usedToday,
-        remaining_today: freeTier.remainingToday,
-        reset_at: ts(freeTier.resetAt),
-      },
+      credits: toCredits(credits),
+      free_tier: toFreeTier(freeTier),
       ledger: result.ledger.items.map(toLedgerEntry),
       next: encodeCursor(result.ledger.next),
     };

@@ -1,5 +1,4 @@
 // dashboard.projects.*: the signed-in account holder's projects.
-import { MAX_PAGE_SIZE } from "@sms/domain";
 import { viewerProcedure } from "../../trpc/trpc.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import {
@@ -10,7 +9,7 @@ import {
   ZUsageRequest,
   ZUsageResponse,
 } from "./projects.types.ts";
-import { toProject, toSenderRequest, ts } from "./records.types.ts";
+import { toCredits, toFreeTier, toProject, toSenderRequest, ts } from "./records.types.ts";
 import { orThrow } from "./support.ts";
 
 export const PROJECTS_PAGE_SIZE = 25;
@@ -23,7 +22,7 @@ export const listProjectsProcedure = viewerProcedure
     const page = await ctx.deps.services.dashboard.projects.list({
       viewer: ctx.viewer,
       after: after && { claimedAt: after.createdAt, id: after.id },
-      limit: Math.min(PROJECTS_PAGE_SIZE, MAX_PAGE_SIZE),
+      limit: PROJECTS_PAGE_SIZE,
     });
     return {
       projects: page.items.map((row) => ({
@@ -49,19 +48,8 @@ export const projectOverviewProcedure = viewerProcedure
     const { credits, freeTier } = overview;
     return {
       project: toProject(overview.project),
-      credits: {
-        balance: credits.balance,
-        ledger_sum: credits.ledgerSum,
-        consistent: credits.consistent,
-        has_paid_credits: credits.hasPaidCredits,
-      },
-      free_tier: {
-        applies: freeTier.applies,
-        limit: freeTier.limit,
-        used_today: freeTier.usedToday,
-        remaining_today: freeTier.remainingToday,
-        reset_at: ts(freeTier.resetAt),
-      },
+      credits: toCredits(credits),
+      free_tier: toFreeTier(freeTier),
       pending_sender_request: overview.pendingSenderRequest && toSenderRequest(overview.pendingSenderRequest),
       messages_today: overview.messagesToday,
     };

@@ -5,6 +5,8 @@
 // mode and template: never the text or the full number (spec 1.8).
 import {
   type AuditEntry,
+  type CheckedCredits,
+  type FreeTierUsage,
   formatTimestamp,
   type KeyRecord,
   KEY_MODES,
@@ -103,12 +105,31 @@ export const ZFreeTier = z.object({
   reset_at: ZTimestamp,
 });
 
+export function toFreeTier(freeTier: FreeTierUsage): z.infer<typeof ZFreeTier> {
+  return {
+    applies: freeTier.applies,
+    limit: freeTier.limit,
+    used_today: freeTier.usedToday,
+    remaining_today: freeTier.remainingToday,
+    reset_at: ts(freeTier.resetAt),
+  };
+}
+
 export const ZCredits = z.object({
   balance: z.number(),
   ledger_sum: z.number(),
   consistent: z.boolean(),
   has_paid_credits: z.boolean(),
 });
+
+export function toCredits(credits: CheckedCredits): z.infer<typeof ZCredits> {
+  return {
+    balance: credits.balance,
+    ledger_sum: credits.ledgerSum,
+    consistent: credits.consistent,
+    has_paid_credits: credits.hasPaidCredits,
+  };
+}
 
 export const ZMessageRow = z.object({
   id: z.string(),

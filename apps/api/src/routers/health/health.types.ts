@@ -22,6 +22,7 @@ export const livenessMeta: Meta = {
     description: "Reports process liveness only. No authentication.",
   },
   responses: { 200: { description: "The process is alive." } },
+  withoutDatabase: true,
 };
 
 export const readinessMeta: Meta = {
@@ -45,4 +46,5 @@ export const readinessMeta: Meta = {
       },
     },
   },
+  withoutDatabase: true,
 };

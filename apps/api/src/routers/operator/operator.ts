@@ -4,7 +4,15 @@
 // row; the actor is the signed-in identity (`github:583231`).
 import { operatorProcedure, router } from "../../trpc/trpc.ts";
 import { decodeCursor, encodeCursor } from "../dashboard/cursor.ts";
-import { toAuditEntry, toKey, toProject, toSenderRequest, ts, tsOrNull } from "../dashboard/records.types.ts";
+import {
+  toAuditEntry,
+  toCredits,
+  toFreeTier,
+  toKey,
+  toProject,
+  toSenderRequest,
+  tsOrNull,
+} from "../dashboard/records.types.ts";
 import { refused } from "../refusals.ts";
 import {
   ZApproveSenderRequest,
@@ -27,6 +35,7 @@ import {
   ZRevokeKeyResponse,
   ZSuspensionRequest,
   ZSuspensionResponse,
+  toMessageCount,
 } from "./operator.types.ts";
 
 export const OPERATOR_PAGE_SIZE = 50;
@@ -68,26 +77,10 @@ const describeProject = operatorProcedure
         ...toProject({ ...project, creditBalance: credits.balance, hasPaidCredits: credits.hasPaidCredits }),
         account_id: project.accountId,
       },
-      credits: {
-        balance: credits.balance,
-        ledger_sum: credits.ledgerSum,
-        consistent: credits.consistent,
-        has_paid_credits: credits.hasPaidCredits,
-      },
-      free_tier: {
-        applies: freeTier.applies,
-        limit: freeTier.limit,
-        used_today: freeTier.usedToday,
-        remaining_today: freeTier.remainingToday,
-        reset_at: ts(freeTier.resetAt),
-      },
+      credits: toCredits(credits),
+      free_tier: toFreeTier(freeTier),
       keys: result.keys.map(toKey),
-      messages: result.messages.map((row) => ({
-        mode: row.mode,
-        status: row.status,
-        last_24h: row.last24h,
-        last_7d: row.last7d,
-      })),
+      messages: result.messages.map(toMessageCount),
     };
   });
 

@@ -1,4 +1,4 @@
-import { KEY_MODES, MESSAGE_STATUSES } from "@sms/domain";
+import { KEY_MODES, MESSAGE_STATUSES, type MessageCount } from "@sms/domain";
 import { z } from "zod";
 import { ZCursor } from "../dashboard/cursor.ts";
 import {
@@ -25,19 +25,23 @@ export const ZFindProjectsResponse = ok({
 });
 
 export const ZProjectRequest = z.strictObject({ project_id: ZProjectId });
+const ZMessageCount = z.object({
+  mode: z.enum(KEY_MODES),
+  status: z.enum(MESSAGE_STATUSES),
+  last_24h: z.number(),
+  last_7d: z.number(),
+});
+
+export function toMessageCount(row: MessageCount): z.infer<typeof ZMessageCount> {
+  return { mode: row.mode, status: row.status, last_24h: row.last24h, last_7d: row.last7d };
+}
+
 export const ZDescribeProjectResponse = ok({
   project: ZProject.extend({ account_id: z.string().nullable() }),
   credits: ZCredits,
   free_tier: ZFreeTier,
   keys: z.array(ZKey),
-  messages: z.array(
-    z.object({
-      mode: z.enum(KEY_MODES),
-      status: z.enum(MESSAGE_STATUSES),
-      last_24h: z.number(),
-      last_7d: z.number(),
-    }),
-  ),
+  messages: z.array(ZMessageCount),
 });
 
 export const ZSuspensionRequest = z.strictObject({

@@ -12,6 +12,7 @@ import {
   csrfField,
   esc,
   htmlPage,
+  keyCells,
   note,
   number,
   pager,
@@ -209,18 +210,7 @@ export function keysPage(
 ): Response {
   const { project } = list;
   const base = projectPath(project.id);
-  const rows = list.keys.map((key) => [
-    `<code>${esc(key.prefix)}…</code>`,
-    esc(key.mode),
-    time(key.created_at, "short"),
-    key.last_used_at ? time(key.last_used_at, "short") : `<span class="muted">never</span>`,
-    key.revoked_at
-      ? `<span class="state-revoked">Revoked ${time(key.revoked_at, "short")}</span>`
-      : `<span class="state-active">Active</span>`,
-    key.revoked_at
-      ? ""
-      : `<a href="${base}/keys/${encodeURIComponent(key.id)}/revoke">Revoke<span class="sr-only"> ${esc(key.prefix)}…</span></a>`,
-  ]);
+  const rows = list.keys.map((key) => keyCells(key, `${base}/keys/${encodeURIComponent(key.id)}/revoke`));
   const create = project.suspended_at
     ? note(
         "warn",

@@ -113,6 +113,31 @@ export const dayLabel = (isoDay: string) => DAY.format(new Date(`${isoDay}T00:00
 
 export const number = (value: number) => value.toLocaleString("en-US");
 
+/** A key's cells in a keys table; an active key's last cell links to `revokeHref`. */
+export function keyCells(
+  key: {
+    prefix: string;
+    mode: string;
+    created_at: string;
+    last_used_at: string | null;
+    revoked_at: string | null;
+  },
+  revokeHref: string,
+): string[] {
+  return [
+    `<code>${esc(key.prefix)}…</code>`,
+    esc(key.mode),
+    time(key.created_at, "short"),
+    key.last_used_at ? time(key.last_used_at, "short") : `<span class="muted">never</span>`,
+    key.revoked_at
+      ? `<span class="state-revoked">Revoked ${time(key.revoked_at, "short")}</span>`
+      : `<span class="state-active">Active</span>`,
+    key.revoked_at
+      ? ""
+      : `<a href="${revokeHref}">Revoke<span class="sr-only"> ${esc(key.prefix)}…</span></a>`,
+  ];
+}
+
 export function statusBadge(status: string): string {
   return `<span class="status status-${esc(status)}">${esc(status)}</span>`;
 }

@@ -9,6 +9,7 @@ import {
   csrfField,
   esc,
   htmlPage,
+  keyCells,
   note,
   number,
   pager,
@@ -106,18 +107,12 @@ export function operatorProjectPage(
 ): Response {
   const { project, credits, free_tier: freeTier, keys, messages } = options.described;
   const base = opProject(project.id);
-  const keyRows = keys.map((key) => [
-    `<code>${esc(key.prefix)}…</code>`,
-    esc(key.mode),
-    time(key.created_at, "short"),
-    key.last_used_at ? time(key.last_used_at, "short") : `<span class="muted">never</span>`,
-    key.revoked_at
-      ? `<span class="state-revoked">Revoked ${time(key.revoked_at, "short")}</span>`
-      : `<span class="state-active">Active</span>`,
-    key.revoked_at
-      ? ""
-      : `<a href="${withQuery(`/dashboard/operator/keys/${encodeURIComponent(key.id)}/revoke`, { project: project.id })}">Revoke<span class="sr-only"> ${esc(key.prefix)}…</span></a>`,
-  ]);
+  const keyRows = keys.map((key) =>
+    keyCells(
+      key,
+      withQuery(`/dashboard/operator/keys/${encodeURIComponent(key.id)}/revoke`, { project: project.id }),
+    ),
+  );
   const counts = messages.map((row) => [
     esc(row.mode),
     statusBadge(row.status),
