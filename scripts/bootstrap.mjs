@@ -14,7 +14,7 @@
 //   node scripts/bootstrap.mjs bench <name>     bench/<name>.ts (on demand, never in CI)
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DENO_RUN_FLAGS, denoBinary, denoRunArgs } from "./deno.mjs";
 
@@ -90,8 +90,13 @@ function printTestSummary() {
       totals.failed += report.numFailedTests ?? 0;
       totals.skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
       for (const suite of report.testResults ?? []) {
-        if (suite.status === "failed" && suite.message) {
-          problems.push(`${file}: ${suite.name}: ${String(suite.message).split("\n")[0]}`);
+        if (suite.status !== "failed") continue;
+        const where = relative(root, suite.name);
+        const failed = (suite.assertionResults ?? []).filter((test) => test.status === "failed");
+        for (const test of failed) problems.push(`${where}: ${test.fullName}`);
+        if (failed.length === 0) {
+          const why = String(suite.message ?? "").split("\n")[0] || "failed outside its tests (a hook)";
+          problems.push(`${where}: ${why}`);
         }
       }
       if (report.success === false && (report.numFailedTests ?? 0) === 0 && problems.length === 0) {

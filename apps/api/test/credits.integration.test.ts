@@ -301,12 +301,14 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
     expect(statuses.filter((status) => status === 402)).toHaveLength(40);
     expect(statuses.every((status) => status === 201 || status === 402)).toBe(true);
     // PGlite shares this thread: under a burst a send can outlive its deadline
-    // and come back `unknown`, which is charged all the same.
-    for (const result of results.filter((candidate) => candidate.status === 201)) {
-      expect(["submitted", "unknown"]).toContain(result.body.status);
-    }
+    // and come back `unknown`, which is charged all the same, whether or not
+    // its request reached uBill before the deadline cut it off.
+    const accepted = results.filter((candidate) => candidate.status === 201);
+    for (const result of accepted) expect(["submitted", "unknown"]).toContain(result.body.status);
+    const submitted = accepted.filter((result) => result.body.status === "submitted").length;
     expect(await balanceOf(projectId)).toBe(0);
-    await expect.poll(() => fake.sends().length, { timeout: 10_000 }).toBe(10);
+    await expect.poll(() => fake.sends().length, { timeout: 10_000 }).toBeGreaterThanOrEqual(submitted);
+    expect(fake.sends().length).toBeLessThanOrEqual(10);
     const reservations = (await listCreditLedger({ store: t.app.store }, { projectId, limit: 100 })).filter(
       (entry) => entry.kind === "reservation",
     );

@@ -823,25 +823,26 @@ describe.each(backends)("limits and an unreachable live provider on %s", (backen
 });
 
 describe.each(backends)("the idempotency contract under concurrency on %s", (backend) => {
+  // Two instances: `t` gives a duplicate the usual wait (the first request
+  // answers well within it, however loaded the machine); `crashed` waits one
+  // second (UBILL_SUBMIT_TIMEOUT_MS + DATABASE_STATEMENT_TIMEOUT_MS), for a
+  // first request that never answers.
   let t: TestApp;
+  let crashedApp: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({
+    const env = { ...KEY_LIMITS, MESSAGES_PER_MINUTE: "60", QUEUED_RECOVERY_SECONDS: "30" };
+    t = await startTestApp({ backend, env: { ...env, UBILL_SUBMIT_TIMEOUT_MS: "10000" } });
+    crashedApp = await startTestApp({
       backend,
-      env: {
-        ...KEY_LIMITS,
-        MESSAGES_PER_MINUTE: "60",
-        // A duplicate waits UBILL_SUBMIT_TIMEOUT_MS + DATABASE_STATEMENT_TIMEOUT_MS: one second here.
-        UBILL_SUBMIT_TIMEOUT_MS: "500",
-        DATABASE_STATEMENT_TIMEOUT_MS: "500",
-        QUEUED_RECOVERY_SECONDS: "30",
-      },
+      env: { ...env, UBILL_SUBMIT_TIMEOUT_MS: "500", DATABASE_STATEMENT_TIMEOUT_MS: "500" },
     });
   });
   afterAll(async () => {
     await t?.close();
+    await crashedApp?.close();
   });
-  const send = (apiKey: string, idempotencyKey: string, payload: unknown) =>
-    t.request("/v1/messages", sendMessageRequest(apiKey, idempotencyKey, payload));
+  const send = (apiKey: string, idempotencyKey: string, payload: unknown, app = t) =>
+    app.request("/v1/messages", sendMessageRequest(apiKey, idempotencyKey, payload));
 
   it("60 sends, each sent twice at once, make 60 messages and no 429: duplicates are not counted", async () => {
     const { api_key: apiKey, project_id: projectId } = await createTestKey(t.request);
@@ -868,15 +869,15 @@ describe.each(backends)("the idempotency contract under concurrency on %s", (bac
   });
 
   it("a duplicate of a request that crashed mid-send waits, then answers 500 with Retry-After; after the sweep it replays", async () => {
-    const { api_key: apiKey, project_id: projectId } = await createTestKey(t.request);
-    t.clock.set("2026-11-22T11:00:00Z");
+    const { api_key: apiKey, project_id: projectId } = await createTestKey(crashedApp.request);
+    crashedApp.clock.set("2026-11-22T11:00:00Z");
     // What a process killed between the write-ahead and recording leaves behind.
-    const now = t.clock.now();
+    const now = crashedApp.clock.now();
     const messageId = newId("msg");
     const payload = body();
-    const { keyring } = t.app;
-    const [keyRow] = await t.app.db.prisma.apiKey.findMany({ where: { projectId } });
-    const claimed = await t.app.store.messages.insertQueued({
+    const { keyring } = crashedApp.app;
+    const [keyRow] = await crashedApp.app.db.prisma.apiKey.findMany({ where: { projectId } });
+    const claimed = await crashedApp.app.store.messages.insertQueued({
       messageId,
       idempotencyId: newId("idem"),
       scope: { projectId, mode: "test", key: "crashed" },
@@ -898,26 +899,26 @@ describe.each(backends)("the idempotency contract under concurrency on %s", (bac
     expect(claimed).toEqual({ written: true });
 
     // A different body is told at once that the key is taken.
-    const other = await send(apiKey, "crashed", body({ to: "+995555000001" }));
+    const other = await send(apiKey, "crashed", body({ to: "+995555000001" }), crashedApp);
     expect(other.status).toBe(409);
     expect(((await other.json()) as ErrorJson).error.code).toBe("idempotency_key_reused");
 
     // The same body waits for an answer that never comes, then hears to retry later.
-    const unresolved = await send(apiKey, "crashed", payload);
+    const unresolved = await send(apiKey, "crashed", payload, crashedApp);
     expect(unresolved.status).toBe(500);
     expect(unresolved.headers.get("retry-after")).toBe("30");
     const error = ((await unresolved.json()) as ErrorJson).error;
     expect(error.code).toBe("internal_error");
     expect(error.message).toMatch(/same Idempotency-Key/);
-    expect(await t.app.db.prisma.message.count({ where: { projectId } })).toBe(1);
+    expect(await crashedApp.app.db.prisma.message.count({ where: { projectId } })).toBe(1);
 
     // The recovery sweep settles it; the retry replays that answer and sends nothing.
-    t.clock.advance(31_000);
-    const job = t.app.jobs.find((candidate) => candidate.name === "queued-recovery");
+    crashedApp.clock.advance(31_000);
+    const job = crashedApp.app.jobs.find((candidate) => candidate.name === "queued-recovery");
     expect((await job?.run())?.recovered).toBe(1);
-    const replay = await send(apiKey, "crashed", payload);
+    const replay = await send(apiKey, "crashed", payload, crashedApp);
     expect(replay.status).toBe(200);
     expect(await replay.json()).toMatchObject({ id: messageId, status: "unknown" });
-    expect(await t.app.db.prisma.message.count({ where: { projectId } })).toBe(1);
+    expect(await crashedApp.app.db.prisma.message.count({ where: { projectId } })).toBe(1);
   });
 });

@@ -18,9 +18,8 @@
 // PKCE verifier) and, after a verified sign-in, the identity. The
 // confirmation POST carries a CSRF token bound to the identity cookie, and
 // both POSTs refuse cross-site requests (Sec-Fetch-Site / Origin).
-import { ApiError } from "../../http/errors.ts";
 import { secondsUntil } from "../../http/rate-limit-headers.ts";
-import { isSameOriginPost, readForm, withCookies } from "../forms.ts";
+import { type FormProblem, isSameOriginPost, readForm, withCookies } from "../forms.ts";
 import { type CookieSealer, createCookieSealer, sha256Hex, timingSafeEqual } from "@sms/crypto";
 import { type Clock, developmentIdentity } from "@sms/domain";
 import type { Config } from "../../env.ts";
@@ -102,18 +101,6 @@ function redirect(location: string, cookies: string[] = []): Response {
   });
   for (const cookie of cookies) headers.append("Set-Cookie", cookie);
   return new Response(null, { status: 303, headers });
-}
-
-type FormProblem = "too_large" | "too_slow" | "unsupported";
-
-/** readForm, with a body that did not arrive in time as one more problem (a 408 page). */
-async function readClaimForm(request: Request): Promise<URLSearchParams | FormProblem> {
-  try {
-    return await readForm(request, MAX_FORM_BYTES);
-  } catch (error) {
-    if (error instanceof ApiError && error.code === "request_timeout") return "too_slow";
-    throw error;
-  }
 }
 
 function formProblem(problem: FormProblem, token: string): Response {
@@ -235,7 +222,7 @@ export async function claimPageRoutes(
     const token = params.token ?? "";
     if (!CLAIM_TOKEN_PATTERN.test(token)) return notFoundPage();
     if (!isSameOriginPost(request, origin)) return refusedPage(token);
-    const form = await readClaimForm(request);
+    const form = await readForm(request, MAX_FORM_BYTES);
     if (typeof form === "string") return formProblem(form, token);
     if (form.get("provider") === "dev" && devSignIn) return developmentSignIn(form, state, token);
     const provider = providerById(form.get("provider"));
@@ -462,7 +449,7 @@ export async function claimPageRoutes(
       state.log.warn({}, "claim confirmation refused: cross-site request");
       return refusedPage(token);
     }
-    const form = await readClaimForm(request);
+    const form = await readForm(request, MAX_FORM_BYTES);
     if (typeof form === "string") return formProblem(form, token);
     const identity = await identityFor(request, token);
     if (!identity) return signInRequiredPage(token);

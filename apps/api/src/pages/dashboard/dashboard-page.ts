@@ -229,6 +229,8 @@ export async function dashboardPages(
             const read = await readForm(request, MAX_FORM_BYTES);
             if (read === "too_large")
               return badRequestPage(chrome, "The form sent was larger than this page ever sends.", 413);
+            if (read === "too_slow")
+              return badRequestPage(chrome, "The form did not arrive in time. Send it again.", 408);
             if (read === "unsupported")
               return badRequestPage(chrome, "The form must be sent as an ordinary HTML form.", 415);
             form = read;
