@@ -5,6 +5,7 @@ import type { Keyring } from "@sms/crypto";
 import {
   approveSenderRequest,
   type Clock,
+  createAnsweredKeys,
   createProjectLiveKey,
   endSession,
   findProjects,
@@ -155,6 +156,7 @@ export function apiServices(options: {
         keyring,
         clock,
         providers,
+        answered: createAnsweredKeys(),
         config: {
           messagesPerMinute: config.messages.perMinute,
           recipientLimits: {

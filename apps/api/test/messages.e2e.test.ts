@@ -134,6 +134,7 @@ describe("the spec's tables over HTTP", () => {
       expect(response.status, to).toBe(status);
       if (status === 503) {
         expect(((await response.json()) as ErrorJson).error.code).toBe(errorCode);
+        expect(response.headers.get("retry-after")).toBe("5");
         // Retry is safe: nothing was kept under the key.
         expect((await http.send(apiKey, `table-${to}`, body({ to }))).status).toBe(503);
         continue;

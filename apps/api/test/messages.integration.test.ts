@@ -868,6 +868,44 @@ describe.each(backends)("the idempotency contract under concurrency on %s", (bac
     expect((await send(apiKey, "pair-61", body())).status).toBe(201);
   });
 
+  it("a test send that died after claiming its key: the duplicate waits, gives the claim up and sends, once", async () => {
+    const { api_key: apiKey, project_id: projectId } = await createTestKey(crashedApp.request);
+    crashedApp.clock.set("2026-11-22T12:00:00Z");
+    // What a process killed between a test send's two statements leaves: the
+    // key claimed and counted, no message, no answer.
+    const now = crashedApp.clock.now();
+    const payload = body();
+    const claim = await crashedApp.app.store.idempotency.claimCounted(
+      {
+        idempotencyId: newId("idem"),
+        scope: { projectId, mode: "test", key: "abandoned" },
+        fingerprint: await crashedApp.app.keyring.fingerprint(canonicalRequest(payload, payload.locale ?? "ka")),
+        messageId: newId("msg"),
+        expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+        now,
+      },
+      { bucket: `messages:${projectId}`, start: now, end: new Date(now.getTime() + 60_000), limit: 60 },
+    );
+    expect(claim).toEqual({ claimed: true, used: 1 });
+
+    // A different body is still told at once that the key is taken.
+    const other = await send(apiKey, "abandoned", body({ to: "+995555000001" }), crashedApp);
+    expect(other.status).toBe(409);
+
+    // The same body waits out the first request, then sends as a fresh attempt.
+    const [first, second] = await Promise.all([
+      send(apiKey, "abandoned", payload, crashedApp),
+      send(apiKey, "abandoned", payload, crashedApp),
+    ]);
+    expect([first.status, second.status].sort()).toEqual([200, 201]);
+    const [a, b] = (await Promise.all([first.json(), second.json()])) as MessageJson[];
+    expect(a?.id).toBe(b?.id);
+    expect(await crashedApp.app.db.prisma.message.count({ where: { projectId } })).toBe(1);
+    const replay = await send(apiKey, "abandoned", payload, crashedApp);
+    expect(replay.status).toBe(200);
+    expect(((await replay.json()) as MessageJson).id).toBe(a?.id);
+  });
+
   it("a duplicate of a request that crashed mid-send waits, then answers 500 with Retry-After; after the sweep it replays", async () => {
     const { api_key: apiKey, project_id: projectId } = await createTestKey(crashedApp.request);
     crashedApp.clock.set("2026-11-22T11:00:00Z");

@@ -250,7 +250,9 @@ export function sendRefusal(result: Extract<SendMessageResult, { ok: false }>, n
     case "insufficient_credits":
       return new ApiError("insufficient_credits", REFUSAL_MESSAGES.insufficient_credits);
     case "provider_unavailable":
-      return new ApiError("provider_unavailable", REFUSAL_MESSAGES.provider_unavailable);
+      return new ApiError("provider_unavailable", REFUSAL_MESSAGES.provider_unavailable, {
+        "Retry-After": String(PROVIDER_RETRY_AFTER_SECONDS),
+      });
   }
 }
 
@@ -323,6 +325,8 @@ export const OPERATOR_INPUT_RULES: Record<
 
 /** Seconds a caller is asked to wait while the database does not answer (Retry-After). */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
+/** 503 provider_unavailable: nothing was sent; a retry with the same key is safe after this many seconds. */
+export const PROVIDER_RETRY_AFTER_SECONDS = 5;
 
 /**
  * The answer while the database does not answer (down, frozen, or not yet

@@ -6,6 +6,7 @@
 // instance, by a conditional UPDATE that also skips the write when another
 // instance recorded a use within the minute.
 import { API_KEY_PATTERN, sha256HexSync, timingSafeEqual } from "@sms/crypto";
+import { setNewest } from "../bounded-map.ts";
 import type { AuthenticatedProject, KeyMode } from "../model/keys.ts";
 import type { Clock } from "../ports.ts";
 import type { KeyStore } from "../store/index.ts";
@@ -20,19 +21,6 @@ type CacheEntry = { result: Lookup; cachedAt: number };
 const MAX_CACHE_ENTRIES = 10_000;
 /** How stale api_keys.last_used_at may be. */
 export const KEY_USE_RESOLUTION_MS = 60_000;
-
-/**
- * Sets `key` as the map's newest entry. Entries sit in insertion order:
- * when the map is full, the oldest one is dropped.
- */
-function setNewest<V>(map: Map<string, V>, key: string, value: V): void {
-  map.delete(key);
-  if (map.size >= MAX_CACHE_ENTRIES) {
-    const oldest = map.keys().next();
-    if (!oldest.done) map.delete(oldest.value);
-  }
-  map.set(key, value);
-}
 
 /** Splits `Authorization`; returns the credentials, or the failure code. */
 function parseAuthorization(
@@ -66,7 +54,7 @@ export function createApiKeyAuthenticator(options: {
   async function recordUse(keyId: string, now: number): Promise<void> {
     const last = touched.get(keyId);
     if (last !== undefined && now >= last && now - last < KEY_USE_RESOLUTION_MS) return;
-    setNewest(touched, keyId, now);
+    setNewest(touched, keyId, now, MAX_CACHE_ENTRIES);
     try {
       await options.store.keys.touch(keyId, new Date(now), new Date(now - KEY_USE_RESOLUTION_MS));
     } catch {
@@ -109,7 +97,7 @@ export function createApiKeyAuthenticator(options: {
       const result = await lookup(keyHash);
       if (result.ok) await recordUse(result.keyId, now);
       if (options.cacheTtlMs > 0) {
-        setNewest(cache, keyHash, { result, cachedAt: now });
+        setNewest(cache, keyHash, { result, cachedAt: now }, MAX_CACHE_ENTRIES);
       }
       return result;
     },

@@ -7,6 +7,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import type { MessageResource, MessageState } from "../model/message.ts";
 import type { SmsProvider, SubmitOutcome, SubmitRequest } from "../provider.ts";
 import type { PriorRecord, QueuedMessage } from "../store/index.ts";
+import { type AnsweredKeys, createAnsweredKeys } from "./answered-keys.ts";
 import {
   type SendMessageInput,
   type SendMessageStore,
@@ -32,7 +33,7 @@ type Row = QueuedMessage & {
 type Tables = {
   records: Map<
     string,
-    { id: string; fingerprint: string; response: MessageResource | null; expiresAt: Date }
+    { id: string; fingerprint: string; response: MessageResource | null; expiresAt: Date; messageId?: string }
   >;
   messages: Map<string, Row>;
   counters: Map<string, number>;
@@ -65,30 +66,54 @@ function fakeStore(tables: Tables, hooks: Hooks = {}) {
   const find = (scope: QueuedMessage["scope"], now: Date): PriorRecord | null => {
     const record = tables.records.get(scopeKey(scope));
     if (!record || record.expiresAt <= now) return null;
-    return { fingerprint: record.fingerprint, responseBody: record.response };
+    return {
+      fingerprint: record.fingerprint,
+      responseBody: record.response,
+      expiresAt: record.expiresAt,
+      messageId: record.messageId ?? "msg_unknown",
+    };
+  };
+  /** The key's claim: "claimed", or the record found (null: claimed by another at the same moment). */
+  const claimKey = (m: QueuedMessage): "claimed" | PriorRecord | null => {
+    if (hooks.loseRaceTo) {
+      tables.records.set(scopeKey(m.scope), {
+        id: "idem_winner",
+        fingerprint: m.fingerprint,
+        response: hooks.loseRaceTo,
+        expiresAt: m.expiresAt,
+      });
+      hooks.loseRaceTo = undefined;
+      return null;
+    }
+    const prior = find(m.scope, m.now);
+    if (prior) return prior;
+    tables.records.set(scopeKey(m.scope), {
+      id: m.idempotencyId,
+      fingerprint: m.fingerprint,
+      response: null,
+      expiresAt: m.expiresAt,
+      messageId: m.messageId,
+    });
+    return "claimed";
+  };
+  /** Deletes the record `matches` picks if it has neither an answer nor a message. */
+  const releaseUnanswered = (
+    matches: (key: string, record: { id: string; messageId?: string }) => boolean,
+  ) => {
+    for (const [key, record] of tables.records) {
+      if (!matches(key, record) || record.response !== null) continue;
+      if (record.messageId && tables.messages.has(record.messageId)) return false;
+      tables.records.delete(key);
+      return true;
+    }
+    return false;
   };
   const tx: SendMessageTx = {
     messages: {
-      async insertQueued(m, options) {
-        tables.writeAheads.push({ mode: m.scope.mode, relaxed: options?.relaxed === true, inTransaction: true });
-        if (hooks.loseRaceTo) {
-          tables.records.set(scopeKey(m.scope), {
-            id: "idem_winner",
-            fingerprint: m.fingerprint,
-            response: hooks.loseRaceTo,
-            expiresAt: m.expiresAt,
-          });
-          hooks.loseRaceTo = undefined;
-          return { written: false, prior: null };
-        }
-        const prior = find(m.scope, m.now);
-        if (prior) return { written: false, prior };
-        tables.records.set(scopeKey(m.scope), {
-          id: m.idempotencyId,
-          fingerprint: m.fingerprint,
-          response: null,
-          expiresAt: m.expiresAt,
-        });
+      async insertQueued(m) {
+        tables.writeAheads.push({ mode: m.scope.mode, relaxed: false, inTransaction: true });
+        const claim = claimKey(m);
+        if (claim !== "claimed") return { written: false, prior: claim };
         tables.messages.set(m.messageId, {
           ...m,
           status: "queued",
@@ -160,14 +185,41 @@ function fakeStore(tables: Tables, hooks: Hooks = {}) {
     },
   };
   const store: SendMessageStore = {
-    idempotency: { find: async (scope, now) => find(scope, now) },
-    limits: { consumeRelaxed: (window, cost, limit) => tx.limits.consume(window, cost, limit) },
+    idempotency: {
+      find: async (scope, now) => find(scope, now),
+      async claimCounted(claim, counter) {
+        tables.writeAheads.push({ mode: claim.scope.mode, relaxed: true, inTransaction: false });
+        const m = claim as QueuedMessage;
+        const claimed = claimKey(m);
+        if (claimed !== "claimed") return { claimed: false, prior: claimed };
+        return { claimed: true, used: await tx.limits.consume(counter, 1, counter.limit) };
+      },
+      async releaseClaim(idempotencyId) {
+        down();
+        return releaseUnanswered((_, record) => record.id === idempotencyId);
+      },
+      releaseAbandoned: async (scope, messageId) =>
+        releaseUnanswered((key, record) => key === scopeKey(scope) && record.messageId === messageId),
+    },
     messages: {
-      ...tx.messages,
-      async insertQueued(m, options) {
-        const claim = await tx.messages.insertQueued(m, options);
-        (tables.writeAheads.at(-1) as { inTransaction: boolean }).inTransaction = false;
-        return claim;
+      recordOutcome: tx.messages.recordOutcome,
+      releaseUnsent: tx.messages.releaseUnsent,
+      async insertAnswered(m, { outcome, response, now }) {
+        down();
+        const record = tables.records.get(scopeKey(m.scope));
+        if (record?.id !== m.idempotencyId || record.response !== null) return false;
+        record.response = response;
+        tables.messages.set(m.messageId, {
+          ...m,
+          status: outcome.status,
+          errorCode: outcome.error?.errorCode ?? null,
+          errorMessage: outcome.error?.errorMessage ?? null,
+          providerRef: outcome.providerRef,
+          nextCheckAt: outcome.nextCheckAt,
+          updatedAt: now,
+          response,
+        });
+        return true;
       },
       async read(messageId) {
         const row = tables.messages.get(messageId);
@@ -237,6 +289,8 @@ describe("sendMessage", () => {
       perRecipient?: { perTenMinutes: number; perDay: number };
       freeTier?: number;
       hooks?: Hooks;
+      /** The instance's answered keys (none: every replay reads the store). */
+      answered?: AnsweredKeys;
       /** Called on every pause of a bounded wait, after the fake time moved on. */
       onSleep?: (sleptMs: number) => void;
     } = {},
@@ -260,6 +314,7 @@ describe("sendMessage", () => {
       clock: { now: () => now },
       timer,
       providers: { test: test.provider, live: live?.provider ?? null },
+      answered: options.answered,
       config: {
         messagesPerMinute: options.perMinute ?? 100,
         recipientLimits: options.perRecipient ?? { perTenMinutes: 5, perDay: 20 },
@@ -298,6 +353,7 @@ describe("sendMessage", () => {
       ),
       response: null as MessageResource | null,
       expiresAt: new Date(T0.getTime() + 86_400_000),
+      messageId: "msg_first" as string | undefined,
     };
     tables.records.set("prj_unit|test|k-1", record);
     return record;
@@ -342,7 +398,10 @@ describe("sendMessage", () => {
     tables.balance = 5;
     const { send } = setup();
     expect(await send()).toMatchObject({ ok: true, replayed: false });
-    expect(await send({ mode: "live", idempotencyKey: "k-live" })).toMatchObject({ ok: true, replayed: false });
+    expect(await send({ mode: "live", idempotencyKey: "k-live" })).toMatchObject({
+      ok: true,
+      replayed: false,
+    });
     expect(tables.writeAheads).toEqual([
       { mode: "test", relaxed: true, inTransaction: false },
       { mode: "live", relaxed: false, inTransaction: true },
@@ -367,6 +426,58 @@ describe("sendMessage", () => {
     expect(test.submitted).toHaveLength(1);
   });
 
+  describe("answered keys in memory", () => {
+    it("replays a key this instance answered without the store, and refuses another body the same way", async () => {
+      const { send, test } = setup({ answered: createAnsweredKeys() });
+      const first = await send();
+      if (!first.ok) throw new Error("the first send failed");
+      tables.records.clear(); // whatever the store holds now, memory answers
+      now = new Date(T0.getTime() + 60_000);
+      expect(await send()).toEqual({ ok: true, replayed: true, message: first.message });
+      expect(await send({ code: "111111" })).toEqual({ ok: false, code: "idempotency_key_reused" });
+      expect(tables.writeAheads).toHaveLength(1);
+      expect(test.submitted).toHaveLength(1);
+      expect([...tables.counters.values()]).toEqual([1]);
+    });
+
+    it("remembers an answer read from the store, so the next replay skips it", async () => {
+      const { send } = setup({ answered: createAnsweredKeys() });
+      const record = await inFlightRecord();
+      record.response = FIRST_ANSWER;
+      expect(await send()).toEqual({ ok: true, replayed: true, message: FIRST_ANSWER });
+      expect(tables.writeAheads).toHaveLength(1);
+      expect(await send()).toEqual({ ok: true, replayed: true, message: FIRST_ANSWER });
+      expect(tables.writeAheads).toHaveLength(1);
+    });
+
+    it("forgets an answer when its record expires: after 24 hours the key sends again", async () => {
+      const { send, test } = setup({ answered: createAnsweredKeys() });
+      const first = await send();
+      now = new Date(T0.getTime() + 86_400_000);
+      const again = await send();
+      expect(again).toMatchObject({ ok: true, replayed: false });
+      expect(again.ok && first.ok && again.message.id !== first.message.id).toBe(true);
+      expect(test.submitted).toHaveLength(2);
+    });
+
+    it("keeps at most its number of entries, dropping the oldest first", () => {
+      const answered = createAnsweredKeys(2);
+      const scope = (key: string) => ({ projectId: "prj_unit", mode: "test" as const, key });
+      const record = {
+        fingerprint: "f",
+        responseBody: FIRST_ANSWER,
+        expiresAt: new Date(T0.getTime() + 1_000),
+      };
+      for (const key of ["a", "b", "c"]) answered.remember(scope(key), record);
+      expect(["a", "b", "c"].map((key) => answered.get(scope(key), T0) !== null)).toEqual([
+        false,
+        true,
+        true,
+      ]);
+      expect(answered.get({ ...scope("b"), mode: "live" }, T0)).toBeNull();
+    });
+  });
+
   it("in flight: a duplicate waits for the first request's answer and replays it, sending nothing", async () => {
     const record = await inFlightRecord();
     const { send, test, timer } = setup({
@@ -388,12 +499,35 @@ describe("sendMessage", () => {
     expect(timer.sleeps).toBe(0);
   });
 
-  it("in flight and never answered (the first request crashed): unresolved once the wait is over", async () => {
-    await inFlightRecord();
+  it("in flight and never answered, its message queued (a send crashed after writing ahead): unresolved once the wait is over", async () => {
+    const record = await inFlightRecord();
+    record.messageId = "msg_queued";
+    tables.messages.set("msg_queued", { messageId: "msg_queued", status: "queued" } as Row);
     const { send, test, timer } = setup();
     expect(await send()).toEqual({ ok: false, code: "first_request_unresolved", retryAfterMs: 60_000 });
     expect(timer.elapsed).toBe(15_000);
     expect(test.submitted).toHaveLength(0);
+    expect(tables.messages.size).toBe(1);
+  });
+
+  it("a claim that never got its message (a test send died between its two statements): the duplicate takes the key over once its wait is over, and sends", async () => {
+    await inFlightRecord();
+    const { send, test, timer } = setup();
+    expect(await send()).toMatchObject({ ok: true, replayed: false, message: { status: "submitted" } });
+    expect(timer.elapsed).toBe(15_000);
+    expect(test.submitted).toHaveLength(1);
+    expect(tables.messages.size).toBe(1);
+  });
+
+  it("a claim given up while its send was in flight: nothing is written, and the caller hears to retry", async () => {
+    const { send, test } = setup();
+    // The simulator answers only after a duplicate that waited in vain took
+    // the key over (what releaseAbandoned does).
+    test.provider.submit = async () => {
+      tables.records.clear();
+      return { kind: "accepted", providerRef: "sim-late" };
+    };
+    expect(await send()).toEqual({ ok: false, code: "first_request_unresolved", retryAfterMs: 1_000 });
     expect(tables.messages.size).toBe(0);
   });
 
@@ -449,11 +583,12 @@ describe("sendMessage", () => {
     expect(timer.elapsed).toBeLessThan(30_000);
   });
 
-  it("recording is retried only for so long: then the outage stands, and the message stays queued for the sweep", async () => {
+  it("recording is retried only for so long: then the outage stands; a test send leaves only its unanswered claim", async () => {
     const { send, timer } = setup({ hooks: { outage: 1_000 } });
     await expect(send()).rejects.toBeInstanceOf(DatabaseUnavailableError);
     expect(timer.elapsed).toBe(30_000);
-    expect([...tables.messages.values()].map((row) => row.status)).toEqual(["queued"]);
+    expect(tables.messages.size).toBe(0);
+    expect([...tables.records.values()].map((record) => record.response)).toEqual([null]);
   });
 
   it("an error that is not an outage is not retried", async () => {
@@ -512,15 +647,24 @@ describe("sendMessage", () => {
     expect(test.submitted).toHaveLength(2);
   });
 
-  it("the recovery sweep decided first: its stored answer stands", async () => {
-    const { send } = setup({ hooks: { sweepFirst: true } });
-    expect(await send()).toMatchObject({ ok: true, replayed: false, message: { status: "unknown" } });
-  });
-
   describe("live keys", () => {
     const live = (overrides: Partial<SendMessageInput> & { to?: string } = {}) => ({
       mode: "live" as const,
       ...overrides,
+    });
+
+    it("the recovery sweep decided first: its stored answer stands", async () => {
+      tables.balance = 3;
+      const { send } = setup({ hooks: { sweepFirst: true } });
+      expect(await send(live())).toMatchObject({ ok: true, replayed: false, message: { status: "unknown" } });
+    });
+
+    it("recording is retried only for so long: then the outage stands, and the message stays queued for the sweep", async () => {
+      tables.balance = 3;
+      const { send, timer } = setup({ hooks: { outage: 1_000 } });
+      await expect(send(live())).rejects.toBeInstanceOf(DatabaseUnavailableError);
+      expect(timer.elapsed).toBe(30_000);
+      expect([...tables.messages.values()].map((row) => row.status)).toEqual(["queued"]);
     });
 
     it("reserve one credit per segment and take free-tier segments; both stay for an accepted send", async () => {

@@ -1,26 +1,36 @@
 // POST /v1/messages (spec 4.2): validate, record and submit one message, in
 // four named steps:
 //
-//   1. write ahead   the queued message and the in-flight idempotency record
-//                    in one statement, which also finds an earlier record
-//                    for the key (then nothing is written: a replay, a 409,
-//                    or a wait for the first request's answer). Only the
-//                    request that claimed the key is counted: the per-minute
-//                    limit (test keys: one more statement; live keys: in the
-//                    write-ahead transaction, with the per-recipient limits,
-//                    the free-tier allowance and the credit reservation). A
-//                    refusal gives the key back. Committed before the
-//                    provider is contacted.
+//   1. write ahead   claim the key, which also finds an earlier record for it
+//                    (then nothing is written: a replay, a 409, or a wait for
+//                    the first request's answer). Only the request that
+//                    claimed the key is counted against the per-minute limit;
+//                    a refusal gives the key back.
+//                      test keys: one statement claims and counts, committed
+//                        asynchronously: only the in-process simulator sees
+//                        the message before its answer is written.
+//                      live keys: one transaction writes the queued message
+//                        with the claim, counts the per-minute and
+//                        per-recipient limits, takes the free-tier allowance
+//                        and reserves the credits; durable before uBill is
+//                        contacted.
 //   2. submit        only the simulator ever sees a test key's message.
-//   3. record        one statement moves the message out of `queued` and
-//                    stores the answer for replays, retried while the
-//                    database is unavailable. Provider not reached: the
-//                    message and the key are released (503, retry is safe).
+//   3. record        test keys: the message is written once, as the simulator
+//                    left it, with the key's answer (one durable statement).
+//                    Live keys: one statement moves the message out of
+//                    `queued` and stores the answer. Retried while the
+//                    database is unavailable. Provider not reached: the claim
+//                    (and a live send's queued message) is released (503,
+//                    retry is safe).
 //
 // A duplicate that finds the key in flight waits for the first request's
 // answer (polling the record, so it works across instances) and replays it.
-// A crash between 1 and 3 leaves a queued message that the recovery sweep
-// turns into `unknown` (never re-sent).
+// A key this instance has answered (or replayed) is answered again from
+// memory, before anything is prepared or read (answered-keys.ts).
+// A crash between 1 and 3 leaves a live send's message queued, which the
+// recovery sweep turns into `unknown` (never re-sent), or a test send's claim
+// without a message, which the next duplicate takes over once its wait is
+// over (nothing was sent or answered).
 import { type Keyring, newId } from "@sms/crypto";
 import { DEFAULT_LOCALE, type Locale, renderMessage, type TemplateId } from "@sms/templates";
 import { consumeEach } from "../limits/consume-limits.ts";
@@ -50,6 +60,7 @@ import {
   type QueuedMessage,
   transactionOrRollback,
 } from "../store/index.ts";
+import type { AnsweredKeys, AnsweredRecord } from "./answered-keys.ts";
 
 export type SendMessageRequest = {
   to: string;
@@ -66,9 +77,8 @@ export type SendMessageTx = {
   ledger: Pick<LedgerStore, "reserve" | "refund">;
 };
 export type SendMessageStore = {
-  idempotency: Pick<IdempotencyStore, "find">;
-  messages: Pick<MessageStore, "insertQueued" | "recordOutcome" | "releaseUnsent" | "read">;
-  limits: Pick<LimitStore, "consumeRelaxed">;
+  idempotency: Pick<IdempotencyStore, "find" | "claimCounted" | "releaseClaim" | "releaseAbandoned">;
+  messages: Pick<MessageStore, "insertAnswered" | "recordOutcome" | "releaseUnsent" | "read">;
   transaction<T>(work: (tx: SendMessageTx) => Promise<T>): Promise<T>;
 };
 
@@ -79,6 +89,8 @@ export type SendMessageDeps = {
   /** Real time for the bounded waits (default: the system's). */
   timer?: Timer;
   providers: { test: SmsProvider; live: SmsProvider | null };
+  /** This instance's answered keys (answered-keys.ts): replays it knows skip the database. */
+  answered?: AnsweredKeys;
   config: {
     messagesPerMinute: number;
     /** Live messages of a project to one number: per ten-minute slot and per UTC day. */
@@ -170,6 +182,9 @@ export async function sendMessage(
     key: input.idempotencyKey,
   };
 
+  const known = deps.answered?.get(scope, deps.clock.now());
+  if (known) return replayOrRefuse(deps, fingerprintInput, known);
+
   for (let attempt = 1; ; attempt++) {
     const draft = await prepare(deps, input, { scope, locale, fingerprintInput, rendered });
     const written = await writeAhead(deps, input, draft);
@@ -255,12 +270,9 @@ async function writeAhead(
 }
 
 /**
- * Test keys: the write-ahead statement, then the per-minute count (one
- * statement that does not wait for the disk: the counter row is hot). Over
- * the limit, the message and the key are given back. The write-ahead does not
- * wait for the disk either: only the in-process simulator sees the message
- * before its outcome is recorded, and recording it (a durable commit) makes
- * both durable before anything is answered.
+ * Test keys: one statement claims the key and counts the send (asynchronous
+ * commit: the answer's durable commit makes both durable before anything is
+ * answered). Over the limit, the claim is given back.
  */
 async function writeAheadTest(
   deps: SendMessageDeps,
@@ -268,19 +280,18 @@ async function writeAheadTest(
   draft: Draft,
 ): Promise<Claimed | Taken | Refusal> {
   const { queued } = draft;
-  const claim = await deps.store.messages.insertQueued(queued, { relaxed: true });
-  if (!claim.written) return { taken: true, prior: claim.prior };
   const limit = deps.config.messagesPerMinute;
   const window = windowOf("minute", queued.now);
-  const used = await deps.store.limits.consumeRelaxed(
-    { bucket: BUCKETS.messages(queued.scope.projectId), ...window },
-    1,
+  const claim = await deps.store.idempotency.claimCounted(queued, {
+    bucket: BUCKETS.messages(queued.scope.projectId),
+    ...window,
     limit,
-  );
+  });
+  if (!claim.claimed) return { taken: true, prior: claim.prior };
   const check = { limit, window: "minute" as const };
-  if (used === null) {
+  if (claim.used === null) {
     await persist(deps, input.logger, "release", () =>
-      deps.store.messages.releaseUnsent({ messageId: queued.messageId, idempotencyId: queued.idempotencyId }),
+      deps.store.idempotency.releaseClaim(queued.idempotencyId),
     );
     return {
       ok: false,
@@ -289,7 +300,7 @@ async function writeAheadTest(
       limit: limitState(check, limit, window.end),
     };
   }
-  return { freeTierSegments: 0, rateLimit: limitState(check, used, window.end) };
+  return { freeTierSegments: 0, rateLimit: limitState(check, claim.used, window.end) };
 }
 
 /**
@@ -366,7 +377,8 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
  * request waits for the first one's answer and replays it, polling the
  * record with backoff (any instance may hold the key) for at most
  * `inFlightWaitMs`. "released": the first request sent nothing and gave the
- * key back, so this one may start over.
+ * key back, or its claim was abandoned and this request gave it up, so this
+ * one may start over.
  */
 async function awaitFirstRequest(
   deps: SendMessageDeps,
@@ -375,20 +387,34 @@ async function awaitFirstRequest(
   prior: PriorRecord | null,
 ): Promise<SendMessageResult | "released"> {
   const timer = deps.timer ?? systemTimer;
-  const started = timer.monotonicMs();
   const verified = new Map<string, boolean>();
   let record = prior ?? (await deps.store.idempotency.find(scope, deps.clock.now()));
+  // The wait is for one claim: a newer claim of the key (the first one was
+  // given back or given up meanwhile) starts it again.
+  let claim: string | null = null;
+  let started = timer.monotonicMs();
   for (let pause = 25; ; pause = Math.min(pause * 2, 500)) {
     if (record === null) return "released";
+    if (record.messageId !== claim) {
+      claim = record.messageId;
+      started = timer.monotonicMs();
+    }
     let same = verified.get(record.fingerprint);
     if (same === undefined) {
       same = await deps.keyring.verifyFingerprint(fingerprintInput, record.fingerprint);
       verified.set(record.fingerprint, same);
     }
     if (!same) return { ok: false, code: "idempotency_key_reused" };
-    if (record.responseBody !== null) return { ok: true, replayed: true, message: record.responseBody };
+    if (record.responseBody !== null) {
+      const { fingerprint, expiresAt, responseBody } = record;
+      deps.answered?.remember(scope, { fingerprint, expiresAt, responseBody });
+      return { ok: true, replayed: true, message: record.responseBody };
+    }
     const left = deps.config.inFlightWaitMs - (timer.monotonicMs() - started);
     if (left <= 0) {
+      // A claim that never got its message (a test send's request died
+      // between its two statements) is given up: nothing was sent or answered.
+      if (await deps.store.idempotency.releaseAbandoned(scope, record.messageId)) return "released";
       return {
         ok: false,
         code: "first_request_unresolved",
@@ -398,6 +424,18 @@ async function awaitFirstRequest(
     await timer.sleep(Math.min(pause, left));
     record = await deps.store.idempotency.find(scope, deps.clock.now());
   }
+}
+
+/** A key answered before, known to this instance: its answer again, or 409 for a different request. */
+async function replayOrRefuse(
+  deps: SendMessageDeps,
+  fingerprintInput: string,
+  known: AnsweredRecord,
+): Promise<SendMessageResult> {
+  if (!(await deps.keyring.verifyFingerprint(fingerprintInput, known.fingerprint))) {
+    return { ok: false, code: "idempotency_key_reused" };
+  }
+  return { ok: true, replayed: true, message: known.responseBody };
 }
 
 /** 2. Submit: the provider's answer; an adapter that throws counts as no definitive answer. */
@@ -479,6 +517,7 @@ async function record(
     }
   };
   const tookSomething = queued.creditsReserved > 0 || written.freeTierSegments > 0;
+  if (input.mode === "test") return recordTest(deps, input, draft, outcome, written);
 
   if (outcome.kind === "unreachable") {
     log.warn(
@@ -498,17 +537,8 @@ async function record(
     return storedAnswer(deps, messageId, log, written.rateLimit);
   }
 
-  const recorded = outcomeOf(outcome, later, input.mode === "test" ? deps.config.simulatorDelayMs : 0);
-  const response = toMessageResource({
-    id: messageId,
-    recipientMasked: queued.recipientMasked,
-    status: recorded.status,
-    segments: queued.segments,
-    errorCode: recorded.error?.errorCode ?? null,
-    errorMessage: recorded.error?.errorMessage ?? null,
-    createdAt: queued.now,
-    updatedAt: later,
-  });
+  const recorded = outcomeOf(outcome, later, 0);
+  const response = answerOf(queued, recorded, later);
   const change = { messageId, idempotencyId, outcome: recorded, response, now: later };
   const moved = await persist(deps, log, "record", () =>
     recorded.status === "failed" && tookSomething
@@ -521,7 +551,67 @@ async function record(
       : deps.store.messages.recordOutcome(change),
   );
   if (!moved) return storedAnswer(deps, messageId, log, written.rateLimit);
+  deps.answered?.remember(queued.scope, {
+    fingerprint: queued.fingerprint,
+    responseBody: response,
+    expiresAt: queued.expiresAt,
+  });
   return { ok: true, replayed: false, message: response, rateLimit: written.rateLimit };
+}
+
+/**
+ * 3, test keys: the message is written once, answered, with the key's answer.
+ * Not reached: the claim is given back. The claim gone meanwhile (a duplicate
+ * waited for it in vain and took the key over): nothing is written, and the
+ * caller is told to retry with the same key.
+ */
+async function recordTest(
+  deps: SendMessageDeps,
+  input: SendMessageInput,
+  draft: Draft,
+  outcome: SubmitOutcome,
+  written: Claimed,
+): Promise<SendMessageResult> {
+  const { queued } = draft;
+  const log = input.logger;
+  if (outcome.kind === "unreachable") {
+    log.warn(
+      { message_id: queued.messageId, provider: "simulator", reason: outcome.reason },
+      "provider unreachable",
+    );
+    await persist(deps, log, "release", () => deps.store.idempotency.releaseClaim(queued.idempotencyId));
+    return { ok: false, code: "provider_unavailable" };
+  }
+  const later = deps.clock.now();
+  const recorded = outcomeOf(outcome, later, deps.config.simulatorDelayMs);
+  const response = answerOf(queued, recorded, later);
+  const stored = await persist(deps, log, "record", () =>
+    deps.store.messages.insertAnswered(queued, { outcome: recorded, response, now: later }),
+  );
+  if (!stored) {
+    log.warn({ message_id: queued.messageId }, "the key's claim was given up while the send was in flight");
+    return { ok: false, code: "first_request_unresolved", retryAfterMs: 1_000 };
+  }
+  deps.answered?.remember(queued.scope, {
+    fingerprint: queued.fingerprint,
+    responseBody: response,
+    expiresAt: queued.expiresAt,
+  });
+  return { ok: true, replayed: false, message: response, rateLimit: written.rateLimit };
+}
+
+/** The Message resource a send answers. */
+function answerOf(queued: QueuedMessage, recorded: Outcome, now: Date): MessageResource {
+  return toMessageResource({
+    id: queued.messageId,
+    recipientMasked: queued.recipientMasked,
+    status: recorded.status,
+    segments: queued.segments,
+    errorCode: recorded.error?.errorCode ?? null,
+    errorMessage: recorded.error?.errorMessage ?? null,
+    createdAt: queued.now,
+    updatedAt: now,
+  });
 }
 
 /** What a definitive (or indeterminate) provider answer makes of the message. */

@@ -1,15 +1,115 @@
 // idempotency_records: the answer a key gets again for 24 hours (spec 4.2).
-// The record is written together with its message (store/messages.ts:
-// insertQueued, recordOutcome, releaseUnsent); these are the other statements.
+// A live send's record is written together with its message
+// (store/messages.ts: insertQueued, recordOutcome, releaseUnsent); a test
+// send claims its key here (claimCounted), and messages.insertAnswered writes
+// the message and the answer together.
 import type { Sql } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageResource } from "../model/message.ts";
 
-/** A key's record: the request's fingerprint, and its answer once there is one (null: still in flight). */
-export type PriorRecord = { fingerprint: string; responseBody: MessageResource | null };
+/**
+ * A key's record: the request's fingerprint, its answer once there is one
+ * (null: still in flight), when it expires, and the message it claimed.
+ */
+export type PriorRecord = {
+  fingerprint: string;
+  responseBody: MessageResource | null;
+  expiresAt: Date;
+  messageId: string;
+};
+
+/**
+ * The key's claim, for a statement's WITH: `prior` is an unexpired record
+ * already there; `idem` is the new in-flight record (no answer yet), written
+ * only when there is none (an expired one is overwritten). Parameters: $1 the
+ * record's id, $2 project, $3 mode, $4 key, $5 fingerprint, $6 message id,
+ * $7 expiry, $8 now. A concurrent claim of the same key waits for the first
+ * one's commit, then finds it (ON CONFLICT).
+ */
+export const CLAIM_KEY_CTES = `prior AS (
+    SELECT fingerprint, response_body, expires_at, message_id FROM idempotency_records
+    WHERE project_id = $2 AND mode = CAST($3 AS "KeyMode") AND key = $4 AND expires_at > CAST($8 AS timestamptz)
+  ), idem AS (
+    INSERT INTO idempotency_records (id, project_id, mode, key, fingerprint, message_id, response_body, expires_at, created_at)
+    SELECT CAST($1 AS text), CAST($2 AS text), CAST($3 AS "KeyMode"), CAST($4 AS text), CAST($5 AS text),
+           CAST($6 AS text), NULL, CAST($7 AS timestamptz), CAST($8 AS timestamptz)
+    WHERE NOT EXISTS (SELECT 1 FROM prior)
+    ON CONFLICT (project_id, mode, key) DO UPDATE
+      SET id = EXCLUDED.id, fingerprint = EXCLUDED.fingerprint, message_id = EXCLUDED.message_id,
+          response_body = NULL, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
+      WHERE idempotency_records.expires_at <= EXCLUDED.created_at
+    RETURNING id
+  )`;
+
+/** What a claiming statement reports of `prior` (see priorOf). */
+export const PRIOR_COLUMNS = `EXISTS (SELECT 1 FROM prior) AS has_prior,
+    (SELECT fingerprint FROM prior) AS fingerprint,
+    (SELECT response_body FROM prior) AS response_body,
+    (SELECT expires_at FROM prior) AS expires_at,
+    (SELECT message_id FROM prior) AS message_id`;
+
+export type PriorColumns = {
+  has_prior: boolean;
+  fingerprint: string | null;
+  response_body: unknown;
+  expires_at: Date | null;
+  message_id: string | null;
+};
+
+/**
+ * The record a claim found; null when another request claimed the key at the
+ * same moment (its record was not committed when the statement began: look
+ * it up).
+ */
+export function priorOf(row: PriorColumns | undefined): PriorRecord | null {
+  if (!row?.has_prior || row.fingerprint === null || row.expires_at === null || row.message_id === null)
+    return null;
+  const { fingerprint, response_body, expires_at, message_id } = row;
+  return priorRecord({ fingerprint, response_body, expires_at, message_id });
+}
+
+/**
+ * A test send's first statement: claims the key and, only when it did, counts
+ * the send against the project's minute ($9 bucket, $10 window start, $11
+ * window end, $12 limit). Commits asynchronously: nothing was answered yet,
+ * and the durable commit of the answer (messages.insertAnswered) flushes it.
+ */
+const CLAIM_COUNTED_SQL = `
+  WITH ${CLAIM_KEY_CTES}, counted AS (
+    INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
+    SELECT CAST($9 AS text), CAST($10 AS timestamptz), 1, CAST($11 AS timestamptz) FROM idem
+    WHERE CAST($12 AS integer) >= 1
+    ON CONFLICT (bucket, window_start)
+    DO UPDATE SET count = rate_limit_counters.count + EXCLUDED.count
+    WHERE rate_limit_counters.count + EXCLUDED.count <= CAST($12 AS integer)
+    RETURNING count
+  )
+  SELECT (SELECT count(*)::int FROM idem) AS claimed, (SELECT count FROM counted) AS used, ${PRIOR_COLUMNS},
+    set_config('synchronous_commit', 'off', true) AS relaxed`;
+
+/** Gives a claim without a message back (nothing was sent, or it was refused). */
+const RELEASE_CLAIM_SQL = `
+  WITH gone AS (
+    DELETE FROM idempotency_records r
+    WHERE r.id = $1 AND r.response_body IS NULL
+      AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = r.message_id)
+    RETURNING r.id
+  )
+  SELECT count(*)::int AS released, set_config('synchronous_commit', 'off', true) AS relaxed FROM gone`;
+
+/** A key's unanswered claim (of message $4) that never got its message: its request is gone. */
+const RELEASE_ABANDONED_SQL = `
+  WITH gone AS (
+    DELETE FROM idempotency_records r
+    WHERE r.project_id = $1 AND r.mode = CAST($2 AS "KeyMode") AND r.key = $3 AND r.message_id = $4
+      AND r.response_body IS NULL
+      AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = r.message_id)
+    RETURNING r.id
+  )
+  SELECT count(*)::int AS released FROM gone`;
 
 const FIND_SQL = `
-  SELECT fingerprint, response_body FROM idempotency_records
+  SELECT fingerprint, response_body, expires_at, message_id FROM idempotency_records
   WHERE project_id = $1 AND mode = CAST($2 AS "KeyMode") AND key = $3 AND expires_at > CAST($4 AS timestamptz)`;
 
 const ANSWER_RECOVERED_SQL = `
@@ -38,6 +138,21 @@ const COUNT_NOT_UNDER_KEY_SQL = `
   SELECT count(*)::int AS count FROM idempotency_records
   WHERE expires_at > CAST($1 AS timestamptz) AND split_part(fingerprint, ':', 1) <> $2`;
 
+/** A record's row as the send sees it. */
+export function priorRecord(row: {
+  fingerprint: string;
+  response_body: unknown;
+  expires_at: Date;
+  message_id: string;
+}): PriorRecord {
+  return {
+    fingerprint: row.fingerprint,
+    responseBody: parseBody(row.response_body),
+    expiresAt: new Date(row.expires_at),
+    messageId: row.message_id,
+  };
+}
+
 export function parseBody(value: unknown): MessageResource | null {
   if (value === null || value === undefined) return null;
   return (typeof value === "string" ? JSON.parse(value) : value) as MessageResource;
@@ -47,13 +162,72 @@ export function idempotencyStore(sql: Sql) {
   return {
     /** A key's unexpired record as it stands now (after losing a race for it, or while waiting for its answer). */
     async find(scope: IdempotencyScope, now: Date): Promise<PriorRecord | null> {
-      const [row] = await sql.query<{ fingerprint: string; response_body: unknown }>(FIND_SQL, [
+      const [row] = await sql.query<{
+        fingerprint: string;
+        response_body: unknown;
+        expires_at: Date;
+        message_id: string;
+      }>(FIND_SQL, [scope.projectId, scope.mode, scope.key, now]);
+      return row ? priorRecord(row) : null;
+    },
+
+    /**
+     * Claims the key for a test send and counts it (CLAIM_COUNTED_SQL).
+     * `claimed` false: the key was taken (`prior`, or null: look it up).
+     * `used` null: the minute is full; the claim stands until releaseClaim.
+     */
+    async claimCounted(
+      claim: {
+        idempotencyId: string;
+        scope: IdempotencyScope;
+        fingerprint: string;
+        messageId: string;
+        expiresAt: Date;
+        now: Date;
+      },
+      counter: { bucket: string; start: Date; end: Date; limit: number },
+    ): Promise<{ claimed: true; used: number | null } | { claimed: false; prior: PriorRecord | null }> {
+      const [row] = await sql.query<PriorColumns & { claimed: number; used: number | null }>(
+        CLAIM_COUNTED_SQL,
+        [
+          claim.idempotencyId,
+          claim.scope.projectId,
+          claim.scope.mode,
+          claim.scope.key,
+          claim.fingerprint,
+          claim.messageId,
+          claim.expiresAt,
+          claim.now,
+          counter.bucket,
+          counter.start,
+          counter.end,
+          counter.limit,
+        ],
+      );
+      if (Number(row?.claimed ?? 0) !== 1) return { claimed: false, prior: priorOf(row) };
+      return { claimed: true, used: row?.used === null || row?.used === undefined ? null : Number(row.used) };
+    },
+
+    /** Deletes the claim `idempotencyId` if it has neither an answer nor a message; true when it did. */
+    async releaseClaim(idempotencyId: string): Promise<boolean> {
+      const [row] = await sql.query<{ released: number }>(RELEASE_CLAIM_SQL, [idempotencyId]);
+      return Number(row?.released ?? 0) > 0;
+    },
+
+    /**
+     * Deletes the key's claim of `messageId` if it has neither an answer nor
+     * its message (the request that made it is gone: a duplicate waited for
+     * it in vain); true when it did, and the key is free again. A newer claim
+     * of the same key (another message id) is left alone.
+     */
+    async releaseAbandoned(scope: IdempotencyScope, messageId: string): Promise<boolean> {
+      const [row] = await sql.query<{ released: number }>(RELEASE_ABANDONED_SQL, [
         scope.projectId,
         scope.mode,
         scope.key,
-        now,
+        messageId,
       ]);
-      return row ? { fingerprint: row.fingerprint, responseBody: parseBody(row.response_body) } : null;
+      return Number(row?.released ?? 0) > 0;
     },
 
     /**

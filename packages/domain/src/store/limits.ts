@@ -11,14 +11,6 @@ const CONSUME_SQL = `
   WHERE rate_limit_counters.count + EXCLUDED.count <= CAST($5 AS integer)
   RETURNING count`;
 
-/**
- * CONSUME_SQL committing asynchronously: for a hot counter row outside any
- * transaction (the statement's own transaction is the only one relaxed).
- */
-const CONSUME_RELAXED_SQL = `
-  WITH counted AS (${CONSUME_SQL})
-  SELECT set_config('synchronous_commit', 'off', true) AS relaxed, (SELECT count FROM counted) AS count`;
-
 const READ_SQL = `SELECT count FROM rate_limit_counters WHERE bucket = $1 AND window_start = CAST($2 AS timestamptz)`;
 
 const READ_MANY_SQL = `
@@ -60,24 +52,6 @@ export function limitStore(sql: Sql) {
         limit,
       ]);
       return row ? Number(row.count) : null;
-    },
-
-    /**
-     * consume(), for a counter every send of a project updates, as one
-     * autocommitted statement that commits with `synchronous_commit = off`:
-     * the row lock is released without waiting for the WAL flush. A database
-     * crash can lose the last few increments, which only allows a few more
-     * requests. Never inside a transaction (it would relax the whole of it).
-     */
-    async consumeRelaxed(window: CounterWindow, cost: number, limit: number): Promise<number | null> {
-      const [row] = await sql.query<{ count: number | null }>(CONSUME_RELAXED_SQL, [
-        window.bucket,
-        window.start,
-        cost,
-        window.end,
-        limit,
-      ]);
-      return row?.count === null || row?.count === undefined ? null : Number(row.count);
     },
 
     /** The window's counter as committed (0 when it has none). */

@@ -1,19 +1,26 @@
-// messages: the statements of a message's life. A test send is three
-// statements (insertQueued here, the per-minute count in limits.ts, then
-// recordOutcome here), each one SQL statement (a chain of data-modifying
-// CTEs) that works the same on PostgreSQL and PGlite. insertQueued,
-// recordOutcome and releaseUnsent also write the message's idempotency
-// record, because the two must change together.
+// messages: the statements of a message's life, each one SQL statement (a
+// chain of data-modifying CTEs) that works the same on PostgreSQL and PGlite.
+// A test send is two statements: the key's claim and the minute's count
+// (idempotency.ts: claimCounted), then insertAnswered here. A live send writes
+// ahead (insertQueued) before uBill is contacted, then recordOutcome.
+// insertQueued, insertAnswered, recordOutcome and releaseUnsent also write the
+// message's idempotency record, because the two must change together.
 //
 // Every statement that sets messages.status also writes the message_events row
-// of the new status in the same statement (insertQueued, recordOutcome,
+// of the new status in the same statement (insertQueued, insertAnswered, recordOutcome,
 // settleMany, recoverQueued), so the dashboard's timeline is true without an extra
 // round trip. A message enters each status at most once: the event's key is
 // (message_id, status). The dashboard's reads are in message-log.ts.
 import type { Sql } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
-import { type PriorRecord, parseBody } from "./idempotency.ts";
 import type { MessageError, MessageResource, MessageState, MessageStatus } from "../model/message.ts";
+import {
+  CLAIM_KEY_CTES,
+  PRIOR_COLUMNS,
+  type PriorColumns,
+  type PriorRecord,
+  priorOf,
+} from "./idempotency.ts";
 
 /** The columns a Message resource is built from. */
 const RESOURCE_COLUMNS =
@@ -64,23 +71,9 @@ export type QueuedMessage = {
   now: Date;
 };
 
-/** The write-ahead statement; `relaxed` commits it asynchronously (see insertQueued). */
-function insertQueuedSql(relaxed: boolean): string {
-  return `
-  WITH prior AS (
-    SELECT fingerprint, response_body FROM idempotency_records
-    WHERE project_id = $2 AND mode = CAST($3 AS "KeyMode") AND key = $4 AND expires_at > CAST($8 AS timestamptz)
-  ), idem AS (
-    INSERT INTO idempotency_records (id, project_id, mode, key, fingerprint, message_id, response_body, expires_at, created_at)
-    SELECT CAST($1 AS text), CAST($2 AS text), CAST($3 AS "KeyMode"), CAST($4 AS text), CAST($5 AS text),
-           CAST($6 AS text), NULL, CAST($7 AS timestamptz), CAST($8 AS timestamptz)
-    WHERE NOT EXISTS (SELECT 1 FROM prior)
-    ON CONFLICT (project_id, mode, key) DO UPDATE
-      SET id = EXCLUDED.id, fingerprint = EXCLUDED.fingerprint, message_id = EXCLUDED.message_id,
-          response_body = NULL, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
-      WHERE idempotency_records.expires_at <= EXCLUDED.created_at
-    RETURNING id
-  ), msg AS (
+/** The write-ahead statement of a live send: the key's claim and the queued message, together. */
+const INSERT_QUEUED_SQL = `
+  WITH ${CLAIM_KEY_CTES}, msg AS (
     INSERT INTO messages (id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
                           template, locale, sender, segments, encoding, status, provider, credits_reserved,
                           created_at, updated_at)
@@ -94,16 +87,7 @@ function insertQueuedSql(relaxed: boolean): string {
     INSERT INTO message_events (message_id, status, error_code, created_at)
     SELECT id, CAST('queued' AS "MessageStatus"), NULL, created_at FROM msg
   )
-  SELECT (SELECT count(*)::int FROM msg) AS written,
-    EXISTS (SELECT 1 FROM prior) AS has_prior,
-    (SELECT fingerprint FROM prior) AS fingerprint,
-    (SELECT response_body FROM prior) AS response_body${
-      relaxed ? ",\n    set_config('synchronous_commit', 'off', true) AS relaxed" : ""
-    }`;
-}
-const INSERT_QUEUED_SQL = insertQueuedSql(false);
-
-const INSERT_QUEUED_RELAXED_SQL = insertQueuedSql(true);
+  SELECT (SELECT count(*)::int FROM msg) AS written, ${PRIOR_COLUMNS}`;
 
 /**
  * What the write-ahead statement did: wrote the queued message and claimed
@@ -139,6 +123,31 @@ const RECORD_OUTCOME_SQL = `
     SELECT id, status, error_code, updated_at FROM moved
   )
   SELECT count(*)::int AS moved FROM moved`;
+
+const INSERT_ANSWERED_SQL = `
+  WITH answered AS (
+    UPDATE idempotency_records SET response_body = CAST($22 AS jsonb)
+    WHERE id = $23 AND response_body IS NULL
+    RETURNING id
+  ), msg AS (
+    INSERT INTO messages (id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
+                          template, locale, sender, segments, encoding, status, provider, credits_reserved,
+                          error_code, error_message, provider_ref, submitted_at, next_check_at,
+                          created_at, updated_at)
+    SELECT CAST($1 AS text), CAST($2 AS text), CAST($3 AS text), CAST($4 AS "KeyMode"), CAST($5 AS text),
+           CAST($6 AS bytea), CAST($7 AS bytea), CAST($8 AS text), CAST($9 AS text), CAST($10 AS text),
+           CAST($11 AS integer), CAST($12 AS text), CAST($15 AS "MessageStatus"), CAST($13 AS text), 0,
+           CAST($16 AS text), CAST($17 AS text), CAST($18 AS text), CAST($19 AS timestamptz),
+           CAST($20 AS timestamptz), CAST($14 AS timestamptz), CAST($21 AS timestamptz)
+    FROM answered
+    RETURNING id, status, error_code, created_at, updated_at
+  ), event AS (
+    INSERT INTO message_events (message_id, status, error_code, created_at)
+    SELECT id, CAST('queued' AS "MessageStatus"), NULL, created_at FROM msg
+    UNION ALL
+    SELECT id, status, error_code, updated_at FROM msg
+  )
+  SELECT count(*)::int AS written FROM msg`;
 
 const RELEASE_SQL = `
   WITH gone AS (
@@ -280,23 +289,12 @@ export function messageStore(sql: Sql) {
      * PostgreSQL a concurrent insert of the same key waits for the other
      * transaction and then finds its row, so exactly one request wins; the
      * others write nothing and count nothing.
-     *
-     * `relaxed` commits asynchronously, never inside a transaction. Only for a
-     * write-ahead whose message no one outside this process sees before its
-     * outcome is recorded (a test key's: the simulator is in-process): the
-     * durable commit of recordOutcome flushes the WAL up to its own record,
-     * this one included, so an acknowledged send is exactly as durable, and a
-     * crash before it loses only a claim that was never answered and sent
-     * nothing. A live write-ahead stays durable: it must be on disk before the
-     * provider is contacted.
+     * Durable: a live send's write-ahead is on disk before the provider is
+     * contacted. (A test send claims its key with idempotency.claimCounted
+     * and writes its message once, answered: insertAnswered.)
      */
-    async insertQueued(m: QueuedMessage, options: { relaxed?: boolean } = {}): Promise<QueuedClaim> {
-      const rows = await sql.query<{
-        written: number;
-        has_prior: boolean;
-        fingerprint: string | null;
-        response_body: unknown;
-      }>(options.relaxed ? INSERT_QUEUED_RELAXED_SQL : INSERT_QUEUED_SQL, [
+    async insertQueued(m: QueuedMessage): Promise<QueuedClaim> {
+      const rows = await sql.query<PriorColumns & { written: number }>(INSERT_QUEUED_SQL, [
         m.idempotencyId,
         m.scope.projectId,
         m.scope.mode,
@@ -319,13 +317,7 @@ export function messageStore(sql: Sql) {
       ]);
       const row = rows[0];
       if (Number(row?.written ?? 0) === 1) return { written: true };
-      if (row?.has_prior && row.fingerprint !== null) {
-        return {
-          written: false,
-          prior: { fingerprint: row.fingerprint, responseBody: parseBody(row.response_body) },
-        };
-      }
-      return { written: false, prior: null };
+      return { written: false, prior: priorOf(row) };
     },
 
     /**
@@ -354,6 +346,46 @@ export function messageStore(sql: Sql) {
         record.idempotencyId,
       ]);
       return Number(rows[0]?.moved ?? 0) > 0;
+    },
+
+    /**
+     * A test send's second and last statement, durable: the message as the
+     * simulator left it (its `queued` and its new status in the timeline),
+     * and the answer on the key's claim, together. Written only while the
+     * claim is unanswered and still there; 0 rows: a duplicate that waited in
+     * vain gave the claim up (idempotency.releaseAbandoned).
+     */
+    async insertAnswered(
+      m: QueuedMessage,
+      record: { outcome: Outcome; response: MessageResource; now: Date },
+    ) {
+      const { outcome, now } = record;
+      const rows = await sql.query<{ written: number }>(INSERT_ANSWERED_SQL, [
+        m.messageId,
+        m.scope.projectId,
+        m.apiKeyId,
+        m.scope.mode,
+        m.recipientMasked,
+        m.recipientCiphertext,
+        m.textCiphertext,
+        m.template,
+        m.locale,
+        m.sender,
+        m.segments,
+        m.encoding,
+        m.provider,
+        m.now,
+        outcome.status,
+        outcome.error?.errorCode ?? null,
+        outcome.error?.errorMessage ?? null,
+        outcome.providerRef,
+        outcome.status === "submitted" ? now : null,
+        outcome.nextCheckAt,
+        now,
+        JSON.stringify(record.response),
+        m.idempotencyId,
+      ]);
+      return Number(rows[0]?.written ?? 0) > 0;
     },
 
     /**

@@ -1,0 +1,15 @@
+// In-process caches with a fixed number of entries: a Map keeps insertion
+// order, so the oldest entry is the first key.
+
+/**
+ * Sets `key` as the map's newest entry. When the map already holds
+ * `maxEntries`, the oldest entry is dropped.
+ */
+export function setNewest<V>(map: Map<string, V>, key: string, value: V, maxEntries: number): void {
+  map.delete(key);
+  if (map.size >= maxEntries) {
+    const oldest = map.keys().next();
+    if (!oldest.done) map.delete(oldest.value);
+  }
+  map.set(key, value);
+}
