@@ -84,17 +84,28 @@ type Result = {
 };
 
 /** utime + stime of processes, in milliseconds (Linux /proc, read with cat: Deno guards /proc). */
-function cpuMs(pids: number[]): number {
-  if (pids.length === 0) return 0;
-  const output = new Deno.Command("cat", {
-    args: pids.map((pid) => `/proc/${pid}/stat`),
-    stderr: "null",
-  }).outputSync();
-  let total = 0;
-  for (const stat of new TextDecoder().decode(output.stdout).split("\n").filter(Boolean)) {
+/** CPU time (user + system, ms) of each of `pids` that is still running. */
+function cpuByPid(pids: number[]): Map<number, number> {
+  const times = new Map<number, number>();
+  for (const pid of pids) {
+    const output = new Deno.Command("cat", { args: [`/proc/${pid}/stat`], stderr: "null" }).outputSync();
+    const stat = new TextDecoder().decode(output.stdout);
+    if (!stat) continue; // gone
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ is 100 on Linux
+    times.set(pid, ((Number(fields[11]) + Number(fields[12])) * 1000) / 100); // USER_HZ is 100 on Linux
   }
+  return times;
+}
+
+/**
+ * CPU time spent between two samples by the processes in `after`: a process
+ * that started in between counts in full. One that exited in between is lost
+ * (its time cannot be read any more), so the figure is a lower bound; the
+ * PostgreSQL backends are listed again after the run to keep that rare.
+ */
+function cpuSpent(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
   return total;
 }
 
@@ -430,14 +441,14 @@ try {
   );
   /** One measured run against `target`, with the CPU time its process and PostgreSQL spent per request. */
   const measure = async (target: { baseUrl: string; pid: number }, scenario: Scenario, seconds: number) => {
-    const backends = await backendPids(testPostgresAdminUrl(), database.databaseUrl);
-    const before = { api: cpuMs([target.pid]), postgres: cpuMs(backends) };
+    const backends = () => backendPids(testPostgresAdminUrl(), database.databaseUrl);
+    const before = { api: cpuByPid([target.pid]), postgres: cpuByPid(await backends()) };
     const result = await drive(target.baseUrl, scenario, seconds);
-    const after = { api: cpuMs([target.pid]), postgres: cpuMs(backends) };
+    const after = { api: cpuByPid([target.pid]), postgres: cpuByPid(await backends()) };
     const per = (ms: number) => Math.round((ms / Math.max(1, result.requests)) * 1000) / 1000;
     result.cpu_ms_per_request = {
-      api: per(after.api - before.api),
-      postgres: per(after.postgres - before.postgres),
+      api: per(cpuSpent(before.api, after.api)),
+      postgres: per(cpuSpent(before.postgres, after.postgres)),
     };
     result.rss_mb = rssMb(target.pid);
     return result;

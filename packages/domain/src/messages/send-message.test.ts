@@ -6,7 +6,7 @@ import { DatabaseUnavailableError } from "@sms/db";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { MessageResource, MessageState } from "../model/message.ts";
 import type { SmsProvider, SubmitOutcome, SubmitRequest } from "../provider.ts";
-import type { PriorRecord, QueuedMessage } from "../store/index.ts";
+import type { Outcome, PriorRecord, QueuedMessage } from "../store/index.ts";
 import { type AnsweredKeys, createAnsweredKeys } from "./answered-keys.ts";
 import {
   type SendMessageInput,
@@ -56,6 +56,16 @@ type Hooks = {
   /** What they throw meanwhile (default: DatabaseUnavailableError). */
   outageError?: () => Error;
 };
+
+/** A message row's columns once the provider's answer is recorded. */
+const settledAs = (outcome: Outcome, now: Date) => ({
+  status: outcome.status,
+  errorCode: outcome.error?.errorCode ?? null,
+  errorMessage: outcome.error?.errorMessage ?? null,
+  providerRef: outcome.providerRef,
+  nextCheckAt: outcome.nextCheckAt,
+  updatedAt: now,
+});
 
 function fakeStore(tables: Tables, hooks: Hooks = {}) {
   const down = () => {
@@ -132,14 +142,7 @@ function fakeStore(tables: Tables, hooks: Hooks = {}) {
         if (hooks.sweepFirst && row)
           Object.assign(row, { status: "unknown", errorCode: "provider_unavailable" });
         if (row?.status !== "queued") return false;
-        Object.assign(row, {
-          status: outcome.status,
-          errorCode: outcome.error?.errorCode ?? null,
-          errorMessage: outcome.error?.errorMessage ?? null,
-          providerRef: outcome.providerRef,
-          nextCheckAt: outcome.nextCheckAt,
-          updatedAt: now,
-        });
+        Object.assign(row, settledAs(outcome, now));
         const record = tables.records.get(scopeKey(row.scope));
         if (record) record.response = response;
         return true;
@@ -209,16 +212,7 @@ function fakeStore(tables: Tables, hooks: Hooks = {}) {
         const record = tables.records.get(scopeKey(m.scope));
         if (record?.id !== m.idempotencyId || record.response !== null) return false;
         record.response = response;
-        tables.messages.set(m.messageId, {
-          ...m,
-          status: outcome.status,
-          errorCode: outcome.error?.errorCode ?? null,
-          errorMessage: outcome.error?.errorMessage ?? null,
-          providerRef: outcome.providerRef,
-          nextCheckAt: outcome.nextCheckAt,
-          updatedAt: now,
-          response,
-        });
+        tables.messages.set(m.messageId, { ...m, ...settledAs(outcome, now), response });
         return true;
       },
       async read(messageId) {
