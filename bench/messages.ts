@@ -233,7 +233,7 @@ async function profiled<T>(work: () => Promise<T>): Promise<T> {
     for (const [name, samples] of [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, count))
       console.error(`  ${((samples / total) * 100).toFixed(1).padStart(5)}%  ${name}`);
   };
-  // Who calls the functions with the most self time: the callers' chain, three deep.
+  // Who calls the six functions with the most self time: the callers' chain, three deep.
   const parent = new Map<number, ProfileNode>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node);
   const label = (node: ProfileNode) =>
@@ -242,7 +242,7 @@ async function profiled<T>(work: () => Promise<T>): Promise<T> {
   const hot = new Set(
     [...byFunction.entries()]
       .sort((a, b) => b[1] - a[1])
-      .slice(0, 3)
+      .slice(0, 6)
       .map(([name]) => name),
   );
   for (const node of profile.nodes) {
@@ -257,7 +257,7 @@ async function profiled<T>(work: () => Promise<T>): Promise<T> {
   console.error(`profile: ${total} samples`);
   print("self time by function", byFunction, 30);
   print("self time by module", byModule, 25);
-  print("callers of the top functions", callers, 15);
+  print("callers of the top functions", callers, 25);
   return result;
 }
 
