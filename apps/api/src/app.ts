@@ -33,7 +33,7 @@ import { type Job, type Scheduler, startScheduler } from "./jobs/scheduler.ts";
 import { type AppLogger, createLogger } from "./logger.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { generateCookieSecret } from "./pages/claim/claim-cookies.ts";
-import { claimPageRoutes } from "./pages/claim/claim-page.ts";
+import { claimPageErrors, claimPageRoutes } from "./pages/claim/claim-page.ts";
 import { identityProvidersFromConfig } from "./pages/claim/identity-providers.ts";
 import { dashboardPages } from "./pages/dashboard/dashboard-page.ts";
 import { appRouter } from "./router.ts";
@@ -305,6 +305,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     onFinished: (request) =>
       metrics.request(request.route, request.method, request.status, request.seconds, request.code),
     databaseStarted,
+    pageErrors: [dashboard.errors, claimPageErrors],
   });
   const internalHandler = config.internal
     ? createInternalHandler({

@@ -488,6 +488,29 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
     });
   });
 
+  it("answers an unknown page, or a method a page does not take, in HTML, and the API's paths in the envelope", async () => {
+    const pages: Array<[path: string, method: string, status: number, text: string]> = [
+      ["/dashboard/no-such-page", "GET", 404, "Page not found"],
+      ["/dashboard/projects/a/b/c/d", "POST", 404, "Page not found"],
+      ["/claim/a-token/and/more", "GET", 404, "Claim link not found"],
+      ["/dashboard/projects", "DELETE", 405, "That did not work"],
+    ];
+    for (const [path, method, status, text] of pages) {
+      const response = await t.request(path, { method });
+      expect(response.status, path).toBe(status);
+      expect(response.headers.get("content-type"), path).toMatch(/^text\/html/);
+      expect(response.headers.get("x-request-id"), path).toMatch(/^req_/);
+      expect(await response.text(), path).toContain(text);
+      if (status === 405) expect(response.headers.get("allow")).toBe("GET, HEAD");
+    }
+    // A prefix is a whole segment, and the API keeps its envelope.
+    for (const path of ["/dashboardx", "/v1/no-such-route", "/claims"]) {
+      const response = await t.request(path);
+      expect(response.status, path).toBe(404);
+      expect(((await response.json()) as { error: { code: string } }).error.code, path).toBe("route_not_found");
+    }
+  });
+
   it("keeps `next` inside the dashboard", async () => {
     for (const [next, location] of [
       ["/dashboard/projects/prj_x/keys", "/dashboard/projects/prj_x/keys"],

@@ -91,6 +91,16 @@ describe.skipIf(!(await availableBackends()).includes("postgres"))("start-up wit
       expect(envelope.error.code).toBe("internal_error");
       expect(envelope.error.request_id).toBe(response.headers.get("x-request-id"));
     }
+    // The browser pages say the same in HTML, with the same Retry-After.
+    for (const path of ["/dashboard/sign-in", "/claim/some-token"]) {
+      const page = await fetch(url(path));
+      expect(page.status, path).toBe(500);
+      expect(page.headers.get("retry-after"), path).toBe("5");
+      expect(page.headers.get("content-type"), path).toMatch(/^text\/html/);
+      const html = await page.text();
+      expect(html, path).toContain("Something went wrong");
+      expect(html, path).toContain(page.headers.get("x-request-id") ?? "no request id");
+    }
     expect(server.child.exitCode).toBeNull();
     // No job round before the database is there.
     expect(server.output.some((line) => line.includes('"msg":"job round"'))).toBe(false);

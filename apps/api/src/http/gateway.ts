@@ -17,7 +17,7 @@ import {
 } from "trpc-to-openapi";
 import type { AppDeps } from "../deps.ts";
 import type { AppLogger } from "../logger.ts";
-import { type ApiRouter, type Context, type Meta, router as buildRouter } from "../trpc/trpc.ts";
+import { type ApiRouter, router as buildRouter, type Context, type Meta } from "../trpc/trpc.ts";
 import { resolveClientAddress, type TrustProxy } from "./client-address.ts";
 import {
   ApiError,
@@ -50,6 +50,17 @@ export type FinishedRequest = {
 };
 
 export type Handler = (request: Request, connection?: ConnectionInfo) => Promise<Response>;
+
+/**
+ * The browser pages' own answer to a failure the gateway meets on their paths
+ * (no such page, a method the page does not take, the database not reached):
+ * an HTML page with the error's status. Its headers (Retry-After, Allow) and
+ * X-Request-Id are added to it.
+ */
+export type PageErrors = {
+  prefix: `/${string}`;
+  render(error: ApiError, requestId: string): Promise<Response>;
+};
 
 /**
  * A REST route's procedure, with a router that holds only it: the fetch
@@ -190,6 +201,8 @@ export function createGateway(options: {
   onFinished: (request: FinishedRequest) => void;
   /** False until the database has first been reached (and migrated). */
   databaseStarted: () => boolean;
+  /** HTML answers for failures under the pages' paths (/dashboard, /claim); everything else gets the envelope. */
+  pageErrors?: PageErrors[];
 }): Handler {
   const { deps } = options;
   const routes = routeTable(options.router, options.extraRoutes);
@@ -272,8 +285,14 @@ export function createGateway(options: {
       request.headers.get("x-forwarded-for"),
       options.trustProxy,
     );
-    const { response, finished } = await frameRequest(deps.logger, request, clientAddress, (state, route) =>
-      dispatch(request, state, route),
+    const path = new URL(request.url).pathname;
+    const pages = options.pageErrors?.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`));
+    const { response, finished } = await frameRequest(
+      deps.logger,
+      request,
+      clientAddress,
+      (state, route) => dispatch(request, state, route),
+      { errorPage: pages?.render },
     );
     options.onFinished(finished);
     return response;
@@ -282,16 +301,21 @@ export function createGateway(options: {
 
 /**
  * One request's frame, on either listener: its id and state, the envelope for
- * any failure, `X-Request-Id`, no body for HEAD, and its one access-log line
- * (`fields`: the listener's own, first).
+ * any failure (or `errorPage`'s HTML, with the error's headers), `X-Request-Id`,
+ * no body for HEAD, and its one access-log line (`fields`: the listener's own,
+ * first).
  */
 export async function frameRequest(
   logger: AppLogger,
   request: Request,
   clientAddress: string,
   dispatch: (state: RequestState, route: { template: string }) => Promise<Response>,
-  fields: Readonly<Record<string, string>> = {},
+  options: {
+    fields?: Readonly<Record<string, string>>;
+    errorPage?: PageErrors["render"];
+  } = {},
 ): Promise<{ response: Response; finished: FinishedRequest }> {
+  const fields = options.fields ?? {};
   const startedAt = performance.now();
   const requestId = newId("req");
   const state: RequestState = {
@@ -310,6 +334,15 @@ export async function frameRequest(
     const apiError = error instanceof ApiError ? error : toApiError(error, undefined);
     code = apiError.code;
     response = errorResponse(apiError, requestId);
+    if (options.errorPage) {
+      try {
+        const page = await options.errorPage(apiError, requestId);
+        for (const [name, value] of Object.entries(apiError.headers)) page.headers.set(name, value);
+        response = page;
+      } catch (pageError) {
+        state.log.error({ err: pageError }, "error page failed; answering with the envelope");
+      }
+    }
   }
   response.headers.set("X-Request-Id", requestId);
   if (request.method === "HEAD")

@@ -119,7 +119,7 @@ export function createInternalHandler(options: {
       request,
       clientAddress,
       (state, route) => dispatch(request, state, route),
-      { listener: "internal" },
+      { fields: { listener: "internal" } },
     );
     return response;
   };

@@ -18,16 +18,17 @@
 // PKCE verifier) and, after a verified sign-in, the identity. The
 // confirmation POST carries a CSRF token bound to the identity cookie, and
 // both POSTs refuse cross-site requests (Sec-Fetch-Site / Origin).
-import { secondsUntil } from "../../http/rate-limit-headers.ts";
-import { type FormProblem, isSameOriginPost, readForm, withCookies } from "../forms.ts";
+
 import { type CookieSealer, createCookieSealer, sha256Hex, timingSafeEqual } from "@sms/crypto";
 import { type Clock, developmentIdentity } from "@sms/domain";
 import type { Config } from "../../env.ts";
 import { rateLimitSubject } from "../../http/client-address.ts";
-import type { ExtraRoute } from "../../http/gateway.ts";
+import type { ExtraRoute, PageErrors } from "../../http/gateway.ts";
+import { secondsUntil } from "../../http/rate-limit-headers.ts";
 import type { RequestState } from "../../http/request-state.ts";
 import { type AppLogger, serializeError } from "../../logger.ts";
 import type { ApiServices } from "../../services.ts";
+import { type FormProblem, isSameOriginPost, readForm, withCookies } from "../forms.ts";
 import {
   clearCookieHeader,
   cookieNames,
@@ -131,6 +132,21 @@ function formProblem(problem: FormProblem, token: string): Response {
 function goneReason(code: "claimed_by_you" | "used" | "expired"): "used" | "expired" {
   return code === "expired" ? "expired" : "used";
 }
+
+/** What the gateway answers under /claim when no claim route took the request: HTML, not the API's envelope. */
+export const claimPageErrors: PageErrors = {
+  prefix: "/claim",
+  async render(error, requestId) {
+    if (error.code === "route_not_found") return notFoundPage();
+    if (error.status >= 500) return errorPage(requestId);
+    return badRequestPage({
+      status: error.status,
+      title: "That did not work",
+      text: error.message,
+      token: null,
+    });
+  },
+};
 
 export async function claimPageRoutes(
   deps: ClaimPageDeps,

@@ -25,7 +25,7 @@ import { TRPCError } from "@trpc/server";
 import type { AppDeps } from "../../deps.ts";
 import type { Config } from "../../env.ts";
 import { rateLimitSubject } from "../../http/client-address.ts";
-import type { ExtraRoute } from "../../http/gateway.ts";
+import type { ExtraRoute, PageErrors } from "../../http/gateway.ts";
 import { secondsUntil } from "../../http/rate-limit-headers.ts";
 import { isSameOriginPost, readForm, withCookies } from "../forms.ts";
 import type { RequestState } from "../../http/request-state.ts";
@@ -71,6 +71,7 @@ import {
   badRequestPage,
   errorPage,
   forbiddenPage,
+  noSuchPage,
   notFoundPage,
   refusedPage,
   sessionEndedPage,
@@ -138,7 +139,7 @@ const emptyToUndefined = (value: string | null) => (value === null || value === 
 
 export async function dashboardPages(
   pageDeps: DashboardPageDeps,
-): Promise<{ routes: ExtraRoute[]; hooks: ClaimDashboardHooks }> {
+): Promise<{ routes: ExtraRoute[]; hooks: ClaimDashboardHooks; errors: PageErrors }> {
   const { config, clock, sealer, providers, deps } = pageDeps;
   const services = deps.services.dashboard;
   const baseUrl = config.publicBaseUrl;
@@ -882,5 +883,15 @@ export async function dashboardPages(
     refuse,
     audit,
   ];
-  return { routes, hooks: { sessionCookieFor, finishSignIn } };
+  /** What the gateway answers under /dashboard when no page took the request: HTML, not the API's envelope. */
+  const errors: PageErrors = {
+    prefix: "/dashboard",
+    async render(error, requestId) {
+      const chrome = await chromeFor(null);
+      if (error.code === "route_not_found") return noSuchPage(chrome);
+      if (error.status >= 500) return errorPage(chrome, requestId);
+      return badRequestPage(chrome, error.message, error.status);
+    },
+  };
+  return { routes, hooks: { sessionCookieFor, finishSignIn }, errors };
 }

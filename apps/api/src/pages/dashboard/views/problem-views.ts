@@ -25,6 +25,10 @@ export const notFoundPage = (chrome: Chrome) =>
     "There is nothing here for the account you are signed in with. Projects are shown only to the account that claimed them.",
   );
 
+/** An address under /dashboard that no page has. */
+export const noSuchPage = (chrome: Chrome) =>
+  problem(chrome, 404, "Page not found", "There is no dashboard page at this address.");
+
 export const forbiddenPage = (chrome: Chrome) =>
   problem(chrome, 403, "Operators only", "This page is for the service's operators.");
 
