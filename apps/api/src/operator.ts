@@ -55,6 +55,9 @@ try {
     preparedStatements: config.database.preparedStatements,
     pgliteDataDir: config.database.pgliteDataDir,
     poolSize: 2,
+    // The service's deadlines: an unreachable or stuck database ends the command with a clear error.
+    connectionTimeoutMs: config.database.connectTimeoutMs,
+    statementTimeoutMs: config.database.statementTimeoutMs,
     logger,
   });
   await db.migrate();

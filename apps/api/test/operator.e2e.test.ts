@@ -4,6 +4,7 @@
 // one-line errors and exit codes, idempotency, the audit lines, and that no
 // key material is stored or logged beyond the one-time print.
 import { spawn } from "node:child_process";
+import net from "node:net";
 import { createDatabase, type Database } from "@sms/db";
 import { availableBackends, createPostgresTestDatabase, type PostgresTestDatabase } from "@sms/db/testing";
 import { newId, sha256Hex } from "@sms/crypto";
@@ -114,6 +115,29 @@ describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
     expect(badEnv.code).toBe(2);
     expect(badEnv.stderr).toMatch(/^operator: Invalid configuration: DATABASE_URL/);
   }, 60_000);
+
+  it("gives up on a database that never answers at its connect deadline: one line, exit 1", async () => {
+    // Accepts connections and says nothing: a frozen network path.
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on("error", () => undefined);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = silent.address() as net.AddressInfo;
+      const run = await operator(["show", "--project", "prj_0000000000000000000000"], {
+        DATABASE_URL: `postgresql://postgres@127.0.0.1:${port}/postgres`,
+        DATABASE_CONNECT_TIMEOUT_MS: "500",
+      });
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim().split("\n")).toHaveLength(1);
+      expect(run.stderr).toMatch(/^operator: /);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
 
   it("create-live-key: refuses an unclaimed project, prints a working key once, stores only its hash", async () => {
     const unclaimed = await project(false);

@@ -296,7 +296,11 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
     // Its own connection, outside the pool and its query timeout: one
     // migration may legitimately take long.
     migrate: () =>
-      migratePostgres(options.migrationUrl ?? databaseUrl, { logger, migrationsDir: options.migrationsDir }),
+      migratePostgres(options.migrationUrl ?? databaseUrl, {
+        logger,
+        migrationsDir: options.migrationsDir,
+        connectTimeoutMs: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
+      }),
     ping: async (timeoutMs = DEFAULT_PING_TIMEOUT_MS) => {
       if (closed) return false;
       try {
