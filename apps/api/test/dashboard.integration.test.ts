@@ -327,6 +327,7 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
         ["projects.get", (c) => c.dashboard.projects.get({ project_id })],
         ["projects.usage", (c) => c.dashboard.projects.usage({ project_id })],
         ["keys.list", (c) => c.dashboard.keys.list({ project_id })],
+        ["keys.get", (c) => c.dashboard.keys.get({ project_id, key_id: aliceKeyId })],
         ["keys.createLive", (c) => c.dashboard.keys.createLive({ project_id })],
         ["keys.revoke", (c) => c.dashboard.keys.revoke({ project_id, key_id: aliceKeyId })],
         ["keys.rollTest", (c) => c.dashboard.keys.rollTest({ project_id })],
@@ -343,6 +344,7 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
         ["projects.reinstate", (c) => c.operator.projects.reinstate({ project_id })],
         ["credits.grant", (c) => c.operator.credits.grant({ project_id, amount: 5 })],
         ["keys.createLive", (c) => c.operator.keys.createLive({ project_id })],
+        ["keys.get", (c) => c.operator.keys.get({ project_id, key_id: aliceKeyId })],
         ["keys.revoke", (c) => c.operator.keys.revoke({ key_id: aliceKeyId })],
         ["senderRequests.list", (c) => c.operator.senderRequests.list({})],
         ["senderRequests.approve", (c) => c.operator.senderRequests.approve({ request_id: "srq_x" })],
@@ -374,6 +376,39 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
         state: state(),
         viewer: await viewerOf("Alice Owner"),
       });
+      // A key by id: the owner's own; another project's key or a malformed id is not found.
+      expect(await asAlice.dashboard.keys.get({ project_id, key_id: aliceKeyId })).toMatchObject({
+        key: { id: aliceKeyId, mode: "test", prefix: expect.stringMatching(/^sk_test_/) },
+      });
+      const bobProject = (await createTestKey(t.request)).project_id;
+      for (const [projectId, keyId] of [
+        [bobProject, aliceKeyId],
+        [project_id, "key_not-an-id"],
+      ] as const) {
+        expect(
+          await codeOf(asAlice.dashboard.keys.get({ project_id: projectId, key_id: keyId })),
+          `${projectId} ${keyId}`,
+        ).toBe("NOT_FOUND");
+      }
+      // The operator's read of a key is scoped to the project named, and writes no audit row.
+      const asOperator = createInternalCaller({
+        deps: t.app.deps,
+        state: state(),
+        viewer: await viewerOf("olga-ops"),
+      });
+      const auditRows = () => t.app.db.prisma.auditEntry.count();
+      const before = await auditRows();
+      expect(await asOperator.operator.keys.get({ project_id, key_id: aliceKeyId })).toMatchObject({
+        ok: true,
+        key: { id: aliceKeyId },
+      });
+      expect(
+        await asOperator.operator.keys.get({ project_id: bobProject, key_id: aliceKeyId }),
+      ).toMatchObject({
+        ok: false,
+        code: "key_not_found",
+      });
+      expect(await auditRows()).toBe(before);
       expect(await asAlice.dashboard.messages.get({ project_id, message_id: message })).toMatchObject({
         message: { id: message, to: "+9955••••••56", status: expect.any(String) },
         timeline: [
@@ -507,7 +542,9 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
     for (const path of ["/dashboardx", "/v1/no-such-route", "/claims"]) {
       const response = await t.request(path);
       expect(response.status, path).toBe(404);
-      expect(((await response.json()) as { error: { code: string } }).error.code, path).toBe("route_not_found");
+      expect(((await response.json()) as { error: { code: string } }).error.code, path).toBe(
+        "route_not_found",
+      );
     }
   });
 

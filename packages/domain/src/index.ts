@@ -39,6 +39,7 @@ export * from "./claims/describe-claim.ts";
 export * from "./claims/claim-project.ts";
 export * from "./claims/purge-unclaimed-messages.ts";
 export * from "./credits/project-balance.ts";
+export * from "./operator/project-key.ts";
 export * from "./operator/operator-support.ts";
 export * from "./operator/create-live-key.ts";
 export * from "./operator/revoke-api-key.ts";

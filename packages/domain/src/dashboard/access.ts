@@ -12,6 +12,7 @@ export type DashboardField = "project_id" | "key_id" | "message_id" | "sender_na
 export type DashboardRefusal =
   | { ok: false; code: "project_not_found" }
   | { ok: false; code: "message_not_found" }
+  | { ok: false; code: "key_not_found" }
   | { ok: false; code: "invalid_input"; field: DashboardField };
 
 export const PROJECT_NOT_FOUND: DashboardRefusal = { ok: false, code: "project_not_found" };

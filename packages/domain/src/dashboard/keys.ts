@@ -7,6 +7,7 @@ import { isId } from "@sms/crypto";
 import { mintApiKey } from "../auth/mint-api-key.ts";
 import { checkCommon, type OperatorDeps, type OperatorRefusal } from "../operator/operator-support.ts";
 import { type CreateLiveKeyResult, createLiveKey } from "../operator/create-live-key.ts";
+import { findProjectKey } from "../operator/project-key.ts";
 import { type RevokeApiKeyResult, revokeApiKey } from "../operator/revoke-api-key.ts";
 import type { KeyRecord, ProjectRecord, Store } from "../store/index.ts";
 import type { Cursor } from "../store/message-log.ts";
@@ -25,6 +26,16 @@ export async function listProjectKeys(
     project,
     ...pageOf(rows, input.limit, (row) => ({ createdAt: row.createdAt, id: row.id })),
   };
+}
+
+/** One of the project's keys (a revoke confirmation shows it); another project's key is not found. */
+export async function projectKey(
+  deps: { store: Pick<Store, "projects" | "keys"> },
+  input: { viewer: AccountViewer; projectId: string; keyId: string },
+): Promise<{ ok: true; key: KeyRecord } | DashboardRefusal> {
+  const project = await ownedProject(deps.store, input.viewer, input.projectId);
+  if (!project) return PROJECT_NOT_FOUND;
+  return findProjectKey(deps, { projectId: project.id, keyId: input.keyId });
 }
 
 export async function createProjectLiveKey(

@@ -490,30 +490,16 @@ export async function dashboardPages(
     },
   );
 
-  /** A key of the project, looked for page by page (a project has few keys). */
-  async function findKey(context: PageContext, projectId: string, keyId: string) {
-    let cursor: string | undefined;
-    for (let pages = 0; pages < 40; pages++) {
-      const list = await context.caller.dashboard.keys.list({
-        project_id: projectId,
-        ...(cursor ? { cursor } : {}),
-      });
-      const key = list.keys.find((candidate) => candidate.id === keyId);
-      if (key) return key;
-      if (!list.next) return null;
-      cursor = list.next;
-    }
-    return null;
-  }
-
   const confirmRevoke = route(
     "GET",
     "/dashboard/projects/{project_id}/keys/{key_id}/revoke",
     "viewer",
     async (context) => {
       const projectId = param(context, "project_id");
-      const key = await findKey(context, projectId, param(context, "key_id"));
-      if (!key) return notFoundPage(context.chrome);
+      const { key } = await context.caller.dashboard.keys.get({
+        project_id: projectId,
+        key_id: param(context, "key_id").slice(0, 40),
+      });
       if (key.revoked_at) return redirect(`${projectBase(projectId)}/keys?notice=key_already_revoked`);
       return revokeConfirmPage(context.chrome, { projectId, key });
     },
@@ -776,11 +762,13 @@ export async function dashboardPages(
     "/dashboard/operator/keys/{key_id}/revoke",
     "operator",
     async (context) => {
-      const projectId = context.url.searchParams.get("project") ?? "";
-      const described = await context.caller.operator.projects.get({ project_id: projectId.slice(0, 40) });
-      if (!described.ok) return notFoundPage(context.chrome);
-      const key = described.keys.find((candidate) => candidate.id === param(context, "key_id"));
-      if (!key) return notFoundPage(context.chrome);
+      const projectId = (context.url.searchParams.get("project") ?? "").slice(0, 40);
+      const found = await context.caller.operator.keys.get({
+        project_id: projectId,
+        key_id: param(context, "key_id").slice(0, 40),
+      });
+      if (!found.ok) return notFoundPage(context.chrome);
+      const { key } = found;
       if (key.revoked_at) return redirect(`${opBase(projectId)}?notice=key_already_revoked`);
       return operatorRevokeConfirmPage(context.chrome, { projectId, key });
     },

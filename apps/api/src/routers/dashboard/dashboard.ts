@@ -5,6 +5,7 @@ import { router } from "../../trpc/trpc.ts";
 import { creditsProcedure } from "./credits.ts";
 import {
   createLiveKeyProcedure,
+  getKeyProcedure,
   listKeysProcedure,
   revokeKeyProcedure,
   rollTestKeyProcedure,
@@ -21,6 +22,7 @@ export const dashboardRouter = router({
   }),
   keys: router({
     list: listKeysProcedure,
+    get: getKeyProcedure,
     createLive: createLiveKeyProcedure,
     revoke: revokeKeyProcedure,
     rollTest: rollTestKeyProcedure,

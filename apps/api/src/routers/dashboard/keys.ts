@@ -6,6 +6,8 @@ import { decodeCursor, encodeCursor } from "./cursor.ts";
 import {
   ZCreateLiveKeyRequest,
   ZCreateLiveKeyResponse,
+  ZGetKeyRequest,
+  ZGetKeyResponse,
   ZListKeysRequest,
   ZListKeysResponse,
   ZRevokeKeyRequest,
@@ -32,6 +34,21 @@ export const listKeysProcedure = viewerProcedure
     );
     ctx.state.projectId = input.project_id;
     return { project: toProject(page.project), keys: page.items.map(toKey), next: encodeCursor(page.next) };
+  });
+
+export const getKeyProcedure = viewerProcedure
+  .input(ZGetKeyRequest)
+  .output(ZGetKeyResponse)
+  .query(async ({ ctx, input }) => {
+    const found = orThrow(
+      await ctx.deps.services.dashboard.keys.get({
+        viewer: ctx.viewer,
+        projectId: input.project_id,
+        keyId: input.key_id,
+      }),
+    );
+    ctx.state.projectId = input.project_id;
+    return { key: toKey(found.key) };
   });
 
 export const createLiveKeyProcedure = viewerProcedure

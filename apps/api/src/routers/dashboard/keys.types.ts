@@ -37,3 +37,6 @@ export const ZRollTestKeyResponse = z.discriminatedUnion("ok", [
   }),
   ZRefusal,
 ]);
+
+export const ZGetKeyRequest = z.strictObject({ project_id: ZProjectId, key_id: ZKeyId });
+export const ZGetKeyResponse = z.object({ key: ZKey });

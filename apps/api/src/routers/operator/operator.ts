@@ -24,6 +24,8 @@ import {
   ZDescribeProjectResponse,
   ZFindProjectsRequest,
   ZFindProjectsResponse,
+  ZGetKeyRequest,
+  ZGetKeyResponse,
   ZGrantCreditsRequest,
   ZGrantCreditsResponse,
   ZListSenderRequestsRequest,
@@ -146,6 +148,20 @@ const createLiveKey = operatorProcedure
     };
   });
 
+/** One key of a project (its prefix, never the key): what the revoke confirmation shows. No audit row: a read. */
+const getKey = operatorProcedure
+  .input(ZGetKeyRequest)
+  .output(ZGetKeyResponse)
+  .query(async ({ ctx, input }) => {
+    const found = await ctx.deps.services.operator.findProjectKey({
+      projectId: input.project_id,
+      keyId: input.key_id,
+    });
+    if (!found.ok) return refused(found);
+    ctx.state.projectId = input.project_id;
+    return { ok: true as const, key: toKey(found.key) };
+  });
+
 const revokeKey = operatorProcedure
   .input(ZRevokeKeyRequest)
   .output(ZRevokeKeyResponse)
@@ -237,7 +253,7 @@ export const operatorRouter = router({
     reinstate: suspension("reinstateProject"),
   }),
   credits: router({ grant: grantCredits }),
-  keys: router({ createLive: createLiveKey, revoke: revokeKey }),
+  keys: router({ get: getKey, createLive: createLiveKey, revoke: revokeKey }),
   senderRequests: router({
     list: listSenderRequests,
     approve: approveSenderRequest,

@@ -81,6 +81,9 @@ export const ZRevokeKeyResponse = ok({
   already_revoked: z.boolean(),
 });
 
+export const ZGetKeyRequest = z.strictObject({ project_id: ZProjectId, key_id: z.string().max(40) });
+export const ZGetKeyResponse = ok({ key: ZKey });
+
 export const ZListSenderRequestsRequest = z.strictObject({
   status: z.enum(["pending", "approved", "refused"]).default("pending"),
   cursor: ZCursor,
