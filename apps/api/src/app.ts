@@ -150,34 +150,54 @@ function startDatabase(
 }
 
 /**
- * The message-encryption keyring. Production must configure it; elsewhere a
- * key is generated once into the data directory (or kept in memory for an
- * in-memory database), with a warning.
+ * A development secret that production must configure (`variable`): kept in
+ * memory for an in-memory database or under NODE_ENV=test; otherwise
+ * generated once into a file (0600) beside the data directory and reused on
+ * every start, with a warning, so that rows and sessions survive a restart.
  */
-async function loadKeyring(config: Config, warn: (msg: string) => void): Promise<Keyring> {
-  if (config.messageEncryptionKeys) return parseKeyring(config.messageEncryptionKeys);
+async function developmentSecret(
+  config: Config,
+  options: { variable: string; file: string; generate: () => string; what: string },
+  warn: (msg: string) => void,
+): Promise<string> {
   if (config.database.pgliteDataDir === "memory://" || config.nodeEnv === "test") {
-    warn("MESSAGE_ENCRYPTION_KEYS is not set: using a throw-away in-memory key (development only)");
-    return parseKeyring(generateKeySpec("dev"));
+    warn(`${options.variable} is not set: using a throw-away in-memory ${options.what} (development only)`);
+    return options.generate();
   }
-  const file = resolve(dirname(resolve(config.database.pgliteDataDir)), "message-encryption-keys");
+  const file = resolve(dirname(resolve(config.database.pgliteDataDir)), options.file);
   try {
-    return parseKeyring((await readFile(file, "utf8")).trim());
+    return (await readFile(file, "utf8")).trim();
   } catch (error) {
     if ((error as { code?: string }).code !== "ENOENT") throw error;
   }
   await mkdir(dirname(file), { recursive: true });
   try {
-    // "wx": if another process created the file meanwhile, use its key rather
-    // than overwrite it (rows it encrypted would become unreadable).
-    await writeFile(file, `${generateKeySpec("dev")}\n`, { mode: 0o600, flag: "wx" });
+    // "wx": if another process created the file meanwhile, use its secret
+    // rather than overwrite it (what it sealed would become unreadable).
+    await writeFile(file, `${options.generate()}\n`, { mode: 0o600, flag: "wx" });
     warn(
-      `MESSAGE_ENCRYPTION_KEYS is not set: generated a development key in ${file} (never do this in production)`,
+      `${options.variable} is not set: generated a development ${options.what} in ${file} (never do this in production)`,
     );
   } catch (error) {
     if ((error as { code?: string }).code !== "EEXIST") throw error;
   }
-  return parseKeyring((await readFile(file, "utf8")).trim());
+  return (await readFile(file, "utf8")).trim();
+}
+
+/** The message-encryption keyring: MESSAGE_ENCRYPTION_KEYS, or a development key (developmentSecret). */
+async function loadKeyring(config: Config, warn: (msg: string) => void): Promise<Keyring> {
+  if (config.messageEncryptionKeys) return parseKeyring(config.messageEncryptionKeys);
+  const spec = await developmentSecret(
+    config,
+    {
+      variable: "MESSAGE_ENCRYPTION_KEYS",
+      file: "message-encryption-keys",
+      generate: () => generateKeySpec("dev"),
+      what: "key",
+    },
+    warn,
+  );
+  return parseKeyring(spec);
 }
 
 /** A scheduler that starts once `ready` resolves, unless stopped before. */
@@ -262,14 +282,18 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
 
   // The claim pages and the dashboard share the identity providers, the
   // sign-in callback and the cookie sealer (one secret).
-  let cookieSecret = config.claims.cookieSecret;
-  if (!cookieSecret) {
-    logger.warn(
-      {},
-      "CLAIM_COOKIE_SECRET is not set: using a throw-away in-memory secret (development only; sign-ins and dashboard sessions do not survive a restart or cross instances)",
-    );
-    cookieSecret = generateCookieSecret();
-  }
+  const cookieSecret =
+    config.claims.cookieSecret ??
+    (await developmentSecret(
+      config,
+      {
+        variable: "CLAIM_COOKIE_SECRET",
+        file: "cookie-secret",
+        generate: generateCookieSecret,
+        what: "cookie secret",
+      },
+      (msg) => logger.warn({}, msg),
+    ));
   const sealer = await createCookieSealer(cookieSecret);
   const identityProviders = identityProvidersFromConfig(config.claims);
   if (config.dashboard.devSignIn) {

@@ -680,10 +680,11 @@ describe("start-up and the encryption key", () => {
     expect(lines.filter((line) => !line.startsWith("{"))).toHaveLength(1);
   });
 
-  it("generates a development key file once (0600) and reuses it on restart", async () => {
+  it("generates a development key file and cookie secret once (0600) and reuses them on restart", async () => {
     const root = await mkdtemp(join(tmpdir(), "sms-devkey-"));
     const pgliteDataDir = join(root, "pglite");
     const keyFile = join(root, "message-encryption-keys");
+    const cookieFile = join(root, "cookie-secret");
     try {
       const first = await startServer({ backend: "pglite", pgliteDataDir, env: { NODE_ENV: "development" } });
       await first.stop();
@@ -691,8 +692,13 @@ describe("start-up and the encryption key", () => {
       expect(spec).toMatch(/^dev:[A-Za-z0-9+/]{43}=\n$/);
       expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
       expect(first.output.some((line) => line.includes("generated a development key"))).toBe(true);
-      // The key never reaches the log.
+      const cookieSecret = await readFile(cookieFile, "utf8");
+      expect(cookieSecret.trim().length).toBeGreaterThanOrEqual(32);
+      expect((await stat(cookieFile)).mode & 0o777).toBe(0o600);
+      expect(first.output.some((line) => line.includes("generated a development cookie secret"))).toBe(true);
+      // Neither secret reaches the log.
       expect(first.output.join("\n")).not.toContain(spec.trim().slice(4));
+      expect(first.output.join("\n")).not.toContain(cookieSecret.trim());
 
       const second = await startServer({
         backend: "pglite",
@@ -701,7 +707,8 @@ describe("start-up and the encryption key", () => {
       });
       await second.stop();
       expect(await readFile(keyFile, "utf8")).toBe(spec);
-      expect(second.output.some((line) => line.includes("generated a development key"))).toBe(false);
+      expect(await readFile(cookieFile, "utf8")).toBe(cookieSecret);
+      expect(second.output.some((line) => line.includes("generated a development"))).toBe(false);
     } finally {
       await rm(root, { recursive: true, force: true });
     }
