@@ -9,7 +9,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { createCookieSealer, generateKeySpec, type Keyring, parseKeyring } from "@sms/crypto";
-import { createDatabase, type Database } from "@sms/db";
+import { createDatabase, type Database, unavailableReason } from "@sms/db";
 import {
   type Clock,
   createApiKeyAuthenticator,
@@ -123,7 +123,12 @@ function startDatabase(
         return;
       } catch (error) {
         if (stopped) throw new Error("stopped before the database was reached");
-        if (await db.ping()) throw error;
+        // A migration that failed while the database answers is not retried;
+        // a connection that could not be opened (or broke) is, even if the
+        // database answers a moment later.
+        const reason = unavailableReason(error);
+        const connection = reason === "connect_failed" || reason === "connection_lost";
+        if (!connection && (await db.ping())) throw error;
         attempted();
         const retryInMs = Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), MAX_RETRY_MS);
         logger.warn(

@@ -51,6 +51,7 @@ type ErrorLike = { code?: unknown; message?: unknown; errors?: unknown };
 function fromMessage(message: string): UnavailableReason | null {
   if (message.includes("timeout exceeded when trying to connect")) return "connect_failed";
   if (message.includes("Connection terminated due to connection timeout")) return "connect_failed";
+  if (message === "timeout expired") return "connect_failed"; // pg.Client's connectionTimeoutMillis
   if (message.includes("Query read timeout")) return "timeout";
   if (message.includes("Connection terminated")) return "connection_lost";
   if (message.includes("Client has encountered a connection error and is not queryable")) {
