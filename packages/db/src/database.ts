@@ -105,7 +105,6 @@ export const DEFAULT_PING_TIMEOUT_MS = 1_500;
 /** PostgreSQL connections per process unless configured (DATABASE_POOL_SIZE). */
 export const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_CONNECTION_TIMEOUT_MS = 5_000;
-const MIGRATION_CONNECT_TIMEOUT_MS = 10_000;
 const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
 /** How much longer the client waits than the server's statement_timeout, so the server's cancel normally comes first. */
 const CLIENT_TIMEOUT_MARGIN_MS = 500;
@@ -297,13 +296,7 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
     // Its own connection, outside the pool and its query timeout: one
     // migration may legitimately take long.
     migrate: () =>
-      migratePostgres(options.migrationUrl ?? databaseUrl, {
-        logger,
-        migrationsDir: options.migrationsDir,
-        // Never shorter than 10 s: at start-up a busy server (CREATE DATABASE
-        // checkpoints, a burst of connections) may take seconds to accept one.
-        connectTimeoutMs: Math.max(MIGRATION_CONNECT_TIMEOUT_MS, options.connectionTimeoutMs ?? 0),
-      }),
+      migratePostgres(options.migrationUrl ?? databaseUrl, { logger, migrationsDir: options.migrationsDir }),
     ping: async (timeoutMs = DEFAULT_PING_TIMEOUT_MS) => {
       if (closed) return false;
       try {

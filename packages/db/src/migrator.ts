@@ -58,8 +58,6 @@ export type MigrateOptions = {
   logger?: Pick<DatabaseLogger, "info" | "warn">;
   /** How long to wait for another instance's migration run (default 120 s). */
   lockTimeoutMs?: number;
-  /** How long to wait for the connection (PostgreSQL; default 10 s). */
-  connectTimeoutMs?: number;
 };
 
 export class MigrationError extends Error {
@@ -225,10 +223,7 @@ export async function migratePostgres(
   options: MigrateOptions = {},
 ): Promise<MigrateResult> {
   const migrations = await readMigrations(options.migrationsDir);
-  const client = new pg.Client({
-    connectionString: databaseUrl,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
-  });
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
   // A connection lost mid-run surfaces as a failed query; without a listener
   // the client's 'error' event would crash the process instead.
   client.on("error", () => undefined);
