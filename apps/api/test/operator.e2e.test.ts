@@ -4,9 +4,13 @@
 // one-line errors and exit codes, idempotency, the audit lines, and that no
 // key material is stored or logged beyond the one-time print.
 import { spawn } from "node:child_process";
-import net from "node:net";
 import { createDatabase, type Database } from "@sms/db";
-import { availableBackends, createPostgresTestDatabase, type PostgresTestDatabase } from "@sms/db/testing";
+import {
+  availableBackends,
+  createDatabaseProxy,
+  createPostgresTestDatabase,
+  type PostgresTestDatabase,
+} from "@sms/db/testing";
 import { newId, sha256Hex } from "@sms/crypto";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -118,24 +122,18 @@ describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
 
   it("gives up on a database that never answers at its connect deadline: one line, exit 1", async () => {
     // Accepts connections and says nothing: a frozen network path.
-    const sockets = new Set<net.Socket>();
-    const silent = net.createServer((socket) => {
-      sockets.add(socket);
-      socket.on("error", () => undefined);
-    });
-    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const proxy = await createDatabaseProxy(pg.databaseUrl);
+    proxy.freeze();
     try {
-      const { port } = silent.address() as net.AddressInfo;
       const run = await operator(["show", "--project", "prj_0000000000000000000000"], {
-        DATABASE_URL: `postgresql://postgres@127.0.0.1:${port}/postgres`,
+        DATABASE_URL: proxy.urlFor(pg.databaseUrl),
         DATABASE_CONNECT_TIMEOUT_MS: "500",
       });
       expect(run.code).toBe(1);
       expect(run.stderr.trim().split("\n")).toHaveLength(1);
       expect(run.stderr).toMatch(/^operator: /);
     } finally {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => silent.close(resolve));
+      await proxy.close();
     }
   });
 

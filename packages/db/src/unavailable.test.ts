@@ -1,19 +1,17 @@
-import net from "node:net";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { createDatabaseProxy, DEFAULT_TEST_POSTGRES_URL } from "./testing.ts";
 import { unavailableReason } from "./unavailable.ts";
 
 describe("unavailableReason", () => {
-  it("calls a connection that a silent server never completes a connect failure (pg.Client's own deadline)", async () => {
-    const sockets = new Set<net.Socket>();
-    const silent = net.createServer((socket) => {
-      sockets.add(socket);
-      socket.on("error", () => undefined);
-    });
-    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  it("calls a connection that a frozen network path never completes a connect failure (pg.Client's own deadline)", async () => {
+    const proxy = await createDatabaseProxy(DEFAULT_TEST_POSTGRES_URL);
+    proxy.freeze();
     try {
-      const { port } = silent.address() as net.AddressInfo;
-      const client = new pg.Client({ host: "127.0.0.1", port, user: "x", connectionTimeoutMillis: 200 });
+      const client = new pg.Client({
+        connectionString: proxy.urlFor(DEFAULT_TEST_POSTGRES_URL),
+        connectionTimeoutMillis: 200,
+      });
       client.on("error", () => undefined);
       const failure = await client.connect().then(
         () => null,
@@ -22,8 +20,7 @@ describe("unavailableReason", () => {
       expect(failure).toBeInstanceOf(Error);
       expect(unavailableReason(failure)).toBe("connect_failed");
     } finally {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => silent.close(resolve));
+      await proxy.close();
     }
   });
 
