@@ -6,6 +6,7 @@
 import type { Sql } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageResource } from "../model/message.ts";
+import { consumeStepSql } from "./limits.ts";
 
 /**
  * A key's record: the request's fingerprint, its answer once there is one
@@ -75,14 +76,10 @@ export function priorOf(row: PriorColumns | undefined): PriorRecord | null {
  * and the durable commit of the answer (messages.insertAnswered) flushes it.
  */
 const CLAIM_COUNTED_SQL = `
-  WITH ${CLAIM_KEY_CTES}, counted AS (
-    INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
-    SELECT CAST($9 AS text), CAST($10 AS timestamptz), 1, CAST($11 AS timestamptz) FROM idem
-    WHERE CAST($12 AS integer) >= 1
-    ON CONFLICT (bucket, window_start)
-    DO UPDATE SET count = rate_limit_counters.count + EXCLUDED.count
-    WHERE rate_limit_counters.count + EXCLUDED.count <= CAST($12 AS integer)
-    RETURNING count
+  WITH ${CLAIM_KEY_CTES}, counted AS (${consumeStepSql(
+    { bucket: "$9", start: "$10", cost: "1", end: "$11", limit: "$12" },
+    "idem",
+  )}
   )
   SELECT (SELECT count(*)::int FROM idem) AS claimed, (SELECT count FROM counted) AS used, ${PRIOR_COLUMNS},
     set_config('synchronous_commit', 'off', true) AS relaxed`;

@@ -3,13 +3,29 @@
 // in one atomic statement, so a concurrent burst can never overshoot.
 import type { Sql } from "@sms/db";
 
-const CONSUME_SQL = `
+/**
+ * The counter's one atomic step, as SQL: adds `cost` to the (bucket, window
+ * start) row only while the total stays within `limit`, RETURNING the new
+ * count (no row: refused). The arguments are the statement's placeholders;
+ * `from` names a CTE whose rows the step depends on (none: no step), for a
+ * statement that counts only what it also claimed (idempotency.claimCounted).
+ */
+export function consumeStepSql(
+  at: { bucket: string; start: string; cost: string; end: string; limit: string },
+  from?: string,
+): string {
+  return `
   INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
-  VALUES ($1, CAST($2 AS timestamptz), CAST($3 AS integer), CAST($4 AS timestamptz))
+  SELECT CAST(${at.bucket} AS text), CAST(${at.start} AS timestamptz), CAST(${at.cost} AS integer),
+         CAST(${at.end} AS timestamptz)${from ? ` FROM ${from}` : ""}
+  WHERE CAST(${at.cost} AS integer) <= CAST(${at.limit} AS integer)
   ON CONFLICT (bucket, window_start)
   DO UPDATE SET count = rate_limit_counters.count + EXCLUDED.count
-  WHERE rate_limit_counters.count + EXCLUDED.count <= CAST($5 AS integer)
+  WHERE rate_limit_counters.count + EXCLUDED.count <= CAST(${at.limit} AS integer)
   RETURNING count`;
+}
+
+const CONSUME_SQL = consumeStepSql({ bucket: "$1", start: "$2", cost: "$3", end: "$4", limit: "$5" });
 
 const READ_SQL = `SELECT count FROM rate_limit_counters WHERE bucket = $1 AND window_start = CAST($2 AS timestamptz)`;
 
