@@ -490,7 +490,19 @@ async function persist<T>(
 }
 
 /** 3. Record the provider's answer (or release the key when it was not reached). */
-async function record(
+function record(
+  deps: SendMessageDeps,
+  input: SendMessageInput,
+  draft: Draft,
+  outcome: SubmitOutcome,
+  written: Claimed,
+): Promise<SendMessageResult> {
+  const step = input.mode === "test" ? recordTest : recordLive;
+  return step(deps, input, draft, outcome, written);
+}
+
+/** 3, live keys: the queued message moves on; a send that sent nothing gives back what it took. */
+async function recordLive(
   deps: SendMessageDeps,
   input: SendMessageInput,
   draft: Draft,
@@ -517,7 +529,6 @@ async function record(
     }
   };
   const tookSomething = queued.creditsReserved > 0 || written.freeTierSegments > 0;
-  if (input.mode === "test") return recordTest(deps, input, draft, outcome, written);
 
   if (outcome.kind === "unreachable") {
     log.warn(
@@ -551,12 +562,7 @@ async function record(
       : deps.store.messages.recordOutcome(change),
   );
   if (!moved) return storedAnswer(deps, messageId, log, written.rateLimit);
-  deps.answered?.remember(queued.scope, {
-    fingerprint: queued.fingerprint,
-    responseBody: response,
-    expiresAt: queued.expiresAt,
-  });
-  return { ok: true, replayed: false, message: response, rateLimit: written.rateLimit };
+  return newAnswer(deps, queued, response, written);
 }
 
 /**
@@ -576,7 +582,7 @@ async function recordTest(
   const log = input.logger;
   if (outcome.kind === "unreachable") {
     log.warn(
-      { message_id: queued.messageId, provider: "simulator", reason: outcome.reason },
+      { message_id: queued.messageId, provider: draft.provider?.name ?? "none", reason: outcome.reason },
       "provider unreachable",
     );
     await persist(deps, log, "release", () => deps.store.idempotency.releaseClaim(queued.idempotencyId));
@@ -592,11 +598,18 @@ async function recordTest(
     log.warn({ message_id: queued.messageId }, "the key's claim was given up while the send was in flight");
     return { ok: false, code: "first_request_unresolved", retryAfterMs: 1_000 };
   }
-  deps.answered?.remember(queued.scope, {
-    fingerprint: queued.fingerprint,
-    responseBody: response,
-    expiresAt: queued.expiresAt,
-  });
+  return newAnswer(deps, queued, response, written);
+}
+
+/** A new send's answer (201), remembered for this instance's replays. */
+function newAnswer(
+  deps: SendMessageDeps,
+  queued: QueuedMessage,
+  response: MessageResource,
+  written: Claimed,
+): SendMessageResult {
+  const { fingerprint, expiresAt } = queued;
+  deps.answered?.remember(queued.scope, { fingerprint, expiresAt, responseBody: response });
   return { ok: true, replayed: false, message: response, rateLimit: written.rateLimit };
 }
 
