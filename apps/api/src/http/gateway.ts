@@ -278,6 +278,13 @@ export function createGateway(options: {
     return callProcedure(request, route.procedure, state);
   }
 
+  /** The pages' HTML for a failure under their paths; null elsewhere (the envelope). Only runs on a failure. */
+  async function errorPage(request: Request, error: ApiError, requestId: string): Promise<Response | null> {
+    const path = new URL(request.url).pathname;
+    const pages = options.pageErrors?.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`));
+    return pages ? pages.render(error, requestId) : null;
+  }
+
   return async function handle(request, connection) {
     const peer = connection?.remoteAddress ?? "127.0.0.1";
     const clientAddress = resolveClientAddress(
@@ -285,14 +292,12 @@ export function createGateway(options: {
       request.headers.get("x-forwarded-for"),
       options.trustProxy,
     );
-    const path = new URL(request.url).pathname;
-    const pages = options.pageErrors?.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`));
     const { response, finished } = await frameRequest(
       deps.logger,
       request,
       clientAddress,
       (state, route) => dispatch(request, state, route),
-      { errorPage: pages?.render },
+      { errorPage },
     );
     options.onFinished(finished);
     return response;
@@ -312,7 +317,8 @@ export async function frameRequest(
   dispatch: (state: RequestState, route: { template: string }) => Promise<Response>,
   options: {
     fields?: Readonly<Record<string, string>>;
-    errorPage?: PageErrors["render"];
+    /** An HTML answer for a failure instead of the envelope (null: the envelope). */
+    errorPage?: (request: Request, error: ApiError, requestId: string) => Promise<Response | null>;
   } = {},
 ): Promise<{ response: Response; finished: FinishedRequest }> {
   const fields = options.fields ?? {};
@@ -336,9 +342,11 @@ export async function frameRequest(
     response = errorResponse(apiError, requestId);
     if (options.errorPage) {
       try {
-        const page = await options.errorPage(apiError, requestId);
-        for (const [name, value] of Object.entries(apiError.headers)) page.headers.set(name, value);
-        response = page;
+        const page = await options.errorPage(request, apiError, requestId);
+        if (page) {
+          for (const [name, value] of Object.entries(apiError.headers)) page.headers.set(name, value);
+          response = page;
+        }
       } catch (pageError) {
         state.log.error({ err: pageError }, "error page failed; answering with the envelope");
       }
