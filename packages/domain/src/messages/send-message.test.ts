@@ -55,6 +55,8 @@ type Hooks = {
   outage?: number;
   /** What they throw meanwhile (default: DatabaseUnavailableError). */
   outageError?: () => Error;
+  /** Runs as releaseAbandoned starts (another duplicate got there first). */
+  beforeReleaseAbandoned?: () => void;
 };
 
 /** A message row's columns once the provider's answer is recorded. */
@@ -201,8 +203,10 @@ function fakeStore(tables: Tables, hooks: Hooks = {}) {
         down();
         return releaseUnanswered((_, record) => record.id === idempotencyId);
       },
-      releaseAbandoned: async (scope, messageId) =>
-        releaseUnanswered((key, record) => key === scopeKey(scope) && record.messageId === messageId),
+      async releaseAbandoned(scope, messageId) {
+        hooks.beforeReleaseAbandoned?.();
+        return releaseUnanswered((key, record) => key === scopeKey(scope) && record.messageId === messageId);
+      },
     },
     messages: {
       recordOutcome: tx.messages.recordOutcome,
@@ -434,6 +438,13 @@ describe("sendMessage", () => {
       expect([...tables.counters.values()]).toEqual([1]);
     });
 
+    it("checks a different body before the key it reuses: an invalid one is refused as invalid, not as reused", async () => {
+      const { send } = setup({ answered: createAnsweredKeys() });
+      await send();
+      expect(await send({ code: "not digits" })).toMatchObject({ ok: false, code: "invalid_variables" });
+      expect(await send({ code: "111111" })).toEqual({ ok: false, code: "idempotency_key_reused" });
+    });
+
     it("remembers an answer read from the store, so the next replay skips it", async () => {
       const { send } = setup({ answered: createAnsweredKeys() });
       const record = await inFlightRecord();
@@ -511,6 +522,27 @@ describe("sendMessage", () => {
     expect(timer.elapsed).toBe(15_000);
     expect(test.submitted).toHaveLength(1);
     expect(tables.messages.size).toBe(1);
+  });
+
+  it("a claim another duplicate gave up first: this one waits for that duplicate's send and replays it", async () => {
+    const first = await inFlightRecord();
+    const ANSWER = { ...FIRST_ANSWER, id: "msg_other" };
+    const { send, test, timer } = setup({
+      hooks: {
+        // The other duplicate's wait ran out a moment earlier: it gave the
+        // claim up and claimed the key for its own send, not yet answered.
+        beforeReleaseAbandoned: () => {
+          tables.records.set("prj_unit|test|k-1", { ...first, id: "idem_other", messageId: "msg_other" });
+        },
+      },
+      onSleep: (elapsed) => {
+        const record = tables.records.get("prj_unit|test|k-1");
+        if (elapsed > 15_000 && record?.messageId === "msg_other") record.response = ANSWER;
+      },
+    });
+    expect(await send()).toEqual({ ok: true, replayed: true, message: ANSWER });
+    expect(timer.elapsed).toBeGreaterThan(15_000);
+    expect(test.submitted).toHaveLength(0);
   });
 
   it("a claim given up while its send was in flight: nothing is written, and the caller hears to retry", async () => {

@@ -60,7 +60,7 @@ import {
   type QueuedMessage,
   transactionOrRollback,
 } from "../store/index.ts";
-import type { AnsweredKeys, AnsweredRecord } from "./answered-keys.ts";
+import type { AnsweredKeys } from "./answered-keys.ts";
 
 export type SendMessageRequest = {
   to: string;
@@ -172,9 +172,6 @@ export async function sendMessage(
 ): Promise<SendMessageResult> {
   const { request } = input;
   const locale = request.locale ?? DEFAULT_LOCALE;
-  const rendered = renderMessage({ template: request.template, variables: request.variables, locale });
-  if (!rendered.ok) return { ok: false, code: rendered.code, detail: rendered.message };
-
   const fingerprintInput = canonicalRequest(request, locale);
   const scope: IdempotencyScope = {
     projectId: input.project.id,
@@ -182,8 +179,16 @@ export async function sendMessage(
     key: input.idempotencyKey,
   };
 
+  // The same body as an answered request was valid when it was answered: its
+  // replay needs no rendering. A different body is checked first, so that an
+  // invalid one is a 400 whatever its key (spec 4.2's order).
   const known = deps.answered?.get(scope, deps.clock.now());
-  if (known) return replayOrRefuse(deps, fingerprintInput, known);
+  if (known && (await deps.keyring.verifyFingerprint(fingerprintInput, known.fingerprint))) {
+    return { ok: true, replayed: true, message: known.responseBody };
+  }
+  const rendered = renderMessage({ template: request.template, variables: request.variables, locale });
+  if (!rendered.ok) return { ok: false, code: rendered.code, detail: rendered.message };
+  if (known) return { ok: false, code: "idempotency_key_reused" };
 
   for (let attempt = 1; ; attempt++) {
     const draft = await prepare(deps, input, { scope, locale, fingerprintInput, rendered });
@@ -415,6 +420,13 @@ async function awaitFirstRequest(
       // A claim that never got its message (a test send's request died
       // between its two statements) is given up: nothing was sent or answered.
       if (await deps.store.idempotency.releaseAbandoned(scope, record.messageId)) return "released";
+      // Another duplicate may have given the same claim up a moment earlier
+      // (and may hold the key anew): look again before answering unresolved.
+      const again = await deps.store.idempotency.find(scope, deps.clock.now());
+      if (again === null || again.messageId !== claim || again.responseBody !== null) {
+        record = again;
+        continue;
+      }
       return {
         ok: false,
         code: "first_request_unresolved",
@@ -424,18 +436,6 @@ async function awaitFirstRequest(
     await timer.sleep(Math.min(pause, left));
     record = await deps.store.idempotency.find(scope, deps.clock.now());
   }
-}
-
-/** A key answered before, known to this instance: its answer again, or 409 for a different request. */
-async function replayOrRefuse(
-  deps: SendMessageDeps,
-  fingerprintInput: string,
-  known: AnsweredRecord,
-): Promise<SendMessageResult> {
-  if (!(await deps.keyring.verifyFingerprint(fingerprintInput, known.fingerprint))) {
-    return { ok: false, code: "idempotency_key_reused" };
-  }
-  return { ok: true, replayed: true, message: known.responseBody };
 }
 
 /** 2. Submit: the provider's answer; an adapter that throws counts as no definitive answer. */
