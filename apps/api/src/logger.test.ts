@@ -129,6 +129,27 @@ describe("free text", () => {
     expect(scrubbed).toContain("postgresql://sms:[redacted]@db:5432/sms");
   });
 
+  it("scrubs each kind of secret when it is the only one in the text", () => {
+    const alone = [
+      `key ${TEST_KEY}.`,
+      `key ${LIVE_KEY}`,
+      "Authorization: BEARER abc.def",
+      "GET /v1/sms/report/1?KEY=ubill-SECRET-1",
+      "callback?x=1&code=oauth-code-9",
+      `link /claim/${CLAIM_TOKEN}`,
+      "db postgres://sms:hunter2@db/sms",
+      `to ${NUMBER}`,
+      `to ${NUMBER.slice(1)}`,
+    ];
+    for (const text of alone) {
+      const scrubbed = scrubSecrets(text);
+      expect(scrubbed).not.toBe(text);
+      expectClean(scrubbed);
+      for (const secret of ["abc.def", "ubill-SECRET-1", "oauth-code-9", "hunter2"])
+        expect(scrubbed).not.toContain(secret);
+    }
+  });
+
   it("scrubs the message argument and the finished line", () => {
     const { logger, text } = capture();
     logger.info(`sending to ${NUMBER} with ${TEST_KEY}`);

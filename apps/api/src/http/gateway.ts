@@ -1,23 +1,34 @@
-// The thin wrapper around trpc-to-openapi's fetch adapter: the public port's
-// handler. It owns everything the library does not: the request id, routing
-// with 404/405, the body (size limit, JSON parsing, body-less POSTs), HEAD, the
-// extra non-tRPC routes, the answer while the database has not been reached
-// yet, the error envelope for every failure, and the one access-log line per
-// request. The public port serves these routes and nothing else; tRPC's own
-// protocol is on the internal listener (internal.ts).
+// The public port's handler. Its REST routes are the tRPC procedures that
+// trpc-to-openapi maps (meta.openapi): the route table, path matching and the
+// OpenAPI document come from trpc-to-openapi; the gateway calls the matched
+// procedure with tRPC's own server-side call (callTRPCProcedure), composing
+// its input the way trpc-to-openapi's adapters do (body or query, plus path
+// parameters). It owns everything else: the request id, routing with 404/405,
+// the body (size limit, one JSON parse, body-less POSTs), HEAD, the extra
+// non-tRPC routes, the answer while the database has not been reached yet, the
+// error envelope for every failure, and the one access-log line per request.
+// The public port serves these routes and nothing else; tRPC's own protocol is
+// on the internal listener (internal.ts).
+//
+// Why not trpc-to-openapi's fetch adapter: per request it rebuilt its route
+// table, parsed the URL twice, re-read and re-parsed the body the gateway had
+// already read, and needed a second Request built for it: about a fifth of a
+// replay's CPU (bench/README.md, issue 15).
 import { newId } from "@sms/crypto";
-import type { AnyProcedure, TRPCError, TRPCRouterRecord } from "@trpc/server";
+import { callTRPCProcedure, getTRPCErrorFromUnknown, type ProcedureType } from "@trpc/server";
 import {
-  createOpenApiFetchHandler,
+  coerceSchema,
   forEachOpenApiProcedure,
   getInputOutputParsers,
   getPathRegExp,
   instanceofZodTypeLikeVoid,
+  instanceofZodTypeObject,
   normalizePath,
+  unwrapZodType,
 } from "trpc-to-openapi";
 import type { AppDeps } from "../deps.ts";
 import type { AppLogger } from "../logger.ts";
-import { type ApiRouter, router as buildRouter, type Context, type Meta } from "../trpc/trpc.ts";
+import type { ApiRouter, Context, Meta } from "../trpc/trpc.ts";
 import { resolveClientAddress, type TrustProxy } from "./client-address.ts";
 import {
   ApiError,
@@ -62,31 +73,17 @@ export type PageErrors = {
   render(error: ApiError, requestId: string): Promise<Response>;
 };
 
-/**
- * A REST route's procedure, with a router that holds only it: the fetch
- * adapter builds its route table from the router it is given on every
- * request, so the gateway, which has already matched the route, hands it one
- * entry instead of all of them.
- */
-type ProcedureRoute = { meta: Meta; takesBody: boolean; router: ApiRouter };
-
-/** The procedure at `path` of `router` ("messages.send"), alone in a router of its own, at the same path. */
-function routerOf(router: ApiRouter, path: string): ApiRouter {
-  const segments = path.split(".");
-  const leaf = segments.pop() ?? path;
-  const record: TRPCRouterRecord = {};
-  let level = record;
-  for (const segment of segments) {
-    const inner: TRPCRouterRecord = {};
-    level[segment] = inner;
-    level = inner;
-  }
-  const procedures: Readonly<Record<string, AnyProcedure | undefined>> = router._def.procedures;
-  const procedure = procedures[path];
-  if (!procedure) throw new Error(`no procedure at ${path}`);
-  level[leaf] = procedure;
-  return buildRouter(record);
-}
+/** A REST route's procedure: where it is in the router, and how its input is composed. */
+type ProcedureRoute = {
+  meta: Meta;
+  /** "messages.send" */
+  path: string;
+  type: ProcedureType;
+  /** The procedure has an input (not void): it gets the body or the query, plus path parameters. */
+  takesInput: boolean;
+  /** The input comes from a JSON body (a POST with an input), not the query. */
+  takesBody: boolean;
+};
 
 type Route = { method: string; template: string; pattern: RegExp; needsDatabase: boolean } & (
   | { procedure: ProcedureRoute; extra?: undefined }
@@ -94,19 +91,24 @@ type Route = { method: string; template: string; pattern: RegExp; needsDatabase:
 );
 
 /**
- * What the gateway hands trpc-to-openapi as the body (JSON text, or none), and
- * what it noticed about the body the client sent.
+ * The body the procedure's input is made of (a JSON object, or none), and what
+ * the gateway noticed about the body the client sent.
  */
-type PreparedBody = { json: string | null; bodyError?: BodyError; bodyProblem?: ApiError };
+type PreparedBody = { value: Record<string, unknown> | null; bodyError?: BodyError; bodyProblem?: ApiError };
 
 /** Stands in for a body the procedure must not see, so that its input parsing fails. */
-const EMPTY_OBJECT = "{}";
+const emptyObject = (): Record<string, unknown> => ({});
 
 function routeTable(router: ApiRouter, extra: ExtraRoute[]): Route[] {
   const routes: Route[] = [];
   forEachOpenApiProcedure<Meta>(router._def.procedures, ({ path, procedure, meta }) => {
     const openapi = meta.openapi;
     const { inputParser } = getInputOutputParsers(procedure);
+    const takesInput = !instanceofZodTypeLikeVoid(unwrapZodType(inputParser, true));
+    // As trpc-to-openapi's adapters do (once here, not per request): number,
+    // boolean and date fields of an object input accept their string forms.
+    const inputObject = unwrapZodType(inputParser, true);
+    if (takesInput && instanceofZodTypeObject(inputObject)) coerceSchema(inputObject);
     routes.push({
       method: openapi.method,
       template: normalizePath(openapi.path),
@@ -115,8 +117,10 @@ function routeTable(router: ApiRouter, extra: ExtraRoute[]): Route[] {
       needsDatabase: meta.withoutDatabase !== true,
       procedure: {
         meta,
-        takesBody: openapi.method !== "GET" && !instanceofZodTypeLikeVoid(inputParser),
-        router: routerOf(router, path),
+        path,
+        type: procedure._def.type,
+        takesInput,
+        takesBody: takesInput && openapi.method !== "GET",
       },
     });
   });
@@ -139,8 +143,8 @@ function isJson(contentType: string | null): boolean {
 }
 
 /**
- * Reads the client's body (never more than `limit` bytes; the fetch adapter
- * has no limit of its own) and decides what the procedure is given.
+ * Reads the client's body (never more than `limit` bytes) and decides what the
+ * procedure is given.
  */
 async function prepareBody(request: Request, route: ProcedureRoute, limit: number): Promise<PreparedBody> {
   if (!route.takesBody) {
@@ -149,7 +153,7 @@ async function prepareBody(request: Request, route: ProcedureRoute, limit: numbe
       const text = await readBody(request, limit);
       if (text instanceof ApiError) throw text;
     }
-    return { json: null };
+    return { value: null };
   }
   // A wrong content type or an oversized body is reported like any other
   // problem with the body: after authentication and the route's header checks.
@@ -160,35 +164,36 @@ async function prepareBody(request: Request, route: ProcedureRoute, limit: numbe
       "unsupported_media_type",
       "Send the request body as JSON with 'Content-Type: application/json'.",
     );
-    return { json: EMPTY_OBJECT, bodyProblem: problem };
+    return { value: emptyObject(), bodyProblem: problem };
   }
   const text = await readBody(request, limit);
-  if (text instanceof ApiError) return { json: EMPTY_OBJECT, bodyProblem: text };
-  if (text.trim() === "") return { json: EMPTY_OBJECT, bodyError: "empty" };
+  if (text instanceof ApiError) return { value: emptyObject(), bodyProblem: text };
+  if (text.trim() === "") return { value: emptyObject(), bodyError: "empty" };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    return { json: EMPTY_OBJECT, bodyError: "malformed_json" };
+    return { value: emptyObject(), bodyError: "malformed_json" };
   }
-  // trpc-to-openapi spreads the body into an object, which would turn [], 42
-  // or null into {}: remember that it was not an object.
+  // The input is the body spread into an object with the path parameters,
+  // which would turn [], 42 or null into {}: remember that it was not an object.
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    return { json: EMPTY_OBJECT, bodyError: "not_object" };
+    return { value: emptyObject(), bodyError: "not_object" };
   }
-  return { json: text };
+  return { value: parsed as Record<string, unknown> };
 }
 
 /**
- * The request trpc-to-openapi sees: the client's method (GET for HEAD) and URL,
- * and the prepared JSON body. A POST always says `Content-Type:
- * application/json` (the adapter answers 415 otherwise, even for a body-less
- * route). Procedures read the client's headers from `ctx.state.request`.
+ * The query as trpc-to-openapi hands it to a GET procedure: a name given once
+ * is a string, a name repeated is an array of its values.
  */
-function adapterRequest(request: Request, json: string | null): Request {
-  const method = request.method === "HEAD" ? "GET" : request.method;
-  if (method === "GET") return new Request(request.url, { method });
-  return new Request(request.url, { method, headers: { "Content-Type": "application/json" }, body: json });
+function queryInput(url: URL): Record<string, unknown> {
+  const query: Record<string, unknown> = {};
+  for (const name of new Set(url.searchParams.keys())) {
+    const values = url.searchParams.getAll(name);
+    query[name] = values.length === 1 ? values[0] : values;
+  }
+  return query;
 }
 
 export function createGateway(options: {
@@ -207,40 +212,45 @@ export function createGateway(options: {
   const { deps } = options;
   const routes = routeTable(options.router, options.extraRoutes);
 
-  // The fetch adapters take their options per request, so the context and the
-  // error are closures over this request's state: nothing is attached to the
-  // Request (the REST adapter hands createContext its own wrapper of it, not
-  // the Request the gateway built).
-
-  /** A REST route: trpc-to-openapi, with errors rewritten into the envelope. */
+  /**
+   * A REST route: its procedure, called with tRPC's server-side call, and its
+   * answer as JSON with the status and headers the procedure chose (respond()).
+   * Errors become the envelope in frameRequest.
+   */
   async function callProcedure(
     request: Request,
+    url: URL,
     route: ProcedureRoute,
+    params: Record<string, string>,
     state: RequestState,
   ): Promise<Response> {
     const body = await prepareBody(request, route, options.maxBodyBytes);
+    const input = route.takesInput
+      ? { ...(route.takesBody ? body.value : queryInput(url)), ...params }
+      : undefined;
     const context: Context = { deps, state };
-    const errors: TRPCError[] = [];
-    const response = await createOpenApiFetchHandler({
-      router: route.router,
-      // A plain string replace on the whole URL: only "/" is safe (see
-      // shared/notes/trpc-to-openapi.md); meta.openapi.path holds /v1/....
-      endpoint: "/",
-      req: adapterRequest(request, body.json),
-      createContext: () => context,
-      // Neither callback may throw: the adapter calls them inside its own catch.
-      responseMeta: ({ errors: failed }) => (failed.length === 0 ? successResponseMeta(state) : {}),
-      onError: ({ error }) => {
-        errors.push(error);
-      },
-    });
-    const error = errors[0];
-    if (error !== undefined) {
+    let data: unknown;
+    try {
+      data = await callTRPCProcedure({
+        router: options.router,
+        path: route.path,
+        type: route.type,
+        ctx: context,
+        getRawInput: async () => input,
+        signal: undefined,
+        batchIndex: 0,
+      });
+    } catch (cause) {
+      const error = getTRPCErrorFromUnknown(cause);
       if (isUnexpected(error)) state.log.error({ err: error }, "procedure failed");
       throw toApiError(error, route.meta, body.bodyError, body.bodyProblem);
     }
     if (body.bodyProblem) throw body.bodyProblem;
-    return response;
+    const meta = successResponseMeta(state);
+    return new Response(JSON.stringify(data), {
+      status: meta.status,
+      headers: { ...meta.headers, "Content-Type": "application/json" },
+    });
   }
 
   async function dispatch(
@@ -274,8 +284,9 @@ export function createGateway(options: {
     if (route.needsDatabase && !options.databaseStarted()) {
       throw databaseUnavailableError();
     }
-    if (route.extra) return route.extra.handle(request, state, route.pattern.exec(path)?.groups ?? {});
-    return callProcedure(request, route.procedure, state);
+    const params = route.pattern.exec(path)?.groups ?? {};
+    if (route.extra) return route.extra.handle(request, state, params);
+    return callProcedure(request, url, route.procedure, params, state);
   }
 
   /** The pages' HTML for a failure under their paths; null elsewhere (the envelope). Only runs on a failure. */
@@ -324,11 +335,17 @@ export async function frameRequest(
   const fields = options.fields ?? {};
   const startedAt = performance.now();
   const requestId = newId("req");
+  // The request's own logger is made when something logs for it: most
+  // requests write only their access line, which names the id itself.
+  let log: AppLogger | undefined;
   const state: RequestState = {
     requestId,
     request,
     clientAddress,
-    log: logger.child({ request_id: requestId }),
+    get log() {
+      log ??= logger.child({ request_id: requestId });
+      return log;
+    },
   };
   const route = { template: "unmatched" };
   let response: Response;
@@ -357,8 +374,9 @@ export async function frameRequest(
     response = new Response(null, { status: response.status, headers: response.headers });
   const status = response.status;
   const durationMs = performance.now() - startedAt;
-  state.log[status >= 500 ? "error" : "info"](
+  logger[status >= 500 ? "error" : "info"](
     {
+      request_id: requestId,
       ...fields,
       method: request.method,
       route: route.template,

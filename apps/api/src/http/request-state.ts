@@ -1,6 +1,7 @@
 // What one request carries through the gateway: created by the gateway before
 // dispatch, handed to procedures as `ctx.state` and to page routes as an
 // argument. Also the one way a procedure shapes its success response.
+import type { Logger } from "@sms/domain";
 import type { AppLogger } from "../logger.ts";
 
 export type RequestState = {
@@ -9,7 +10,7 @@ export type RequestState = {
   request: Request;
   /** The caller's address as the rate limits see it (after TRUST_PROXY). */
   clientAddress: string;
-  /** The logger for this request (bound to its request id). */
+  /** The logger for this request (bound to its request id; made on first use). */
   log: AppLogger;
   /** The project the request acted for, named in the access-log line. */
   projectId?: string;
@@ -45,4 +46,23 @@ export function successResponseMeta(state: RequestState): {
 } {
   const meta = responses.get(state);
   return { status: meta?.status ?? 200, headers: { ...meta?.headers } };
+}
+
+type Level = "debug" | "info" | "warn" | "error";
+
+/**
+ * The request's logger for code that usually writes nothing for it (the
+ * domain's send): its child logger (state.log) is made only when a line is
+ * written.
+ */
+export function deferredLog(state: RequestState): Logger {
+  const write = (level: Level) => (obj: object, msg?: string) =>
+    msg === undefined ? state.log[level](obj) : state.log[level](obj, msg);
+  return {
+    debug: write("debug"),
+    info: write("info"),
+    warn: write("warn"),
+    error: write("error"),
+    child: (bindings) => state.log.child(bindings),
+  };
 }

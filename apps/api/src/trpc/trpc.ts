@@ -101,10 +101,10 @@ export const operatorProcedure = viewerProcedure.use(({ ctx, next }) => {
 });
 
 /**
- * Spec 5: a Bearer API key. Narrows ctx with the project, the key's mode
- * (test or live) and the key id.
+ * Spec 5: the request's Bearer API key, as the project, the key's mode (test
+ * or live) and the key id; or the refusal.
  */
-export const apiKeyProcedure = t.procedure.use(async ({ ctx, next }) => {
+async function authenticateKey(ctx: Context) {
   const result = await ctx.deps.auth.authenticate(ctx.state.request.headers.get("authorization"));
   if (!result.ok) {
     const headers: Record<string, string> =
@@ -112,5 +112,23 @@ export const apiKeyProcedure = t.procedure.use(async ({ ctx, next }) => {
     throw new ApiError(result.code, REFUSAL_MESSAGES[result.code], headers);
   }
   ctx.state.projectId = result.project.id;
-  return next({ ctx: { ...ctx, project: result.project, mode: result.mode, keyId: result.keyId } });
-});
+  return { project: result.project, mode: result.mode, keyId: result.keyId };
+}
+
+/**
+ * An API key's procedures whose routes also check a header of their own right
+ * after the key (spec 4.2: Idempotency-Key), before the body: `check` returns
+ * what it adds to ctx, or throws the refusal. One middleware for both, since
+ * every middleware level costs each call a copy of its options.
+ */
+export function apiKeyProcedureWith<Extra extends object>(check: (ctx: Context) => Extra) {
+  return t.procedure.use(async ({ ctx, next }) => {
+    const key = await authenticateKey(ctx);
+    return next({ ctx: { ...key, ...check(ctx) } });
+  });
+}
+
+/** Spec 5: a Bearer API key. Narrows ctx with the project, the key's mode and the key id. */
+export const apiKeyProcedure = t.procedure.use(async ({ ctx, next }) =>
+  next({ ctx: await authenticateKey(ctx) }),
+);

@@ -2,8 +2,8 @@ import { idempotencyKeyProblem } from "@sms/domain";
 import { ApiError, REFUSAL_MESSAGES, sendRefusal } from "../../http/errors.ts";
 import { headerText } from "../../http/header-text.ts";
 import { rateLimitHeaders } from "../../http/rate-limit-headers.ts";
-import { respond } from "../../http/request-state.ts";
-import { apiKeyProcedure, middleware } from "../../trpc/trpc.ts";
+import { deferredLog, respond } from "../../http/request-state.ts";
+import { apiKeyProcedureWith, type Context } from "../../trpc/trpc.ts";
 import { sendMessageMeta, ZSendMessageRequest, ZSendMessageResponse } from "./send-message.types.ts";
 
 /**
@@ -11,18 +11,17 @@ import { sendMessageMeta, ZSendMessageRequest, ZSendMessageResponse } from "./se
  * before the body. Its length is counted in characters, so it is decoded from
  * the bytes it arrived as first.
  */
-const requireIdempotencyKey = middleware(({ ctx, next }) => {
+function requireIdempotencyKey(ctx: Context): { idempotencyKey: string } {
   const key = headerText(ctx.state.request.headers.get("idempotency-key"));
   const problem = idempotencyKeyProblem(key);
   if (problem === "missing")
     throw new ApiError("idempotency_key_required", REFUSAL_MESSAGES.idempotency_key_required);
   if (problem === "too_long")
     throw new ApiError("invalid_request", REFUSAL_MESSAGES.idempotency_key_too_long);
-  return next({ ctx: { idempotencyKey: key ?? "" } });
-});
+  return { idempotencyKey: key ?? "" };
+}
 
-export const sendMessageProcedure = apiKeyProcedure
-  .use(requireIdempotencyKey)
+export const sendMessageProcedure = apiKeyProcedureWith(requireIdempotencyKey)
   .meta(sendMessageMeta)
   .input(ZSendMessageRequest)
   .output(ZSendMessageResponse)
@@ -34,7 +33,7 @@ export const sendMessageProcedure = apiKeyProcedure
       keyId: ctx.keyId,
       idempotencyKey: ctx.idempotencyKey,
       request: input,
-      logger: state.log,
+      logger: deferredLog(state),
     });
     const now = deps.clock.now();
     deps.metrics.send(
