@@ -8,31 +8,30 @@
 //     await tx.ledger.reserve(…);
 //     await tx.audit.write(…);
 //   });
-import type { Database, Sql } from "@sms/db";
+import { type Database, isDatabaseUnavailable, type Sql } from "@sms/db";
 import { accountStore } from "./accounts.ts";
 import { auditStore } from "./audit.ts";
+import { type BatchOptions, batcher } from "./batch.ts";
 import { claimStore } from "./claims.ts";
 import { idempotencyStore } from "./idempotency.ts";
 import { keyStore } from "./keys.ts";
 import { ledgerStore } from "./ledger.ts";
 import { limitStore } from "./limits.ts";
 import { messageLogStore } from "./message-log.ts";
-import { messageStore } from "./messages.ts";
+import { type AnsweredMessage, insertAnsweredMany, messageStore } from "./messages.ts";
 import { projectStore } from "./projects.ts";
 import { senderRequestStore } from "./sender-requests.ts";
 import { sessionStore } from "./sessions.ts";
 
-export type { IdempotencyStore, PriorRecord } from "./idempotency.ts";
-export type { DueMessage, MessageStore, Outcome, QueuedClaim, QueuedMessage } from "./messages.ts";
 // The one thing of the database the use cases need to know: that it may not answer for a while.
 export { isDatabaseUnavailable } from "@sms/db";
-export type { Balance, LedgerEntry, LedgerStore } from "./ledger.ts";
-export type { CounterWindow, LimitStore } from "./limits.ts";
-export type { ProjectRecord, ProjectStore } from "./projects.ts";
-export type { KeyLookup, KeyRecord, KeyStore } from "./keys.ts";
-export type { ClaimStore, ClaimTokenRecord, ClaimTokenView } from "./claims.ts";
 export type { AccountStore } from "./accounts.ts";
 export type { AuditEntry, AuditEntryInput, AuditStore } from "./audit.ts";
+export type { ClaimStore, ClaimTokenRecord, ClaimTokenView } from "./claims.ts";
+export type { IdempotencyStore, PriorRecord } from "./idempotency.ts";
+export type { KeyLookup, KeyRecord, KeyStore } from "./keys.ts";
+export type { Balance, LedgerEntry, LedgerStore } from "./ledger.ts";
+export type { CounterWindow, LimitStore } from "./limits.ts";
 export type {
   Cursor,
   MessageDetail,
@@ -42,14 +41,15 @@ export type {
   MessageLogStore,
   UsageRow,
 } from "./message-log.ts";
-export type { AccountProjectRow, FoundProject } from "./projects.ts";
+export type { DueMessage, MessageStore, Outcome, QueuedClaim, QueuedMessage } from "./messages.ts";
+export type { AccountProjectRow, FoundProject, ProjectRecord, ProjectStore } from "./projects.ts";
 export type { SenderRequestRecord, SenderRequestStatus, SenderRequestStore } from "./sender-requests.ts";
 export type { SessionRecord, SessionStore } from "./sessions.ts";
 
-function families(sql: Sql) {
+function families(sql: Sql, batched: { insertAnswered?: (send: AnsweredMessage) => Promise<boolean> } = {}) {
   return {
     idempotency: idempotencyStore(sql),
-    messages: messageStore(sql),
+    messages: messageStore(sql, batched),
     ledger: ledgerStore(sql),
     limits: limitStore(sql),
     projects: projectStore(sql),
@@ -71,9 +71,25 @@ export type Store = StoreTx & {
   transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T>;
 };
 
-export function createStore(db: Pick<Database, "query" | "transaction">): Store {
+/**
+ * Test sends' final writes (messages.insertAnswered) that arrive while others
+ * are being written go to the database together: one statement and one
+ * durable commit for up to 64 sends, at most 4 such statements at once.
+ */
+const ANSWERED_BATCHES: BatchOptions = { maxBatch: 64, maxInFlight: 4 };
+
+export function createStore(
+  db: Pick<Database, "query" | "transaction">,
+  options: { answeredBatches?: BatchOptions } = {},
+): Store {
+  const insertAnswered = batcher((sends: AnsweredMessage[]) => insertAnsweredMany(db, sends), {
+    ...(options.answeredBatches ?? ANSWERED_BATCHES),
+    // An outage fails the whole batch (each send retries it); anything else
+    // may be one send's own (a project deleted meanwhile): each runs alone.
+    retryAlone: (error) => !isDatabaseUnavailable(error),
+  });
   return {
-    ...families(db),
+    ...families(db, { insertAnswered }),
     transaction: (work) => db.transaction((sql) => work(families(sql))),
   };
 }

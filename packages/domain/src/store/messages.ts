@@ -1,8 +1,10 @@
 // messages: the statements of a message's life, each one SQL statement (a
 // chain of data-modifying CTEs) that works the same on PostgreSQL and PGlite.
 // A test send is two statements: the key's claim and the minute's count
-// (idempotency.ts: claimCounted), then insertAnswered here. A live send writes
-// ahead (insertQueued) before uBill is contacted, then recordOutcome.
+// (idempotency.ts: claimCounted), then insertAnswered here, which the
+// top-level store runs through a batcher (batch.ts): test sends answered at
+// the same moment are written by one statement and one durable commit. A live
+// send writes ahead (insertQueued) before uBill is contacted, then recordOutcome.
 // insertQueued, insertAnswered, recordOutcome and releaseUnsent also write the
 // message's idempotency record, because the two must change together.
 //
@@ -124,22 +126,38 @@ const RECORD_OUTCOME_SQL = `
   )
   SELECT count(*)::int AS moved FROM moved`;
 
+/**
+ * Test sends' messages, written once and answered: each row's idempotency
+ * record gets its answer (if it still waits for one), and only then is its
+ * message written, with both timeline events. One statement for any number
+ * of sends (the batcher's group commit); the ids written come back.
+ */
 const INSERT_ANSWERED_SQL = `
-  WITH answered AS (
-    UPDATE idempotency_records SET response_body = CAST($22 AS jsonb)
-    WHERE id = $23 AND response_body IS NULL
-    RETURNING id
+  WITH input AS (
+    SELECT * FROM unnest(
+      CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS "KeyMode"[]), CAST($5 AS text[]),
+      CAST($6 AS bytea[]), CAST($7 AS bytea[]), CAST($8 AS text[]), CAST($9 AS text[]), CAST($10 AS text[]),
+      CAST($11 AS integer[]), CAST($12 AS text[]), CAST($13 AS text[]), CAST($14 AS timestamptz[]),
+      CAST($15 AS "MessageStatus"[]), CAST($16 AS text[]), CAST($17 AS text[]), CAST($18 AS text[]),
+      CAST($19 AS timestamptz[]), CAST($20 AS timestamptz[]), CAST($21 AS timestamptz[]), CAST($22 AS jsonb[]),
+      CAST($23 AS text[])
+    ) AS i(id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext, template,
+           locale, sender, segments, encoding, provider, created_at, status, error_code, error_message,
+           provider_ref, submitted_at, next_check_at, updated_at, response_body, idempotency_id)
+  ), answered AS (
+    UPDATE idempotency_records r SET response_body = i.response_body
+    FROM input i
+    WHERE r.id = ANY(CAST($23 AS text[])) AND r.id = i.idempotency_id AND r.response_body IS NULL
+    RETURNING r.id
   ), msg AS (
     INSERT INTO messages (id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
                           template, locale, sender, segments, encoding, status, provider, credits_reserved,
                           error_code, error_message, provider_ref, submitted_at, next_check_at,
                           created_at, updated_at)
-    SELECT CAST($1 AS text), CAST($2 AS text), CAST($3 AS text), CAST($4 AS "KeyMode"), CAST($5 AS text),
-           CAST($6 AS bytea), CAST($7 AS bytea), CAST($8 AS text), CAST($9 AS text), CAST($10 AS text),
-           CAST($11 AS integer), CAST($12 AS text), CAST($15 AS "MessageStatus"), CAST($13 AS text), 0,
-           CAST($16 AS text), CAST($17 AS text), CAST($18 AS text), CAST($19 AS timestamptz),
-           CAST($20 AS timestamptz), CAST($14 AS timestamptz), CAST($21 AS timestamptz)
-    FROM answered
+    SELECT i.id, i.project_id, i.api_key_id, i.mode, i.recipient_masked, i.recipient_ciphertext, i.text_ciphertext,
+           i.template, i.locale, i.sender, i.segments, i.encoding, i.status, i.provider, 0,
+           i.error_code, i.error_message, i.provider_ref, i.submitted_at, i.next_check_at, i.created_at, i.updated_at
+    FROM input i JOIN answered a ON a.id = i.idempotency_id
     RETURNING id, status, error_code, created_at, updated_at
   ), event AS (
     INSERT INTO message_events (message_id, status, error_code, created_at)
@@ -147,7 +165,51 @@ const INSERT_ANSWERED_SQL = `
     UNION ALL
     SELECT id, status, error_code, updated_at FROM msg
   )
-  SELECT count(*)::int AS written FROM msg`;
+  SELECT id FROM msg`;
+
+/** One test send's message, as insertAnswered writes it. */
+export type AnsweredMessage = {
+  message: QueuedMessage;
+  outcome: Outcome;
+  response: MessageResource;
+  now: Date;
+};
+
+/** Writes test sends' messages (one statement); true for each one written. */
+export async function insertAnsweredMany(sql: Sql, sends: readonly AnsweredMessage[]): Promise<boolean[]> {
+  const columns: unknown[][] = Array.from({ length: 23 }, () => []);
+  for (const { message: m, outcome, response, now } of sends) {
+    const row = [
+      m.messageId,
+      m.scope.projectId,
+      m.apiKeyId,
+      m.scope.mode,
+      m.recipientMasked,
+      m.recipientCiphertext,
+      m.textCiphertext,
+      m.template,
+      m.locale,
+      m.sender,
+      m.segments,
+      m.encoding,
+      m.provider,
+      m.now,
+      outcome.status,
+      outcome.error?.errorCode ?? null,
+      outcome.error?.errorMessage ?? null,
+      outcome.providerRef,
+      outcome.status === "submitted" ? now : null,
+      outcome.nextCheckAt,
+      now,
+      JSON.stringify(response),
+      m.idempotencyId,
+    ];
+    for (const [i, value] of row.entries()) columns[i]?.push(value);
+  }
+  const rows = await sql.query<{ id: string }>(INSERT_ANSWERED_SQL, columns);
+  const written = new Set(rows.map((row) => row.id));
+  return sends.map((send) => written.has(send.message.messageId));
+}
 
 const RELEASE_SQL = `
   WITH gone AS (
@@ -279,7 +341,13 @@ const COUNT_BY_MODE_STATUS_SQL = `
   FROM messages WHERE project_id = $1 AND created_at >= CAST($2 AS timestamptz)
   GROUP BY mode, status ORDER BY mode, status`;
 
-export function messageStore(sql: Sql) {
+export function messageStore(
+  sql: Sql,
+  options: {
+    /** insertAnswered through a batcher (the top-level store's; a transaction's writes its own). */
+    insertAnswered?: (send: AnsweredMessage) => Promise<boolean>;
+  } = {},
+) {
   return {
     /**
      * Write ahead, one statement: an unexpired record for the key answers
@@ -358,34 +426,11 @@ export function messageStore(sql: Sql) {
     async insertAnswered(
       m: QueuedMessage,
       record: { outcome: Outcome; response: MessageResource; now: Date },
-    ) {
-      const { outcome, now } = record;
-      const rows = await sql.query<{ written: number }>(INSERT_ANSWERED_SQL, [
-        m.messageId,
-        m.scope.projectId,
-        m.apiKeyId,
-        m.scope.mode,
-        m.recipientMasked,
-        m.recipientCiphertext,
-        m.textCiphertext,
-        m.template,
-        m.locale,
-        m.sender,
-        m.segments,
-        m.encoding,
-        m.provider,
-        m.now,
-        outcome.status,
-        outcome.error?.errorCode ?? null,
-        outcome.error?.errorMessage ?? null,
-        outcome.providerRef,
-        outcome.status === "submitted" ? now : null,
-        outcome.nextCheckAt,
-        now,
-        JSON.stringify(record.response),
-        m.idempotencyId,
-      ]);
-      return Number(rows[0]?.written ?? 0) > 0;
+    ): Promise<boolean> {
+      const send = { message: m, ...record };
+      if (options.insertAnswered) return options.insertAnswered(send);
+      const [written] = await insertAnsweredMany(sql, [send]);
+      return written === true;
     },
 
     /**
