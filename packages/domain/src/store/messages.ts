@@ -130,15 +130,17 @@ const RECORD_OUTCOME_SQL = `
  * Test sends' messages, written once and answered: each row's idempotency
  * record gets its answer (if it still waits for one), and only then is its
  * message written, with both timeline events. One statement for any number
- * of sends (the batcher's group commit); the ids written come back.
+ * of sends (the batcher's group commit); the ids written come back. The
+ * enums travel as text[] and are cast per row: PGlite cannot serialise an
+ * array of an enum type it does not know.
  */
 const INSERT_ANSWERED_SQL = `
   WITH input AS (
     SELECT * FROM unnest(
-      CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS "KeyMode"[]), CAST($5 AS text[]),
+      CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]), CAST($5 AS text[]),
       CAST($6 AS bytea[]), CAST($7 AS bytea[]), CAST($8 AS text[]), CAST($9 AS text[]), CAST($10 AS text[]),
       CAST($11 AS integer[]), CAST($12 AS text[]), CAST($13 AS text[]), CAST($14 AS timestamptz[]),
-      CAST($15 AS "MessageStatus"[]), CAST($16 AS text[]), CAST($17 AS text[]), CAST($18 AS text[]),
+      CAST($15 AS text[]), CAST($16 AS text[]), CAST($17 AS text[]), CAST($18 AS text[]),
       CAST($19 AS timestamptz[]), CAST($20 AS timestamptz[]), CAST($21 AS timestamptz[]), CAST($22 AS jsonb[]),
       CAST($23 AS text[])
     ) AS i(id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext, template,
@@ -154,8 +156,9 @@ const INSERT_ANSWERED_SQL = `
                           template, locale, sender, segments, encoding, status, provider, credits_reserved,
                           error_code, error_message, provider_ref, submitted_at, next_check_at,
                           created_at, updated_at)
-    SELECT i.id, i.project_id, i.api_key_id, i.mode, i.recipient_masked, i.recipient_ciphertext, i.text_ciphertext,
-           i.template, i.locale, i.sender, i.segments, i.encoding, i.status, i.provider, 0,
+    SELECT i.id, i.project_id, i.api_key_id, CAST(i.mode AS "KeyMode"), i.recipient_masked, i.recipient_ciphertext,
+           i.text_ciphertext, i.template, i.locale, i.sender, i.segments, i.encoding, CAST(i.status AS "MessageStatus"),
+           i.provider, 0,
            i.error_code, i.error_message, i.provider_ref, i.submitted_at, i.next_check_at, i.created_at, i.updated_at
     FROM input i JOIN answered a ON a.id = i.idempotency_id
     RETURNING id, status, error_code, created_at, updated_at
