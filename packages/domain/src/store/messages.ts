@@ -170,6 +170,30 @@ const INSERT_ANSWERED_SQL = `
   )
   SELECT id FROM msg`;
 
+/** What a message says and how it goes, in the order both inserts take it (recipient_masked … provider). */
+const contentColumns = (m: QueuedMessage) => [
+  m.recipientMasked,
+  m.recipientCiphertext,
+  m.textCiphertext,
+  m.template,
+  m.locale,
+  m.sender,
+  m.segments,
+  m.encoding,
+  m.provider,
+];
+
+/** How the send ended, in the order both statements take it (status … updated_at). */
+const outcomeColumns = (outcome: Outcome, now: Date) => [
+  outcome.status,
+  outcome.error?.errorCode ?? null,
+  outcome.error?.errorMessage ?? null,
+  outcome.providerRef,
+  outcome.status === "submitted" ? now : null,
+  outcome.nextCheckAt,
+  now,
+];
+
 /** One test send's message, as insertAnswered writes it. */
 export type AnsweredMessage = {
   message: QueuedMessage;
@@ -187,23 +211,9 @@ export async function insertAnsweredMany(sql: Sql, sends: readonly AnsweredMessa
       m.scope.projectId,
       m.apiKeyId,
       m.scope.mode,
-      m.recipientMasked,
-      m.recipientCiphertext,
-      m.textCiphertext,
-      m.template,
-      m.locale,
-      m.sender,
-      m.segments,
-      m.encoding,
-      m.provider,
+      ...contentColumns(m),
       m.now,
-      outcome.status,
-      outcome.error?.errorCode ?? null,
-      outcome.error?.errorMessage ?? null,
-      outcome.providerRef,
-      outcome.status === "submitted" ? now : null,
-      outcome.nextCheckAt,
-      now,
+      ...outcomeColumns(outcome, now),
       JSON.stringify(response),
       m.idempotencyId,
     ];
@@ -375,15 +385,7 @@ export function messageStore(
         m.expiresAt,
         m.now,
         m.apiKeyId,
-        m.recipientMasked,
-        m.recipientCiphertext,
-        m.textCiphertext,
-        m.template,
-        m.locale,
-        m.sender,
-        m.segments,
-        m.encoding,
-        m.provider,
+        ...contentColumns(m),
         m.creditsReserved,
       ]);
       const row = rows[0];
@@ -405,13 +407,7 @@ export function messageStore(
     }): Promise<boolean> {
       const { outcome, now } = record;
       const rows = await sql.query<{ moved: number }>(RECORD_OUTCOME_SQL, [
-        outcome.status,
-        outcome.error?.errorCode ?? null,
-        outcome.error?.errorMessage ?? null,
-        outcome.providerRef,
-        outcome.status === "submitted" ? now : null,
-        outcome.nextCheckAt,
-        now,
+        ...outcomeColumns(outcome, now),
         record.messageId,
         JSON.stringify(record.response),
         record.idempotencyId,
