@@ -2,15 +2,19 @@
 // (Scalar's standalone bundle, no CDN, no fonts, no telemetry), and
 // GET /openapi.json. Static: served even before the database is reached.
 //
-// The bundle (about 4 MB) is compressed once at start-up (gzip and brotli,
-// off the request path), served under a URL that carries its content hash
-// (so browsers may keep it for a year) and revalidated by ETag.
+// The bundle (about 4 MB) is gzipped once at start-up (off the request path,
+// and off the main thread), served under a URL that carries its content hash
+// (so browsers may keep it for a year) and revalidated by ETag. No brotli:
+// Deno's brotli compresses on the main thread, 300 ms for this bundle at
+// quality 5 (a sixth of the start-up budget, every request held meanwhile),
+// and at the qualities that take a few milliseconds its output is no smaller
+// than gzip's (bench/README.md, "Start-up").
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { brotliCompress, constants, gzip } from "node:zlib";
+import { gzip } from "node:zlib";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import type { ExtraRoute } from "./gateway.ts";
 
@@ -21,9 +25,8 @@ async function loadScalarBundle(): Promise<Uint8Array<ArrayBuffer>> {
 }
 
 const gzipAsync = promisify(gzip);
-const brotliAsync = promisify(brotliCompress);
 
-type Encoding = "br" | "gzip" | "identity";
+type Encoding = "gzip" | "identity";
 
 /** One static body, in each encoding, with its validators. */
 type Asset = {
@@ -35,10 +38,6 @@ type Asset = {
 
 function asset(body: Uint8Array<ArrayBuffer>, contentType: string, cacheControl: string): Asset {
   const toArray = (buffer: Uint8Array) => new Uint8Array(buffer) as Uint8Array<ArrayBuffer>;
-  // Brotli quality 5 is within a few per cent of 11 here at a twentieth of the CPU.
-  const br = brotliAsync(body, {
-    params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength },
-  }).then(toArray);
   const gz = gzipAsync(body, { level: 6 }).then(toArray);
   // A failed compression only costs bandwidth: serve the body as it is.
   const orIdentity = (promise: Promise<Uint8Array<ArrayBuffer>>) => promise.catch(() => body);
@@ -46,11 +45,11 @@ function asset(body: Uint8Array<ArrayBuffer>, contentType: string, cacheControl:
     contentType,
     cacheControl,
     hash: createHash("sha256").update(body).digest("base64url").slice(0, 16),
-    bodies: { br: orIdentity(br), gzip: orIdentity(gz), identity: Promise.resolve(body) },
+    bodies: { gzip: orIdentity(gz), identity: Promise.resolve(body) },
   };
 }
 
-/** The best encoding the client accepts (RFC 9110 12.5.3): br, then gzip, else identity. */
+/** The encoding to answer with (RFC 9110 12.5.3): gzip when the client accepts it, else identity. */
 function negotiateEncoding(acceptEncoding: string | null): Encoding {
   if (!acceptEncoding) return "identity";
   const weights = new Map<string, number>();
@@ -61,7 +60,6 @@ function negotiateEncoding(acceptEncoding: string | null): Encoding {
     weights.set(name.trim(), Number.isFinite(weight) ? weight : 0);
   }
   const accepts = (name: string) => (weights.get(name) ?? weights.get("*") ?? 0) > 0;
-  if (accepts("br")) return "br";
   if (accepts("gzip")) return "gzip";
   return "identity";
 }
@@ -73,7 +71,7 @@ const etagOf = (asset: Asset, encoding: Encoding) =>
 function notModified(asset: Asset, ifNoneMatch: string | null): boolean {
   if (!ifNoneMatch) return false;
   if (ifNoneMatch.trim() === "*") return true;
-  const ours = new Set((["br", "gzip", "identity"] as const).map((e) => etagOf(asset, e)));
+  const ours = new Set((["gzip", "identity"] as const).map((e) => etagOf(asset, e)));
   return ifNoneMatch.split(",").some((tag) => ours.has(tag.trim().replace(/^W\//, "")));
 }
 
@@ -144,8 +142,18 @@ export async function docsRoutes(document: OpenAPIObject): Promise<ExtraRoute[]>
   const openapi = asset(bytes(JSON.stringify(document)), "application/json", "no-cache");
   const page = asset(bytes(docsPage(bundlePath)), "text/html; charset=utf-8", "no-cache");
   return [
-    { method: "GET", path: "/openapi.json", withoutDatabase: true, handle: (request) => serve(openapi, request) },
-    { method: "GET", path: "/docs", withoutDatabase: true, handle: (request) => serve(page, request, SECURITY_HEADERS) },
+    {
+      method: "GET",
+      path: "/openapi.json",
+      withoutDatabase: true,
+      handle: (request) => serve(openapi, request),
+    },
+    {
+      method: "GET",
+      path: "/docs",
+      withoutDatabase: true,
+      handle: (request) => serve(page, request, SECURITY_HEADERS),
+    },
     {
       // Browsers ask for it on every page; answer instead of a 404.
       method: "GET",
