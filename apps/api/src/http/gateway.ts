@@ -104,11 +104,11 @@ function routeTable(router: ApiRouter, extra: ExtraRoute[]): Route[] {
   forEachOpenApiProcedure<Meta>(router._def.procedures, ({ path, procedure, meta }) => {
     const openapi = meta.openapi;
     const { inputParser } = getInputOutputParsers(procedure);
-    const takesInput = !instanceofZodTypeLikeVoid(unwrapZodType(inputParser, true));
+    const input = unwrapZodType(inputParser, true);
+    const takesInput = !instanceofZodTypeLikeVoid(input);
     // As trpc-to-openapi's adapters do (once here, not per request): number,
     // boolean and date fields of an object input accept their string forms.
-    const inputObject = unwrapZodType(inputParser, true);
-    if (takesInput && instanceofZodTypeObject(inputObject)) coerceSchema(inputObject);
+    if (takesInput && instanceofZodTypeObject(input)) coerceSchema(input);
     routes.push({
       method: openapi.method,
       template: normalizePath(openapi.path),

@@ -129,6 +129,4 @@ export function apiKeyProcedureWith<Extra extends object>(check: (ctx: Context) 
 }
 
 /** Spec 5: a Bearer API key. Narrows ctx with the project, the key's mode and the key id. */
-export const apiKeyProcedure = t.procedure.use(async ({ ctx, next }) =>
-  next({ ctx: await authenticateKey(ctx) }),
-);
+export const apiKeyProcedure = apiKeyProcedureWith(() => ({}));
