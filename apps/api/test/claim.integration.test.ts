@@ -10,9 +10,9 @@ import { claimProject } from "@sms/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
 import { type Config, parseEnv } from "../src/env.ts";
-import { claimPageRoutes } from "../src/pages/claim/claim-page.ts";
 import { cookieNames, type SignedInIdentity } from "../src/pages/claim/claim-cookies.ts";
-import type { RequestState } from "../src/http/request-state.ts";
+import { claimPageRoutes } from "../src/pages/claim/claim-page.ts";
+import type { RequestState } from "../src/trpc/request-state.ts";
 import { createTestKey, ManualClock, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 
 const backends = await availableBackends();

@@ -14,12 +14,13 @@
 import { sha256Hex, timingSafeEqual } from "@sms/crypto";
 import type { AnyProcedure } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { ApiError } from "../contract/errors.ts";
 import type { AppDeps } from "../deps.ts";
+import type { RequestState } from "../trpc/request-state.ts";
 import type { ApiRouter, Context, Meta } from "../trpc/trpc.ts";
-import { ApiError, databaseUnavailableError, isUnexpected } from "./errors.ts";
+import { databaseUnavailableError, isUnexpected } from "./errors.ts";
 import { frameRequest, type Handler } from "./gateway.ts";
 import { readBody } from "./read-body.ts";
-import type { RequestState } from "./request-state.ts";
 
 /** Where the procedures are served on the internal listener. */
 export const TRPC_ENDPOINT = "/trpc";

@@ -16,8 +16,8 @@ import {
   type SenderBrandDirectory,
   systemClock,
 } from "@sms/domain";
+import { INPUT_RULES, refusalText } from "../contract/refusals.ts";
 import type { Config } from "../env.ts";
-import { OPERATOR_INPUT_RULES, operatorRefusalText } from "../http/errors.ts";
 import { toCredits, toFreeTier } from "../routers/dashboard/records.types.ts";
 import { toMessageCount } from "../routers/operator/operator.types.ts";
 import { type OperatorServices, operatorServices } from "../services.ts";
@@ -328,7 +328,7 @@ const COMMANDS: Command[] = [
         );
       }
       const batchSize = wholeNumber("batch-size", flags["batch-size"]) ?? 500;
-      if (batchSize < 1 || batchSize > 10_000) throw new UsageError(OPERATOR_INPUT_RULES.batch_size);
+      if (batchSize < 1 || batchSize > 10_000) throw new UsageError(INPUT_RULES.batch_size.terminal);
       const result = await services.rotateKeys({ actor, batchSize });
       if (!result.ok) return result;
       const { ok: _ok, currentKeyId, ...counts } = result;
@@ -461,7 +461,7 @@ export async function runOperatorCli(options: OperatorCliOptions): Promise<Opera
     };
   }
   if (!outcome.ok) {
-    const message = operatorRefusalText(outcome);
+    const message = refusalText(outcome, "terminal");
     return {
       exitCode: 1,
       stdout: json ? [toJson({ ok: false, command: command.name, code: outcome.code, message })] : [],

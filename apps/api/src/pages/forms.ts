@@ -1,7 +1,7 @@
 // What the claim and dashboard pages share about browser form posts: the
 // same-origin check, reading a URL-encoded form within a size limit, and
 // adding cookies to a response.
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../contract/errors.ts";
 import { readBodyText } from "../http/read-body.ts";
 
 /**

@@ -1,13 +1,14 @@
 // Procedure tiers, defined once. The REST routes (trpc-to-openapi) and the
 // typed @trpc/client on the internal listener reach the same procedures.
 import type { DashboardViewer } from "@sms/domain";
-import { initTRPC, TRPCError, type TRPCBuiltRouter } from "@trpc/server";
-import type { OpenApiMeta } from "trpc-to-openapi";
-import { ApiError, type ApiErrorCode, REFUSAL_MESSAGES } from "../http/errors.ts";
+import { initTRPC, type TRPCBuiltRouter, TRPCError } from "@trpc/server";
+import { ApiError } from "../contract/errors.ts";
+import type { Meta } from "../contract/meta.ts";
+import { REFUSAL_MESSAGES } from "../contract/wording.ts";
 import type { AppDeps } from "../deps.ts";
-import type { ResponseHeaderName } from "../http/openapi.ts";
-import type { RequestState } from "../http/request-state.ts";
-import type { ZodType } from "zod";
+import type { RequestState } from "./request-state.ts";
+
+export type { DocumentedResponse, Meta } from "../contract/meta.ts";
 
 /**
  * What every procedure gets: the dependencies and this request's state
@@ -15,42 +16,6 @@ import type { ZodType } from "zod";
  * viewer, resolved from the session by the caller (pages/dashboard).
  */
 export type Context = { deps: AppDeps; state: RequestState; viewer?: DashboardViewer };
-
-export type Meta = OpenApiMeta<{
-  /**
-   * Which stable code an input-validation failure of a top-level field maps
-   * to, in precedence order; anything else is `invalid_request`.
-   */
-  inputErrors?: Array<[field: string, code: ApiErrorCode]>;
-  /**
-   * The route's own responses, for the OpenAPI document (http/openapi.ts adds
-   * the ones every route shares: 401/403 on protected routes, 404
-   * route_not_found, 413 on POST, 500).
-   */
-  responses?: Readonly<Record<number, DocumentedResponse>>;
-  /**
-   * The request body as the document states it, when the runtime schema is
-   * deliberately looser (its failures map to the codes of `inputErrors`);
-   * test/openapi-request.test.ts holds the two to the same verdicts.
-   */
-  documentBody?: ZodType;
-  /**
-   * The route answers without the database (health, documents). Every other
-   * route answers 500 with Retry-After until the database has first been reached.
-   */
-  withoutDatabase?: boolean;
-}>;
-
-/** One status of a route, as the OpenAPI document describes it. */
-export type DocumentedResponse = {
-  description: string;
-  /** Error statuses: the codes the route answers with at this status. */
-  codes?: readonly ApiErrorCode[];
-  /** Response headers beyond X-Request-Id (see RESPONSE_HEADERS in http/openapi.ts). */
-  headers?: readonly ResponseHeaderName[];
-  /** Named examples of the body: real shapes, checked against the schema by test/openapi.test.ts. */
-  examples?: Readonly<Record<string, { summary: string; value: unknown }>>;
-};
 
 const t = initTRPC
   .context<Context>()

@@ -25,9 +25,9 @@ import type { Config } from "../../env.ts";
 import { rateLimitSubject } from "../../http/client-address.ts";
 import type { ExtraRoute, PageErrors } from "../../http/gateway.ts";
 import { secondsUntil } from "../../http/rate-limit-headers.ts";
-import type { RequestState } from "../../http/request-state.ts";
 import { type AppLogger, serializeError } from "../../logger.ts";
 import type { ApiServices } from "../../services.ts";
+import type { RequestState } from "../../trpc/request-state.ts";
 import { type FormProblem, isSameOriginPost, readForm, withCookies } from "../forms.ts";
 import {
   clearCookieHeader,

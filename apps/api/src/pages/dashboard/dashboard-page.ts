@@ -27,11 +27,10 @@ import type { Config } from "../../env.ts";
 import { rateLimitSubject } from "../../http/client-address.ts";
 import type { ExtraRoute, PageErrors } from "../../http/gateway.ts";
 import { secondsUntil } from "../../http/rate-limit-headers.ts";
-import { isSameOriginPost, readForm, withCookies } from "../forms.ts";
-import type { RequestState } from "../../http/request-state.ts";
 import { createInternalCaller } from "../../internal-router.ts";
 import { type AppLogger, serializeError } from "../../logger.ts";
 import { refusalMessage } from "../../routers/refusals.ts";
+import type { RequestState } from "../../trpc/request-state.ts";
 import {
   clearCookieHeader,
   cookieNames,
@@ -43,9 +42,11 @@ import {
 import { type ClaimDashboardHooks, DEV_PROVIDER_LABEL } from "../claim/claim-page.ts";
 import type { IdentityProvider } from "../claim/identity-providers.ts";
 import type { CallbackOutcome } from "../claim/provider-callback.ts";
+import { isSameOriginPost, readForm, withCookies } from "../forms.ts";
 import { dashboardAssets } from "./assets.ts";
 import {
   creditsPage,
+  keysPage,
   type MessageFilters,
   messagePage,
   messagesPage,
@@ -56,7 +57,6 @@ import {
   rollConfirmPage,
   senderPage,
   signInPage,
-  keysPage,
 } from "./views/account-views.ts";
 import { type Chrome, noticeFrom } from "./views/layout.ts";
 import {
