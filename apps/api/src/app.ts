@@ -38,6 +38,7 @@ import { identityProvidersFromConfig } from "./pages/claim/identity-providers.ts
 import { dashboardPages } from "./pages/dashboard/dashboard-page.ts";
 import { appRouter } from "./router.ts";
 import { apiServices } from "./services.ts";
+import { toolsRouter } from "./tools-router.ts";
 
 export type App = {
   /** The public port: the REST routes of spec 1.6, documents and pages. */
@@ -338,7 +339,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   });
   const internalHandler = config.internal
     ? createInternalHandler({
-        router: appRouter,
+        router: toolsRouter,
         deps,
         token: config.internal.token,
         maxBodyBytes: config.http.maxBodyBytes,

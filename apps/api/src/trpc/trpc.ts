@@ -4,6 +4,7 @@ import type { DashboardViewer } from "@sms/domain";
 import { initTRPC, type TRPCBuiltRouter, TRPCError } from "@trpc/server";
 import { ApiError } from "../contract/errors.ts";
 import type { Meta } from "../contract/meta.ts";
+import type { Register } from "../contract/refusals.ts";
 import { REFUSAL_MESSAGES } from "../contract/wording.ts";
 import type { AppDeps } from "../deps.ts";
 import type { RequestState } from "./request-state.ts";
@@ -12,10 +13,22 @@ export type { DocumentedResponse, Meta } from "../contract/meta.ts";
 
 /**
  * What every procedure gets: the dependencies and this request's state
- * (http/request-state.ts); the dashboard's procedures also the signed-in
- * viewer, resolved from the session by the caller (pages/dashboard).
+ * (trpc/request-state.ts); the dashboard's procedures also the signed-in
+ * viewer, resolved from the session by the caller (the pages).
  */
-export type Context = { deps: AppDeps; state: RequestState; viewer?: DashboardViewer };
+export type Context = {
+  deps: AppDeps;
+  state: RequestState;
+  viewer?: DashboardViewer;
+  /**
+   * An operator acting through an internal tool (the operator's command-line
+   * tool): the internal listener's token holder, who names the operator for
+   * the audit row (http/internal.ts, X-Operator). Never set on the public port.
+   */
+  toolOperator?: { actor: string };
+  /** Who reads the refusals' sentences (contract/refusals.ts): the dashboard's browser unless said. */
+  register?: Register;
+};
 
 const t = initTRPC
   .context<Context>()
@@ -47,6 +60,7 @@ const t = initTRPC
   });
 
 export const router = t.router;
+export const mergeRouters = t.mergeRouters;
 /** A router built from these tiers, whatever its procedures: what the gateway serves. */
 export type ApiRouter = TRPCBuiltRouter<typeof t._config.$types, Record<never, never>>;
 export const middleware = t.middleware;
@@ -59,10 +73,17 @@ export const viewerProcedure = t.procedure.use(({ ctx, next }) => {
   return next({ ctx: { ...ctx, viewer: ctx.viewer } });
 });
 
-/** The operator's procedures: a signed-in identity listed in OPERATOR_IDENTITIES. */
-export const operatorProcedure = viewerProcedure.use(({ ctx, next }) => {
+/**
+ * The operator's procedures: a signed-in dashboard identity listed in
+ * OPERATOR_IDENTITIES, or an internal tool naming its operator. Narrows ctx
+ * with `actor`, the name the audit rows carry, and `register`.
+ */
+export const operatorProcedure = t.procedure.use(({ ctx, next }) => {
+  const register = ctx.register ?? "browser";
+  if (ctx.toolOperator) return next({ ctx: { actor: ctx.toolOperator.actor, register } });
+  if (!ctx.viewer) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in to the dashboard." });
   if (!ctx.viewer.operator) throw new TRPCError({ code: "FORBIDDEN", message: "Operators only." });
-  return next();
+  return next({ ctx: { actor: ctx.viewer.actor, register } });
 });
 
 /**
