@@ -4,12 +4,14 @@
 // one-line errors and exit codes, idempotency, the audit lines, and that no
 // key material is stored or logged beyond the one-time print.
 import { spawn } from "node:child_process";
-import { createDatabase, type Database } from "@sms/db";
+import { createDatabase } from "@sms/db";
 import {
   availableBackends,
   createDatabaseProxy,
   createPostgresTestDatabase,
   type PostgresTestDatabase,
+  type PrismaDatabase,
+  withPrisma,
 } from "@sms/db/testing";
 import { newId, sha256Hex } from "@sms/crypto";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
@@ -35,7 +37,7 @@ const withoutEmpty = (env: Record<string, string>) =>
 
 describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
   let pg: PostgresTestDatabase;
-  let db: Database;
+  let db: PrismaDatabase;
   let fake: FakeUbill;
   const outputs: string[] = [];
 
@@ -49,7 +51,7 @@ describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
       ],
     });
     pg = await createPostgresTestDatabase();
-    db = await createDatabase({ databaseUrl: pg.databaseUrl, poolSize: 2 });
+    db = withPrisma(await createDatabase({ databaseUrl: pg.databaseUrl, poolSize: 2 }));
   }, 120_000);
   afterAll(async () => {
     await db?.close();
