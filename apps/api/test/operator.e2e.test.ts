@@ -6,12 +6,14 @@
 // and that no key material is stored or logged beyond the one-time print.
 import { spawn } from "node:child_process";
 import { newId, sha256Hex } from "@sms/crypto";
-import { createDatabase, type Database } from "@sms/db";
+import { createDatabase } from "@sms/db";
 import {
   availableBackends,
   createDatabaseProxy,
   createPostgresTestDatabase,
   type PostgresTestDatabase,
+  type PrismaDatabase,
+  withPrisma,
 } from "@sms/db/testing";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -40,7 +42,7 @@ const withoutEmpty = (env: Record<string, string>) =>
 
 describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
   let pg: PostgresTestDatabase;
-  let db: Database;
+  let db: PrismaDatabase;
   let fake: FakeUbill;
   /** The running service the tool calls, with uBill credentials (its brand list) … */
   let service: ServerProcess;
@@ -68,7 +70,7 @@ describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
       ],
     });
     pg = await createPostgresTestDatabase();
-    db = await createDatabase({ databaseUrl: pg.databaseUrl, poolSize: 2 });
+    db = withPrisma(await createDatabase({ databaseUrl: pg.databaseUrl, poolSize: 2 }));
     service = await startServer({
       backend: "postgres",
       databaseUrl: pg.databaseUrl,
