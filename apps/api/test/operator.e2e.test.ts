@@ -1,5 +1,5 @@
 // The operator's command-line tool, spawned the way `npm run operator` runs it
-// (Deno, apps/api/src/operator.ts), calling a running service (Deno, on a
+// (Deno, apps/operator/src/main.ts), calling a running service (Deno, on a
 // PostgreSQL test database) through its internal listener with the typed
 // @trpc/client; the service checks set-sender against a fake uBill. Every
 // command, its one-line errors and exit codes, idempotency, the audit lines,
@@ -17,7 +17,7 @@ import {
 } from "@sms/db/testing";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runOperatorCli } from "../src/operator/operator-cli.ts";
+import { runOperatorCli } from "../../operator/src/cli.ts";
 import {
   API_DIR,
   createTestKey,
@@ -88,7 +88,7 @@ describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
 
   function operator(args: string[], env: Record<string, string> = {}): Promise<Run> {
     return new Promise((resolve, reject) => {
-      const child = spawn(DENO, denoRunArgs("src/operator.ts", ...args), {
+      const child = spawn(DENO, denoRunArgs("../operator/src/main.ts", ...args), {
         cwd: API_DIR,
         // An empty value leaves the variable out altogether.
         env: withoutEmpty({
