@@ -11,7 +11,6 @@
 // talks to the real providers in production and to local fakes in tests.
 // A provider without a client id and secret is not offered.
 import * as oidc from "openid-client";
-import type { Config } from "../../env.ts";
 
 export type ProviderId = "google" | "github";
 
@@ -257,10 +256,14 @@ function createGitHubProvider(options: {
   };
 }
 
+/** The providers' settings (CLAIM_*, GOOGLE_*, GITHUB_*); null: not offered. */
+export type IdentityProviderConfig = {
+  google: { issuerUrl: string; clientId: string; clientSecret: string } | null;
+  github: { authorizeUrl: string; tokenUrl: string; apiUrl: string; clientId: string; clientSecret: string } | null;
+};
+
 /** The providers this configuration offers, in display order. */
-export function identityProvidersFromConfig(
-  claims: Pick<Config["claims"], "google" | "github">,
-): IdentityProvider[] {
+export function identityProvidersFromConfig(claims: IdentityProviderConfig): IdentityProvider[] {
   const providers: IdentityProvider[] = [];
   if (claims.google) providers.push(createGoogleProvider(claims.google));
   if (claims.github) providers.push(createGitHubProvider(claims.github));
