@@ -2,7 +2,7 @@
 // server-rendered HTML written with the `html` tag (every value escaped): the
 // stylesheet and the one script come from our own origin (kit/assets.ts),
 // there is no inline script or style.
-import { type Child, type Html, html } from "../kit/html.ts";
+import { type Child, type Html, html, safeUrl } from "../kit/html.ts";
 import { htmlResponse } from "../kit/http.ts";
 import type { Viewer } from "../records.ts";
 
@@ -171,8 +171,8 @@ ${rows.map((row, i) => html`${i > 0 && "\n"}<tr>${row.map((cell, index) => html`
 export function pager(options: { first: string; next: string | null; isFirst: boolean }): Html | "" {
   if (options.isFirst && options.next === null) return "";
   return html`<nav class="pager" aria-label="Pages">
-${options.isFirst ? html`<span></span>` : html`<a href="${options.first}">← Newest</a>`}
-${options.next ? html`<a href="${options.next}" rel="next">Older →</a>` : html`<span></span>`}
+${options.isFirst ? html`<span></span>` : html`<a href="${safeUrl(options.first)}">← Newest</a>`}
+${options.next ? html`<a href="${safeUrl(options.next)}" rel="next">Older →</a>` : html`<span></span>`}
 </nav>`;
 }
 

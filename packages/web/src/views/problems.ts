@@ -1,6 +1,6 @@
 // The dashboard's answers when a page cannot be shown or an action was not
 // taken: each says what happened and where to go, with the right status.
-import { type Child, html } from "../kit/html.ts";
+import { type Child, html, safeUrl } from "../kit/html.ts";
 import { type Chrome, htmlPage, note } from "./layout.ts";
 
 function problem(
@@ -14,7 +14,7 @@ function problem(
     title,
     section: "none",
     status,
-    body: html`<h1>${title}</h1>\n<p>${text}</p>\n<p><a href="${back.href}">${back.label}</a></p>`,
+    body: html`<h1>${title}</h1>\n<p>${text}</p>\n<p><a href="${safeUrl(back.href)}">${back.label}</a></p>`,
   });
 }
 
@@ -74,6 +74,6 @@ export function actionRefusedPage(
     status: options.status ?? 409,
     body: html`<h1>${options.title}</h1>
 ${note("bad", html`<p>${options.message}</p>`, "alert")}
-<p><a href="${options.back.href}">${options.back.label}</a></p>`,
+<p><a href="${safeUrl(options.back.href)}">${options.back.label}</a></p>`,
   });
 }
