@@ -14,7 +14,9 @@ import { refusalMessage } from "./routers/refusals.ts";
 
 export function webPort(options: {
   deps: AppDeps;
-  config: Pick<Config, "publicBaseUrl" | "claims" | "messages"> & { dashboard: Pick<Config["dashboard"], "devSignIn"> };
+  config: Pick<Config, "publicBaseUrl" | "claims" | "messages"> & {
+    dashboard: Pick<Config["dashboard"], "devSignIn">;
+  };
   sealer: CookieSealer;
   identityProviders: IdentityProvider[];
   /** True when a live provider's brand list checks sender approvals (UBILL_* configured). */

@@ -365,7 +365,13 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
       };
       // Reads throw NOT_FOUND for the whole page; the read of one key and the
       // actions answer not-found as a value (the page shows the same 404).
-      const asValue = new Set(["keys.get", "keys.createLive", "keys.revoke", "keys.rollTest", "sender.request"]);
+      const asValue = new Set([
+        "keys.get",
+        "keys.createLive",
+        "keys.revoke",
+        "keys.rollTest",
+        "sender.request",
+      ]);
       for (const [name, call] of dashboardCalls) {
         expect(await codeOf(call(asBob)), `dashboard.${name} as another account`).toBe(
           asValue.has(name) ? "value:project_not_found" : "NOT_FOUND",

@@ -18,7 +18,11 @@ import { sessionRoutes } from "./routes/session.ts";
 import { errorPage, badRequestPage, noSuchPage } from "./views/problems.ts";
 
 export { generateCookieSecret } from "./kit/cookies.ts";
-export { type IdentityProvider, type IdentityProviderConfig, identityProvidersFromConfig } from "./kit/identity-providers.ts";
+export {
+  type IdentityProvider,
+  type IdentityProviderConfig,
+  identityProvidersFromConfig,
+} from "./kit/identity-providers.ts";
 export type { PageErrorRenderer, PageRoute, PageState, WebPort } from "./port.ts";
 export type { Procedures, Viewer } from "./records.ts";
 
@@ -37,7 +41,12 @@ export async function createWeb<S extends PageState>(port: WebPort<S>): Promise<
     clock: port.clock,
     serializeError: port.serializeError,
   });
-  const sessions = sessionCookies({ sealer: port.sealer, clock: port.clock, secure: signIn.secure, offered: signIn.offered });
+  const sessions = sessionCookies({
+    sealer: port.sealer,
+    clock: port.clock,
+    secure: signIn.secure,
+    offered: signIn.offered,
+  });
   const dashboard = dashboardContext({ port, signIn, sessions, assets: await dashboardAssets() });
   const session = sessionRoutes(dashboard);
   const routes = [

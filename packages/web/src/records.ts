@@ -27,7 +27,12 @@ export type KeyRecord = {
   last_used_at: string | null;
 };
 export type NewKey = { id: string; mode: KeyMode; prefix: string; api_key: string };
-export type CreditsRecord = { balance: number; ledger_sum: number; consistent: boolean; has_paid_credits: boolean };
+export type CreditsRecord = {
+  balance: number;
+  ledger_sum: number;
+  consistent: boolean;
+  has_paid_credits: boolean;
+};
 export type FreeTier = { applies: boolean; limit: number; used_today: number; reset_at: string };
 export type LedgerRecord = {
   id: string;
@@ -93,7 +98,11 @@ export type Usage = {
 };
 export type KeysList = { project: ProjectRecord; keys: KeyRecord[] } & Paged;
 export type MessagesList = { messages: MessageRow[] } & Paged;
-export type MessageFound = { message: MessageDetail; timeline: Array<{ status: MessageStatus; error_code: string | null; at: string }>; ledger: LedgerRecord[] };
+export type MessageFound = {
+  message: MessageDetail;
+  timeline: Array<{ status: MessageStatus; error_code: string | null; at: string }>;
+  ledger: LedgerRecord[];
+};
 export type CreditsPage = { credits: CreditsRecord; free_tier: FreeTier; ledger: LedgerRecord[] } & Paged;
 export type SenderPage = { project: ProjectRecord; requests: SenderRequestRecord[] };
 export type MessageFilters = {
@@ -143,10 +152,14 @@ export type Viewer = DashboardViewer;
 export type Procedures = {
   pages: {
     claims: {
-      describe(input: { token: string; identity?: { provider: string; subject: string } }): Promise<
-        { ok: true; summary: ClaimSummary } | ClaimRefusal
-      >;
-      claim(input: { token: string; identity: ClaimIdentity }): Promise<
+      describe(input: {
+        token: string;
+        identity?: { provider: string; subject: string };
+      }): Promise<{ ok: true; summary: ClaimSummary } | ClaimRefusal>;
+      claim(input: {
+        token: string;
+        identity: ClaimIdentity;
+      }): Promise<
         { ok: true; project_id: string; account_id: string; credits_granted: number } | ClaimRefusal
       >;
     };
@@ -155,7 +168,9 @@ export type Procedures = {
         token: string;
         expires_at: string;
       }>;
-      resume(input: { token: string }): Promise<{ ok: true; viewer: Viewer } | { ok: false; code: "no_session" }>;
+      resume(input: {
+        token: string;
+      }): Promise<{ ok: true; viewer: Viewer } | { ok: false; code: "no_session" }>;
       end(input: { token: string }): Promise<{ ended: boolean }>;
     };
     signIns: {
@@ -174,7 +189,9 @@ export type Procedures = {
       get(input: { project_id: string; key_id: string }): Promise<Result<{ key: KeyRecord }>>;
       createLive(input: { project_id: string }): Promise<Result<{ key: NewKey }>>;
       revoke(input: { project_id: string; key_id: string }): Promise<Result<{ already_revoked: boolean }>>;
-      rollTest(input: { project_id: string }): Promise<Result<{ key: NewKey; revoked: Array<{ prefix: string }> }>>;
+      rollTest(input: {
+        project_id: string;
+      }): Promise<Result<{ key: NewKey; revoked: Array<{ prefix: string }> }>>;
     };
     credits: { get(input: { project_id: string } & Cursor): Promise<CreditsPage> };
     messages: {
@@ -194,16 +211,19 @@ export type Procedures = {
       reinstate(input: { project_id: string; reason?: string }): Promise<Result<{ changed: boolean }>>;
     };
     credits: {
-      grant(input: { project_id: string; amount: number; reference?: string }): Promise<
-        Result<{ already_granted: boolean }>
-      >;
+      grant(input: {
+        project_id: string;
+        amount: number;
+        reference?: string;
+      }): Promise<Result<{ already_granted: boolean }>>;
     };
     keys: {
       createLive(input: { project_id: string }): Promise<Result<{ key: NewKey }>>;
       get(input: { project_id: string; key_id: string }): Promise<Result<{ key: KeyRecord }>>;
-      revoke(input: { key_id: string; project_id?: string }): Promise<
-        Result<{ project_id: string; already_revoked: boolean }>
-      >;
+      revoke(input: {
+        key_id: string;
+        project_id?: string;
+      }): Promise<Result<{ project_id: string; already_revoked: boolean }>>;
     };
     senderRequests: {
       list(input: Cursor): Promise<SenderRequests>;

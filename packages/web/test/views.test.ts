@@ -120,12 +120,25 @@ describe("the claim pages escape what providers and links supply", () => {
       { scripts: 0 },
     );
     await expectEscaped(
-      claim.confirmPage(claimChrome, { token, summary, providerLabel: H, who: H, csrfToken: H, freeCredits: 5 }),
+      claim.confirmPage(claimChrome, {
+        token,
+        summary,
+        providerLabel: H,
+        who: H,
+        csrfToken: H,
+        freeCredits: 5,
+      }),
       { scripts: 0 },
     );
     for (const already of [false, true]) {
       const html = await expectEscaped(
-        claim.claimedPage(claimChrome, { projectId: `${JS} ${H}`, creditsGranted: 5, providerLabel: H, who: H, already }),
+        claim.claimedPage(claimChrome, {
+          projectId: `${JS} ${H}`,
+          creditsGranted: 5,
+          providerLabel: H,
+          who: H,
+          already,
+        }),
         { scripts: 0 },
       );
       expect(html).toContain(`href="/dashboard/projects/${escapeText(encodeURIComponent(`${JS} ${H}`))}"`);
@@ -135,9 +148,13 @@ describe("the claim pages escape what providers and links supply", () => {
   it("sign-in problems, refusals and errors", async () => {
     await expectEscaped(claim.cancelledPage(claimChrome, { token, providerLabel: H }), { scripts: 0 });
     for (const problem of ["rejected", "unavailable", "provider_error"] as const) {
-      await expectEscaped(claim.signInProblemPage(claimChrome, { problem, token, providerLabel: H }), { scripts: 0 });
+      await expectEscaped(claim.signInProblemPage(claimChrome, { problem, token, providerLabel: H }), {
+        scripts: 0,
+      });
     }
-    await expectEscaped(claim.badRequestPage(claimChrome, { status: 400, title: H, text: H, token }), { scripts: 0 });
+    await expectEscaped(claim.badRequestPage(claimChrome, { status: 400, title: H, text: H, token }), {
+      scripts: 0,
+    });
     await expectEscaped(claim.errorPage(claimChrome, H), { scripts: 0 });
   });
 });
@@ -145,16 +162,30 @@ describe("the claim pages escape what providers and links supply", () => {
 describe("the dashboard escapes what users, operators and providers supply", () => {
   it("the frame: the signed-in identity's name and provider label (sign-in page with a hostile `next` and problem)", async () => {
     await expectEscaped(
-      signInPage(chrome, { providers: [{ id: H, label: H }], devSignIn: true, next: H, problem: H, notice: H }),
+      signInPage(chrome, {
+        providers: [{ id: H, label: H }],
+        devSignIn: true,
+        next: H,
+        problem: H,
+        notice: H,
+      }),
     );
   });
 
   it("projects and a project's overview", async () => {
     await expectEscaped(
-      projectsPage(chrome, { projects: [{ ...project, messages_today: 1, pending_sender: H }], next: H }, { isFirst: false }),
+      projectsPage(
+        chrome,
+        { projects: [{ ...project, messages_today: 1, pending_sender: H }], next: H },
+        { isFirst: false },
+      ),
     );
     await expectEscaped(
-      projectsPage(chrome, { projects: [{ ...project, sender: null, messages_today: 1, pending_sender: H }], next: null }, { isFirst: true }),
+      projectsPage(
+        chrome,
+        { projects: [{ ...project, sender: null, messages_today: 1, pending_sender: H }], next: null },
+        { isFirst: true },
+      ),
     );
     const overview: Overview = {
       project: { ...project, suspended_at: T },
@@ -174,7 +205,11 @@ describe("the dashboard escapes what users, operators and providers supply", () 
   it("keys: the list, a new key, revoking and rolling", async () => {
     await expectEscaped(keysPage(chrome, { project, keys: [key], next: H }, { isFirst: false, notice: "" }));
     await expectEscaped(
-      newKeyPage(chrome, { projectId: JS, key: { id: JS, mode: "live", prefix: H, api_key: H }, revoked: [{ prefix: H }] }),
+      newKeyPage(chrome, {
+        projectId: JS,
+        key: { id: JS, mode: "live", prefix: H, api_key: H },
+        revoked: [{ prefix: H }],
+      }),
     );
     await expectEscaped(revokeConfirmPage(chrome, { projectId: JS, key }));
     await expectEscaped(rollConfirmPage(chrome, { projectId: JS, testKeys: [{ prefix: H }] }));
@@ -193,10 +228,23 @@ describe("the dashboard escapes what users, operators and providers supply", () 
       updated_at: T,
     };
     await expectEscaped(
-      messagesPage(chrome, { projectId: JS, list: { messages: [row], next: H }, filters: { from: H, to: H }, isFirst: false }),
+      messagesPage(chrome, {
+        projectId: JS,
+        list: { messages: [row], next: H },
+        filters: { from: H, to: H },
+        isFirst: false,
+      }),
     );
     const found: MessageFound = {
-      message: { ...row, locale: H, sender: H, encoding: H, error_message: H, credits_reserved: 1, text_purged_at: T },
+      message: {
+        ...row,
+        locale: H,
+        sender: H,
+        encoding: H,
+        error_message: H,
+        credits_reserved: 1,
+        text_purged_at: T,
+      },
       timeline: [{ status: "failed", error_code: H, at: T }],
       ledger,
     };
@@ -219,7 +267,11 @@ describe("the dashboard escapes what users, operators and providers supply", () 
       }),
     );
     await expectEscaped(
-      senderPage(chrome, { sender: { project, requests: [{ ...request, status: "pending" }] }, defaultSender: H, notice: "" }),
+      senderPage(chrome, {
+        sender: { project, requests: [{ ...request, status: "pending" }] },
+        defaultSender: H,
+        notice: "",
+      }),
     );
   });
 

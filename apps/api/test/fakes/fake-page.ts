@@ -15,7 +15,9 @@ export function consentPage(options: {
   cancel: { action: string; fields: Record<string, string> };
 }): string {
   const hidden = (fields: Record<string, string>) =>
-    Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
+    Object.entries(fields).map(
+      ([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`,
+    );
   const userForms = options.users.map(
     (user) =>
       html`<form method="get" action="${options.approve.action}">${hidden(options.approve.fields)}<input type="hidden" name="login_hint" value="${user.subject}"><button type="submit">Continue as ${user.email}</button></form>\n`,

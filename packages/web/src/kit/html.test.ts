@@ -34,7 +34,15 @@ describe("the html tag", () => {
   it("lets only site paths and http(s) URLs through as URLs", () => {
     expect(safeUrl("/dashboard/projects")).toBe("/dashboard/projects");
     expect(safeUrl("https://github.example/login")).toBe("https://github.example/login");
-    for (const bad of ["javascript:alert(1)", " javascript:alert(1)", "JaVaScRiPt:x", "data:text/html,x", "//evil.example", "/\\evil.example", "vbscript:x"]) {
+    for (const bad of [
+      "javascript:alert(1)",
+      " javascript:alert(1)",
+      "JaVaScRiPt:x",
+      "data:text/html,x",
+      "//evil.example",
+      "/\\evil.example",
+      "vbscript:x",
+    ]) {
       expect(safeUrl(bad), bad).toBe("#");
     }
   });

@@ -12,7 +12,10 @@ export type PageKind = "claim" | "dashboard";
  * providers' authorization endpoints (`formActionOrigins`). The claim pages
  * carry their token in the URL: no Referer, style inline (no asset request).
  */
-export function pageHeaders(kind: PageKind, formActionOrigins: readonly string[] = []): Record<string, string> {
+export function pageHeaders(
+  kind: PageKind,
+  formActionOrigins: readonly string[] = [],
+): Record<string, string> {
   const formAction = ["'self'", ...formActionOrigins].join(" ");
   const common = {
     "Content-Type": "text/html; charset=utf-8",
@@ -77,8 +80,16 @@ export type FormProblem = "too_large" | "too_slow" | "unsupported";
 
 export const FORM_PROBLEMS: Record<FormProblem, { status: number; title: string; text: string }> = {
   too_slow: { status: 408, title: "Form too slow", text: "The form did not arrive in time. Send it again." },
-  too_large: { status: 413, title: "Form too large", text: "The form sent was larger than this page ever sends." },
-  unsupported: { status: 415, title: "Unsupported form", text: "The form must be sent as an ordinary HTML form." },
+  too_large: {
+    status: 413,
+    title: "Form too large",
+    text: "The form sent was larger than this page ever sends.",
+  },
+  unsupported: {
+    status: 415,
+    title: "Unsupported form",
+    text: "The form must be sent as an ordinary HTML form.",
+  },
 };
 
 /** A URL-encoded form of at most `maxBytes`, read with the app's body reader. */

@@ -259,7 +259,13 @@ function createGitHubProvider(options: {
 /** The providers' settings (CLAIM_*, GOOGLE_*, GITHUB_*); null: not offered. */
 export type IdentityProviderConfig = {
   google: { issuerUrl: string; clientId: string; clientSecret: string } | null;
-  github: { authorizeUrl: string; tokenUrl: string; apiUrl: string; clientId: string; clientSecret: string } | null;
+  github: {
+    authorizeUrl: string;
+    tokenUrl: string;
+    apiUrl: string;
+    clientId: string;
+    clientSecret: string;
+  } | null;
 };
 
 /** The providers this configuration offers, in display order. */

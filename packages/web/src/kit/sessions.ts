@@ -2,7 +2,13 @@
 // its hash) in a sealed, HttpOnly, SameSite=Lax cookie on Path=/dashboard.
 import type { CookieSealer } from "@sms/crypto";
 import type { Procedures, Viewer } from "../records.ts";
-import { clearCookieHeader, dashboardCookieName, readCookie, SESSION_COOKIE_PATH, setCookieHeader } from "./cookies.ts";
+import {
+  clearCookieHeader,
+  dashboardCookieName,
+  readCookie,
+  SESSION_COOKIE_PATH,
+  setCookieHeader,
+} from "./cookies.ts";
 
 export type Sessions = ReturnType<typeof sessionCookies>;
 
@@ -18,7 +24,11 @@ export function sessionCookies(options: {
 
   /** The session's token from the cookie (sealed: a forged or foreign cookie is simply absent). */
   async function token(request: Request): Promise<string | null> {
-    const opened = await sealer.open<{ t?: unknown }>(name, readCookie(request.headers.get("cookie"), name), clock.now());
+    const opened = await sealer.open<{ t?: unknown }>(
+      name,
+      readCookie(request.headers.get("cookie"), name),
+      clock.now(),
+    );
     return opened && typeof opened.t === "string" ? opened.t : null;
   }
 
@@ -36,12 +46,16 @@ export function sessionCookies(options: {
     },
     clear: () => clearCookieHeader(name, secure, SESSION_COOKIE_PATH),
     /** This browser's live session, if any, and whether it sent a session cookie at all. */
-    async resume(request: Request, procedures: Procedures): Promise<{ viewer: Viewer | null; hadCookie: boolean }> {
+    async resume(
+      request: Request,
+      procedures: Procedures,
+    ): Promise<{ viewer: Viewer | null; hadCookie: boolean }> {
       const hadCookie = readCookie(request.headers.get("cookie"), name) !== undefined;
       const found = await token(request);
       if (!found) return { viewer: null, hadCookie };
       const resumed = await procedures.pages.sessions.resume({ token: found });
-      if (!resumed.ok || !options.offered(resumed.viewer.identity.provider)) return { viewer: null, hadCookie };
+      if (!resumed.ok || !options.offered(resumed.viewer.identity.provider))
+        return { viewer: null, hadCookie };
       return { viewer: resumed.viewer, hadCookie };
     },
     csrfToken: (viewer: Viewer) => sealer.csrfToken(`dashboard:${viewer.sessionId}`),

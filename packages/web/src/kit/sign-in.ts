@@ -5,7 +5,14 @@
 // registered with the providers).
 import type { CookieSealer } from "@sms/crypto";
 import type { Logger } from "@sms/domain";
-import { clearCookieHeader, cookieNames, readCookie, SIGN_IN_COOKIE_MAX_AGE_MS, type SignInTransaction, setCookieHeader } from "./cookies.ts";
+import {
+  clearCookieHeader,
+  cookieNames,
+  readCookie,
+  SIGN_IN_COOKIE_MAX_AGE_MS,
+  type SignInTransaction,
+  setCookieHeader,
+} from "./cookies.ts";
 import { redirect } from "./http.ts";
 import type { IdentityProvider } from "./identity-providers.ts";
 import { type CallbackOutcome, verifyCallback } from "./provider-callback.ts";
@@ -27,7 +34,8 @@ export function signInKit(options: {
   const secure = options.publicBaseUrl.startsWith("https://");
   const names = cookieNames(secure);
   const providerById = (id: string | null | undefined) => providers.find((provider) => provider.id === id);
-  const redirectUri = (provider: IdentityProvider) => `${options.publicBaseUrl}/claim/callback/${provider.id}`;
+  const redirectUri = (provider: IdentityProvider) =>
+    `${options.publicBaseUrl}/claim/callback/${provider.id}`;
 
   return {
     secure,
@@ -57,7 +65,10 @@ export function signInKit(options: {
       try {
         begun = await provider.begin({ redirectUri: redirectUri(provider) });
       } catch (error) {
-        log.warn({ provider: provider.id, err: options.serializeError(error) }, `${what} sign-in could not start`);
+        log.warn(
+          { provider: provider.id, err: options.serializeError(error) },
+          `${what} sign-in could not start`,
+        );
         return null;
       }
       const transaction: SignInTransaction = {
@@ -78,7 +89,11 @@ export function signInKit(options: {
 
     /** The sign-in in progress in this browser (its sealed cookie), if any. */
     transaction: (request: Request) =>
-      sealer.open<SignInTransaction>(names.signIn, readCookie(request.headers.get("cookie"), names.signIn), clock.now()),
+      sealer.open<SignInTransaction>(
+        names.signIn,
+        readCookie(request.headers.get("cookie"), names.signIn),
+        clock.now(),
+      ),
 
     /**
      * The provider's answer, checked against the sign-in in progress, and
@@ -105,7 +120,11 @@ export function signInKit(options: {
         case "cancelled":
         case "provider_error":
           log.info(
-            { provider: provider.id, purpose, error: outcome.kind === "cancelled" ? "access_denied" : outcome.code },
+            {
+              provider: provider.id,
+              purpose,
+              error: outcome.kind === "cancelled" ? "access_denied" : outcome.code,
+            },
             "claim sign-in not completed at the provider",
           );
           break;

@@ -96,14 +96,18 @@ export function dashboardContext<S extends PageState>(options: {
         return refusedPage(chrome);
       }
       const read = await readForm(request, MAX_FORM_BYTES, port.readBody);
-      if (typeof read === "string") return badRequestPage(chrome, FORM_PROBLEMS[read].text, FORM_PROBLEMS[read].status);
+      if (typeof read === "string")
+        return badRequestPage(chrome, FORM_PROBLEMS[read].text, FORM_PROBLEMS[read].status);
       form = read;
     }
     if (access !== "public" && !viewer) {
       const cleared = session.hadCookie ? [sessions.clear()] : [];
       if (method === "POST") return withCookies(sessionEndedPage(chrome), cleared);
       const url = new URL(request.url);
-      return redirect(`/dashboard/sign-in?${new URLSearchParams({ next: `${url.pathname}${url.search}` })}`, cleared);
+      return redirect(
+        `/dashboard/sign-in?${new URLSearchParams({ next: `${url.pathname}${url.search}` })}`,
+        cleared,
+      );
     }
     if (method === "POST" && viewer && access !== "public" && !(await sessions.verifyCsrf(viewer, form))) {
       state.log.warn({}, "dashboard change refused: CSRF token mismatch");
@@ -165,5 +169,7 @@ export function dashboardContext<S extends PageState>(options: {
 }
 
 /** A path parameter ("" when absent). */
-export const param = (context: { params: Record<string, string> }, name: string) => context.params[name] ?? "";
-export const emptyToUndefined = (value: string | null) => (value === null || value === "" ? undefined : value);
+export const param = (context: { params: Record<string, string> }, name: string) =>
+  context.params[name] ?? "";
+export const emptyToUndefined = (value: string | null) =>
+  value === null || value === "" ? undefined : value;

@@ -32,12 +32,17 @@ export function keyRoutes<S extends PageState>({ route }: DashboardContext<S>) {
     return keysPage(chrome, list, { isFirst: !cursor, notice: noticeFrom(url, NOTICES) });
   });
 
-  const createLive = route("POST", "/dashboard/projects/{project_id}/keys/live", "viewer", async (context) => {
-    const projectId = param(context, "project_id");
-    const result = await context.procedures.dashboard.keys.createLive({ project_id: projectId });
-    if (!result.ok) return refused(context, "No live key was created", result);
-    return newKeyPage(context.chrome, { projectId, key: result.key, revoked: [] });
-  });
+  const createLive = route(
+    "POST",
+    "/dashboard/projects/{project_id}/keys/live",
+    "viewer",
+    async (context) => {
+      const projectId = param(context, "project_id");
+      const result = await context.procedures.dashboard.keys.createLive({ project_id: projectId });
+      if (!result.ok) return refused(context, "No live key was created", result);
+      return newKeyPage(context.chrome, { projectId, key: result.key, revoked: [] });
+    },
+  );
 
   const confirmRevoke = route(
     "GET",
@@ -55,23 +60,33 @@ export function keyRoutes<S extends PageState>({ route }: DashboardContext<S>) {
     },
   );
 
-  const revoke = route("POST", "/dashboard/projects/{project_id}/keys/{key_id}/revoke", "viewer", async (context) => {
-    const projectId = param(context, "project_id");
-    const result = await context.procedures.dashboard.keys.revoke({
-      project_id: projectId,
-      key_id: param(context, "key_id"),
-    });
-    if (!result.ok) return refused(context, "The key was not revoked", result);
-    const notice = result.already_revoked ? "key_already_revoked" : "key_revoked";
-    return redirect(projectPath(projectId, `/keys?notice=${notice}`));
-  });
+  const revoke = route(
+    "POST",
+    "/dashboard/projects/{project_id}/keys/{key_id}/revoke",
+    "viewer",
+    async (context) => {
+      const projectId = param(context, "project_id");
+      const result = await context.procedures.dashboard.keys.revoke({
+        project_id: projectId,
+        key_id: param(context, "key_id"),
+      });
+      if (!result.ok) return refused(context, "The key was not revoked", result);
+      const notice = result.already_revoked ? "key_already_revoked" : "key_revoked";
+      return redirect(projectPath(projectId, `/keys?notice=${notice}`));
+    },
+  );
 
-  const confirmRoll = route("GET", "/dashboard/projects/{project_id}/keys/roll-test", "viewer", async (context) => {
-    const projectId = param(context, "project_id");
-    const list = await context.procedures.dashboard.keys.list({ project_id: projectId });
-    const testKeys = list.keys.filter((key) => key.mode === "test" && !key.revoked_at);
-    return rollConfirmPage(context.chrome, { projectId, testKeys });
-  });
+  const confirmRoll = route(
+    "GET",
+    "/dashboard/projects/{project_id}/keys/roll-test",
+    "viewer",
+    async (context) => {
+      const projectId = param(context, "project_id");
+      const list = await context.procedures.dashboard.keys.list({ project_id: projectId });
+      const testKeys = list.keys.filter((key) => key.mode === "test" && !key.revoked_at);
+      return rollConfirmPage(context.chrome, { projectId, testKeys });
+    },
+  );
 
   const roll = route("POST", "/dashboard/projects/{project_id}/keys/roll-test", "viewer", async (context) => {
     const projectId = param(context, "project_id");

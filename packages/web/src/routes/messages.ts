@@ -23,7 +23,9 @@ function filtersOf(url: URL): MessageFilters {
     from: day("from"),
     to: day("to"),
   };
-  return Object.fromEntries(Object.entries(filters).filter(([, value]) => value !== undefined)) as MessageFilters;
+  return Object.fromEntries(
+    Object.entries(filters).filter(([, value]) => value !== undefined),
+  ) as MessageFilters;
 }
 
 export function messageRoutes<S extends PageState>({ route }: DashboardContext<S>) {
@@ -39,14 +41,19 @@ export function messageRoutes<S extends PageState>({ route }: DashboardContext<S
     return messagesPage(context.chrome, { projectId, list: found, filters, isFirst: !cursor });
   });
 
-  const one = route("GET", "/dashboard/projects/{project_id}/messages/{message_id}", "viewer", async (context) => {
-    const projectId = param(context, "project_id");
-    const found = await context.procedures.dashboard.messages.get({
-      project_id: projectId,
-      message_id: param(context, "message_id"),
-    });
-    return messagePage(context.chrome, { projectId, found });
-  });
+  const one = route(
+    "GET",
+    "/dashboard/projects/{project_id}/messages/{message_id}",
+    "viewer",
+    async (context) => {
+      const projectId = param(context, "project_id");
+      const found = await context.procedures.dashboard.messages.get({
+        project_id: projectId,
+        message_id: param(context, "message_id"),
+      });
+      return messagePage(context.chrome, { projectId, found });
+    },
+  );
 
   return [list, one];
 }

@@ -14,11 +14,17 @@ import {
 import { actionRefusedPage, badRequestPage, notFoundPage } from "../views/problems.ts";
 import { type DashboardContext, emptyToUndefined, NOTICES, type PageContext, param } from "./context.ts";
 
-export function operatorRoutes<S extends PageState>({ route, port }: DashboardContext<S>) {
-  const refused = (context: PageContext<S>, title: string, message: string, back: string) =>
-    actionRefusedPage(context.chrome, { title, message, back: { href: back, label: "Back" } });
-  const projectBack = (context: PageContext<S>) => operatorProjectPath(param(context, "project_id"));
+const refused = <S extends PageState>(
+  context: PageContext<S>,
+  title: string,
+  message: string,
+  back: string,
+) => actionRefusedPage(context.chrome, { title, message, back: { href: back, label: "Back" } });
+const projectBack = <S extends PageState>(context: PageContext<S>) =>
+  operatorProjectPath(param(context, "project_id"));
 
+/** The operator's home (search, waiting requests) and one project. */
+function reads<S extends PageState>({ route, port }: DashboardContext<S>) {
   const home = route("GET", "/dashboard/operator", "operator", async ({ procedures, chrome, url }) => {
     const query = (url.searchParams.get("q") ?? "").trim();
     const requestsCursor = emptyToUndefined(url.searchParams.get("requests"));
@@ -38,7 +44,9 @@ export function operatorRoutes<S extends PageState>({ route, port }: DashboardCo
   });
 
   const project = route("GET", "/dashboard/operator/projects/{project_id}", "operator", async (context) => {
-    const described = await context.procedures.operator.projects.get({ project_id: param(context, "project_id") });
+    const described = await context.procedures.operator.projects.get({
+      project_id: param(context, "project_id"),
+    });
     if (!described.ok) {
       if (described.code === "project_not_found" || described.code === "invalid_input")
         return notFoundPage(context.chrome);
@@ -50,7 +58,11 @@ export function operatorRoutes<S extends PageState>({ route, port }: DashboardCo
       defaultSender: port.config.defaultSender,
     });
   });
+  return [home, project];
+}
 
+/** Suspend, reinstate, grant paid credits, create a live key. */
+function projectActions<S extends PageState>({ route, port }: DashboardContext<S>) {
   function suspension(kind: "suspend" | "reinstate"): PageRoute<S> {
     return route("POST", `/dashboard/operator/projects/{project_id}/${kind}`, "operator", async (context) => {
       const projectId = param(context, "project_id");
@@ -59,44 +71,66 @@ export function operatorRoutes<S extends PageState>({ route, port }: DashboardCo
       const projects = context.procedures.operator.projects;
       const result = kind === "suspend" ? await projects.suspend(input) : await projects.reinstate(input);
       if (!result.ok) return refused(context, "Nothing changed", result.message, projectBack(context));
-      const notices = kind === "suspend" ? ["suspended", "already_suspended"] : ["reinstated", "already_active"];
+      const notices =
+        kind === "suspend" ? ["suspended", "already_suspended"] : ["reinstated", "already_active"];
       return redirect(`${projectBack(context)}?notice=${result.changed ? notices[0] : notices[1]}`);
     });
   }
 
-  const grantCredits = route("POST", "/dashboard/operator/projects/{project_id}/credits", "operator", async (context) => {
-    const amountText = (context.form.get("amount") ?? "").trim();
-    const reference = (context.form.get("reference") ?? "").trim();
-    const title = "No credits were granted";
-    if (!/^[0-9]{1,9}$/.test(amountText))
-      return refused(context, title, port.invalidFieldText("amount"), projectBack(context));
-    const result = await context.procedures.operator.credits.grant({
-      project_id: param(context, "project_id"),
-      amount: Number(amountText),
-      ...(reference ? { reference: reference.slice(0, 300) } : {}),
-    });
-    if (!result.ok) return refused(context, title, result.message, projectBack(context));
-    const notice = result.already_granted ? "credits_already_granted" : "credits_granted";
-    return redirect(`${projectBack(context)}?notice=${notice}`);
-  });
+  const grantCredits = route(
+    "POST",
+    "/dashboard/operator/projects/{project_id}/credits",
+    "operator",
+    async (context) => {
+      const amountText = (context.form.get("amount") ?? "").trim();
+      const reference = (context.form.get("reference") ?? "").trim();
+      const title = "No credits were granted";
+      if (!/^[0-9]{1,9}$/.test(amountText))
+        return refused(context, title, port.invalidFieldText("amount"), projectBack(context));
+      const result = await context.procedures.operator.credits.grant({
+        project_id: param(context, "project_id"),
+        amount: Number(amountText),
+        ...(reference ? { reference: reference.slice(0, 300) } : {}),
+      });
+      if (!result.ok) return refused(context, title, result.message, projectBack(context));
+      const notice = result.already_granted ? "credits_already_granted" : "credits_granted";
+      return redirect(`${projectBack(context)}?notice=${notice}`);
+    },
+  );
 
-  const createKey = route("POST", "/dashboard/operator/projects/{project_id}/keys/live", "operator", async (context) => {
-    const projectId = param(context, "project_id");
-    const result = await context.procedures.operator.keys.createLive({ project_id: projectId });
-    if (!result.ok) return refused(context, "No live key was created", result.message, projectBack(context));
-    return operatorKeyPage(context.chrome, { projectId, key: result.key });
-  });
+  const createKey = route(
+    "POST",
+    "/dashboard/operator/projects/{project_id}/keys/live",
+    "operator",
+    async (context) => {
+      const projectId = param(context, "project_id");
+      const result = await context.procedures.operator.keys.createLive({ project_id: projectId });
+      if (!result.ok)
+        return refused(context, "No live key was created", result.message, projectBack(context));
+      return operatorKeyPage(context.chrome, { projectId, key: result.key });
+    },
+  );
+  return [suspension("suspend"), suspension("reinstate"), grantCredits, createKey];
+}
 
-  const confirmRevoke = route("GET", "/dashboard/operator/keys/{key_id}/revoke", "operator", async (context) => {
-    const projectId = (context.url.searchParams.get("project") ?? "").slice(0, 40);
-    const found = await context.procedures.operator.keys.get({
-      project_id: projectId,
-      key_id: param(context, "key_id").slice(0, 40),
-    });
-    if (!found.ok) return notFoundPage(context.chrome);
-    if (found.key.revoked_at) return redirect(`${operatorProjectPath(projectId)}?notice=key_already_revoked`);
-    return operatorRevokeConfirmPage(context.chrome, { projectId, key: found.key });
-  });
+/** Revoking a key (any project's). */
+function keyActions<S extends PageState>({ route }: DashboardContext<S>) {
+  const confirmRevoke = route(
+    "GET",
+    "/dashboard/operator/keys/{key_id}/revoke",
+    "operator",
+    async (context) => {
+      const projectId = (context.url.searchParams.get("project") ?? "").slice(0, 40);
+      const found = await context.procedures.operator.keys.get({
+        project_id: projectId,
+        key_id: param(context, "key_id").slice(0, 40),
+      });
+      if (!found.ok) return notFoundPage(context.chrome);
+      if (found.key.revoked_at)
+        return redirect(`${operatorProjectPath(projectId)}?notice=key_already_revoked`);
+      return operatorRevokeConfirmPage(context.chrome, { projectId, key: found.key });
+    },
+  );
 
   const revoke = route("POST", "/dashboard/operator/keys/{key_id}/revoke", "operator", async (context) => {
     const projectId = (context.form.get("project") ?? "").slice(0, 40);
@@ -109,36 +143,54 @@ export function operatorRoutes<S extends PageState>({ route, port }: DashboardCo
     return redirect(`${operatorProjectPath(result.project_id)}?notice=${notice}`);
   });
 
-  return [home, project, suspension("suspend"), suspension("reinstate"), grantCredits, createKey, confirmRevoke, revoke, ...senderRequestRoutes(route), audit(route)];
+  return [confirmRevoke, revoke];
+}
+
+export function operatorRoutes<S extends PageState>(context: DashboardContext<S>) {
+  return [
+    ...reads(context),
+    ...projectActions(context),
+    ...keyActions(context),
+    ...senderRequestRoutes(context.route),
+    audit(context.route),
+  ];
 }
 
 type Route<S extends PageState> = DashboardContext<S>["route"];
 
 function senderRequestRoutes<S extends PageState>(route: Route<S>) {
   const back = "/dashboard/operator";
-  const refused = (context: PageContext<S>, title: string, message: string) =>
-    actionRefusedPage(context.chrome, { title, message, back: { href: back, label: "Back" } });
 
-  const approve = route("POST", "/dashboard/operator/sender-requests/{request_id}/approve", "operator", async (context) => {
-    const brandText = (context.form.get("brand_id") ?? "").trim();
-    if (brandText !== "" && !/^[0-9]{1,9}$/.test(brandText))
-      return refused(context, "Not approved", "The brand id must be a whole number.");
-    const result = await context.procedures.operator.senderRequests.approve({
-      request_id: param(context, "request_id"),
-      ...(brandText ? { brand_id: Number(brandText) } : {}),
-    });
-    if (!result.ok) return refused(context, "Not approved", result.message);
-    return redirect("/dashboard/operator?notice=sender_approved");
-  });
+  const approve = route(
+    "POST",
+    "/dashboard/operator/sender-requests/{request_id}/approve",
+    "operator",
+    async (context) => {
+      const brandText = (context.form.get("brand_id") ?? "").trim();
+      if (brandText !== "" && !/^[0-9]{1,9}$/.test(brandText))
+        return refused(context, "Not approved", "The brand id must be a whole number.", back);
+      const result = await context.procedures.operator.senderRequests.approve({
+        request_id: param(context, "request_id"),
+        ...(brandText ? { brand_id: Number(brandText) } : {}),
+      });
+      if (!result.ok) return refused(context, "Not approved", result.message, back);
+      return redirect("/dashboard/operator?notice=sender_approved");
+    },
+  );
 
-  const refuse = route("POST", "/dashboard/operator/sender-requests/{request_id}/refuse", "operator", async (context) => {
-    const result = await context.procedures.operator.senderRequests.refuse({
-      request_id: param(context, "request_id"),
-      reason: (context.form.get("reason") ?? "").slice(0, 1000),
-    });
-    if (!result.ok) return refused(context, "Not refused", result.message);
-    return redirect("/dashboard/operator?notice=sender_refused");
-  });
+  const refuse = route(
+    "POST",
+    "/dashboard/operator/sender-requests/{request_id}/refuse",
+    "operator",
+    async (context) => {
+      const result = await context.procedures.operator.senderRequests.refuse({
+        request_id: param(context, "request_id"),
+        reason: (context.form.get("reason") ?? "").slice(0, 1000),
+      });
+      if (!result.ok) return refused(context, "Not refused", result.message, back);
+      return redirect("/dashboard/operator?notice=sender_refused");
+    },
+  );
 
   return [approve, refuse];
 }

@@ -11,7 +11,11 @@ export function senderRoutes<S extends PageState>({ route, port }: DashboardCont
 
   const show = route("GET", "/dashboard/projects/{project_id}/sender", "viewer", async (context) => {
     const found = await context.procedures.dashboard.sender.get({ project_id: param(context, "project_id") });
-    return senderPage(context.chrome, { sender: found, defaultSender, notice: noticeFrom(context.url, NOTICES) });
+    return senderPage(context.chrome, {
+      sender: found,
+      defaultSender,
+      notice: noticeFrom(context.url, NOTICES),
+    });
   });
 
   const request = route("POST", "/dashboard/projects/{project_id}/sender", "viewer", async (context) => {

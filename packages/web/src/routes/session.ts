@@ -20,34 +20,41 @@ export function safeNext(value: string | null | undefined): string | null {
   return value;
 }
 
-export function sessionRoutes<S extends PageState>(context: DashboardContext<S>) {
-  const { route, signIn, sessions, chromeFor, port, assets } = context;
-  const { devSignIn } = port.config;
+type Problem = (next: string | null, problem: string, status: number) => Promise<Response>;
 
-  /** The sign-in page again, with a problem and its status. */
-  async function signInProblem(next: string | null, problem: string, status: number): Promise<Response> {
+/** The sign-in page again, with a problem and its status. */
+function signInProblem<S extends PageState>({ chromeFor, signIn, port }: DashboardContext<S>): Problem {
+  return async (next, problem, status) => {
     const chrome = await chromeFor(null, signIn.formActionOrigins());
-    return signInPage(chrome, { providers: signIn.choices(), devSignIn, next, problem, status });
-  }
+    return signInPage(chrome, {
+      providers: signIn.choices(),
+      devSignIn: port.config.devSignIn,
+      next,
+      problem,
+      status,
+    });
+  };
+}
 
-  const home = route("GET", "/dashboard", "public", async ({ viewer }) =>
-    redirect(viewer ? "/dashboard/projects" : "/dashboard/sign-in"),
-  );
-
-  const showSignIn = route("GET", "/dashboard/sign-in", "public", async ({ viewer, url }) => {
+function showSignIn<S extends PageState>({ route, chromeFor, signIn, port }: DashboardContext<S>) {
+  return route("GET", "/dashboard/sign-in", "public", async ({ viewer, url }) => {
     const next = safeNext(url.searchParams.get("next"));
     if (viewer) return redirect(next ?? "/dashboard/projects");
     const chrome = await chromeFor(null, signIn.formActionOrigins());
     const signedOut = url.searchParams.get("notice") === "signed_out";
     return signInPage(chrome, {
       providers: signIn.choices(),
-      devSignIn,
+      devSignIn: port.config.devSignIn,
       next,
       ...(signedOut ? { notice: NOTICES.signed_out } : {}),
     });
   });
+}
 
-  const startSignIn = route("POST", "/dashboard/sign-in", "public", async ({ form, state, procedures }) => {
+function startSignIn<S extends PageState>(context: DashboardContext<S>, problem: Problem) {
+  const { signIn, sessions } = context;
+  const devSignIn = context.port.config.devSignIn;
+  return context.route("POST", "/dashboard/sign-in", "public", async ({ form, state, procedures }) => {
     const next = safeNext(form.get("next"));
     const requested = form.get("provider");
     const provider = signIn.providerById(requested);
@@ -56,17 +63,16 @@ export function sessionRoutes<S extends PageState>(context: DashboardContext<S>)
         requested === "dev"
           ? "Development sign-in is not available on this server."
           : "Choose one of the sign-in buttons.";
-      return signInProblem(next, text, 400);
+      return problem(next, text, 400);
     }
     const identity = provider ? null : developmentIdentity(form.get("name") ?? "");
-    if (!provider && !identity) {
-      return signInProblem(next, "Type a name of 1 to 40 characters, with Latin letters or digits.", 400);
-    }
+    if (!provider && !identity)
+      return problem(next, "Type a name of 1 to 40 characters, with Latin letters or digits.", 400);
     // Every start counts, as on the claim pages: bounded per network and minute.
     const limit = await procedures.pages.signIns.count();
     if (!limit.ok) {
       const text = "Too many sign-ins from your network in the last minute: wait a minute and try again.";
-      const response = await signInProblem(next, text, 429);
+      const response = await problem(next, text, 429);
       response.headers.set("Retry-After", String(limit.retry_after_seconds));
       return response;
     }
@@ -74,28 +80,35 @@ export function sessionRoutes<S extends PageState>(context: DashboardContext<S>)
       state.log.info({ provider: "dev" }, "dashboard sign-in completed");
       return redirect(next ?? "/dashboard/projects", [await sessions.start(procedures, identity)]);
     }
-    if (!provider) return signInProblem(next, "Choose one of the sign-in buttons.", 400);
-    const started = await signIn.start(
-      provider,
-      { token: "", purpose: "dashboard", ...(next ? { returnTo: next } : {}) },
-      state.log,
-      "dashboard",
+    if (!provider) return problem(next, "Choose one of the sign-in buttons.", 400);
+    const fields = { token: "", purpose: "dashboard" as const, ...(next ? { returnTo: next } : {}) };
+    const started = await signIn.start(provider, fields, state.log, "dashboard");
+    return (
+      started ?? problem(next, `${provider.label} could not be reached. Please try again in a moment.`, 502)
     );
-    return started ?? signInProblem(next, `${provider.label} could not be reached. Please try again in a moment.`, 502);
   });
+}
 
-  const signOut = route("POST", "/dashboard/sign-out", "public", async ({ request, viewer, form, chrome, state, procedures }) => {
-    if (viewer && !(await sessions.verifyCsrf(viewer, form))) {
-      state.log.warn({}, "dashboard sign-out refused: CSRF token mismatch");
-      return refusedPage(chrome);
-    }
-    const token = await sessions.token(request);
-    if (token) await procedures.pages.sessions.end({ token });
-    return redirect("/dashboard/sign-in?notice=signed_out", [sessions.clear()]);
-  });
+function signOut<S extends PageState>({ route, sessions }: DashboardContext<S>) {
+  return route(
+    "POST",
+    "/dashboard/sign-out",
+    "public",
+    async ({ request, viewer, form, chrome, state, procedures }) => {
+      if (viewer && !(await sessions.verifyCsrf(viewer, form))) {
+        state.log.warn({}, "dashboard sign-out refused: CSRF token mismatch");
+        return refusedPage(chrome);
+      }
+      const token = await sessions.token(request);
+      if (token) await procedures.pages.sessions.end({ token });
+      return redirect("/dashboard/sign-in?notice=signed_out", [sessions.clear()]);
+    },
+  );
+}
 
-  // The stylesheet and the script: no session needed, so none is looked up.
-  const asset: PageRoute<S> = {
+/** The stylesheet and the script: no session needed, so none is looked up. */
+function asset<S extends PageState>({ assets }: DashboardContext<S>): PageRoute<S> {
+  return {
     method: "GET",
     path: "/dashboard/assets/{file}",
     handle(request, _state, params) {
@@ -113,31 +126,33 @@ export function sessionRoutes<S extends PageState>(context: DashboardContext<S>)
       });
     },
   };
+}
 
-  /** A dashboard sign-in's answer from the provider (through the claim flow's callback). */
-  async function finishSignIn(
+/** A dashboard sign-in's answer from the provider (through the claim flow's callback). */
+function finishSignIn<S extends PageState>({ sessions, port }: DashboardContext<S>, problem: Problem) {
+  return async (
     outcome: CallbackOutcome,
     transaction: SignInTransaction,
     provider: IdentityProvider,
     state: S,
-  ): Promise<Response> {
+  ): Promise<Response> => {
     const next = safeNext(transaction.returnTo);
     const label = provider.label;
     switch (outcome.kind) {
       case "state_mismatch":
-        return signInProblem(
+        return problem(
           next,
           `The answer from ${label} does not belong to the sign-in started in this browser, so it was refused.`,
           400,
         );
       case "cancelled":
-        return signInProblem(next, `You cancelled signing in with ${label}.`, 200);
+        return problem(next, `You cancelled signing in with ${label}.`, 200);
       case "provider_error":
-        return signInProblem(next, `${label} reported an error and did not sign you in. Please try again.`, 400);
+        return problem(next, `${label} reported an error and did not sign you in. Please try again.`, 400);
       case "failed":
         return outcome.reason === "unavailable"
-          ? signInProblem(next, `${label} could not be reached. Please try again in a moment.`, 502)
-          : signInProblem(next, `${label} did not confirm this sign-in. Please sign in again.`, 400);
+          ? problem(next, `${label} could not be reached. Please try again in a moment.`, 502)
+          : problem(next, `${label} did not confirm this sign-in. Please sign in again.`, 400);
       case "verified": {
         const { identity } = outcome;
         state.log.info({ provider: provider.id }, "dashboard sign-in completed");
@@ -149,7 +164,16 @@ export function sessionRoutes<S extends PageState>(context: DashboardContext<S>)
         return redirect(next ?? "/dashboard/projects", [cookie]);
       }
     }
-  }
+  };
+}
 
-  return { routes: [home, showSignIn, startSignIn, signOut, asset], finishSignIn };
+export function sessionRoutes<S extends PageState>(context: DashboardContext<S>) {
+  const problem = signInProblem(context);
+  const home = context.route("GET", "/dashboard", "public", async ({ viewer }) =>
+    redirect(viewer ? "/dashboard/projects" : "/dashboard/sign-in"),
+  );
+  return {
+    routes: [home, showSignIn(context), startSignIn(context, problem), signOut(context), asset(context)],
+    finishSignIn: finishSignIn(context, problem),
+  };
 }

@@ -20,7 +20,13 @@ function scaleTop(max: number): number {
   return 10 * power;
 }
 
-function bar(options: Parameters<typeof barChart>[0], day: ChartDay, index: number, total: number, top: number): Html {
+function bar(
+  options: Parameters<typeof barChart>[0],
+  day: ChartDay,
+  index: number,
+  total: number,
+  top: number,
+): Html {
   const { series } = options;
   const labelOf = options.labelOf ?? ((name: string) => name);
   const slot = WIDTH / Math.max(1, options.days.length);

@@ -73,7 +73,11 @@ ${chrome.devSignIn ? html`${DEVELOPMENT_NOTICE}\n` : ""}${body}
   });
 }
 
-const DATE_FORMAT = new Intl.DateTimeFormat("en-GB", { dateStyle: "long", timeStyle: "short", timeZone: "UTC" });
+const DATE_FORMAT = new Intl.DateTimeFormat("en-GB", {
+  dateStyle: "long",
+  timeStyle: "short",
+  timeZone: "UTC",
+});
 const time = (iso: string) => html`<time datetime="${iso}">${DATE_FORMAT.format(new Date(iso))} UTC</time>`;
 const plural = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
 const claimPath = (token: string) => `/claim/${encodeURIComponent(token)}`;
@@ -143,7 +147,14 @@ ${signIn}
 
 export function confirmPage(
   chrome: ClaimChrome,
-  options: { token: string; summary: ClaimSummary; providerLabel: string; who: string; csrfToken: string; freeCredits: number },
+  options: {
+    token: string;
+    summary: ClaimSummary;
+    providerLabel: string;
+    who: string;
+    csrfToken: string;
+    freeCredits: number;
+  },
 ): Response {
   const credits =
     options.freeCredits > 0 ? ` and add ${plural(options.freeCredits, "free credit", "free credits")}` : "";
@@ -173,7 +184,13 @@ const nextSteps = (projectId: string) => html`<h2>What happens next</h2>
 
 export function claimedPage(
   chrome: ClaimChrome,
-  options: { projectId: string; creditsGranted: number; providerLabel: string; who: string; already: boolean },
+  options: {
+    projectId: string;
+    creditsGranted: number;
+    providerLabel: string;
+    who: string;
+    already: boolean;
+  },
 ): Response {
   const what = options.already
     ? html`<div class="note ok" role="status"><p><strong>You have already claimed this project.</strong> It is attached to your account; nothing was changed and no credits were added again.</p></div>`
@@ -223,7 +240,10 @@ const backLink = (token: string | null, text = "Back to the claim page") =>
     ? html`<p><a href="${claimPath(token)}">${text}</a></p>`
     : html`<p>Open the claim link again to start over, or <a href="/dashboard/sign-in">sign in to the dashboard</a> again.</p>`;
 
-export function cancelledPage(chrome: ClaimChrome, options: { token: string; providerLabel: string }): Response {
+export function cancelledPage(
+  chrome: ClaimChrome,
+  options: { token: string; providerLabel: string },
+): Response {
   return page(
     chrome,
     "Sign-in cancelled",
@@ -234,7 +254,12 @@ ${backLink(options.token)}`,
   );
 }
 
-export type SignInProblem = "session_missing" | "state_mismatch" | "rejected" | "unavailable" | "provider_error";
+export type SignInProblem =
+  | "session_missing"
+  | "state_mismatch"
+  | "rejected"
+  | "unavailable"
+  | "provider_error";
 
 export function signInProblemPage(
   chrome: ClaimChrome,
@@ -315,7 +340,12 @@ export function badRequestPage(
   chrome: ClaimChrome,
   options: { status: number; title: string; text: string; token: string | null },
 ): Response {
-  return page(chrome, options.title, html`<h1>${options.title}</h1>\n<p>${options.text}</p>\n${backLink(options.token)}`, options.status);
+  return page(
+    chrome,
+    options.title,
+    html`<h1>${options.title}</h1>\n<p>${options.text}</p>\n${backLink(options.token)}`,
+    options.status,
+  );
 }
 
 export function errorPage(chrome: ClaimChrome, requestId: string): Response {

@@ -2,7 +2,18 @@
 import { html } from "../kit/html.ts";
 import type { CreditsPage } from "../records.ts";
 import { meter } from "./charts.ts";
-import { type Chrome, htmlPage, note, number, pager, projectHeader, projectPath, table, time, withQuery } from "./layout.ts";
+import {
+  type Chrome,
+  htmlPage,
+  note,
+  number,
+  pager,
+  projectHeader,
+  projectPath,
+  table,
+  time,
+  withQuery,
+} from "./layout.ts";
 
 const KIND_LABEL: Record<string, string> = {
   grant_paid: "Paid credits",

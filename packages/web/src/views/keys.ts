@@ -15,12 +15,19 @@ import {
   withQuery,
 } from "./layout.ts";
 
-export function keysPage(chrome: Chrome, list: KeysList, options: { isFirst: boolean; notice: Html | "" }): Response {
+export function keysPage(
+  chrome: Chrome,
+  list: KeysList,
+  options: { isFirst: boolean; notice: Html | "" },
+): Response {
   const { project } = list;
   const base = projectPath(project.id);
   const rows = list.keys.map((key) => keyCells(key, `${base}/keys/${encodeURIComponent(key.id)}/revoke`));
   const create = project.suspended_at
-    ? note("warn", html`<p>The project is suspended: no live key can be created until the operator reinstates it.</p>`)
+    ? note(
+        "warn",
+        html`<p>The project is suspended: no live key can be created until the operator reinstates it.</p>`,
+      )
     : html`<form method="post" action="${base}/keys/live">${csrfField(chrome)}
 <div class="actions"><button type="submit" class="primary">Create a live key</button>
 <span class="muted">Shown once; live keys send real SMS and spend credits.</span></div></form>`;
@@ -65,7 +72,10 @@ ${note("warn", html`<p><strong>Copy it now: this is the only time the whole key 
 
 export function revokeConfirmPage(
   chrome: Chrome,
-  options: { projectId: string; key: { id: string; prefix: string; mode: string; last_used_at: string | null } },
+  options: {
+    projectId: string;
+    key: { id: string; prefix: string; mode: string; last_used_at: string | null };
+  },
 ): Response {
   const base = projectPath(options.projectId);
   return htmlPage(chrome, {

@@ -100,7 +100,13 @@ export const number = (value: number) => value.toLocaleString("en-US");
 
 /** A key's cells in a keys table; an active key's last cell links to `revokeHref`. */
 export function keyCells(
-  key: { prefix: string; mode: string; created_at: string; last_used_at: string | null; revoked_at: string | null },
+  key: {
+    prefix: string;
+    mode: string;
+    created_at: string;
+    last_used_at: string | null;
+    revoked_at: string | null;
+  },
   revokeHref: string,
 ): Child[] {
   return [
@@ -125,7 +131,11 @@ export function projectState(project: { suspended_at: string | null }): Html {
     : html`<span class="state-active">Active</span>`;
 }
 
-export function note(kind: "ok" | "warn" | "bad" | "info", body: Html, role: "status" | "alert" = "status"): Html {
+export function note(
+  kind: "ok" | "warn" | "bad" | "info",
+  body: Html,
+  role: "status" | "alert" = "status",
+): Html {
   return html`<div class="note ${kind === "info" ? "" : kind}" role="${role}">${body}</div>`;
 }
 

@@ -76,8 +76,8 @@ export function operatorHomePage(
     brandsConfigured: boolean;
   },
 ): Response {
-  const requests = options.requests.requests.map((request, i) =>
-    html`${i > 0 && "\n"}${requestCard(chrome, request, options.brandsConfigured)}`,
+  const requests = options.requests.requests.map(
+    (request, i) => html`${i > 0 && "\n"}${requestCard(chrome, request, options.brandsConfigured)}`,
   );
   return htmlPage(chrome, {
     title: "Operator",
@@ -134,9 +134,17 @@ export function operatorProjectPage(
   const { project, credits, free_tier: freeTier, keys, messages } = options.described;
   const base = operatorProjectPath(project.id);
   const keyRows = keys.map((key) =>
-    keyCells(key, withQuery(`/dashboard/operator/keys/${encodeURIComponent(key.id)}/revoke`, { project: project.id })),
+    keyCells(
+      key,
+      withQuery(`/dashboard/operator/keys/${encodeURIComponent(key.id)}/revoke`, { project: project.id }),
+    ),
   );
-  const counts = messages.map((row) => [row.mode, statusBadge(row.status), number(row.last_24h), number(row.last_7d)]);
+  const counts = messages.map((row) => [
+    row.mode,
+    statusBadge(row.status),
+    number(row.last_24h),
+    number(row.last_7d),
+  ]);
   return htmlPage(chrome, {
     title: `Operator: ${project.id}`,
     section: "operator",
@@ -200,7 +208,8 @@ export function operatorAuditPage(
     time(entry.created_at, "short"),
     html`<code>${entry.actor}</code>`,
     entry.action,
-    entry.project_id && html`<a href="${operatorProjectPath(entry.project_id)}"><code>${entry.project_id}</code></a>`,
+    entry.project_id &&
+      html`<a href="${operatorProjectPath(entry.project_id)}"><code>${entry.project_id}</code></a>`,
     html`<code>${JSON.stringify(entry.details)}</code>`,
   ]);
   return htmlPage(chrome, {
@@ -213,7 +222,9 @@ export function operatorAuditPage(
 ${rows.length > 0 ? table("Audit log", ["When", "Actor", "Action", "Project", "Details"], rows) : note("info", html`<p>No entries.</p>`)}
 ${pager({
   first: withQuery(base, { project: options.projectId }),
-  next: options.audit.next ? withQuery(base, { project: options.projectId, cursor: options.audit.next }) : null,
+  next: options.audit.next
+    ? withQuery(base, { project: options.projectId, cursor: options.audit.next })
+    : null,
   isFirst: options.isFirst,
 })}`,
   });

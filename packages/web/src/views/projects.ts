@@ -69,7 +69,10 @@ export function overviewPage(
   const pending = overview.pending_sender_request;
   const modeLink = (mode: "live" | "test" | null, label: string) =>
     html`<a href="${mode ? `${base}?mode=${mode}` : base}"${options.mode === mode && html` aria-current="true"`}>${label}</a>`;
-  const byStatus = usage.days.map((day) => ({ day: day.day, values: day.by_status as Record<string, number> }));
+  const byStatus = usage.days.map((day) => ({
+    day: day.day,
+    values: day.by_status as Record<string, number>,
+  }));
   const segments = usage.days.map((day) => ({ day: day.day, values: { segments: day.segments } }));
   const suspended =
     project.suspended_at &&

@@ -11,11 +11,19 @@ export const ZClaimIdentity = ZIdentityRef.extend({
 });
 
 export const ZClaimRefusal = z.discriminatedUnion("code", [
-  z.object({ ok: z.literal(false), code: z.literal("claimed_by_you"), project_id: z.string(), account_id: z.string() }),
+  z.object({
+    ok: z.literal(false),
+    code: z.literal("claimed_by_you"),
+    project_id: z.string(),
+    account_id: z.string(),
+  }),
   z.object({ ok: z.literal(false), code: z.enum(["used", "expired", "unknown"]) }),
 ]);
 
-export const ZDescribeClaimRequest = z.strictObject({ token: ZClaimToken, identity: ZIdentityRef.optional() });
+export const ZDescribeClaimRequest = z.strictObject({
+  token: ZClaimToken,
+  identity: ZIdentityRef.optional(),
+});
 export const ZDescribeClaimResponse = z.union([
   z.object({
     ok: z.literal(true),
@@ -32,7 +40,12 @@ export const ZDescribeClaimResponse = z.union([
 
 export const ZClaimRequest = z.strictObject({ token: ZClaimToken, identity: ZClaimIdentity });
 export const ZClaimResponse = z.union([
-  z.object({ ok: z.literal(true), project_id: z.string(), account_id: z.string(), credits_granted: z.number() }),
+  z.object({
+    ok: z.literal(true),
+    project_id: z.string(),
+    account_id: z.string(),
+    credits_granted: z.number(),
+  }),
   ZClaimRefusal,
 ]);
 
