@@ -24,17 +24,18 @@ import { createUbillProvider } from "@sms/provider-ubill";
 import { createWeb, generateCookieSecret, identityProvidersFromConfig } from "@sms/web";
 import type { DestinationStream } from "pino";
 import type { AppDeps } from "./deps.ts";
+import { docsRoutes } from "./docs/docs.ts";
+import { buildOpenApiDocument } from "./docs/openapi.ts";
 import type { Config } from "./env.ts";
-import { docsRoutes } from "./http/docs.ts";
 import { createGateway, type Handler } from "./http/gateway.ts";
 import { createInternalHandler } from "./http/internal.ts";
-import { buildOpenApiDocument } from "./http/openapi.ts";
 import { periodicJobs } from "./jobs/jobs.ts";
 import { type Job, type Scheduler, startScheduler } from "./jobs/scheduler.ts";
 import { type AppLogger, createLogger } from "./logger.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { appRouter } from "./router.ts";
 import { apiServices } from "./services.ts";
+import { toolsRouter } from "./tools-router.ts";
 import { webPort } from "./web-port.ts";
 
 export type App = {
@@ -313,10 +314,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const handler = createGateway({
     router: appRouter,
     deps,
-    extraRoutes: [
-      ...(await docsRoutes(document)),
-      ...web.routes,
-    ],
+    extraRoutes: [...(await docsRoutes(document)), ...web.routes],
     trustProxy: config.http.trustProxy,
     maxBodyBytes: config.http.maxBodyBytes,
     onFinished: (request) =>
@@ -326,7 +324,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   });
   const internalHandler = config.internal
     ? createInternalHandler({
-        router: appRouter,
+        router: toolsRouter,
         deps,
         token: config.internal.token,
         maxBodyBytes: config.http.maxBodyBytes,

@@ -88,6 +88,8 @@ const ZEnv = z.object({
   INTERNAL_HOST: z.string().min(1).default("127.0.0.1"),
   INTERNAL_API_TOKEN: optionalString.pipe(z.string().min(32, "must have 32 characters or more").optional()),
   API_KEY_CACHE_TTL_MS: int(2000, 0, 60_000),
+  /** The operator's command-line tool: how long one call to the internal listener may take. */
+  OPERATOR_TIMEOUT_MS: int(120_000, 100, 3_600_000),
   /** Proxy hops (a number) or comma-separated addresses/CIDRs whose X-Forwarded-For is trusted. */
   TRUST_PROXY: optionalString,
   /** With a hop count in TRUST_PROXY: where those proxies are (default: private addresses). */
@@ -192,6 +194,8 @@ export type Config = {
   /** SIGTERM/SIGINT: how long in-flight work may take before the process closes what remains. */
   shutdownTimeoutMs: number;
   apiKeyCacheTtlMs: number;
+  /** The operator tool's deadline for one call to the internal listener. */
+  operatorTimeoutMs: number;
   testKeys: { perMinute: number; perDay: number; perDayTotal: number };
   messages: {
     perMinute: number;
@@ -369,6 +373,7 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
         : null,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_SECONDS * SECOND_MS,
     apiKeyCacheTtlMs: env.API_KEY_CACHE_TTL_MS,
+    operatorTimeoutMs: env.OPERATOR_TIMEOUT_MS,
     testKeys: {
       perMinute: env.TEST_KEYS_PER_MINUTE,
       perDay: env.TEST_KEYS_PER_DAY,

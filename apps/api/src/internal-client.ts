@@ -13,10 +13,10 @@
 // procedure's refusal, or the envelope of a transport-level failure such as a
 // wrong token), apiRequestId(error) the request id the service logged it under.
 import { createTRPCClient, httpLink, isTRPCClientError, type TRPCClient } from "@trpc/client";
-import { INTERNAL_API_KEY_HEADER, TRPC_ENDPOINT } from "./http/internal.ts";
-import type { AppRouter } from "./router.ts";
+import { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "./http/internal.ts";
+import type { ToolsRouter } from "./tools-router.ts";
 
-export type InternalClient = TRPCClient<AppRouter>;
+export type InternalClient = TRPCClient<ToolsRouter>;
 
 /** What a call may carry in `{ context }`. */
 export type InternalCallContext = {
@@ -31,13 +31,15 @@ export type InternalClientOptions = {
   token: string;
   /** A project's `sk_test_…`/`sk_live_…`, sent as `X-Api-Key`; omit for the public procedures. */
   apiKey?: string;
+  /** The operator the calls act for (operator.*), written to the audit rows; sent as `X-Operator`. */
+  operator?: string;
   /** A fetch to use instead of the global one (tests, in-process calls). */
   fetch?: (input: Request | string | URL, init?: RequestInit) => Promise<Response>;
 };
 
 export function createInternalClient(options: InternalClientOptions): InternalClient {
   const url = `${options.baseUrl.replace(/\/+$/, "")}${TRPC_ENDPOINT}`;
-  return createTRPCClient<AppRouter>({
+  return createTRPCClient<ToolsRouter>({
     links: [
       httpLink({
         url,
@@ -46,6 +48,7 @@ export function createInternalClient(options: InternalClientOptions): InternalCl
           const context = op.context as InternalCallContext;
           const headers: Record<string, string> = { Authorization: `Bearer ${options.token}` };
           if (options.apiKey) headers[INTERNAL_API_KEY_HEADER] = options.apiKey;
+          if (options.operator !== undefined) headers[INTERNAL_OPERATOR_HEADER] = options.operator;
           if (typeof context.idempotencyKey === "string") headers["Idempotency-Key"] = context.idempotencyKey;
           return headers;
         },

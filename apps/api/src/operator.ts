@@ -1,16 +1,15 @@
 // The Deno entry of the operator's tool:
 //   npm run operator -- <command> [flags]
 // (scripts/bootstrap.mjs runs `deno run … apps/api/src/operator.ts`). Reads the
-// same configuration as the service (env.ts), migrates the database, runs one
-// command from operator/operator-cli.ts, prints, and exits: 0 done, 1 refused,
-// 2 bad usage or configuration.
+// service's configuration (env.ts), calls the running service's operator
+// procedures over its internal listener with the typed @trpc/client
+// (operator/operator-cli.ts), prints, and exits: 0 done, 1 refused or the
+// service not reached, 2 bad usage or configuration.
 import { userInfo } from "node:os";
 import process from "node:process";
-import { createDatabase, type Database } from "@sms/db";
-import { createUbillProvider } from "@sms/provider-ubill";
-import { pino } from "pino";
 import { type Config, ConfigError, parseEnv } from "./env.ts";
-import { createLogger, scrubText } from "./logger.ts";
+import { createInternalClient } from "./internal-client.ts";
+import { scrubText } from "./logger.ts";
 import { parseOperatorArgs, runOperatorCli, USAGE, UsageError } from "./operator/operator-cli.ts";
 
 function exit(code: number, stdout: string[] = [], stderr: string[] = []): never {
@@ -27,6 +26,12 @@ function osUser(): string {
   }
 }
 
+/** The internal listener's address as a client reaches it (a wildcard host means this machine). */
+function internalBaseUrl(internal: NonNullable<Config["internal"]>): string {
+  const host = ["0.0.0.0", "::", ""].includes(internal.host) ? "127.0.0.1" : internal.host;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${internal.port}`;
+}
+
 const argv = process.argv.slice(2);
 try {
   if (parseOperatorArgs(argv).command === "help") exit(0, [USAGE]);
@@ -41,37 +46,36 @@ try {
 } catch (error) {
   exit(2, [], [`operator: ${error instanceof ConfigError ? error.message : "Invalid configuration"}`]);
 }
+const internal = config.internal;
+if (!internal || internal.port === 0) {
+  exit(
+    2,
+    [],
+    [
+      "operator: the tool calls the running service's internal listener: set INTERNAL_PORT and INTERNAL_API_TOKEN as the service has them.",
+    ],
+  );
+}
 
-// Warnings (e.g. uBill refusing our key) go to stderr; never key material.
-const logger = createLogger({ level: "warn", destination: pino.destination({ dest: 2, sync: true }) });
-let db: Database | undefined;
-let code = 1;
-let stdout: string[] = [];
-let stderr: string[] = [];
+const baseUrl = internalBaseUrl(internal);
+let result: Awaited<ReturnType<typeof runOperatorCli>>;
 try {
-  db = await createDatabase({
-    databaseUrl: config.database.url,
-    migrationUrl: config.database.migrationUrl,
-    preparedStatements: config.database.preparedStatements,
-    pgliteDataDir: config.database.pgliteDataDir,
-    poolSize: 2,
-    // The service's deadlines: an unreachable or stuck database ends the command with a clear error.
-    connectionTimeoutMs: config.database.connectTimeoutMs,
-    statementTimeoutMs: config.database.statementTimeoutMs,
-    logger,
+  result = await runOperatorCli({
+    argv,
+    client: (actor) =>
+      createInternalClient({
+        baseUrl,
+        token: internal.token,
+        operator: actor,
+        // One deadline per call: a service that never answers ends the command.
+        fetch: (input, init) =>
+          fetch(input, { ...init, signal: AbortSignal.timeout(config.operatorTimeoutMs) }),
+      }),
+    defaultActor: osUser(),
+    cacheTtlMs: config.apiKeyCacheTtlMs,
   });
-  await db.migrate();
-  const brands = config.ubill ? createUbillProvider({ ...config.ubill, logger }) : null;
-  ({
-    exitCode: code,
-    stdout,
-    stderr,
-  } = await runOperatorCli({ argv, config, db, defaultActor: osUser(), brands }));
 } catch (error) {
   const message = error instanceof Error ? `${error.name}: ${error.message}` : "unexpected failure";
-  stderr = [`operator: ${scrubText(message.split("\n")[0] ?? "")}`];
-  code = 1;
-} finally {
-  await db?.close();
+  result = { exitCode: 1, stdout: [], stderr: [`operator: ${scrubText(message.split("\n")[0] ?? "")}`] };
 }
-exit(code, stdout, stderr);
+exit(result.exitCode, result.stdout, result.stderr);

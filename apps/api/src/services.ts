@@ -4,55 +4,55 @@
 import type { Keyring } from "@sms/crypto";
 import {
   approveSenderRequest,
+  BUCKETS,
   type Clock,
+  checkMessageStatuses,
+  claimProject,
+  clearProjectSender,
+  consumeLimits,
   createAnsweredKeys,
+  createLiveKey,
   createProjectLiveKey,
+  createTestKey,
+  describeClaim,
+  describeProject,
   endSession,
   findProjectKey,
   findProjects,
+  getMessage,
+  grantPaidCredits,
+  type Logger,
   listAccountProjects,
   listAuditLog,
   listProjectKeys,
   listProjectMessages,
   listSenderRequests,
-  projectKey,
   projectCredits,
+  projectKey,
   projectMessage,
   projectOverview,
   projectSender,
   projectUsage,
   purgeDashboardSessions,
-  refuseSenderRequest,
-  requestSender,
-  resumeSession,
-  revokeProjectKey,
-  rollTestKey,
-  startSession,
-  checkMessageStatuses,
-  claimProject,
-  clearProjectSender,
-  consumeLimits,
-  createLiveKey,
-  createTestKey,
-  describeClaim,
-  describeProject,
-  BUCKETS,
-  getMessage,
-  grantPaidCredits,
-  type Logger,
   purgeIdempotencyRecords,
   purgeMessageText,
   purgeRateLimitCounters,
   purgeUnclaimedMessages,
   recoverQueuedMessages,
+  refuseSenderRequest,
   reinstateProject,
+  requestSender,
+  resumeSession,
   revokeApiKey,
+  revokeProjectKey,
+  rollTestKey,
   rotateKeys,
   type SenderBrandDirectory,
-  sendMessage,
-  setProjectSender,
   type SmsProvider,
   type Store,
+  sendMessage,
+  setProjectSender,
+  startSession,
   suspendProject,
 } from "@sms/domain";
 import type { Config } from "./env.ts";
@@ -68,12 +68,11 @@ export function operatorServices(options: {
   clock: Clock;
   /** The live provider's brand list, or null when no live credentials are configured. */
   brands: SenderBrandDirectory | null;
-  /** The message keyring for rotate-keys, or null when none is configured. */
-  keyring: Keyring | null;
+  /** The message keyring (rotate-keys re-encrypts under its current key). */
+  keyring: Keyring;
   config: Pick<Config, "messages">;
 }) {
   const deps = { store: options.store, clock: options.clock };
-  const { keyring } = options;
   return {
     createLiveKey: bind(createLiveKey, deps),
     revokeApiKey: bind(revokeApiKey, deps),
@@ -87,7 +86,7 @@ export function operatorServices(options: {
       ...deps,
       config: { freeTierDailySegments: options.config.messages.freeTierDailySegments },
     }),
-    rotateKeys: keyring ? bind(rotateKeys, { ...deps, keyring }) : null,
+    rotateKeys: bind(rotateKeys, { ...deps, keyring: options.keyring }),
     findProjects: bind(findProjects, deps),
     listSenderRequests: bind(listSenderRequests, deps),
     approveSenderRequest: bind(approveSenderRequest, { ...deps, brands: options.brands }),
@@ -153,7 +152,7 @@ export function apiServices(options: {
   const now = () => clock.now();
   return {
     dashboard: dashboardServices({ store, clock, config }),
-    operator: operatorServices({ store, clock, brands: options.brands, keyring: null, config }),
+    operator: operatorServices({ store, clock, brands: options.brands, keyring, config }),
     messages: {
       send: bind(sendMessage, {
         store,

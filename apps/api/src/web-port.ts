@@ -5,12 +5,12 @@ import type { CookieSealer } from "@sms/crypto";
 import type { IdentityProvider, WebPort } from "@sms/web";
 import type { AppDeps } from "./deps.ts";
 import type { Config } from "./env.ts";
-import { ApiError } from "./http/errors.ts";
+import { ApiError } from "./contract/errors.ts";
 import { readBodyText } from "./http/read-body.ts";
-import type { RequestState } from "./http/request-state.ts";
+import type { RequestState } from "./trpc/request-state.ts";
 import { createInternalCaller } from "./internal-router.ts";
 import { serializeError } from "./logger.ts";
-import { refusalMessage } from "./routers/refusals.ts";
+import { refusalText } from "./contract/refusals.ts";
 
 export function webPort(options: {
   deps: AppDeps;
@@ -44,7 +44,7 @@ export function webPort(options: {
         throw error;
       }
     },
-    invalidFieldText: (field) => refusalMessage({ ok: false, code: "invalid_input", field }),
+    invalidFieldText: (field) => refusalText({ ok: false, code: "invalid_input", field }, "browser"),
     serializeError,
   };
 }

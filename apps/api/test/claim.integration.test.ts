@@ -12,8 +12,8 @@ import { type App, createApp } from "../src/app.ts";
 import { type Config, parseEnv } from "../src/env.ts";
 import { createWeb, identityProvidersFromConfig } from "@sms/web";
 import { cookieNames, type SignedInIdentity } from "@sms/web/testing";
+import type { RequestState } from "../src/trpc/request-state.ts";
 import { webPort } from "../src/web-port.ts";
-import type { RequestState } from "../src/http/request-state.ts";
 import { createTestKey, ManualClock, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 
 const backends = await availableBackends();

@@ -11,8 +11,8 @@ import { availableBackends } from "@sms/db/testing";
 import { claimProject, type DashboardViewer, developmentIdentity } from "@sms/domain";
 import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RequestState } from "../src/http/request-state.ts";
 import { createInternalCaller } from "../src/internal-router.ts";
+import type { RequestState } from "../src/trpc/request-state.ts";
 import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 
 const backends = await availableBackends();

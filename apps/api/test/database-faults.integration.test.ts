@@ -6,17 +6,17 @@
 // and /healthz stays alive; a send uBill accepted while the database was away
 // is recorded `submitted`, with uBill's reference, once it is back.
 import {
+  availableBackends,
   createDatabaseProxy,
   createPostgresTestDatabase,
   type DatabaseProxy,
   type PostgresTestDatabase,
-  availableBackends,
 } from "@sms/db/testing";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
+import { DATABASE_RETRY_AFTER_SECONDS } from "../src/contract/errors.ts";
 import { parseEnv } from "../src/env.ts";
-import { DATABASE_RETRY_AFTER_SECONDS } from "../src/http/errors.ts";
 import { LogCapture, ManualClock, sendMessageRequest } from "./harness.ts";
 import { body, insertLiveKey, type MessageJson, until } from "./support/messages.ts";
 

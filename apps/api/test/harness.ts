@@ -12,13 +12,15 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Clock } from "@sms/domain";
 import { type BackendKind, createPostgresTestDatabase, createTestDatabase } from "@sms/db/testing";
+import type { Clock } from "@sms/domain";
 import { denoBinary, denoRunArgs } from "../../../scripts/deno.mjs";
 
 export { denoRunArgs };
+
 import { type App, createApp } from "../src/app.ts";
 import { parseEnv } from "../src/env.ts";
+import { createInternalClient } from "../src/internal-client.ts";
 import { recordResponse, registerApiOrigin } from "./support/contract.ts";
 
 export const API_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -122,6 +124,22 @@ export async function startTestApp(options: {
       await database.drop();
     },
   };
+}
+
+/**
+ * The typed client of an in-process app's internal listener (needs
+ * INTERNAL_PORT and INTERNAL_API_TOKEN in its env), acting for `operator`.
+ */
+export function inProcessInternalClient(t: TestApp, options: { token: string; operator?: string }) {
+  return createInternalClient({
+    baseUrl: BASE_URL,
+    token: options.token,
+    ...(options.operator !== undefined ? { operator: options.operator } : {}),
+    fetch: (input, init) => {
+      const url = new URL(String(input instanceof Request ? input.url : input));
+      return t.internal(`${url.pathname}${url.search}`, init);
+    },
+  });
 }
 
 export async function freePort(): Promise<number> {

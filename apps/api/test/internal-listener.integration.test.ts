@@ -18,11 +18,12 @@ const MAX_BODY_BYTES = 2048;
 let t: TestApp;
 const seen: Array<{ url: string; headers: Headers }> = [];
 
-function clientFor(options: { apiKey?: string; token?: string } = {}): InternalClient {
+function clientFor(options: { apiKey?: string; token?: string; operator?: string } = {}): InternalClient {
   return createInternalClient({
     baseUrl: `${t.baseUrl}/`,
     token: options.token ?? TOKEN,
     ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+    ...(options.operator !== undefined ? { operator: options.operator } : {}),
     fetch: async (input, init) => {
       const request = new Request(input, init);
       seen.push({ url: request.url, headers: request.headers });
@@ -211,5 +212,40 @@ describe("the public port", () => {
       const body = (await response.json()) as Envelope;
       expect(body.error.code).toBe("route_not_found");
     }
+  });
+});
+
+describe("the operator's procedures on the internal listener (the operator tool's road)", () => {
+  it("are refused unless the caller names its operator; the named operator is the audit row's actor", async () => {
+    const key = (await (await t.request("/v1/test-keys", { method: "POST" })).json()) as {
+      project_id: string;
+    };
+    const anonymous = clientFor();
+    const refused = await anonymous.operator.projects.get
+      .query({ project_id: key.project_id })
+      .catch((e) => e);
+    expect(apiErrorCode(refused)).not.toBeNull();
+    expect(refused.data?.code).toBe("UNAUTHORIZED");
+
+    const nino = clientFor({ operator: "nino" });
+    const shown = await nino.operator.projects.get.query({ project_id: key.project_id });
+    expect(shown).toMatchObject({ ok: true, project: { id: key.project_id } });
+    const suspended = await nino.operator.projects.suspend.mutate({ project_id: key.project_id });
+    expect(suspended).toMatchObject({ ok: true, changed: true });
+    const audit = await t.app.db.prisma.auditEntry.findMany({ where: { projectId: key.project_id } });
+    expect(audit.map((entry) => [entry.actor, entry.action])).toContainEqual(["nino", "project.suspended"]);
+
+    // Refusals come back as values, worded for a terminal.
+    const again = await nino.operator.keys.createLive.mutate({ project_id: key.project_id });
+    expect(again).toEqual({
+      ok: false,
+      code: "project_not_claimed",
+      message: `Project ${key.project_id} has not been claimed: live keys and paid credits are only for projects a human has claimed in the browser.`,
+    });
+    // A token holder with a wrong token reaches nothing.
+    const wrong = await clientFor({ token: "x".repeat(40), operator: "nino" })
+      .operator.projects.get.query({ project_id: key.project_id })
+      .catch((e) => e);
+    expect(apiErrorCode(wrong)).toBe("unauthorized");
   });
 });

@@ -5,7 +5,7 @@
 // the error messages the document and the guide show are the real ones.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ERROR_GUIDE } from "../src/http/errors.ts";
+import { ERROR_GUIDE } from "../src/contract/wording.ts";
 import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 import { documentValidator, type OpenApiDocument } from "./support/contract.ts";
 

@@ -6,8 +6,8 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { LOCALES, TEMPLATE_IDS, TEMPLATES } from "@sms/templates";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_ERROR_CODES, ERROR_STATUS } from "../src/http/errors.ts";
-import { buildOpenApiDocument } from "../src/http/openapi.ts";
+import { API_ERROR_CODES, ERROR_STATUS } from "../src/contract/errors.ts";
+import { buildOpenApiDocument } from "../src/docs/openapi.ts";
 import { appRouter } from "../src/router.ts";
 import { startTestApp, type TestApp } from "./harness.ts";
 import { documentValidator } from "./support/contract.ts";

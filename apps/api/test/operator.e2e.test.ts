@@ -1,9 +1,11 @@
 // The operator's command-line tool, spawned the way `npm run operator` runs it
-// (Deno, apps/api/src/operator.ts) against a PostgreSQL test database, with
-// set-sender checking brands against a fake uBill. Every command, its
-// one-line errors and exit codes, idempotency, the audit lines, and that no
-// key material is stored or logged beyond the one-time print.
+// (Deno, apps/api/src/operator.ts), calling a running service (Deno, on a
+// PostgreSQL test database) through its internal listener with the typed
+// @trpc/client; the service checks set-sender against a fake uBill. Every
+// command, its one-line errors and exit codes, idempotency, the audit lines,
+// and that no key material is stored or logged beyond the one-time print.
 import { spawn } from "node:child_process";
+import { newId, sha256Hex } from "@sms/crypto";
 import { createDatabase, type Database } from "@sms/db";
 import {
   availableBackends,
@@ -11,7 +13,6 @@ import {
   createPostgresTestDatabase,
   type PostgresTestDatabase,
 } from "@sms/db/testing";
-import { newId, sha256Hex } from "@sms/crypto";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runOperatorCli } from "../src/operator/operator-cli.ts";
@@ -20,13 +21,17 @@ import {
   createTestKey,
   DENO,
   denoRunArgs,
+  inProcessInternalClient,
+  type ServerProcess,
   sendMessageRequest,
+  startServer,
   startTestApp,
   type TestApp,
 } from "./harness.ts";
 
 const hasPostgres = (await availableBackends()).includes("postgres");
 const UBILL_KEY = "ubill-operator-secret-0b7e";
+const INTERNAL_TOKEN = "operator-e2e-internal-token-7c1d9a2b4e6f8a0c";
 
 type Run = { code: number | null; stdout: string; stderr: string };
 
@@ -37,7 +42,21 @@ describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
   let pg: PostgresTestDatabase;
   let db: Database;
   let fake: FakeUbill;
+  /** The running service the tool calls, with uBill credentials (its brand list) … */
+  let service: ServerProcess;
+  /** … and one on the same database without them (set-sender cannot check brands). */
+  let offlineService: ServerProcess | undefined;
   const outputs: string[] = [];
+  const ubillEnv = () => ({
+    UBILL_BASE_URL: fake.baseUrl,
+    UBILL_API_KEY: UBILL_KEY,
+    UBILL_DEFAULT_BRAND_ID: "1",
+  });
+  /** The variables that point the tool at a service's internal listener. */
+  const internalEnv = (internalUrl: string | undefined) => ({
+    INTERNAL_PORT: new URL(internalUrl ?? "").port,
+    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+  });
 
   beforeAll(async () => {
     fake = await startFakeUbill({
@@ -50,8 +69,16 @@ describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
     });
     pg = await createPostgresTestDatabase();
     db = await createDatabase({ databaseUrl: pg.databaseUrl, poolSize: 2 });
+    service = await startServer({
+      backend: "postgres",
+      databaseUrl: pg.databaseUrl,
+      internalToken: INTERNAL_TOKEN,
+      env: ubillEnv(),
+    });
   }, 120_000);
   afterAll(async () => {
+    await service?.stop();
+    await offlineService?.stop();
     await db?.close();
     await pg?.drop();
     await fake?.close();
@@ -68,9 +95,7 @@ describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
           DENO_NO_UPDATE_CHECK: "1",
           NO_COLOR: "1",
           DATABASE_URL: pg.databaseUrl,
-          UBILL_BASE_URL: fake.baseUrl,
-          UBILL_API_KEY: UBILL_KEY,
-          UBILL_DEFAULT_BRAND_ID: "1",
+          ...internalEnv(service.internalUrl),
           ...env,
         }),
         stdio: ["ignore", "pipe", "pipe"],
@@ -120,14 +145,29 @@ describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
     expect(badEnv.stderr).toMatch(/^operator: Invalid configuration: DATABASE_URL/);
   }, 60_000);
 
-  it("gives up on a database that never answers at its connect deadline: one line, exit 1", async () => {
+  it("refuses to run without the internal listener's address and token, and with a wrong token", async () => {
+    const unset = await operator(["show", "--project", "prj_0000000000000000000000"], {
+      INTERNAL_PORT: "",
+      INTERNAL_API_TOKEN: "",
+    });
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toMatch(/^operator: .*INTERNAL_PORT and INTERNAL_API_TOKEN/);
+    const wrong = await operator(["show", "--project", "prj_0000000000000000000000"], {
+      INTERNAL_API_TOKEN: "a-wrong-token-of-at-least-thirty-two-characters",
+    });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toBe("operator: The service refused INTERNAL_API_TOKEN.\n");
+  }, 60_000);
+
+  it("gives up on a service that never answers at its deadline: one line, exit 1", async () => {
     // Accepts connections and says nothing: a frozen network path.
-    const proxy = await createDatabaseProxy(pg.databaseUrl);
+    const internalUrl = service.internalUrl ?? "";
+    const proxy = await createDatabaseProxy(internalUrl);
     proxy.freeze();
     try {
       const run = await operator(["show", "--project", "prj_0000000000000000000000"], {
-        DATABASE_URL: proxy.urlFor(pg.databaseUrl),
-        DATABASE_CONNECT_TIMEOUT_MS: "500",
+        ...internalEnv(proxy.urlFor(internalUrl)),
+        OPERATOR_TIMEOUT_MS: "500",
       });
       expect(run.code).toBe(1);
       expect(run.stderr.trim().split("\n")).toHaveLength(1);
@@ -251,8 +291,13 @@ describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
     expect(pending.stderr).toContain("not approved");
     const unknown = await operator(["set-sender", "--project", id, "--name", "Nobody"]);
     expect(unknown.code).toBe(1);
-    // Without uBill credentials a brand id is required and the result says it was not checked.
-    const offline = { UBILL_BASE_URL: "", UBILL_API_KEY: "", UBILL_DEFAULT_BRAND_ID: "" };
+    // A service without uBill credentials requires a brand id and says it was not checked.
+    offlineService = await startServer({
+      backend: "postgres",
+      databaseUrl: pg.databaseUrl,
+      internalToken: INTERNAL_TOKEN,
+    });
+    const offline = internalEnv(offlineService.internalUrl);
     expect((await operator(["set-sender", "--project", id, "--name", "Other"], offline)).code).toBe(1);
     const unchecked = await operator(
       ["set-sender", "--project", id, "--name", "Other", "--brand-id", "12"],
@@ -318,7 +363,10 @@ describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
 describe("operator changes seen by the API", () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ backend: "pglite" });
+    t = await startTestApp({
+      backend: "pglite",
+      env: { INTERNAL_PORT: "0", INTERNAL_API_TOKEN: INTERNAL_TOKEN },
+    });
   }, 120_000);
   afterAll(() => t?.close());
 
@@ -328,11 +376,9 @@ describe("operator changes seen by the API", () => {
     expect((await t.request("/v1/messages", sendMessageRequest(apiKey, "a", body))).status).toBe(201);
     const run = await runOperatorCli({
       argv: ["suspend", "--project", projectId],
-      config: t.app.config,
-      db: t.app.db,
+      client: (actor) => inProcessInternalClient(t, { token: INTERNAL_TOKEN, operator: actor }),
       defaultActor: "tester",
-      brands: null,
-      clock: t.clock,
+      cacheTtlMs: t.app.config.apiKeyCacheTtlMs,
     });
     expect(run.exitCode).toBe(0);
     t.clock.advance(1_000);

@@ -9,7 +9,9 @@ import { availableBackends } from "@sms/db/testing";
 import type { RotateMessageKeysCounts } from "@sms/domain";
 import { renderMessage } from "@sms/templates";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../src/app.ts";
 import { parseEnv } from "../src/env.ts";
+import { createInternalClient } from "../src/internal-client.ts";
 import { runOperatorCli } from "../src/operator/operator-cli.ts";
 import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 import { bytesAsText, findLeaks, type Haystack, type Needle, numberNeedles } from "./support/leaks.ts";
@@ -18,6 +20,7 @@ const backends = await availableBackends();
 
 // Recognisable key material: 32 bytes spelling a phrase.
 const K1 = `k1:${Buffer.from("privacy-test-key-one-32-bytes!!!").toString("base64")}`;
+const INTERNAL_TOKEN = "privacy-test-internal-token-3f5a7c9e1b2d4f6a";
 const K2 = `k2:${Buffer.from("privacy-test-key-two-32-bytes!!!").toString("base64")}`;
 
 const DAY_MS = 86_400_000;
@@ -315,50 +318,59 @@ describe.each(backends)("privacy in the database on %s", (backend) => {
       (await send(api_key, "+995577440088")).body.id,
       (await send(api_key, "+995577440099", { template: "login_code" })).body.id,
     ];
-    // The operator's command, with the new key first and the old one after it.
-    const operator = (argv: string[], keys?: string) =>
+    // The operator's command, against the service restarted with the new key
+    // first and the old one after it (an instance on the same database).
+    const rotated = await createApp(
+      parseEnv({
+        NODE_ENV: "test",
+        PGLITE_DATA_DIR: "memory://",
+        MESSAGE_ENCRYPTION_KEYS: `${K2},${K1}`,
+        INTERNAL_PORT: "0",
+        INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      }),
+      { db: t.app.db, clock: t.clock, logDestination: t.logs },
+    );
+    const internal = rotated.internalHandler;
+    if (!internal) throw new Error("no internal listener");
+    const operator = (argv: string[]) =>
       runOperatorCli({
         argv,
-        config: parseEnv({
-          NODE_ENV: "test",
-          PGLITE_DATA_DIR: "memory://",
-          ...(keys ? { MESSAGE_ENCRYPTION_KEYS: keys } : {}),
-        }),
-        db: t.app.db,
+        client: (actor) =>
+          createInternalClient({
+            baseUrl: "http://internal.test",
+            token: INTERNAL_TOKEN,
+            operator: actor,
+            fetch: (input, init) =>
+              internal(new Request(String(input), init), { remoteAddress: "127.0.0.1" }),
+          }),
         defaultActor: "privacy-test",
-        brands: null,
-        clock: t.clock,
+        cacheTtlMs: rotated.config.apiKeyCacheTtlMs,
       });
-    const run = await operator(["rotate-keys", "--batch-size", "1", "--json"], `${K2},${K1}`);
-    const counts = JSON.parse(run.stdout.join("\n")) as {
-      ok: boolean;
-      current_key_id: string;
-    } & RotateMessageKeysCounts;
-    expect(counts).toMatchObject({ ok: true, current_key_id: "k2" });
-    expect(counts.rotated).toBeGreaterThanOrEqual(created.length);
-    // Only rows that cannot be decrypted (the swapped ones, unless purged by now) stay behind.
-    expect(counts.remaining).toBe(counts.failed);
-    expect(run.exitCode).toBe(counts.failed > 0 ? 1 : 0);
-    // The rotation is audited with its counts and key id, never key material.
-    const audit = await t.app.db.prisma.auditEntry.findFirstOrThrow({
-      where: { action: "message_keys.rotated" },
-      orderBy: { createdAt: "asc" },
-    });
-    expect(audit).toMatchObject({ actor: "privacy-test", projectId: null });
-    expect(audit.details).toMatchObject({ current_key_id: "k2", rotated: counts.rotated });
-    expect(JSON.stringify(audit.details)).not.toContain(K2.split(":")[1] ?? "");
-    const again = await operator(["rotate-keys"], `${K2},${K1}`);
-    expect(again.stdout.join("\n")).toMatch(/^Re-encrypted 0 message\(s\) under key k2\./);
-
-    // Without keys, or with a malformed spec: a usage error that shows no key material.
-    expect(await operator(["rotate-keys"])).toMatchObject({
-      exitCode: 2,
-      stderr: [expect.stringMatching(/MESSAGE_ENCRYPTION_KEYS/)],
-    });
-    const malformed = await operator(["rotate-keys"], "k3:UFJJVkFDWS1zaG9ydA");
-    expect(malformed.exitCode).toBe(2);
-    expect(malformed.stderr.join("\n")).not.toContain("UFJJVkFDWS1zaG9ydA");
-    expect((await operator(["rotate-keys", "--batch-size", "0"], K2)).exitCode).toBe(2);
+    try {
+      const run = await operator(["rotate-keys", "--batch-size", "1", "--json"]);
+      const counts = JSON.parse(run.stdout.join("\n")) as {
+        ok: boolean;
+        current_key_id: string;
+      } & RotateMessageKeysCounts;
+      expect(counts).toMatchObject({ ok: true, current_key_id: "k2" });
+      expect(counts.rotated).toBeGreaterThanOrEqual(created.length);
+      // Only rows that cannot be decrypted (the swapped ones, unless purged by now) stay behind.
+      expect(counts.remaining).toBe(counts.failed);
+      expect(run.exitCode).toBe(counts.failed > 0 ? 1 : 0);
+      // The rotation is audited with its counts and key id, never key material.
+      const audit = await t.app.db.prisma.auditEntry.findFirstOrThrow({
+        where: { action: "message_keys.rotated" },
+        orderBy: { createdAt: "asc" },
+      });
+      expect(audit).toMatchObject({ actor: "privacy-test", projectId: null });
+      expect(audit.details).toMatchObject({ current_key_id: "k2", rotated: counts.rotated });
+      expect(JSON.stringify(audit.details)).not.toContain(K2.split(":")[1] ?? "");
+      const again = await operator(["rotate-keys"]);
+      expect(again.stdout.join("\n")).toMatch(/^Re-encrypted 0 message\(s\) under key k2\./);
+      expect((await operator(["rotate-keys", "--batch-size", "0"])).exitCode).toBe(2);
+    } finally {
+      await rotated.close();
+    }
 
     const onlyK2 = parseKeyring(K2);
     for (const [index, id] of created.entries()) {

@@ -6,7 +6,7 @@
 // JSON content type and the request's one access-log line.
 import { availableBackends } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { INTERNAL_ERROR_MESSAGE } from "../src/http/errors.ts";
+import { INTERNAL_ERROR_MESSAGE } from "../src/contract/wording.ts";
 import { createTestKey, startTestApp, type TestApp } from "./harness.ts";
 
 const backends = await availableBackends();

@@ -26,12 +26,13 @@ import {
   normalizePath,
   unwrapZodType,
 } from "trpc-to-openapi";
+import { ApiError } from "../contract/errors.ts";
 import type { AppDeps } from "../deps.ts";
 import type { AppLogger } from "../logger.ts";
+import { type RequestState, successResponseMeta } from "../trpc/request-state.ts";
 import type { ApiRouter, Context, Meta } from "../trpc/trpc.ts";
 import { resolveClientAddress, type TrustProxy } from "./client-address.ts";
 import {
-  ApiError,
   type BodyError,
   databaseUnavailableError,
   errorResponse,
@@ -39,7 +40,6 @@ import {
   toApiError,
 } from "./errors.ts";
 import { readBody } from "./read-body.ts";
-import { type RequestState, successResponseMeta } from "./request-state.ts";
 
 /** A route served outside tRPC (documents, pages). */
 export type ExtraRoute = {

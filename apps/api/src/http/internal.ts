@@ -6,7 +6,7 @@
 // Every request must carry `Authorization: Bearer <INTERNAL_API_TOKEN>`
 // (compared in constant time; a wrong or missing token answers 401 in the
 // envelope and is never logged). A project's API key, where a procedure needs
-// one, travels in `X-Api-Key`. Batching is off (one procedure per request), and
+// one, travels in `X-Api-Key`; the operator a tool acts for, in `X-Operator`. Batching is off (one procedure per request), and
 // bodies have the public port's size limit and deadline. Transport-level
 // failures (401, 404, 413, 408, the database not reached yet) use the envelope;
 // a procedure's own errors keep tRPC's shape with our `apiCode` and `requestId`
@@ -14,17 +14,24 @@
 import { sha256Hex, timingSafeEqual } from "@sms/crypto";
 import type { AnyProcedure } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { ApiError } from "../contract/errors.ts";
 import type { AppDeps } from "../deps.ts";
+import type { RequestState } from "../trpc/request-state.ts";
 import type { ApiRouter, Context, Meta } from "../trpc/trpc.ts";
-import { ApiError, databaseUnavailableError, isUnexpected } from "./errors.ts";
+import { databaseUnavailableError, isUnexpected } from "./errors.ts";
 import { frameRequest, type Handler } from "./gateway.ts";
 import { readBody } from "./read-body.ts";
-import type { RequestState } from "./request-state.ts";
 
 /** Where the procedures are served on the internal listener. */
 export const TRPC_ENDPOINT = "/trpc";
 /** The header that carries a project's API key on the internal listener (Authorization holds the token). */
 export const INTERNAL_API_KEY_HEADER = "X-Api-Key";
+/**
+ * The header in which an internal tool names the operator it acts for (the
+ * audit rows' actor; the domain checks its shape). Without it the operator's
+ * procedures are refused.
+ */
+export const INTERNAL_OPERATOR_HEADER = "X-Operator";
 /** Where Prometheus scrapes (with the same bearer token: `authorization` in its scrape config). */
 const METRICS_ENDPOINT = "/metrics";
 
@@ -96,9 +103,17 @@ export function createInternalHandler(options: {
     const apiKey = request.headers.get(INTERNAL_API_KEY_HEADER);
     if (apiKey !== null) headers.set("authorization", `Bearer ${apiKey}`);
     headers.delete(INTERNAL_API_KEY_HEADER);
+    const operator = request.headers.get(INTERNAL_OPERATOR_HEADER);
+    headers.delete(INTERNAL_OPERATOR_HEADER);
     const copy = new Request(request.url, { method: request.method, headers, body: takesBody ? text : null });
     state.request = copy;
-    const context: Context = { deps, state };
+    // Internal tools print to a terminal: refusals are worded for one.
+    const context: Context = {
+      deps,
+      state,
+      register: "terminal",
+      ...(operator !== null ? { toolOperator: { actor: operator } } : {}),
+    };
     return fetchRequestHandler({
       endpoint: TRPC_ENDPOINT,
       req: copy,

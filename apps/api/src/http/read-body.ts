@@ -4,7 +4,8 @@
 // posts). The server (http/server.ts) closes the connection after the response
 // of any request whose body was not read to its end here: an oversized,
 // endless or ignored body never keeps its socket.
-import { ApiError, REFUSAL_MESSAGES } from "./errors.ts";
+import { ApiError } from "../contract/errors.ts";
+import { REFUSAL_MESSAGES } from "../contract/wording.ts";
 
 /** When each request's body must have arrived (performance.now() time), set by the server. */
 const deadlines = new WeakMap<Request, number>();

@@ -27,8 +27,10 @@
 // loudly if a Deno upgrade removes it, and the e2e tests (connections.e2e)
 // exercise every behaviour above against the pinned Deno.
 import { newId } from "@sms/crypto";
+import { ApiError } from "../contract/errors.ts";
+import { INTERNAL_ERROR_MESSAGE, REFUSAL_MESSAGES } from "../contract/wording.ts";
 import type { AppLogger } from "../logger.ts";
-import { ApiError, errorResponse, INTERNAL_ERROR_MESSAGE, REFUSAL_MESSAGES } from "./errors.ts";
+import { errorResponse } from "./errors.ts";
 import type { Handler } from "./gateway.ts";
 import { bodyLeftUnread, setBodyDeadline } from "./read-body.ts";
 

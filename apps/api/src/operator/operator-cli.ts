@@ -1,50 +1,38 @@
-// The operator's command-line tool (spec 1.7): no HTTP route, straight to the
-// database through the domain's operator actions (the same functions the
-// dashboard calls). operator.ts is the Deno entry; this module holds the
-// command table, the parsing and the printing, so tests run it in-process.
+// The operator's command-line tool (spec 1.7): an internal tool that calls
+// the running service's operator procedures (operator.*, the same ones the
+// dashboard's operator pages call) through the typed @trpc/client on the
+// internal listener, naming the operator for the audit rows. operator.ts is
+// the Deno entry; this module holds the command table, the parsing and the
+// printing, so tests run it in-process against an app's internal handler.
 //
 //   npm run operator -- <command> [flags]      (see USAGE)
 import { parseArgs } from "node:util";
-import { type Keyring, KeyringError, parseKeyring } from "@sms/crypto";
-import type { Database } from "@sms/db";
-import {
-  type Clock,
-  createStore,
-  formatTimestamp,
-  type OperatorRefusal,
-  type ProjectDescription,
-  type SenderBrandDirectory,
-  systemClock,
-} from "@sms/domain";
-import type { Config } from "../env.ts";
-import { OPERATOR_INPUT_RULES, operatorRefusalText } from "../http/errors.ts";
-import { toCredits, toFreeTier } from "../routers/dashboard/records.types.ts";
-import { toMessageCount } from "../routers/operator/operator.types.ts";
-import { type OperatorServices, operatorServices } from "../services.ts";
+import { INPUT_RULES } from "../contract/refusals.ts";
+import { apiErrorCode, type InternalClient } from "../internal-client.ts";
 
 export type OperatorCliResult = { exitCode: number; stdout: string[]; stderr: string[] };
 
 export type OperatorCliOptions = {
   argv: string[];
-  config: Config;
-  db: Database;
+  /** The typed client of the service's internal listener, acting for `actor` (createInternalClient). */
+  client: (actor: string) => InternalClient;
   /** Used when --actor is not given (the OS user). */
   defaultActor: string;
-  /** uBill's brand list; null when no live credentials are configured. */
-  brands: SenderBrandDirectory | null;
-  clock?: Clock;
+  /** API_KEY_CACHE_TTL_MS: how soon running API instances see a revocation or suspension. */
+  cacheTtlMs: number;
 };
 
 export class UsageError extends Error {}
 
 type Flags = Record<string, string | undefined>;
 
-/** What a command hands back: the data for --json and the lines for a human, or a refusal. */
-type Outcome =
-  | { ok: true; json: Record<string, unknown>; lines: string[]; exitCode?: number }
-  | OperatorRefusal;
+/** A procedure's refusal: its code and its sentence, worded for a terminal by the service. */
+type Refusal = { ok: false; code: string; message: string };
 
-type Context = { services: OperatorServices; actor: string; cacheTtlMs: number };
+/** What a command hands back: the data for --json and the lines for a human, or a refusal. */
+type Outcome = { ok: true; json: Record<string, unknown>; lines: string[]; exitCode?: number } | Refusal;
+
+type Context = { operator: InternalClient["operator"]; cacheTtlMs: number };
 
 type Command = {
   name: string;
@@ -55,7 +43,6 @@ type Command = {
   run(flags: Flags, context: Context): Promise<Outcome>;
 };
 
-const ts = (date: Date | null) => (date ? formatTimestamp(date) : "-");
 const optional = <K extends string>(key: K, value: string | undefined) =>
   (value === undefined ? {} : { [key]: value }) as Partial<Record<K, string>>;
 
@@ -65,34 +52,39 @@ function wholeNumber(flag: string, value: string | undefined): number | undefine
   return Number(value);
 }
 
-function describeLines(description: ProjectDescription, cacheTtlMs: number): string[] {
-  const { project, credits, freeTier, keys, messages } = description;
+type Description = Extract<
+  Awaited<ReturnType<InternalClient["operator"]["projects"]["get"]["query"]>>,
+  { ok: true }
+>;
+
+function describeLines(description: Description, cacheTtlMs: number): string[] {
+  const { project, credits, free_tier: freeTier, keys, messages } = description;
   const lines = [
     `Project ${project.id}`,
-    `  created     ${ts(project.createdAt)}`,
-    `  claimed     ${project.claimedAt ? `${ts(project.claimedAt)} (account ${project.accountId ?? "-"})` : "no"}`,
-    `  suspended   ${project.suspendedAt ? `since ${ts(project.suspendedAt)}` : "no"}`,
-    `  sender      ${project.sender ? `${project.sender} (uBill brand ${project.senderBrandId ?? "-"})` : "the shared default"}`,
-    `  credits     ${credits.balance}${credits.consistent ? " (matches the ledger)" : ` (LEDGER SUMS TO ${credits.ledgerSum}: investigate)`}`,
-    `  paid        ${credits.hasPaidCredits ? "yes (no free-tier allowance)" : "no"}`,
+    `  created     ${project.created_at}`,
+    `  claimed     ${project.claimed_at ? `${project.claimed_at} (account ${project.account_id ?? "-"})` : "no"}`,
+    `  suspended   ${project.suspended_at ? `since ${project.suspended_at}` : "no"}`,
+    `  sender      ${project.sender ? `${project.sender} (uBill brand ${project.sender_brand_id ?? "-"})` : "the shared default"}`,
+    `  credits     ${credits.balance}${credits.consistent ? " (matches the ledger)" : ` (LEDGER SUMS TO ${credits.ledger_sum}: investigate)`}`,
+    `  paid        ${credits.has_paid_credits ? "yes (no free-tier allowance)" : "no"}`,
     freeTier.applies
-      ? `  free tier   ${freeTier.usedToday} of ${freeTier.limit} live segments used today; resets ${ts(freeTier.resetAt)}`
+      ? `  free tier   ${freeTier.used_today} of ${freeTier.limit} live segments used today; resets ${freeTier.reset_at}`
       : "  free tier   does not apply (paid credits)",
     "Keys",
     ...(keys.length === 0
       ? ["  (none)"]
       : keys.map(
           (key) =>
-            `  ${key.id}  ${key.mode.padEnd(4)}  ${key.prefix}…  created ${ts(key.createdAt)}  ${key.revokedAt ? `revoked ${ts(key.revokedAt)}` : "active"}`,
+            `  ${key.id}  ${key.mode.padEnd(4)}  ${key.prefix}…  created ${key.created_at}  ${key.revoked_at ? `revoked ${key.revoked_at}` : "active"}`,
         )),
     "Messages (last 24 h / last 7 days)",
     ...(messages.length === 0
       ? ["  (none)"]
       : messages.map(
-          (row) => `  ${row.mode.padEnd(4)}  ${row.status.padEnd(13)}  ${row.last24h} / ${row.last7d}`,
+          (row) => `  ${row.mode.padEnd(4)}  ${row.status.padEnd(13)}  ${row.last_24h} / ${row.last_7d}`,
         )),
   ];
-  if (project.suspendedAt) lines.push(`(Suspension reaches running API instances within ${cacheTtlMs} ms.)`);
+  if (project.suspended_at) lines.push(`(Suspension reaches running API instances within ${cacheTtlMs} ms.)`);
   return lines;
 }
 
@@ -105,27 +97,22 @@ function suspension(name: "suspend" | "reinstate"): Command {
     flags: ["project", "reason"],
     required: ["project"],
     usage: `${name.padEnd(15)} --project prj_… [--reason TEXT]`,
-    async run(flags, { services, actor, cacheTtlMs }) {
-      const act = name === "suspend" ? services.suspendProject : services.reinstateProject;
-      const result = await act({
-        actor,
-        projectId: flags.project ?? "",
-        ...optional("reason", flags.reason),
-      });
+    async run(flags, { operator, cacheTtlMs }) {
+      const input = { project_id: flags.project ?? "", ...optional("reason", flags.reason) };
+      const result = await (name === "suspend"
+        ? operator.projects.suspend.mutate(input)
+        : operator.projects.reinstate.mutate(input));
       if (!result.ok) return result;
+      const { ok: _ok, ...json } = result;
       return {
         ok: true,
-        json: {
-          project_id: result.projectId,
-          suspended_at: result.suspendedAt ? formatTimestamp(result.suspendedAt) : null,
-          changed: result.changed,
-        },
+        json,
         lines: result.changed
           ? [
-              `Project ${result.projectId} is now ${state}.`,
+              `Project ${result.project_id} is now ${state}.`,
               `Running API instances see it ${reachesInstances(cacheTtlMs)}.`,
             ]
-          : [`Project ${result.projectId} was already ${state}; nothing changed.`],
+          : [`Project ${result.project_id} was already ${state}; nothing changed.`],
       };
     },
   };
@@ -138,21 +125,17 @@ const COMMANDS: Command[] = [
     flags: ["project"],
     required: ["project"],
     usage: "create-live-key --project prj_…                 a live key for a claimed project (printed once)",
-    async run(flags, { services, actor }) {
-      const result = await services.createLiveKey({ actor, projectId: flags.project ?? "" });
+    async run(flags, { operator }) {
+      const result = await operator.keys.createLive.mutate({ project_id: flags.project ?? "" });
       if (!result.ok) return result;
+      const { key } = result;
       return {
         ok: true,
-        json: {
-          project_id: result.projectId,
-          key_id: result.keyId,
-          prefix: result.prefix,
-          api_key: result.apiKey,
-        },
+        json: { project_id: result.project_id, key_id: key.id, prefix: key.prefix, api_key: key.api_key },
         lines: [
-          `Created live key ${result.keyId} (${result.prefix}…) for project ${result.projectId}.`,
+          `Created live key ${key.id} (${key.prefix}…) for project ${result.project_id}.`,
           "",
-          `  ${result.apiKey}`,
+          `  ${key.api_key}`,
           "",
           "This is the only time the key is shown: hand it over securely now. Only its hash is stored.",
         ],
@@ -164,28 +147,28 @@ const COMMANDS: Command[] = [
     flags: ["key", "prefix", "project"],
     required: [],
     usage: "revoke-key      --key key_… | --prefix sk_live_XXXX [--project prj_…]",
-    async run(flags, { services, actor, cacheTtlMs }) {
-      const result = await services.revokeApiKey({
-        actor,
-        ...optional("keyId", flags.key),
+    async run(flags, { operator, cacheTtlMs }) {
+      const result = await operator.keys.revoke.mutate({
+        ...optional("key_id", flags.key),
         ...optional("prefix", flags.prefix),
-        ...optional("projectId", flags.project),
+        ...optional("project_id", flags.project),
       });
       if (!result.ok) return result;
+      const { key } = result;
       return {
         ok: true,
         json: {
-          key_id: result.keyId,
-          project_id: result.projectId,
-          mode: result.mode,
-          prefix: result.prefix,
-          revoked_at: formatTimestamp(result.revokedAt),
-          already_revoked: result.alreadyRevoked,
+          key_id: key.id,
+          project_id: result.project_id,
+          mode: key.mode,
+          prefix: key.prefix,
+          revoked_at: result.revoked_at,
+          already_revoked: result.already_revoked,
         },
         lines: [
-          result.alreadyRevoked
-            ? `Key ${result.keyId} (${result.prefix}…) of project ${result.projectId} was already revoked at ${ts(result.revokedAt)}; nothing changed.`
-            : `Revoked ${result.mode} key ${result.keyId} (${result.prefix}…) of project ${result.projectId}.`,
+          result.already_revoked
+            ? `Key ${key.id} (${key.prefix}…) of project ${result.project_id} was already revoked at ${result.revoked_at}; nothing changed.`
+            : `Revoked ${key.mode} key ${key.id} (${key.prefix}…) of project ${result.project_id}.`,
           `Running API instances stop accepting it ${reachesInstances(cacheTtlMs)}.`,
         ],
       };
@@ -198,28 +181,21 @@ const COMMANDS: Command[] = [
     flags: ["project", "amount", "reference"],
     required: ["project", "amount"],
     usage: "grant-credits   --project prj_… --amount N [--reference REF]",
-    async run(flags, { services, actor }) {
-      const result = await services.grantPaidCredits({
-        actor,
-        projectId: flags.project ?? "",
+    async run(flags, { operator }) {
+      const result = await operator.credits.grant.mutate({
+        project_id: flags.project ?? "",
         amount: wholeNumber("amount", flags.amount) ?? 0,
         ...optional("reference", flags.reference),
       });
       if (!result.ok) return result;
+      const { ok: _ok, ...json } = result;
       return {
         ok: true,
-        json: {
-          project_id: result.projectId,
-          amount: result.amount,
-          reference: result.reference,
-          entry_id: result.entryId,
-          balance: result.balance,
-          already_granted: result.alreadyGranted,
-        },
+        json,
         lines: [
-          result.alreadyGranted
-            ? `Reference ${result.reference} was already granted (${result.amount} credits, ${result.entryId}); nothing changed. Balance ${result.balance}.`
-            : `Granted ${result.amount} paid credits to project ${result.projectId}. Balance ${result.balance}; the free-tier allowance no longer applies.`,
+          result.already_granted
+            ? `Reference ${result.reference} was already granted (${result.amount} credits, ${result.entry_id}); nothing changed. Balance ${result.balance}.`
+            : `Granted ${result.amount} paid credits to project ${result.project_id}. Balance ${result.balance}; the free-tier allowance no longer applies.`,
         ],
       };
     },
@@ -229,28 +205,22 @@ const COMMANDS: Command[] = [
     flags: ["project", "name", "brand-id"],
     required: ["project", "name"],
     usage: "set-sender      --project prj_… --name NAME [--brand-id N]",
-    async run(flags, { services, actor }) {
+    async run(flags, { operator }) {
       const brandId = wholeNumber("brand-id", flags["brand-id"]);
-      const result = await services.setProjectSender({
-        actor,
-        projectId: flags.project ?? "",
+      const result = await operator.projects.setSender.mutate({
+        project_id: flags.project ?? "",
         name: flags.name ?? "",
-        ...(brandId !== undefined ? { brandId } : {}),
+        ...(brandId !== undefined ? { brand_id: brandId } : {}),
       });
       if (!result.ok) return result;
+      const { ok: _ok, ...json } = result;
       return {
         ok: true,
-        json: {
-          project_id: result.projectId,
-          sender: result.sender,
-          brand_id: result.brandId,
-          validated: result.validated,
-          changed: result.changed,
-        },
+        json,
         lines: [
           result.changed
-            ? `Project ${result.projectId} now sends as ${result.sender} (uBill brand ${result.brandId}).`
-            : `Project ${result.projectId} already sends as ${result.sender} (uBill brand ${result.brandId}); nothing changed.`,
+            ? `Project ${result.project_id} now sends as ${result.sender} (uBill brand ${result.brand_id}).`
+            : `Project ${result.project_id} already sends as ${result.sender} (uBill brand ${result.brand_id}); nothing changed.`,
           result.validated
             ? "The brand is approved in uBill's brand list."
             : "Not checked against uBill (no UBILL_* credentials configured): make sure the brand id is right.",
@@ -263,16 +233,17 @@ const COMMANDS: Command[] = [
     flags: ["project"],
     required: ["project"],
     usage: "clear-sender    --project prj_…",
-    async run(flags, { services, actor }) {
-      const result = await services.clearProjectSender({ actor, projectId: flags.project ?? "" });
+    async run(flags, { operator }) {
+      const result = await operator.projects.clearSender.mutate({ project_id: flags.project ?? "" });
       if (!result.ok) return result;
+      const { ok: _ok, ...json } = result;
       return {
         ok: true,
-        json: { project_id: result.projectId, changed: result.changed },
+        json,
         lines: [
           result.changed
-            ? `Project ${result.projectId} now sends under the shared default sender.`
-            : `Project ${result.projectId} already used the shared default sender; nothing changed.`,
+            ? `Project ${result.project_id} now sends under the shared default sender.`
+            : `Project ${result.project_id} already used the shared default sender; nothing changed.`,
         ],
       };
     },
@@ -283,32 +254,32 @@ const COMMANDS: Command[] = [
     required: ["project"],
     usage:
       "show            --project prj_…                 balance, free tier, keys (prefixes only), message counts",
-    async run(flags, { services, actor, cacheTtlMs }) {
-      const result = await services.describeProject({ actor, projectId: flags.project ?? "" });
+    async run(flags, { operator, cacheTtlMs }) {
+      const result = await operator.projects.get.query({ project_id: flags.project ?? "" });
       if (!result.ok) return result;
-      const { project, credits, freeTier } = result;
+      const { project } = result;
       return {
         ok: true,
         json: {
           project: {
             id: project.id,
-            created_at: formatTimestamp(project.createdAt),
-            claimed_at: project.claimedAt ? formatTimestamp(project.claimedAt) : null,
-            account_id: project.accountId,
-            suspended_at: project.suspendedAt ? formatTimestamp(project.suspendedAt) : null,
+            created_at: project.created_at,
+            claimed_at: project.claimed_at,
+            account_id: project.account_id,
+            suspended_at: project.suspended_at,
             sender: project.sender,
-            sender_brand_id: project.senderBrandId,
+            sender_brand_id: project.sender_brand_id,
           },
-          credits: toCredits(credits),
-          free_tier: toFreeTier(freeTier),
-          keys: result.keys.map((key) => ({
-            id: key.id,
-            mode: key.mode,
-            prefix: key.prefix,
-            created_at: formatTimestamp(key.createdAt),
-            revoked_at: key.revokedAt ? formatTimestamp(key.revokedAt) : null,
+          credits: result.credits,
+          free_tier: result.free_tier,
+          keys: result.keys.map(({ id, mode, prefix, created_at, revoked_at }) => ({
+            id,
+            mode,
+            prefix,
+            created_at,
+            revoked_at,
           })),
-          messages: result.messages.map(toMessageCount),
+          messages: result.messages,
         },
         lines: describeLines(result, cacheTtlMs),
       };
@@ -320,18 +291,13 @@ const COMMANDS: Command[] = [
     required: [],
     usage:
       "rotate-keys     [--batch-size N]                re-encrypt stored texts and numbers under the first key\n" +
-      "                                                  of MESSAGE_ENCRYPTION_KEYS (see docs/privacy.md)",
-    async run(flags, { services, actor }) {
-      if (!services.rotateKeys) {
-        throw new UsageError(
-          "rotate-keys needs MESSAGE_ENCRYPTION_KEYS: the new key first, then every old key.",
-        );
-      }
+      "                                                  of the service's MESSAGE_ENCRYPTION_KEYS (see docs/privacy.md)",
+    async run(flags, { operator }) {
       const batchSize = wholeNumber("batch-size", flags["batch-size"]) ?? 500;
-      if (batchSize < 1 || batchSize > 10_000) throw new UsageError(OPERATOR_INPUT_RULES.batch_size);
-      const result = await services.rotateKeys({ actor, batchSize });
+      if (batchSize < 1 || batchSize > 10_000) throw new UsageError(INPUT_RULES.batch_size.terminal);
+      const result = await operator.messageKeys.rotate.mutate({ batch_size: batchSize });
       if (!result.ok) return result;
-      const { ok: _ok, currentKeyId, ...counts } = result;
+      const { ok: _ok, current_key_id: currentKeyId, ...counts } = result;
       return {
         ok: true,
         json: { current_key_id: currentKeyId, ...counts },
@@ -364,8 +330,10 @@ Flags for every command:
   --actor NAME   who acts, for the audit log (default: the OS user)
   --json         machine-readable output
 
-Configuration: DATABASE_URL (or PGLITE_DATA_DIR); UBILL_BASE_URL, UBILL_API_KEY and
-UBILL_DEFAULT_BRAND_ID let set-sender check the brand against uBill's brand list.
+Configuration: the service's own. The tool calls the running service's internal
+listener at INTERNAL_HOST:INTERNAL_PORT with INTERNAL_API_TOKEN (OPERATOR_TIMEOUT_MS
+bounds each call). The service checks set-sender against uBill's brand list when it
+has UBILL_* credentials, and rotate-keys uses its MESSAGE_ENCRYPTION_KEYS.
 Revocations, suspensions and sender changes reach running API instances within
 API_KEY_CACHE_TTL_MS (default 2 s).`;
 
@@ -412,17 +380,6 @@ export function parseOperatorArgs(argv: string[]): Parsed {
   return { command, flags, ...common };
 }
 
-function keyringOf(spec: string | undefined): Keyring | null {
-  if (!spec) return null;
-  try {
-    return parseKeyring(spec);
-  } catch (error) {
-    // Its message names the problem, never the key material.
-    if (error instanceof KeyringError) throw new UsageError(error.message);
-    throw error;
-  }
-}
-
 /** Runs one command. Never throws for bad input: a one-line error and a non-zero exit code instead. */
 export async function runOperatorCli(options: OperatorCliOptions): Promise<OperatorCliResult> {
   let parsed: Parsed;
@@ -438,30 +395,30 @@ export async function runOperatorCli(options: OperatorCliOptions): Promise<Opera
 
   let outcome: Outcome;
   try {
-    const services = operatorServices({
-      store: createStore(options.db),
-      clock: options.clock ?? systemClock,
-      brands: options.brands,
-      keyring: command.name === "rotate-keys" ? keyringOf(options.config.messageEncryptionKeys) : null,
-      config: options.config,
-    });
     outcome = await command.run(flags, {
-      services,
-      actor: parsed.actor ?? options.defaultActor,
-      cacheTtlMs: options.config.apiKeyCacheTtlMs,
+      operator: options.client(parsed.actor ?? options.defaultActor).operator,
+      cacheTtlMs: options.cacheTtlMs,
     });
   } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
+    if (error instanceof UsageError) {
+      return {
+        exitCode: 2,
+        stdout: json
+          ? [toJson({ ok: false, command: command.name, code: "invalid_input", message: error.message })]
+          : [],
+        stderr: [`operator: ${error.message}`],
+      };
+    }
+    // The service refused the call itself (a wrong token, a malformed input) or was not reached.
+    const message = callFailure(error);
     return {
-      exitCode: 2,
-      stdout: json
-        ? [toJson({ ok: false, command: command.name, code: "invalid_input", message: error.message })]
-        : [],
-      stderr: [`operator: ${error.message}`],
+      exitCode: 1,
+      stdout: json ? [toJson({ ok: false, command: command.name, code: apiErrorCode(error), message })] : [],
+      stderr: [`operator: ${message}`],
     };
   }
   if (!outcome.ok) {
-    const message = operatorRefusalText(outcome);
+    const { message } = outcome;
     return {
       exitCode: 1,
       stdout: json ? [toJson({ ok: false, command: command.name, code: outcome.code, message })] : [],
@@ -473,4 +430,17 @@ export async function runOperatorCli(options: OperatorCliOptions): Promise<Opera
     stdout: json ? [toJson({ ok: true, command: command.name, ...outcome.json })] : outcome.lines,
     stderr: [],
   };
+}
+
+/** One line for a call that failed outside the procedure: not reached, timed out, or refused by the listener. */
+function callFailure(error: unknown): string {
+  const code = apiErrorCode(error);
+  const text = error instanceof Error ? (error.message.split("\n")[0] ?? "") : "";
+  if (code === "unauthorized") return "The service refused INTERNAL_API_TOKEN.";
+  if (code !== null) return `The service answered ${code}: ${text}`;
+  const cause =
+    error instanceof Error ? (error.cause as { name?: string; message?: string } | undefined) : undefined;
+  if (cause?.name === "TimeoutError" || /timed? ?out|aborted/i.test(text))
+    return "The service did not answer within OPERATOR_TIMEOUT_MS.";
+  return `The service's internal listener could not be reached (${cause?.message ?? text ?? "no answer"}).`;
 }

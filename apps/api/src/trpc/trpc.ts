@@ -1,55 +1,33 @@
 // Procedure tiers, defined once. The REST routes (trpc-to-openapi) and the
 // typed @trpc/client on the internal listener reach the same procedures.
 import type { DashboardViewer } from "@sms/domain";
-import { initTRPC, TRPCError, type TRPCBuiltRouter } from "@trpc/server";
-import type { OpenApiMeta } from "trpc-to-openapi";
-import { ApiError, type ApiErrorCode, REFUSAL_MESSAGES } from "../http/errors.ts";
+import { initTRPC, type TRPCBuiltRouter, TRPCError } from "@trpc/server";
+import { ApiError } from "../contract/errors.ts";
+import type { Meta } from "../contract/meta.ts";
+import type { Register } from "../contract/refusals.ts";
+import { REFUSAL_MESSAGES } from "../contract/wording.ts";
 import type { AppDeps } from "../deps.ts";
-import type { ResponseHeaderName } from "../http/openapi.ts";
-import type { RequestState } from "../http/request-state.ts";
-import type { ZodType } from "zod";
+import type { RequestState } from "./request-state.ts";
+
+export type { DocumentedResponse, Meta } from "../contract/meta.ts";
 
 /**
  * What every procedure gets: the dependencies and this request's state
- * (http/request-state.ts); the dashboard's procedures also the signed-in
- * viewer, resolved from the session by the caller (pages/dashboard).
+ * (trpc/request-state.ts); the dashboard's procedures also the signed-in
+ * viewer, resolved from the session by the caller (the pages).
  */
-export type Context = { deps: AppDeps; state: RequestState; viewer?: DashboardViewer };
-
-export type Meta = OpenApiMeta<{
+export type Context = {
+  deps: AppDeps;
+  state: RequestState;
+  viewer?: DashboardViewer;
   /**
-   * Which stable code an input-validation failure of a top-level field maps
-   * to, in precedence order; anything else is `invalid_request`.
+   * An operator acting through an internal tool (the operator's command-line
+   * tool): the internal listener's token holder, who names the operator for
+   * the audit row (http/internal.ts, X-Operator). Never set on the public port.
    */
-  inputErrors?: Array<[field: string, code: ApiErrorCode]>;
-  /**
-   * The route's own responses, for the OpenAPI document (http/openapi.ts adds
-   * the ones every route shares: 401/403 on protected routes, 404
-   * route_not_found, 413 on POST, 500).
-   */
-  responses?: Readonly<Record<number, DocumentedResponse>>;
-  /**
-   * The request body as the document states it, when the runtime schema is
-   * deliberately looser (its failures map to the codes of `inputErrors`);
-   * test/openapi-request.test.ts holds the two to the same verdicts.
-   */
-  documentBody?: ZodType;
-  /**
-   * The route answers without the database (health, documents). Every other
-   * route answers 500 with Retry-After until the database has first been reached.
-   */
-  withoutDatabase?: boolean;
-}>;
-
-/** One status of a route, as the OpenAPI document describes it. */
-export type DocumentedResponse = {
-  description: string;
-  /** Error statuses: the codes the route answers with at this status. */
-  codes?: readonly ApiErrorCode[];
-  /** Response headers beyond X-Request-Id (see RESPONSE_HEADERS in http/openapi.ts). */
-  headers?: readonly ResponseHeaderName[];
-  /** Named examples of the body: real shapes, checked against the schema by test/openapi.test.ts. */
-  examples?: Readonly<Record<string, { summary: string; value: unknown }>>;
+  toolOperator?: { actor: string };
+  /** Who reads the refusals' sentences (contract/refusals.ts): the dashboard's browser unless said. */
+  register?: Register;
 };
 
 const t = initTRPC
@@ -82,6 +60,7 @@ const t = initTRPC
   });
 
 export const router = t.router;
+export const mergeRouters = t.mergeRouters;
 /** A router built from these tiers, whatever its procedures: what the gateway serves. */
 export type ApiRouter = TRPCBuiltRouter<typeof t._config.$types, Record<never, never>>;
 export const middleware = t.middleware;
@@ -94,10 +73,17 @@ export const viewerProcedure = t.procedure.use(({ ctx, next }) => {
   return next({ ctx: { ...ctx, viewer: ctx.viewer } });
 });
 
-/** The operator's procedures: a signed-in identity listed in OPERATOR_IDENTITIES. */
-export const operatorProcedure = viewerProcedure.use(({ ctx, next }) => {
+/**
+ * The operator's procedures: a signed-in dashboard identity listed in
+ * OPERATOR_IDENTITIES, or an internal tool naming its operator. Narrows ctx
+ * with `actor`, the name the audit rows carry, and `register`.
+ */
+export const operatorProcedure = t.procedure.use(({ ctx, next }) => {
+  const register = ctx.register ?? "browser";
+  if (ctx.toolOperator) return next({ ctx: { actor: ctx.toolOperator.actor, register } });
+  if (!ctx.viewer) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in to the dashboard." });
   if (!ctx.viewer.operator) throw new TRPCError({ code: "FORBIDDEN", message: "Operators only." });
-  return next();
+  return next({ ctx: { actor: ctx.viewer.actor, register } });
 });
 
 /**

@@ -7,7 +7,8 @@
 // formats), an undeclared or malformed header.
 import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
-import { buildOpenApiDocument, RESPONSE_HEADERS } from "../../src/http/openapi.ts";
+import { RESPONSE_HEADERS } from "../../src/contract/headers.ts";
+import { buildOpenApiDocument } from "../../src/docs/openapi.ts";
 import { appRouter } from "../../src/router.ts";
 
 // ajv-formats is CommonJS: its default export is the function under Node's ESM.

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { respond } from "../../http/request-state.ts";
+import { respond } from "../../trpc/request-state.ts";
 import { publicProcedure, router } from "../../trpc/trpc.ts";
 import { livenessMeta, readinessMeta, ZLivenessResponse, ZReadinessResponse } from "./health.types.ts";
 

@@ -1,4 +1,5 @@
-import { ApiError, REFUSAL_MESSAGES } from "../../http/errors.ts";
+import { ApiError } from "../../contract/errors.ts";
+import { REFUSAL_MESSAGES } from "../../contract/wording.ts";
 import { apiKeyProcedure } from "../../trpc/trpc.ts";
 import { getMessageMeta, ZGetMessageRequest, ZGetMessageResponse } from "./get-message.types.ts";
 

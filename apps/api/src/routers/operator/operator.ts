@@ -11,14 +11,17 @@ import {
   toKey,
   toProject,
   toSenderRequest,
+  ts,
   tsOrNull,
 } from "../dashboard/records.types.ts";
 import { refused } from "../refusals.ts";
 import {
+  toMessageCount,
   ZApproveSenderRequest,
   ZApproveSenderResponse,
   ZAuditRequest,
   ZAuditResponse,
+  ZClearSenderResponse,
   ZCreateLiveKeyRequest,
   ZCreateLiveKeyResponse,
   ZDescribeProjectResponse,
@@ -35,9 +38,12 @@ import {
   ZRefuseSenderResponse,
   ZRevokeKeyRequest,
   ZRevokeKeyResponse,
+  ZRotateKeysRequest,
+  ZRotateKeysResponse,
+  ZSetSenderRequest,
+  ZSetSenderResponse,
   ZSuspensionRequest,
   ZSuspensionResponse,
-  toMessageCount,
 } from "./operator.types.ts";
 
 export const OPERATOR_PAGE_SIZE = 50;
@@ -47,10 +53,10 @@ const findProjects = operatorProcedure
   .output(ZFindProjectsResponse)
   .query(async ({ ctx, input }) => {
     const result = await ctx.deps.services.operator.findProjects({
-      actor: ctx.viewer.actor,
+      actor: ctx.actor,
       query: input.query,
     });
-    if (!result.ok) return refused(result);
+    if (!result.ok) return refused(result, ctx.register);
     return {
       ok: true as const,
       by: result.by,
@@ -67,10 +73,10 @@ const describeProject = operatorProcedure
   .output(ZDescribeProjectResponse)
   .query(async ({ ctx, input }) => {
     const result = await ctx.deps.services.operator.describeProject({
-      actor: ctx.viewer.actor,
+      actor: ctx.actor,
       projectId: input.project_id,
     });
-    if (!result.ok) return refused(result);
+    if (!result.ok) return refused(result, ctx.register);
     ctx.state.projectId = result.project.id;
     const { project, credits, freeTier } = result;
     return {
@@ -92,11 +98,11 @@ function suspension(action: "suspendProject" | "reinstateProject") {
     .output(ZSuspensionResponse)
     .mutation(async ({ ctx, input }) => {
       const result = await ctx.deps.services.operator[action]({
-        actor: ctx.viewer.actor,
+        actor: ctx.actor,
         projectId: input.project_id,
         ...(input.reason?.trim() ? { reason: input.reason } : {}),
       });
-      if (!result.ok) return refused(result);
+      if (!result.ok) return refused(result, ctx.register);
       ctx.state.projectId = result.projectId;
       return {
         ok: true as const,
@@ -112,12 +118,12 @@ const grantCredits = operatorProcedure
   .output(ZGrantCreditsResponse)
   .mutation(async ({ ctx, input }) => {
     const result = await ctx.deps.services.operator.grantPaidCredits({
-      actor: ctx.viewer.actor,
+      actor: ctx.actor,
       projectId: input.project_id,
       amount: input.amount,
       ...(input.reference?.trim() ? { reference: input.reference.trim() } : {}),
     });
-    if (!result.ok) return refused(result);
+    if (!result.ok) return refused(result, ctx.register);
     ctx.state.projectId = result.projectId;
     return {
       ok: true as const,
@@ -135,10 +141,10 @@ const createLiveKey = operatorProcedure
   .output(ZCreateLiveKeyResponse)
   .mutation(async ({ ctx, input }) => {
     const result = await ctx.deps.services.operator.createLiveKey({
-      actor: ctx.viewer.actor,
+      actor: ctx.actor,
       projectId: input.project_id,
     });
-    if (!result.ok) return refused(result);
+    if (!result.ok) return refused(result, ctx.register);
     ctx.state.projectId = result.projectId;
     ctx.state.log.info({ key_id: result.keyId, mode: "live" }, "operator: key created");
     return {
@@ -157,7 +163,7 @@ const getKey = operatorProcedure
       projectId: input.project_id,
       keyId: input.key_id,
     });
-    if (!found.ok) return refused(found);
+    if (!found.ok) return refused(found, ctx.register);
     ctx.state.projectId = input.project_id;
     return { ok: true as const, key: toKey(found.key) };
   });
@@ -167,11 +173,12 @@ const revokeKey = operatorProcedure
   .output(ZRevokeKeyResponse)
   .mutation(async ({ ctx, input }) => {
     const result = await ctx.deps.services.operator.revokeApiKey({
-      actor: ctx.viewer.actor,
-      keyId: input.key_id,
+      actor: ctx.actor,
+      ...(input.key_id !== undefined ? { keyId: input.key_id } : {}),
+      ...(input.prefix !== undefined ? { prefix: input.prefix } : {}),
       ...(input.project_id ? { projectId: input.project_id } : {}),
     });
-    if (!result.ok) return refused(result);
+    if (!result.ok) return refused(result, ctx.register);
     ctx.state.projectId = result.projectId;
     ctx.state.log.info(
       { key_id: result.keyId, already_revoked: result.alreadyRevoked },
@@ -181,8 +188,58 @@ const revokeKey = operatorProcedure
       ok: true as const,
       project_id: result.projectId,
       key: { id: result.keyId, mode: result.mode, prefix: result.prefix },
+      revoked_at: ts(result.revokedAt),
       already_revoked: result.alreadyRevoked,
     };
+  });
+
+const setSender = operatorProcedure
+  .input(ZSetSenderRequest)
+  .output(ZSetSenderResponse)
+  .mutation(async ({ ctx, input }) => {
+    const result = await ctx.deps.services.operator.setProjectSender({
+      actor: ctx.actor,
+      projectId: input.project_id,
+      name: input.name,
+      ...(input.brand_id !== undefined ? { brandId: input.brand_id } : {}),
+    });
+    if (!result.ok) return refused(result, ctx.register);
+    ctx.state.projectId = result.projectId;
+    return {
+      ok: true as const,
+      project_id: result.projectId,
+      sender: result.sender,
+      brand_id: result.brandId,
+      validated: result.validated,
+      changed: result.changed,
+    };
+  });
+
+const clearSender = operatorProcedure
+  .input(ZProjectRequest)
+  .output(ZClearSenderResponse)
+  .mutation(async ({ ctx, input }) => {
+    const result = await ctx.deps.services.operator.clearProjectSender({
+      actor: ctx.actor,
+      projectId: input.project_id,
+    });
+    if (!result.ok) return refused(result, ctx.register);
+    ctx.state.projectId = result.projectId;
+    return { ok: true as const, project_id: result.projectId, changed: result.changed };
+  });
+
+/** Re-encrypts stored texts and numbers under the service's current message key (docs/privacy.md). */
+const rotateMessageKeys = operatorProcedure
+  .input(ZRotateKeysRequest)
+  .output(ZRotateKeysResponse)
+  .mutation(async ({ ctx, input }) => {
+    const result = await ctx.deps.services.operator.rotateKeys({
+      actor: ctx.actor,
+      batchSize: input.batch_size,
+    });
+    if (!result.ok) return refused(result, ctx.register);
+    const { ok: _ok, currentKeyId, ...counts } = result;
+    return { ok: true as const, current_key_id: currentKeyId, ...counts };
   });
 
 const listSenderRequests = operatorProcedure
@@ -202,11 +259,11 @@ const approveSenderRequest = operatorProcedure
   .output(ZApproveSenderResponse)
   .mutation(async ({ ctx, input }) => {
     const result = await ctx.deps.services.operator.approveSenderRequest({
-      actor: ctx.viewer.actor,
+      actor: ctx.actor,
       requestId: input.request_id,
       ...(input.brand_id !== undefined ? { brandId: input.brand_id } : {}),
     });
-    if (!result.ok) return refused(result);
+    if (!result.ok) return refused(result, ctx.register);
     ctx.state.projectId = result.projectId;
     return {
       ok: true as const,
@@ -223,11 +280,11 @@ const refuseSenderRequest = operatorProcedure
   .output(ZRefuseSenderResponse)
   .mutation(async ({ ctx, input }) => {
     const result = await ctx.deps.services.operator.refuseSenderRequest({
-      actor: ctx.viewer.actor,
+      actor: ctx.actor,
       requestId: input.request_id,
       reason: input.reason,
     });
-    if (!result.ok) return refused(result);
+    if (!result.ok) return refused(result, ctx.register);
     ctx.state.projectId = result.projectId;
     return { ok: true as const, request_id: result.requestId, project_id: result.projectId };
   });
@@ -241,7 +298,7 @@ const auditLog = operatorProcedure
       after: decodeCursor(input.cursor),
       limit: OPERATOR_PAGE_SIZE,
     });
-    if (!page.ok) return refused(page);
+    if (!page.ok) return refused(page, ctx.register);
     return { ok: true as const, entries: page.items.map(toAuditEntry), next: encodeCursor(page.next) };
   });
 
@@ -251,7 +308,10 @@ export const operatorRouter = router({
     get: describeProject,
     suspend: suspension("suspendProject"),
     reinstate: suspension("reinstateProject"),
+    setSender,
+    clearSender,
   }),
+  messageKeys: router({ rotate: rotateMessageKeys }),
   credits: router({ grant: grantCredits }),
   keys: router({ get: getKey, createLive: createLiveKey, revoke: revokeKey }),
   senderRequests: router({

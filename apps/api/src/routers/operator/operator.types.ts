@@ -71,14 +71,45 @@ export const ZGrantCreditsResponse = ok({
 export const ZCreateLiveKeyRequest = z.strictObject({ project_id: ZProjectId });
 export const ZCreateLiveKeyResponse = ok({ project_id: z.string(), key: ZNewKey });
 
+/**
+ * A key named by its id or by its prefix (exactly one; the domain refuses
+ * otherwise). Long enough that a whole pasted key reaches the domain, which
+ * refuses it as whole_key_given rather than as a malformed id.
+ */
 export const ZRevokeKeyRequest = z.strictObject({
-  key_id: z.string().max(40),
+  key_id: z.string().max(200).optional(),
+  prefix: z.string().max(200).optional(),
   project_id: ZProjectId.optional(),
 });
 export const ZRevokeKeyResponse = ok({
   project_id: z.string(),
   key: z.object({ id: z.string(), mode: z.enum(KEY_MODES), prefix: z.string() }),
+  revoked_at: z.string(),
   already_revoked: z.boolean(),
+});
+
+export const ZSetSenderRequest = z.strictObject({
+  project_id: ZProjectId,
+  name: z.string().max(100),
+  brand_id: z.number().int().optional(),
+});
+export const ZSetSenderResponse = ok({
+  project_id: z.string(),
+  sender: z.string(),
+  brand_id: z.number(),
+  validated: z.boolean(),
+  changed: z.boolean(),
+});
+
+export const ZClearSenderResponse = ok({ project_id: z.string(), changed: z.boolean() });
+
+export const ZRotateKeysRequest = z.strictObject({ batch_size: z.number().int() });
+export const ZRotateKeysResponse = ok({
+  current_key_id: z.string(),
+  rotated: z.number(),
+  failed: z.number(),
+  remaining: z.number(),
+  fingerprints_on_old_keys: z.number(),
 });
 
 export const ZGetKeyRequest = z.strictObject({ project_id: ZProjectId, key_id: z.string().max(40) });

@@ -6,9 +6,10 @@
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from "@sms/domain";
 import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
 import { TEMPLATE_IDS, TEMPLATES } from "@sms/templates";
+import { API_ERROR_CODES, ERROR_STATUS } from "../contract/errors.ts";
+import { ERROR_GUIDE } from "../contract/wording.ts";
 import { MESSAGE_EXAMPLES } from "../routers/messages/message.types.ts";
 import { TEST_KEY_EXAMPLE } from "../routers/test-keys/create-test-key.types.ts";
-import { API_ERROR_CODES, ERROR_GUIDE, ERROR_STATUS } from "./errors.ts";
 
 /** Spec 6: when to read a message again. The client package follows the same numbers. */
 export const POLLING = { firstDelaySeconds: 2, factor: 2, maxDelaySeconds: 30 } as const;

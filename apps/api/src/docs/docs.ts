@@ -16,7 +16,7 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import type { OpenAPIObject } from "trpc-to-openapi";
-import type { ExtraRoute } from "./gateway.ts";
+import type { ExtraRoute } from "../http/gateway.ts";
 
 async function loadScalarBundle(): Promise<Uint8Array<ArrayBuffer>> {
   // The package does not export its browser bundle; it sits beside the entry.

@@ -20,52 +20,13 @@ import {
   type ZodOpenApiPathsObject,
   type ZodOpenApiResponseObject,
 } from "zod-openapi";
-import type { DocumentedResponse, Meta } from "../trpc/trpc.ts";
-import { API_ERROR_CODES, type ApiErrorCode, ERROR_GUIDE } from "./errors.ts";
+import { API_ERROR_CODES, type ApiErrorCode } from "../contract/errors.ts";
+import { RESPONSE_HEADERS, type ResponseHeaderName } from "../contract/headers.ts";
+import type { DocumentedResponse, Meta } from "../contract/meta.ts";
+import { ERROR_GUIDE } from "../contract/wording.ts";
 import { guidePages, referenceIntro, TAGS } from "./guide.ts";
 
 export const API_VERSION = "0.1.0";
-
-const integerHeader = (description: string, example: number) => ({
-  description,
-  schema: { type: "integer", minimum: 0 },
-  example,
-});
-
-/** Every response header the API documents; `required` ones are always sent where declared. */
-export const RESPONSE_HEADERS = {
-  "X-Request-Id": {
-    description:
-      "Identifier of this request (the same as `error.request_id`); quote it when asking for help.",
-    required: true,
-    schema: { type: "string" },
-    example: "req_01m81b5h80dyb9cpnywpdjqhd4",
-  },
-  "Retry-After": integerHeader("Seconds to wait before retrying.", 42),
-  "RateLimit-Limit": integerHeader(
-    "Requests allowed in the current window of the limit nearest to exhaustion.",
-    100,
-  ),
-  "RateLimit-Remaining": integerHeader("Requests left in that window.", 99),
-  "RateLimit-Reset": integerHeader("Seconds until that window resets.", 42),
-  "Idempotent-Replayed": {
-    description: "`true`: this is the stored answer to an earlier request with the same `Idempotency-Key`.",
-    required: true,
-    schema: { type: "string", enum: ["true"] },
-  },
-  Allow: {
-    description: "The methods this path does serve.",
-    required: true,
-    schema: { type: "string" },
-    example: "POST",
-  },
-  "WWW-Authenticate": {
-    description: "`Bearer` (absent on `project_suspended`).",
-    schema: { type: "string" },
-    example: "Bearer",
-  },
-} as const;
-export type ResponseHeaderName = keyof typeof RESPONSE_HEADERS;
 
 const ZErrorBody = (codes: readonly ApiErrorCode[]) =>
   z.strictObject({

@@ -1,0 +1,54 @@
+// The API's error vocabulary: every stable error code and its HTTP status,
+// the error a procedure or the edge throws to be answered in the envelope,
+// and the waits the API asks for. A leaf: imports nothing of the app.
+/**
+ * Every stable error code the API can answer with, and its HTTP status:
+ * spec section 7 first, then the transport-level codes (unknown route, wrong
+ * method, a body too slow, too large or not JSON, a connection over the cap).
+ */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_recipient: 400,
+  invalid_template: 400,
+  invalid_variables: 400,
+  idempotency_key_required: 400,
+  unauthorized: 401,
+  invalid_api_key: 401,
+  insufficient_credits: 402,
+  project_suspended: 403,
+  message_not_found: 404,
+  route_not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
+  idempotency_key_reused: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  daily_limit_reached: 429,
+  internal_error: 500,
+  provider_unavailable: 503,
+  too_many_connections: 503,
+} as const;
+
+export type ApiErrorCode = keyof typeof ERROR_STATUS;
+export const API_ERROR_CODES = Object.keys(ERROR_STATUS) as [ApiErrorCode, ...ApiErrorCode[]];
+
+/** An error the caller is meant to see: thrown by procedures and the gateway only. */
+export class ApiError extends Error {
+  readonly code: ApiErrorCode;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ApiErrorCode, message: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.headers = headers;
+  }
+}
+
+/** Seconds a caller is asked to wait while the database does not answer (Retry-After). */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+/** 503 provider_unavailable: nothing was sent; a retry with the same key is safe after this many seconds. */
+export const PROVIDER_RETRY_AFTER_SECONDS = 5;

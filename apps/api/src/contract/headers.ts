@@ -1,0 +1,44 @@
+// Every response header the API documents, with its description and
+// example: the OpenAPI document's header components, and the names a route's
+// metadata may declare. A leaf: imports nothing of the app.
+
+const integerHeader = (description: string, example: number) => ({
+  description,
+  schema: { type: "integer", minimum: 0 },
+  example,
+});
+
+/** Every response header the API documents; `required` ones are always sent where declared. */
+export const RESPONSE_HEADERS = {
+  "X-Request-Id": {
+    description:
+      "Identifier of this request (the same as `error.request_id`); quote it when asking for help.",
+    required: true,
+    schema: { type: "string" },
+    example: "req_01m81b5h80dyb9cpnywpdjqhd4",
+  },
+  "Retry-After": integerHeader("Seconds to wait before retrying.", 42),
+  "RateLimit-Limit": integerHeader(
+    "Requests allowed in the current window of the limit nearest to exhaustion.",
+    100,
+  ),
+  "RateLimit-Remaining": integerHeader("Requests left in that window.", 99),
+  "RateLimit-Reset": integerHeader("Seconds until that window resets.", 42),
+  "Idempotent-Replayed": {
+    description: "`true`: this is the stored answer to an earlier request with the same `Idempotency-Key`.",
+    required: true,
+    schema: { type: "string", enum: ["true"] },
+  },
+  Allow: {
+    description: "The methods this path does serve.",
+    required: true,
+    schema: { type: "string" },
+    example: "POST",
+  },
+  "WWW-Authenticate": {
+    description: "`Bearer` (absent on `project_suspended`).",
+    schema: { type: "string" },
+    example: "Bearer",
+  },
+} as const;
+export type ResponseHeaderName = keyof typeof RESPONSE_HEADERS;
