@@ -569,6 +569,10 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
       ["/dashboard/../claim", "/dashboard/projects"],
       ["/dashboard/sign-out", "/dashboard/projects"],
       ["/elsewhere", "/dashboard/projects"],
+      // Encoded dot segments and backslashes (issue 25 L2): a browser would resolve them out of /dashboard.
+      ["/dashboard/%2e%2e/%2e%2e/x", "/dashboard/projects"],
+      ["/dashboard/%252e%252e/%252e%252e/x", "/dashboard/projects"],
+      ["/dashboard/%5c..%5cx", "/dashboard/projects"],
     ] as const) {
       const response = await post("/dashboard/sign-in", null, { provider: "dev", name: "Nina Next", next });
       expect(response.headers.get("location"), next).toBe(location);

@@ -11,13 +11,37 @@ import { refusedPage } from "../views/problems.ts";
 import { signInPage } from "../views/sign-in.ts";
 import { type DashboardContext, NOTICES } from "./context.ts";
 
-/** A path inside the dashboard to return to after signing in; anything else is dropped. */
+/** How many layers of percent-encoding `next` may carry before it is dropped. */
+const MAX_DECODINGS = 3;
+
+/**
+ * A path inside the dashboard to return to after signing in; anything else is
+ * dropped. Checked as written and fully percent-decoded (a browser resolves
+ * `%2e%2e` as `..`, and a value may be encoded twice): no dot segment, no
+ * backslash, no `//`, no control character, and never the sign-in pages.
+ */
 export function safeNext(value: string | null | undefined): string | null {
   if (!value || value.length > 500) return null;
   if (!/^\/dashboard(?:\/[A-Za-z0-9_\-.~/%]*)?(?:\?[A-Za-z0-9_\-.~=&%+]*)?$/.test(value)) return null;
-  if (value.includes("//") || /\/\.\.?(?:[/?]|$)/.test(value) || value.startsWith("/dashboard/sign-"))
-    return null;
-  return value;
+  let decoded = value;
+  for (let layer = 0; ; layer++) {
+    if (!isInsideDashboard(decoded)) return null;
+    let next: string;
+    try {
+      next = decodeURIComponent(decoded);
+    } catch {
+      return null;
+    }
+    if (next === decoded) return value;
+    if (layer === MAX_DECODINGS) return null;
+    decoded = next;
+  }
+}
+
+function isInsideDashboard(path: string): boolean {
+  const [pathname = ""] = path.split("?");
+  if (!/^\/dashboard(?:\/|$)/.test(pathname) || pathname.startsWith("/dashboard/sign-")) return false;
+  return !/[\\\u0000-\u001f\u007f]|\/\/|\/\.\.?(?:\/|$)/.test(pathname);
 }
 
 type Problem = (next: string | null, problem: string, status: number) => Promise<Response>;
