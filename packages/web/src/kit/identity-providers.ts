@@ -96,7 +96,13 @@ function createGoogleProvider(options: {
   function discover(): Promise<oidc.Configuration> {
     configuration ??= oidc
       .discovery(new URL(options.issuerUrl), options.clientId, options.clientSecret, undefined, {
-        execute: insecure(options.issuerUrl) ? [oidc.allowInsecureRequests] : [],
+        // The ID token's signature is checked against the issuer's JWKS only
+        // with the non-repudiation checks (openid-client otherwise relies on
+        // the TLS channel to the token endpoint).
+        execute: [
+          oidc.enableNonRepudiationChecks,
+          ...(insecure(options.issuerUrl) ? [oidc.allowInsecureRequests] : []),
+        ],
         timeout: HTTP_TIMEOUT_SECONDS,
       })
       .then((config) => {
