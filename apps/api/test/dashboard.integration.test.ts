@@ -619,6 +619,43 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
     expect((await get("/dashboard/assets/other.js")).status).toBe(404);
   });
 
+  it("refuses every change of a suspended project on the server (revoking a key stays possible)", async () => {
+    // issue 25 L4: the pages hide these forms on a suspended project; a posted form must not get through either.
+    const key = await claimedBy("Sam Suspended");
+    const sam = await signIn("Sam Suspended");
+    const asOperator = createInternalCaller({
+      deps: t.app.deps,
+      state: state(),
+      viewer: await viewerOf("olga-ops"),
+    });
+    expect(
+      await asOperator.operator.projects.suspend({ project_id: key.project_id, reason: "test" }),
+    ).toMatchObject({
+      ok: true,
+    });
+    const where = { projectId: key.project_id };
+    const keyRows = () => t.app.db.prisma.apiKey.findMany({ where, select: { id: true, revokedAt: true } });
+    const requests = () => t.app.db.prisma.senderRequest.count({ where });
+    const keysBefore = await keyRows();
+    const base = `/dashboard/projects/${key.project_id}`;
+    for (const [path, fields] of [
+      [`${base}/keys/live`, {}],
+      [`${base}/keys/roll-test`, {}],
+      [`${base}/sender`, { name: "Acme", purpose: "login codes" }],
+    ] as const) {
+      const response = await post(path, sam.cookie, { ...fields, csrf_token: sam.csrf });
+      expect(response.status, path).toBe(409);
+      expect(await response.text(), path).toContain("suspended");
+    }
+    expect(await keyRows()).toEqual(keysBefore);
+    expect(await requests()).toBe(0);
+    // Revoking a (possibly leaked) key only takes access away: allowed while suspended.
+    const testKey = keysBefore[0]!;
+    const revoked = await post(`${base}/keys/${testKey.id}/revoke`, sam.cookie, { csrf_token: sam.csrf });
+    expect(revoked.status).toBe(303);
+    expect((await keyRows()).find((row) => row.id === testKey.id)?.revokedAt).not.toBeNull();
+  });
+
   it("shows when each key was last used", async () => {
     const key = await claimedBy("Finn Used");
     const finn = await signIn("Finn Used");
