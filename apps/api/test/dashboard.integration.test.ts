@@ -256,6 +256,7 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
       [`/dashboard/operator/keys/${aliceKeyId}/revoke`, { project: alice.project_id }],
       ["/dashboard/operator/sender-requests/srq_01m83m72x0v8xf4xjtbady3d85/approve", {}],
       ["/dashboard/operator/sender-requests/srq_01m83m72x0v8xf4xjtbady3d85/refuse", { reason: "no" }],
+      ["/dashboard/operator/search", { q: alice.project_id }],
     ];
 
     async function aliceUnchanged() {
@@ -654,6 +655,34 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
     const revoked = await post(`${base}/keys/${testKey.id}/revoke`, sam.cookie, { csrf_token: sam.csrf });
     expect(revoked.status).toBe(303);
     expect((await keyRows()).find((row) => row.id === testKey.id)?.revokedAt).not.toBeNull();
+  });
+
+  it("the operator searches by POST: never from the URL, and a pasted whole key is not written back", async () => {
+    // issue 25 L3.
+    const key = await claimedBy("Paula Pasted");
+    const olga = await signIn("olga-ops");
+    const home = await (await get("/dashboard/operator", olga.cookie)).text();
+    expect(home).toMatch(/<form method="post" action="\/dashboard\/operator\/search"[^>]*role="search">/);
+    // A query in the URL finds nothing and is not echoed.
+    const byUrl = await (await get(`/dashboard/operator?q=${key.project_id}`, olga.cookie)).text();
+    expect(byUrl).not.toContain(key.project_id);
+    // By POST: the project is found by its key's prefix, and the prefix is kept in the field.
+    const prefix = key.api_key.slice(0, 12);
+    const found = await post("/dashboard/operator/search", olga.cookie, { q: prefix, csrf_token: olga.csrf });
+    expect(found.status).toBe(200);
+    const foundHtml = await found.text();
+    expect(foundHtml).toContain(key.project_id);
+    expect(foundHtml).toContain(`value="${prefix}"`);
+    // A whole key: refused, and appears nowhere in the page.
+    const pasted = await post("/dashboard/operator/search", olga.cookie, {
+      q: key.api_key,
+      csrf_token: olga.csrf,
+    });
+    expect(pasted.status).toBe(200);
+    const pastedHtml = await pasted.text();
+    expect(pastedHtml).toContain("whole API key");
+    expect(pastedHtml).not.toContain(key.api_key.slice(12));
+    expect(found.headers.get("location")).toBeNull();
   });
 
   it("shows when each key was last used", async () => {

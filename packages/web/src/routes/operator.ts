@@ -14,6 +14,9 @@ import {
 import { actionRefusedPage, badRequestPage, notFoundPage } from "../views/problems.ts";
 import { type DashboardContext, emptyToUndefined, NOTICES, type PageContext, param } from "./context.ts";
 
+/** More than a key's displayable prefix (sk_live_ and four characters): a whole key, or most of one. */
+const looksLikeWholeKey = (query: string) => /sk_(?:test|live)_[A-Za-z0-9_-]{5,}/.test(query);
+
 const refused = <S extends PageState>(
   context: PageContext<S>,
   title: string,
@@ -25,15 +28,17 @@ const projectBack = <S extends PageState>(context: PageContext<S>) =>
 
 /** The operator's home (search, waiting requests) and one project. */
 function reads<S extends PageState>({ route, port }: DashboardContext<S>) {
-  const home = route("GET", "/dashboard/operator", "operator", async ({ procedures, chrome, url }) => {
-    const query = (url.searchParams.get("q") ?? "").trim();
+  /** The home page; with the results of a search when `query` is given (never from the URL: L3). */
+  async function homePage(context: PageContext<S>, query: string): Promise<Response> {
+    const { procedures, chrome, url } = context;
     const requestsCursor = emptyToUndefined(url.searchParams.get("requests"));
     const [found, requests] = await Promise.all([
       query ? procedures.operator.projects.find({ query: query.slice(0, 300) }) : Promise.resolve(null),
       procedures.operator.senderRequests.list({ ...(requestsCursor ? { cursor: requestsCursor } : {}) }),
     ]);
     return operatorHomePage(chrome, {
-      query,
+      // A pasted whole API key is never written back into the page.
+      query: looksLikeWholeKey(query) ? "" : query,
       found: found?.ok ? found : null,
       problem: found && !found.ok ? found.message : null,
       requests,
@@ -41,7 +46,13 @@ function reads<S extends PageState>({ route, port }: DashboardContext<S>) {
       notice: noticeFrom(url, NOTICES),
       brandsConfigured: port.config.brandsConfigured,
     });
-  });
+  }
+
+  const home = route("GET", "/dashboard/operator", "operator", (context) => homePage(context, ""));
+  // A search is a POST: what was searched for (perhaps a pasted key) never sits in a URL or the history.
+  const search = route("POST", "/dashboard/operator/search", "operator", (context) =>
+    homePage(context, (context.form.get("q") ?? "").trim()),
+  );
 
   const project = route("GET", "/dashboard/operator/projects/{project_id}", "operator", async (context) => {
     const described = await context.procedures.operator.projects.get({
@@ -58,7 +69,7 @@ function reads<S extends PageState>({ route, port }: DashboardContext<S>) {
       defaultSender: port.config.defaultSender,
     });
   });
-  return [home, project];
+  return [home, search, project];
 }
 
 /** Suspend, reinstate, grant paid credits, create a live key. */

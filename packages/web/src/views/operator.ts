@@ -84,7 +84,7 @@ export function operatorHomePage(
     section: "operator",
     body: html`<h1>Operator</h1>
 ${options.notice}
-<form method="get" action="/dashboard/operator" class="panel" role="search">
+<form method="post" action="/dashboard/operator/search" class="panel" role="search">${csrfField(chrome)}
 <div class="form-grid">
 <div class="field"><label for="q">Find a project <span class="hint">(project id, key prefix such as sk_live_AbCd, or account e-mail)</span></label>
 <input id="q" name="q" value="${options.query}" required maxlength="300" autocomplete="off" spellcheck="false"></div>
