@@ -21,6 +21,7 @@ import {
 } from "@sms/domain";
 import { createSimulatorProvider } from "@sms/provider-sim";
 import { createUbillProvider } from "@sms/provider-ubill";
+import { createWeb, generateCookieSecret, identityProvidersFromConfig } from "@sms/web";
 import type { DestinationStream } from "pino";
 import type { AppDeps } from "./deps.ts";
 import { docsRoutes } from "./docs/docs.ts";
@@ -32,13 +33,10 @@ import { periodicJobs } from "./jobs/jobs.ts";
 import { type Job, type Scheduler, startScheduler } from "./jobs/scheduler.ts";
 import { type AppLogger, createLogger } from "./logger.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
-import { generateCookieSecret } from "./pages/claim/claim-cookies.ts";
-import { claimPageErrors, claimPageRoutes } from "./pages/claim/claim-page.ts";
-import { identityProvidersFromConfig } from "./pages/claim/identity-providers.ts";
-import { dashboardPages } from "./pages/dashboard/dashboard-page.ts";
 import { appRouter } from "./router.ts";
 import { apiServices } from "./services.ts";
 import { toolsRouter } from "./tools-router.ts";
+import { webPort } from "./web-port.ts";
 
 export type App = {
   /** The public port: the REST routes of spec 1.6, documents and pages. */
@@ -286,8 +284,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     databaseReachable: async () => started && (await db.ping()),
   };
 
-  // The claim pages and the dashboard share the identity providers, the
-  // sign-in callback and the cookie sealer (one secret).
+  // The pages (@sms/web: the claim flow and the dashboard) share the identity
+  // providers, the sign-in callback and the cookie sealer (one secret).
   const cookieSecret =
     config.claims.cookieSecret ??
     (await developmentSecret(
@@ -308,34 +306,21 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       "development sign-in is on: anyone can sign in to the claim pages and the dashboard as anyone",
     );
   }
-  const dashboard = await dashboardPages({
-    deps,
-    clock,
-    logger,
-    config,
-    sealer,
-    providers: identityProviders,
-    brandsConfigured: live !== null,
-  });
+  const web = await createWeb(
+    webPort({ deps, config, sealer, identityProviders, brandsConfigured: live !== null }),
+  );
 
   const document = buildOpenApiDocument(appRouter, config.publicBaseUrl);
   const handler = createGateway({
     router: appRouter,
     deps,
-    extraRoutes: [
-      ...(await docsRoutes(document)),
-      ...(await claimPageRoutes(
-        { services: services.claims, clock, logger, config },
-        { providers: identityProviders, sealer, dashboard: dashboard.hooks },
-      )),
-      ...dashboard.routes,
-    ],
+    extraRoutes: [...(await docsRoutes(document)), ...web.routes],
     trustProxy: config.http.trustProxy,
     maxBodyBytes: config.http.maxBodyBytes,
     onFinished: (request) =>
       metrics.request(request.route, request.method, request.status, request.seconds, request.code),
     databaseStarted,
-    pageErrors: [dashboard.errors, claimPageErrors],
+    pageErrors: web.errors,
   });
   const internalHandler = config.internal
     ? createInternalHandler({

@@ -16,9 +16,10 @@ import { claimProject } from "@sms/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
 import { type Config, parseEnv } from "../src/env.ts";
-import { cookieNames, type SignedInIdentity } from "../src/pages/claim/claim-cookies.ts";
-import { claimPageRoutes } from "../src/pages/claim/claim-page.ts";
+import { createWeb, identityProvidersFromConfig } from "@sms/web";
+import { cookieNames, type SignedInIdentity } from "@sms/web/testing";
 import type { RequestState } from "../src/trpc/request-state.ts";
+import { webPort } from "../src/web-port.ts";
 import { createTestKey, ManualClock, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 
 const backends = await availableBackends();
@@ -40,13 +41,19 @@ type Key = { api_key: string; project_id: string; claim_url: string; expires_at:
 
 describe("the claim pages (in-process)", () => {
   let t: TestApp;
-  /** The claim pages' dependencies, as app.ts builds them, with another configuration. */
-  const claimDeps = (config: Config) => ({
-    services: t.app.deps.services.claims,
-    clock: t.app.deps.clock,
-    logger: t.app.logger,
-    config,
-  });
+  /** The pages' routes, as app.ts builds them, with another configuration. */
+  const claimPageRoutes = async (config: Config) =>
+    (
+      await createWeb(
+        webPort({
+          deps: t.app.deps,
+          config,
+          sealer: await createCookieSealer(config.claims.cookieSecret ?? SECRET),
+          identityProviders: identityProvidersFromConfig(config.claims),
+          brandsConfigured: false,
+        }),
+      )
+    ).routes;
   const tokenOf = (key: Key) => key.claim_url.slice(key.claim_url.lastIndexOf("/") + 1);
   const path = (key: Key, rest = "") => `/claim/${tokenOf(key)}${rest}`;
   const newKey = () => createTestKey((p, init) => t.request(p, init)) as Promise<Key>;
@@ -129,7 +136,7 @@ describe("the claim pages (in-process)", () => {
       // Without a provider, development sign-in would be offered (dashboard.integration.test.ts).
       DEV_SIGN_IN: "false",
     });
-    const routes = await claimPageRoutes(claimDeps(config));
+    const routes = await claimPageRoutes(config);
     const landing = routes.find((route) => route.method === "GET" && route.path === "/claim/{token}")!;
     const state = routeState();
     const response = await landing.handle(new Request(`http://api.test${path(key)}`), state, {
@@ -175,7 +182,7 @@ describe("the claim pages (in-process)", () => {
       CLAIM_COOKIE_SECRET: SECRET,
       ...GITHUB_ENV,
     });
-    const routes = await claimPageRoutes(claimDeps(config));
+    const routes = await claimPageRoutes(config);
     const start = routes.find((route) => route.method === "POST" && route.path === "/claim/{token}/sign-in")!;
     const state = routeState();
     const request = new Request(`https://sms.example${path(key, "/sign-in")}`, {

@@ -256,6 +256,7 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
       [`/dashboard/operator/keys/${aliceKeyId}/revoke`, { project: alice.project_id }],
       ["/dashboard/operator/sender-requests/srq_01m83m72x0v8xf4xjtbady3d85/approve", {}],
       ["/dashboard/operator/sender-requests/srq_01m83m72x0v8xf4xjtbady3d85/refuse", { reason: "no" }],
+      ["/dashboard/operator/search", { q: alice.project_id }],
     ];
 
     async function aliceUnchanged() {
@@ -354,16 +355,28 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
         ],
         ["audit.list", (c) => c.operator.audit.list({})],
       ];
+      // A refusal the procedure answers as a value reads as "value:<code>".
       const codeOf = async (call: Promise<unknown>) => {
         try {
-          await call;
-          return "ok";
+          const result = (await call) as { ok?: boolean; code?: string };
+          return result.ok === false ? `value:${result.code}` : "ok";
         } catch (error) {
           return error instanceof TRPCError ? error.code : String(error);
         }
       };
+      // Reads throw NOT_FOUND for the whole page; the read of one key and the
+      // actions answer not-found as a value (the page shows the same 404).
+      const asValue = new Set([
+        "keys.get",
+        "keys.createLive",
+        "keys.revoke",
+        "keys.rollTest",
+        "sender.request",
+      ]);
       for (const [name, call] of dashboardCalls) {
-        expect(await codeOf(call(asBob)), `dashboard.${name} as another account`).toBe("NOT_FOUND");
+        expect(await codeOf(call(asBob)), `dashboard.${name} as another account`).toBe(
+          asValue.has(name) ? "value:project_not_found" : "NOT_FOUND",
+        );
         expect(await codeOf(call(anonymous)), `dashboard.${name} without a session`).toBe("UNAUTHORIZED");
       }
       for (const [name, call] of operatorCalls) {
@@ -378,17 +391,18 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
       });
       // A key by id: the owner's own; another project's key or a malformed id is not found.
       expect(await asAlice.dashboard.keys.get({ project_id, key_id: aliceKeyId })).toMatchObject({
+        ok: true,
         key: { id: aliceKeyId, mode: "test", prefix: expect.stringMatching(/^sk_test_/) },
       });
       const bobProject = (await createTestKey(t.request)).project_id;
-      for (const [projectId, keyId] of [
-        [bobProject, aliceKeyId],
-        [project_id, "key_not-an-id"],
+      for (const [projectId, keyId, code] of [
+        [bobProject, aliceKeyId, "project_not_found"],
+        [project_id, "key_not-an-id", "key_not_found"],
       ] as const) {
         expect(
           await codeOf(asAlice.dashboard.keys.get({ project_id: projectId, key_id: keyId })),
           `${projectId} ${keyId}`,
-        ).toBe("NOT_FOUND");
+        ).toBe(`value:${code}`);
       }
       // The operator's read of a key is scoped to the project named, and writes no audit row.
       const asOperator = createInternalCaller({
@@ -556,6 +570,10 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
       ["/dashboard/../claim", "/dashboard/projects"],
       ["/dashboard/sign-out", "/dashboard/projects"],
       ["/elsewhere", "/dashboard/projects"],
+      // Encoded dot segments and backslashes (issue 25 L2): a browser would resolve them out of /dashboard.
+      ["/dashboard/%2e%2e/%2e%2e/x", "/dashboard/projects"],
+      ["/dashboard/%252e%252e/%252e%252e/x", "/dashboard/projects"],
+      ["/dashboard/%5c..%5cx", "/dashboard/projects"],
     ] as const) {
       const response = await post("/dashboard/sign-in", null, { provider: "dev", name: "Nina Next", next });
       expect(response.headers.get("location"), next).toBe(location);
@@ -600,6 +618,71 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
       expect(asset.headers.get("content-type")).toMatch(/^text\/(css|javascript)/);
     }
     expect((await get("/dashboard/assets/other.js")).status).toBe(404);
+  });
+
+  it("refuses every change of a suspended project on the server (revoking a key stays possible)", async () => {
+    // issue 25 L4: the pages hide these forms on a suspended project; a posted form must not get through either.
+    const key = await claimedBy("Sam Suspended");
+    const sam = await signIn("Sam Suspended");
+    const asOperator = createInternalCaller({
+      deps: t.app.deps,
+      state: state(),
+      viewer: await viewerOf("olga-ops"),
+    });
+    expect(
+      await asOperator.operator.projects.suspend({ project_id: key.project_id, reason: "test" }),
+    ).toMatchObject({
+      ok: true,
+    });
+    const where = { projectId: key.project_id };
+    const keyRows = () => t.app.db.prisma.apiKey.findMany({ where, select: { id: true, revokedAt: true } });
+    const requests = () => t.app.db.prisma.senderRequest.count({ where });
+    const keysBefore = await keyRows();
+    const base = `/dashboard/projects/${key.project_id}`;
+    for (const [path, fields] of [
+      [`${base}/keys/live`, {}],
+      [`${base}/keys/roll-test`, {}],
+      [`${base}/sender`, { name: "Acme", purpose: "login codes" }],
+    ] as const) {
+      const response = await post(path, sam.cookie, { ...fields, csrf_token: sam.csrf });
+      expect(response.status, path).toBe(409);
+      expect(await response.text(), path).toContain("suspended");
+    }
+    expect(await keyRows()).toEqual(keysBefore);
+    expect(await requests()).toBe(0);
+    // Revoking a (possibly leaked) key only takes access away: allowed while suspended.
+    const testKey = keysBefore[0]!;
+    const revoked = await post(`${base}/keys/${testKey.id}/revoke`, sam.cookie, { csrf_token: sam.csrf });
+    expect(revoked.status).toBe(303);
+    expect((await keyRows()).find((row) => row.id === testKey.id)?.revokedAt).not.toBeNull();
+  });
+
+  it("the operator searches by POST: never from the URL, and a pasted whole key is not written back", async () => {
+    // issue 25 L3.
+    const key = await claimedBy("Paula Pasted");
+    const olga = await signIn("olga-ops");
+    const home = await (await get("/dashboard/operator", olga.cookie)).text();
+    expect(home).toMatch(/<form method="post" action="\/dashboard\/operator\/search"[^>]*role="search">/);
+    // A query in the URL finds nothing and is not echoed.
+    const byUrl = await (await get(`/dashboard/operator?q=${key.project_id}`, olga.cookie)).text();
+    expect(byUrl).not.toContain(key.project_id);
+    // By POST: the project is found by its key's prefix, and the prefix is kept in the field.
+    const prefix = key.api_key.slice(0, 12);
+    const found = await post("/dashboard/operator/search", olga.cookie, { q: prefix, csrf_token: olga.csrf });
+    expect(found.status).toBe(200);
+    const foundHtml = await found.text();
+    expect(foundHtml).toContain(key.project_id);
+    expect(foundHtml).toContain(`value="${prefix}"`);
+    // A whole key: refused, and appears nowhere in the page.
+    const pasted = await post("/dashboard/operator/search", olga.cookie, {
+      q: key.api_key,
+      csrf_token: olga.csrf,
+    });
+    expect(pasted.status).toBe(200);
+    const pastedHtml = await pasted.text();
+    expect(pastedHtml).toContain("whole API key");
+    expect(pastedHtml).not.toContain(key.api_key.slice(12));
+    expect(found.headers.get("location")).toBeNull();
   });
 
   it("shows when each key was last used", async () => {

@@ -8,6 +8,8 @@
 //     of the authorization request (the mock carries it over by code);
 //   - the client secret checked at the token endpoint.
 // A code can be redeemed once: its PKCE challenge is forgotten on first use.
+// `tamperIdTokenSignature` flips one bit of the next ID tokens' RS256
+// signature (the header and claims stay valid): a client must refuse them.
 import type { ServerResponse } from "node:http";
 import { Events, OAuth2Server } from "oauth2-mock-server";
 import { consentPage, type FakeUser } from "./fake-page.ts";
@@ -20,6 +22,8 @@ export type FakeGoogle = {
   allowRedirectUri(uri: string): void;
   /** Token endpoint calls: accepted and refused. */
   tokenRequests: { ok: number; refused: number };
+  /** While true, every ID token issued carries a signature with one bit flipped. */
+  tamperIdTokenSignature: boolean;
   stop(): Promise<void>;
 };
 
@@ -124,15 +128,30 @@ export async function startFakeGoogle(options: {
         return;
       }
       tokenRequests.ok++;
+      const idToken = typeof response.body === "object" ? response.body.id_token : undefined;
+      if (fake.tamperIdTokenSignature && typeof idToken === "string" && typeof response.body === "object") {
+        response.body.id_token = flipSignatureBit(idToken);
+      }
     },
   );
 
-  return {
+  const fake: FakeGoogle = {
     issuerUrl,
     clientId,
     clientSecret,
     allowRedirectUri: (uri) => redirectUris.add(uri),
     tokenRequests,
+    tamperIdTokenSignature: false,
     stop: () => server.stop(),
   };
+  return fake;
+}
+
+/** The JWT with one bit of its signature flipped (in the middle, so base64url padding bits are not the ones changed). */
+function flipSignatureBit(jwt: string): string {
+  const [header, payload, signature = ""] = jwt.split(".");
+  const bytes = Buffer.from(signature, "base64url");
+  const index = Math.floor(bytes.length / 2);
+  bytes[index] = (bytes[index] ?? 0) ^ 0x01;
+  return `${header}.${payload}.${bytes.toString("base64url")}`;
 }

@@ -2,6 +2,8 @@
 // for a claimed, active project (createLiveKey: shown once, only its hash
 // stored), revoking one of the project's keys (revokeApiKey), and rolling the
 // test key (a new one shown once, the old ones revoked, in one transaction).
+// A suspended project gets no new key and no sender request; revoking a key
+// (which only takes access away) stays possible.
 // Every change writes the same audit row as the operator's tool.
 import { isId } from "@sms/crypto";
 import { mintApiKey } from "../auth/mint-api-key.ts";
@@ -84,7 +86,10 @@ export async function rollTestKey(
   const { apiKey, keyHash, prefix, keyId } = mintApiKey("test", now);
   return deps.store.transaction(async (tx): Promise<RollTestKeyResult> => {
     // The project row lock serialises two rolls: the second revokes the first's new key.
-    if (!(await tx.projects.lock(project.id))) return PROJECT_NOT_FOUND;
+    const locked = await tx.projects.lock(project.id);
+    if (!locked) return PROJECT_NOT_FOUND;
+    // A suspended project gets no new key (the owner may still revoke one).
+    if (locked.suspendedAt) return { ok: false, code: "project_suspended", projectId: project.id };
     const old = await tx.keys.activeOfMode(project.id, "test");
     await tx.keys.create({ id: keyId, projectId: project.id, mode: "test", keyHash, prefix, now });
     for (const key of old) await tx.keys.revoke(key.id, now);

@@ -34,6 +34,7 @@ export type RequestSenderResult =
   | { ok: true; request: SenderRequestRecord }
   | { ok: false; code: "sender_request_pending"; request: SenderRequestRecord }
   | { ok: false; code: "sender_already_set"; sender: string }
+  | { ok: false; code: "project_suspended"; projectId: string }
   | DashboardRefusal;
 
 export async function requestSender(
@@ -52,6 +53,7 @@ export async function requestSender(
     // The project row lock makes "at most one pending request" hold under concurrent requests.
     const locked = await tx.projects.lock(project.id);
     if (!locked) return PROJECT_NOT_FOUND;
+    if (locked.suspendedAt) return { ok: false, code: "project_suspended", projectId: project.id };
     if (locked.sender !== null && locked.sender.toLowerCase() === name.toLowerCase())
       return { ok: false, code: "sender_already_set", sender: locked.sender };
     const pending = await tx.senderRequests.pendingFor(project.id);

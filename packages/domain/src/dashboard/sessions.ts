@@ -99,6 +99,8 @@ export async function purgeDashboardSessions(
   input: { now: Date; batchSize: number },
 ): Promise<{ purged: number }> {
   return {
-    purged: await inBatches(input.batchSize, () => deps.store.sessions.purgeExpired(input.now, input.batchSize)),
+    purged: await inBatches(input.batchSize, () =>
+      deps.store.sessions.purgeExpired(input.now, input.batchSize),
+    ),
   };
 }

@@ -1,5 +1,7 @@
 // dashboard.keys.*: a project's API keys. A new key is returned once (the
-// page shows it once); only its hash is stored.
+// page shows it once); only its hash is stored. A key, or a project that is
+// not the viewer's, that is not found is a value of the answer (key_not_found,
+// project_not_found), as every other refusal of these procedures.
 import { viewerProcedure } from "../../trpc/trpc.ts";
 import { refused } from "../refusals.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
@@ -16,7 +18,7 @@ import {
   ZRollTestKeyResponse,
 } from "./keys.types.ts";
 import { toKey, toProject, ts } from "./records.types.ts";
-import { orThrow, throwIfNotFound } from "./support.ts";
+import { orThrow } from "./support.ts";
 
 export const KEYS_PAGE_SIZE = 25;
 
@@ -40,15 +42,14 @@ export const getKeyProcedure = viewerProcedure
   .input(ZGetKeyRequest)
   .output(ZGetKeyResponse)
   .query(async ({ ctx, input }) => {
-    const found = orThrow(
-      await ctx.deps.services.dashboard.keys.get({
-        viewer: ctx.viewer,
-        projectId: input.project_id,
-        keyId: input.key_id,
-      }),
-    );
+    const found = await ctx.deps.services.dashboard.keys.get({
+      viewer: ctx.viewer,
+      projectId: input.project_id,
+      keyId: input.key_id,
+    });
+    if (!found.ok) return refused(found);
     ctx.state.projectId = input.project_id;
-    return { key: toKey(found.key) };
+    return { ok: true as const, key: toKey(found.key) };
   });
 
 export const createLiveKeyProcedure = viewerProcedure
@@ -59,7 +60,7 @@ export const createLiveKeyProcedure = viewerProcedure
       viewer: ctx.viewer,
       projectId: input.project_id,
     });
-    if (!result.ok) return refused(throwIfNotFound(result));
+    if (!result.ok) return refused(result);
     ctx.state.projectId = result.projectId;
     ctx.state.log.info({ key_id: result.keyId, mode: "live" }, "dashboard: key created");
     return {
@@ -77,7 +78,7 @@ export const revokeKeyProcedure = viewerProcedure
       projectId: input.project_id,
       keyId: input.key_id,
     });
-    if (!result.ok) return refused(throwIfNotFound(result));
+    if (!result.ok) return refused(result);
     ctx.state.projectId = result.projectId;
     ctx.state.log.info(
       { key_id: result.keyId, already_revoked: result.alreadyRevoked },
@@ -99,7 +100,7 @@ export const rollTestKeyProcedure = viewerProcedure
       viewer: ctx.viewer,
       projectId: input.project_id,
     });
-    if (!result.ok) return refused(throwIfNotFound(result));
+    if (!result.ok) return refused(result);
     ctx.state.projectId = result.projectId;
     ctx.state.log.info(
       { key_id: result.keyId, revoked: result.revoked.length },

@@ -39,4 +39,7 @@ export const ZRollTestKeyResponse = z.discriminatedUnion("ok", [
 ]);
 
 export const ZGetKeyRequest = z.strictObject({ project_id: ZProjectId, key_id: ZKeyId });
-export const ZGetKeyResponse = z.object({ key: ZKey });
+export const ZGetKeyResponse = z.discriminatedUnion("ok", [
+  z.object({ ok: z.literal(true), key: ZKey }),
+  ZRefusal,
+]);

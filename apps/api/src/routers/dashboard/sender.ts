@@ -8,7 +8,7 @@ import {
   ZSenderRequestRequest,
   ZSenderResponse,
 } from "./sender.types.ts";
-import { orThrow, throwIfNotFound } from "./support.ts";
+import { orThrow } from "./support.ts";
 
 /** How many of a project's requests its sender page shows (newest first). */
 export const SENDER_REQUESTS_SHOWN = 20;
@@ -38,7 +38,7 @@ export const requestSenderProcedure = viewerProcedure
       name: input.name,
       purpose: input.purpose,
     });
-    if (!result.ok) return refused(throwIfNotFound(result));
+    if (!result.ok) return refused(result);
     ctx.state.projectId = input.project_id;
     return { ok: true as const, request: toSenderRequest(result.request) };
   });

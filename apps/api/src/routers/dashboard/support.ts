@@ -1,7 +1,8 @@
-// How the dashboard's procedures answer a refusal: a project or message that
-// is not the viewer's (or does not exist) is NOT_FOUND, whichever it is; an
-// input the domain refuses is BAD_REQUEST. Refusals of an action the viewer
-// may take (a suspended project, a pending request) are returned as values.
+// How the dashboard's reads answer a refusal: a project or message that is
+// not the viewer's (or does not exist) is NOT_FOUND, whichever it is; an input
+// the domain refuses is BAD_REQUEST (the page answers 404 or 400 for the whole
+// page). Actions, and the read of one key, return every refusal as a value
+// (key_not_found, project_not_found, a suspended project, a pending request).
 import type { DashboardRefusal } from "@sms/domain";
 import { TRPCError } from "@trpc/server";
 import { type DashboardActionRefusal, refusalMessage } from "../refusals.ts";
@@ -9,7 +10,7 @@ import { type DashboardActionRefusal, refusalMessage } from "../refusals.ts";
 const ACCESS_CODES = new Set(["project_not_found", "message_not_found", "key_not_found"]);
 
 /** Throws for "not found" (whoever owns it); otherwise hands the refusal back. */
-export function throwIfNotFound<R extends DashboardActionRefusal>(refusal: R): R {
+function throwIfNotFound<R extends DashboardActionRefusal>(refusal: R): R {
   if (ACCESS_CODES.has(refusal.code)) {
     throw new TRPCError({ code: "NOT_FOUND", message: refusalMessage(refusal) });
   }

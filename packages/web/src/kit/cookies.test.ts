@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cookieNames, readCookie, setCookieHeader } from "./claim-cookies.ts";
+import { cookieNames, readCookie, setCookieHeader } from "./cookies.ts";
 
 describe("cookie headers", () => {
   it("reads one cookie out of a header", () => {

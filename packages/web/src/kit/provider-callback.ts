@@ -4,7 +4,7 @@
 // Shared by the claim flow and the dashboard's sign-in, which use the same
 // callback and differ only in what they do with the outcome.
 import { timingSafeEqual } from "@sms/crypto";
-import type { SignInTransaction } from "./claim-cookies.ts";
+import type { SignInTransaction } from "./cookies.ts";
 import type { IdentityProvider, VerifiedIdentity } from "./identity-providers.ts";
 
 export type CallbackOutcome =

@@ -11,7 +11,6 @@
 // talks to the real providers in production and to local fakes in tests.
 // A provider without a client id and secret is not offered.
 import * as oidc from "openid-client";
-import type { Config } from "../../env.ts";
 
 export type ProviderId = "google" | "github";
 
@@ -97,7 +96,13 @@ function createGoogleProvider(options: {
   function discover(): Promise<oidc.Configuration> {
     configuration ??= oidc
       .discovery(new URL(options.issuerUrl), options.clientId, options.clientSecret, undefined, {
-        execute: insecure(options.issuerUrl) ? [oidc.allowInsecureRequests] : [],
+        // The ID token's signature is checked against the issuer's JWKS only
+        // with the non-repudiation checks (openid-client otherwise relies on
+        // the TLS channel to the token endpoint).
+        execute: [
+          oidc.enableNonRepudiationChecks,
+          ...(insecure(options.issuerUrl) ? [oidc.allowInsecureRequests] : []),
+        ],
         timeout: HTTP_TIMEOUT_SECONDS,
       })
       .then((config) => {
@@ -257,10 +262,20 @@ function createGitHubProvider(options: {
   };
 }
 
+/** The providers' settings (CLAIM_*, GOOGLE_*, GITHUB_*); null: not offered. */
+export type IdentityProviderConfig = {
+  google: { issuerUrl: string; clientId: string; clientSecret: string } | null;
+  github: {
+    authorizeUrl: string;
+    tokenUrl: string;
+    apiUrl: string;
+    clientId: string;
+    clientSecret: string;
+  } | null;
+};
+
 /** The providers this configuration offers, in display order. */
-export function identityProvidersFromConfig(
-  claims: Pick<Config["claims"], "google" | "github">,
-): IdentityProvider[] {
+export function identityProvidersFromConfig(claims: IdentityProviderConfig): IdentityProvider[] {
   const providers: IdentityProvider[] = [];
   if (claims.google) providers.push(createGoogleProvider(claims.google));
   if (claims.github) providers.push(createGitHubProvider(claims.github));

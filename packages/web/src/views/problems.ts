@@ -1,19 +1,20 @@
 // The dashboard's answers when a page cannot be shown or an action was not
 // taken: each says what happened and where to go, with the right status.
-import { type Chrome, esc, htmlPage, note } from "./layout.ts";
+import { type Child, html, safeUrl } from "../kit/html.ts";
+import { type Chrome, htmlPage, note } from "./layout.ts";
 
 function problem(
   chrome: Chrome,
   status: number,
   title: string,
-  text: string,
+  text: Child,
   back: { href: string; label: string } = { href: "/dashboard", label: "Back to the dashboard" },
 ): Response {
   return htmlPage(chrome, {
     title,
     section: "none",
     status,
-    body: `<h1>${esc(title)}</h1>\n<p>${text}</p>\n<p><a href="${esc(back.href)}">${esc(back.label)}</a></p>`,
+    body: html`<h1>${title}</h1>\n<p>${text}</p>\n<p><a href="${safeUrl(back.href)}">${back.label}</a></p>`,
   });
 }
 
@@ -52,14 +53,14 @@ export const sessionEndedPage = (chrome: Chrome) =>
   );
 
 export const badRequestPage = (chrome: Chrome, text: string, status = 400) =>
-  problem(chrome, status, "That did not work", esc(text));
+  problem(chrome, status, "That did not work", text);
 
 export const errorPage = (chrome: Chrome, requestId: string) =>
   problem(
     chrome,
     500,
     "Something went wrong",
-    `An unexpected error occurred; nothing more is known here. Please try again in a moment. <span class="muted">Reference: <code>${esc(requestId)}</code></span>`,
+    html`An unexpected error occurred; nothing more is known here. Please try again in a moment. <span class="muted">Reference: <code>${requestId}</code></span>`,
   );
 
 /** An action the domain refused (a suspended project, a pending request…): its sentence, and the way back. */
@@ -71,8 +72,8 @@ export function actionRefusedPage(
     title: options.title,
     section: "none",
     status: options.status ?? 409,
-    body: `<h1>${esc(options.title)}</h1>
-${note("bad", `<p>${esc(options.message)}</p>`, "alert")}
-<p><a href="${esc(options.back.href)}">${esc(options.back.label)}</a></p>`,
+    body: html`<h1>${options.title}</h1>
+${note("bad", html`<p>${options.message}</p>`, "alert")}
+<p><a href="${safeUrl(options.back.href)}">${options.back.label}</a></p>`,
   });
 }

@@ -1,5 +1,6 @@
-// The claim flow's short-lived cookies (sealed by @sms/crypto's cookie sealer,
-// purpose "claim"), and the CSRF token of the confirmation form.
+// The pages' cookies, all sealed by @sms/crypto's cookie sealer (one secret,
+// CLAIM_COOKIE_SECRET), all HttpOnly and SameSite=Lax (Secure and __Secure-
+// over https):
 //
 //   sign-in cookie   set when sign-in starts, read once by the provider's
 //                    callback: state, nonce, PKCE verifier, provider and the
@@ -7,6 +8,8 @@
 //   identity cookie  set after a verified sign-in: provider, subject, email,
 //                    name, the claim link and a random session id the CSRF
 //                    token is bound to (15 minutes)
+//   dashboard cookie the dashboard session's random token (Path=/dashboard;
+//                    as long as the session lasts)
 //
 // Keys are derived from CLAIM_COOKIE_SECRET (see packages/crypto/src/sealer.ts).
 import { randomToken } from "@sms/crypto";
@@ -53,6 +56,10 @@ export function cookieNames(secure: boolean): CookieNames {
   return { signIn: `${prefix}sms_claim_signin`, identity: `${prefix}sms_claim_identity` };
 }
 
+/** The dashboard session cookie's name and path. */
+export const dashboardCookieName = (secure: boolean) => `${secure ? "__Secure-" : ""}sms_dashboard`;
+export const SESSION_COOKIE_PATH = "/dashboard";
+
 /** A fresh secret for development, when CLAIM_COOKIE_SECRET is not set. */
 export function generateCookieSecret(): string {
   return randomToken(32);
@@ -80,4 +87,10 @@ export function setCookieHeader(
 
 export function clearCookieHeader(name: string, secure: boolean, path?: string): string {
   return setCookieHeader(name, "", { maxAgeMs: 0, secure, ...(path ? { path } : {}) });
+}
+
+/** The response with these Set-Cookie headers added. */
+export function withCookies(response: Response, cookies: readonly string[]): Response {
+  for (const cookie of cookies) response.headers.append("Set-Cookie", cookie);
+  return response;
 }

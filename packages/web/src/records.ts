@@ -1,0 +1,235 @@
+// What the pages read from the procedures: the fields each view shows, as
+// plain types. The app's procedures return at least these (their outputs are
+// wider); the compiler checks that where the app implements the port.
+// Timestamps are ISO 8601 strings in UTC.
+import type { DashboardViewer, KeyMode, MessageStatus } from "@sms/domain";
+
+export type Refusal = { ok: false; code: string; message: string };
+export type Result<T> = ({ ok: true } & T) | Refusal;
+type Cursor = { cursor?: string };
+type Paged = { next: string | null };
+
+export type ProjectRecord = {
+  id: string;
+  created_at: string;
+  claimed_at: string | null;
+  suspended_at: string | null;
+  sender: string | null;
+  sender_brand_id: number | null;
+  credit_balance: number;
+};
+export type KeyRecord = {
+  id: string;
+  mode: KeyMode;
+  prefix: string;
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+};
+export type NewKey = { id: string; mode: KeyMode; prefix: string; api_key: string };
+export type CreditsRecord = {
+  balance: number;
+  ledger_sum: number;
+  consistent: boolean;
+  has_paid_credits: boolean;
+};
+export type FreeTier = { applies: boolean; limit: number; used_today: number; reset_at: string };
+export type LedgerRecord = {
+  id: string;
+  kind: string;
+  amount: number;
+  message_id: string | null;
+  note: string | null;
+  created_at: string;
+};
+export type SenderRequestRecord = {
+  id: string;
+  project_id: string;
+  name: string;
+  purpose: string;
+  status: "pending" | "approved" | "refused";
+  requested_by: string;
+  decided_at: string | null;
+  refusal_reason: string | null;
+  created_at: string;
+};
+export type MessageRow = {
+  id: string;
+  mode: KeyMode;
+  to: string;
+  template: string;
+  status: MessageStatus;
+  segments: number | null;
+  error_code: string | null;
+  created_at: string;
+  updated_at: string;
+};
+export type MessageDetail = MessageRow & {
+  locale: string;
+  sender: string;
+  encoding: string | null;
+  error_message: string | null;
+  credits_reserved: number;
+  text_purged_at: string | null;
+};
+export type AuditRecord = {
+  id: string;
+  actor: string;
+  action: string;
+  project_id: string | null;
+  details: Record<string, unknown>;
+  created_at: string;
+};
+
+export type ProjectsList = {
+  projects: Array<ProjectRecord & { messages_today: number; pending_sender: string | null }>;
+} & Paged;
+export type Overview = {
+  project: ProjectRecord;
+  credits: CreditsRecord;
+  free_tier: FreeTier;
+  pending_sender_request: SenderRequestRecord | null;
+  messages_today: number;
+};
+export type Usage = {
+  days: Array<{ day: string; by_status: Partial<Record<MessageStatus, number>>; segments: number }>;
+  totals: { messages: number; segments: number };
+  delivery_rate: number | null;
+};
+export type KeysList = { project: ProjectRecord; keys: KeyRecord[] } & Paged;
+export type MessagesList = { messages: MessageRow[] } & Paged;
+export type MessageFound = {
+  message: MessageDetail;
+  timeline: Array<{ status: MessageStatus; error_code: string | null; at: string }>;
+  ledger: LedgerRecord[];
+};
+export type CreditsPage = { credits: CreditsRecord; free_tier: FreeTier; ledger: LedgerRecord[] } & Paged;
+export type SenderPage = { project: ProjectRecord; requests: SenderRequestRecord[] };
+export type MessageFilters = {
+  status?: MessageStatus;
+  mode?: KeyMode;
+  template?: string;
+  from?: string;
+  to?: string;
+};
+
+export type FoundProjects = {
+  projects: Array<ProjectRecord & { account_id: string | null; account_email: string | null }>;
+};
+export type Described = {
+  project: ProjectRecord & { account_id: string | null };
+  credits: CreditsRecord;
+  free_tier: FreeTier;
+  keys: KeyRecord[];
+  messages: Array<{ mode: KeyMode; status: MessageStatus; last_24h: number; last_7d: number }>;
+};
+export type SenderRequests = { requests: SenderRequestRecord[] } & Paged;
+export type AuditPage = { entries: AuditRecord[] } & Paged;
+
+/** What a claim page may show about a project before it is claimed. */
+export type ClaimSummary = {
+  project_id: string;
+  project_created_at: string;
+  messages_sent: number;
+  key_prefix: string | null;
+  expires_at: string;
+};
+export type ClaimIdentity = { provider: string; subject: string; email: string | null; name: string | null };
+export type ClaimRefusal =
+  | { ok: false; code: "claimed_by_you"; project_id: string; account_id: string }
+  | { ok: false; code: "used" | "expired" | "unknown" };
+
+/** Who a live dashboard session belongs to. */
+export type Viewer = DashboardViewer;
+
+/**
+ * The procedures the pages call, in-process, as the app's tRPC caller exposes
+ * them (internal-router.ts): `pages.*` (claims, sessions, sign-in counting),
+ * `dashboard.*` (the signed-in account's projects) and `operator.*`.
+ * Expected outcomes are values (`ok: false` with a code); a read of a project
+ * that is not the viewer's throws NOT_FOUND (the route kit answers 404).
+ */
+export type Procedures = {
+  pages: {
+    claims: {
+      describe(input: {
+        token: string;
+        identity?: { provider: string; subject: string };
+      }): Promise<{ ok: true; summary: ClaimSummary } | ClaimRefusal>;
+      claim(input: {
+        token: string;
+        identity: ClaimIdentity;
+      }): Promise<
+        { ok: true; project_id: string; account_id: string; credits_granted: number } | ClaimRefusal
+      >;
+    };
+    sessions: {
+      start(input: { identity: { provider: string; subject: string; name: string | null } }): Promise<{
+        token: string;
+        expires_at: string;
+      }>;
+      resume(input: {
+        token: string;
+      }): Promise<{ ok: true; viewer: Viewer } | { ok: false; code: "no_session" }>;
+      end(input: { token: string }): Promise<{ ended: boolean }>;
+    };
+    signIns: {
+      /** One sign-in start from this request's network (CLAIM_SIGN_INS_PER_MINUTE). */
+      count(): Promise<{ ok: true } | { ok: false; retry_after_seconds: number }>;
+    };
+  };
+  dashboard: {
+    projects: {
+      list(input: Cursor): Promise<ProjectsList>;
+      get(input: { project_id: string }): Promise<Overview>;
+      usage(input: { project_id: string; mode?: KeyMode }): Promise<Usage>;
+    };
+    keys: {
+      list(input: { project_id: string } & Cursor): Promise<KeysList>;
+      get(input: { project_id: string; key_id: string }): Promise<Result<{ key: KeyRecord }>>;
+      createLive(input: { project_id: string }): Promise<Result<{ key: NewKey }>>;
+      revoke(input: { project_id: string; key_id: string }): Promise<Result<{ already_revoked: boolean }>>;
+      rollTest(input: {
+        project_id: string;
+      }): Promise<Result<{ key: NewKey; revoked: Array<{ prefix: string }> }>>;
+    };
+    credits: { get(input: { project_id: string } & Cursor): Promise<CreditsPage> };
+    messages: {
+      list(input: { project_id: string } & MessageFilters & Cursor): Promise<MessagesList>;
+      get(input: { project_id: string; message_id: string }): Promise<MessageFound>;
+    };
+    sender: {
+      get(input: { project_id: string }): Promise<SenderPage>;
+      request(input: { project_id: string; name: string; purpose: string }): Promise<Result<object>>;
+    };
+  };
+  operator: {
+    projects: {
+      find(input: { query: string }): Promise<Result<FoundProjects>>;
+      get(input: { project_id: string }): Promise<Result<Described>>;
+      suspend(input: { project_id: string; reason?: string }): Promise<Result<{ changed: boolean }>>;
+      reinstate(input: { project_id: string; reason?: string }): Promise<Result<{ changed: boolean }>>;
+    };
+    credits: {
+      grant(input: {
+        project_id: string;
+        amount: number;
+        reference?: string;
+      }): Promise<Result<{ already_granted: boolean }>>;
+    };
+    keys: {
+      createLive(input: { project_id: string }): Promise<Result<{ key: NewKey }>>;
+      get(input: { project_id: string; key_id: string }): Promise<Result<{ key: KeyRecord }>>;
+      revoke(input: {
+        key_id: string;
+        project_id?: string;
+      }): Promise<Result<{ project_id: string; already_revoked: boolean }>>;
+    };
+    senderRequests: {
+      list(input: Cursor): Promise<SenderRequests>;
+      approve(input: { request_id: string; brand_id?: number }): Promise<Result<object>>;
+      refuse(input: { request_id: string; reason: string }): Promise<Result<object>>;
+    };
+    audit: { list(input: { project_id?: string } & Cursor): Promise<Result<AuditPage>> };
+  };
+};

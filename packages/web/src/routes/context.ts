@@ -1,0 +1,175 @@
+// What every dashboard route file gets: the port, the sign-in and session
+// kits, the page chrome, and `route()`, which wraps a handler with what every
+// dashboard page does (resume the session, check same-origin and CSRF on a
+// POST, read the form, require a viewer or an operator, map a thrown
+// procedure error or a failure to a page).
+import type { Asset } from "../kit/assets.ts";
+import { FORM_PROBLEMS, isSameOriginPost, procedureErrorCode, readForm, redirect } from "../kit/http.ts";
+import { withCookies } from "../kit/cookies.ts";
+import type { Sessions } from "../kit/sessions.ts";
+import type { SignIn } from "../kit/sign-in.ts";
+import type { PageRoute, PageState, WebPort } from "../port.ts";
+import type { Procedures, Viewer } from "../records.ts";
+import type { Chrome } from "../views/layout.ts";
+import {
+  badRequestPage,
+  errorPage,
+  forbiddenPage,
+  notFoundPage,
+  refusedPage,
+  sessionEndedPage,
+} from "../views/problems.ts";
+
+/** Forms carry a few short fields; the longest is a sender request's purpose (500 characters, UTF-8, encoded). */
+const MAX_FORM_BYTES = 8 * 1024;
+
+export type Access = "public" | "viewer" | "operator";
+
+/** One request to a dashboard page. */
+export type PageContext<S extends PageState = PageState> = {
+  request: Request;
+  url: URL;
+  state: S;
+  params: Record<string, string>;
+  viewer: Viewer | null;
+  chrome: Chrome;
+  /** The form of a POST (empty for a GET). */
+  form: URLSearchParams;
+  /** The procedures, as this session's viewer. */
+  procedures: Procedures;
+};
+
+/** One-shot notices a redirect may name (`?notice=`): only these, never free text. */
+export const NOTICES: Record<string, string> = {
+  signed_out: "You are signed out.",
+  key_revoked: "The key was revoked: it stops working on every server within a few seconds.",
+  key_already_revoked: "That key was already revoked; nothing changed.",
+  sender_requested: "Your request was sent to the operator.",
+  suspended: "The project is suspended: every key is refused with 403 project_suspended.",
+  already_suspended: "The project was already suspended; nothing changed.",
+  reinstated: "The project is active again.",
+  already_active: "The project was already active; nothing changed.",
+  credits_granted: "The credits were granted.",
+  credits_already_granted: "That reference was already granted; nothing changed.",
+  sender_approved: "The sender name was approved and set on the project.",
+  sender_refused: "The request was refused; the account holder sees the reason.",
+};
+
+export type DashboardContext<S extends PageState = PageState> = ReturnType<typeof dashboardContext<S>>;
+
+export function dashboardContext<S extends PageState>(options: {
+  port: WebPort<S>;
+  signIn: SignIn;
+  sessions: Sessions;
+  assets: { css: Asset; js: Asset };
+}) {
+  const { port, signIn, sessions, assets } = options;
+  const origin = new URL(port.config.publicBaseUrl).origin;
+  const assetUrl = (asset: Asset) => `/dashboard/assets/${asset.path}?v=${asset.version}`;
+
+  async function chromeFor(viewer: Viewer | null, formActionOrigins?: readonly string[]): Promise<Chrome> {
+    return {
+      cssUrl: assetUrl(assets.css),
+      jsUrl: assetUrl(assets.js),
+      devSignIn: port.config.devSignIn,
+      viewer,
+      csrfToken: viewer ? await sessions.csrfToken(viewer) : null,
+      providerLabel: (id) => signIn.labelOf(id) ?? id,
+      ...(formActionOrigins ? { formActionOrigins } : {}),
+    };
+  }
+
+  /** The checks before the handler: a response that answers instead, or the form. */
+  async function admit(
+    request: Request,
+    method: "GET" | "POST",
+    access: Access,
+    session: { viewer: Viewer | null; hadCookie: boolean },
+    chrome: Chrome,
+    state: S,
+  ): Promise<Response | URLSearchParams> {
+    const { viewer } = session;
+    let form = new URLSearchParams();
+    if (method === "POST") {
+      if (!isSameOriginPost(request, origin)) {
+        state.log.warn({}, "dashboard change refused: cross-site request");
+        return refusedPage(chrome);
+      }
+      const read = await readForm(request, MAX_FORM_BYTES, port.readBody);
+      if (typeof read === "string")
+        return badRequestPage(chrome, FORM_PROBLEMS[read].text, FORM_PROBLEMS[read].status);
+      form = read;
+    }
+    if (access !== "public" && !viewer) {
+      const cleared = session.hadCookie ? [sessions.clear()] : [];
+      if (method === "POST") return withCookies(sessionEndedPage(chrome), cleared);
+      const url = new URL(request.url);
+      return redirect(
+        `/dashboard/sign-in?${new URLSearchParams({ next: `${url.pathname}${url.search}` })}`,
+        cleared,
+      );
+    }
+    if (method === "POST" && viewer && access !== "public" && !(await sessions.verifyCsrf(viewer, form))) {
+      state.log.warn({}, "dashboard change refused: CSRF token mismatch");
+      return refusedPage(chrome);
+    }
+    if (access === "operator" && !viewer?.operator) return forbiddenPage(chrome);
+    return form;
+  }
+
+  /** A thrown procedure error as its page; anything else is logged and answered 500. */
+  function failurePage(error: unknown, chrome: Chrome, state: S): Response {
+    const thrown = procedureErrorCode(error);
+    switch (thrown?.code) {
+      case "NOT_FOUND":
+        return notFoundPage(chrome);
+      case "BAD_REQUEST":
+        // Our own sentences (no cause); a schema's findings are not shown as they are.
+        return badRequestPage(
+          chrome,
+          thrown.fromSchema ? "Something in the request is not valid." : (error as Error).message,
+        );
+      case "FORBIDDEN":
+        return forbiddenPage(chrome);
+      case "UNAUTHORIZED":
+        return sessionEndedPage(chrome);
+    }
+    state.log.error({ err: port.serializeError(error) }, "dashboard page failed");
+    return errorPage(chrome, state.requestId);
+  }
+
+  function route(
+    method: "GET" | "POST",
+    path: `/${string}`,
+    access: Access,
+    handle: (context: PageContext<S>) => Promise<Response>,
+  ): PageRoute<S> {
+    return {
+      method,
+      path,
+      async handle(request, state, params) {
+        let chrome = await chromeFor(null);
+        try {
+          const session = await sessions.resume(request, port.procedures(state));
+          chrome = await chromeFor(session.viewer);
+          const admitted = await admit(request, method, access, session, chrome, state);
+          if (admitted instanceof Response) return admitted;
+          const { viewer } = session;
+          const procedures = port.procedures(state, viewer ?? undefined);
+          const url = new URL(request.url);
+          return await handle({ request, url, state, params, viewer, chrome, form: admitted, procedures });
+        } catch (error) {
+          return failurePage(error, chrome, state);
+        }
+      },
+    };
+  }
+
+  return { port, signIn, sessions, assets, chromeFor, route, failurePage };
+}
+
+/** A path parameter ("" when absent). */
+export const param = (context: { params: Record<string, string> }, name: string) =>
+  context.params[name] ?? "";
+export const emptyToUndefined = (value: string | null) =>
+  value === null || value === "" ? undefined : value;

@@ -1,0 +1,194 @@
+// The dashboard's page frame and the small helpers every view uses. Pages are
+// server-rendered HTML written with the `html` tag (every value escaped): the
+// stylesheet and the one script come from our own origin (kit/assets.ts),
+// there is no inline script or style.
+import { type Child, type Html, html, safeUrl } from "../kit/html.ts";
+import { htmlResponse } from "../kit/http.ts";
+import type { Viewer } from "../records.ts";
+
+/** What every page needs around its body. */
+export type Chrome = {
+  cssUrl: string;
+  jsUrl: string;
+  devSignIn: boolean;
+  viewer: Viewer | null;
+  /** The session's CSRF token, for every form that changes something. */
+  csrfToken: string | null;
+  /** The identity providers' labels, by id ("Google", "GitHub", "Development sign-in"). */
+  providerLabel(provider: string): string;
+  /** Origins a form on this page may end up at (the sign-in page's providers). */
+  formActionOrigins?: readonly string[];
+};
+
+export type Section = "projects" | "operator" | "sign-in" | "none";
+
+const DEV_BANNER = html`<div class="dev-banner" role="note"><strong>Development sign-in is on:</strong> anyone can sign in here as anyone, by typing a name. Never use this server for real projects.</div>`;
+
+function topBar(chrome: Chrome, section: Section): Html {
+  const { viewer } = chrome;
+  const current = (name: Section) => (section === name ? html` aria-current="page"` : "");
+  const links =
+    viewer &&
+    html`<nav aria-label="Dashboard"><ul>
+<li><a href="/dashboard/projects"${current("projects")}>Projects</a></li>
+${viewer.operator && html`<li><a href="/dashboard/operator"${current("operator")}>Operator</a></li>`}
+</ul></nav>
+<div class="who"><span>${viewer.identity.name ?? viewer.identity.subject} <span class="muted">(${chrome.providerLabel(viewer.identity.provider)})</span></span>
+<form method="post" action="/dashboard/sign-out">${csrfField(chrome)}<button type="submit" class="link">Sign out</button></form></div>`;
+  return html`<header class="top"><div class="top-inner"><a class="brand" href="/dashboard">SMS API dashboard</a>${links}</div></header>`;
+}
+
+export function layout(chrome: Chrome, options: { title: string; section: Section; body: Html }): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<title>${options.title} · SMS API dashboard</title>
+<link rel="stylesheet" href="${chrome.cssUrl}">
+<script src="${chrome.jsUrl}" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+${chrome.devSignIn && DEV_BANNER}
+${topBar(chrome, options.section)}
+<main id="main">
+${options.body}
+</main>
+</body>
+</html>
+`;
+}
+
+export function htmlPage(
+  chrome: Chrome,
+  options: { title: string; section: Section; body: Html; status?: number },
+): Response {
+  return htmlResponse(layout(chrome, options), {
+    kind: "dashboard",
+    status: options.status ?? 200,
+    ...(chrome.formActionOrigins ? { formActionOrigins: chrome.formActionOrigins } : {}),
+  });
+}
+
+export function csrfField(chrome: Chrome): Html | "" {
+  return chrome.csrfToken ? html`<input type="hidden" name="csrf_token" value="${chrome.csrfToken}">` : "";
+}
+
+const LONG = new Intl.DateTimeFormat("en-GB", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" });
+const SHORT = new Intl.DateTimeFormat("en-GB", {
+  day: "numeric",
+  month: "short",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  timeZone: "UTC",
+});
+const DAY = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "short", timeZone: "UTC" });
+
+/** A timestamp (ISO 8601) as `<time>`, in UTC. */
+export function time(iso: string | null, style: "long" | "short" = "long"): Html {
+  if (!iso) return html`<span class="muted">—</span>`;
+  const date = new Date(iso);
+  return html`<time datetime="${iso}">${(style === "long" ? LONG : SHORT).format(date)} UTC</time>`;
+}
+
+export const dayLabel = (isoDay: string) => DAY.format(new Date(`${isoDay}T00:00:00Z`));
+
+export const number = (value: number) => value.toLocaleString("en-US");
+
+/** A key's cells in a keys table; an active key's last cell links to `revokeHref`. */
+export function keyCells(
+  key: {
+    prefix: string;
+    mode: string;
+    created_at: string;
+    last_used_at: string | null;
+    revoked_at: string | null;
+  },
+  revokeHref: string,
+): Child[] {
+  return [
+    html`<code>${key.prefix}…</code>`,
+    key.mode,
+    time(key.created_at, "short"),
+    key.last_used_at ? time(key.last_used_at, "short") : html`<span class="muted">never</span>`,
+    key.revoked_at
+      ? html`<span class="state-revoked">Revoked ${time(key.revoked_at, "short")}</span>`
+      : html`<span class="state-active">Active</span>`,
+    !key.revoked_at && html`<a href="${revokeHref}">Revoke<span class="sr-only"> ${key.prefix}…</span></a>`,
+  ];
+}
+
+export function statusBadge(status: string): Html {
+  return html`<span class="status status-${status}">${status}</span>`;
+}
+
+export function projectState(project: { suspended_at: string | null }): Html {
+  return project.suspended_at
+    ? html`<span class="state-suspended">Suspended</span>`
+    : html`<span class="state-active">Active</span>`;
+}
+
+export function note(
+  kind: "ok" | "warn" | "bad" | "info",
+  body: Html,
+  role: "status" | "alert" = "status",
+): Html {
+  return html`<div class="note ${kind === "info" ? "" : kind}" role="${role}">${body}</div>`;
+}
+
+/** A one-shot notice named in the query (after a redirect): only known names, never free text. */
+export function noticeFrom(url: URL, notices: Record<string, string>): Html | "" {
+  const name = url.searchParams.get("notice");
+  const text = name ? notices[name] : undefined;
+  return text ? note("ok", html`<p>${text}</p>`) : "";
+}
+
+export type Tab = "overview" | "keys" | "messages" | "credits" | "sender";
+
+export const projectPath = (projectId: string, rest = "") =>
+  `/dashboard/projects/${encodeURIComponent(projectId)}${rest}`;
+
+export function projectHeader(projectId: string, current: Tab, title: string): Html {
+  const base = projectPath(projectId);
+  const tabs: Array<[Tab, string, string]> = [
+    ["overview", "Overview", base],
+    ["keys", "API keys", `${base}/keys`],
+    ["messages", "Messages", `${base}/messages`],
+    ["credits", "Credits", `${base}/credits`],
+    ["sender", "Sender name", `${base}/sender`],
+  ];
+  return html`<p class="crumbs"><a href="/dashboard/projects">Projects</a> / <code>${projectId}</code></p>
+<h1>${title}</h1>
+<nav aria-label="Project"><ul class="tabs">
+${tabs.map(([tab, label, href]) => html`<li><a href="${href}"${tab === current && html` aria-current="page"`}>${label}</a></li>\n`)}</ul></nav>`;
+}
+
+/** A table in a horizontally scrollable frame (narrow screens), with a caption for screen readers. */
+export function table(caption: string, head: Child[], rows: Child[][], numeric: number[] = []): Html {
+  const cls = (index: number) => numeric.includes(index) && html` class="num"`;
+  return html`<div class="table-wrap"><table>
+<caption class="sr-only">${caption}</caption>
+<thead><tr>${head.map((cell, index) => html`<th scope="col"${cls(index)}>${cell}</th>`)}</tr></thead>
+<tbody>
+${rows.map((row, i) => html`${i > 0 && "\n"}<tr>${row.map((cell, index) => html`<td${cls(index)}>${cell}</td>`)}</tr>`)}
+</tbody></table></div>`;
+}
+
+/** "Newer" (back to the first page) and "Older" links around a keyset-paged list. */
+export function pager(options: { first: string; next: string | null; isFirst: boolean }): Html | "" {
+  if (options.isFirst && options.next === null) return "";
+  return html`<nav class="pager" aria-label="Pages">
+${options.isFirst ? html`<span></span>` : html`<a href="${safeUrl(options.first)}">← Newest</a>`}
+${options.next ? html`<a href="${safeUrl(options.next)}" rel="next">Older →</a>` : html`<span></span>`}
+</nav>`;
+}
+
+export function withQuery(path: string, params: Record<string, string | undefined | null>): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value) query.set(name, value);
+  const text = query.toString();
+  return text ? `${path}?${text}` : path;
+}

@@ -1,0 +1,326 @@
+// Every view that shows text a user or a provider supplied (identity names and
+// e-mails, provider labels, sender names and purposes, refusal reasons,
+// references and notes, key prefixes, audit details, error codes, request ids,
+// form values echoed back) renders a hostile string escaped: the raw string
+// never appears, its escaped form does, and no element or javascript: URL is
+// injected. Ids that become paths are hostile too (javascript: as an id).
+import type { DashboardViewer } from "@sms/domain";
+import { describe, expect, it } from "vitest";
+import { escapeText } from "../src/kit/html.ts";
+import type {
+  AuditPage,
+  ClaimSummary,
+  CreditsPage,
+  Described,
+  KeyRecord,
+  MessageFound,
+  Overview,
+  ProjectRecord,
+  SenderRequestRecord,
+  Usage,
+} from "../src/records.ts";
+import * as claim from "../src/views/claim.ts";
+import { creditsPage } from "../src/views/credits.ts";
+import { keysPage, newKeyPage, revokeConfirmPage, rollConfirmPage } from "../src/views/keys.ts";
+import type { Chrome } from "../src/views/layout.ts";
+import { messagePage, messagesPage } from "../src/views/messages.ts";
+import {
+  operatorAuditPage,
+  operatorHomePage,
+  operatorKeyPage,
+  operatorProjectPage,
+  operatorRevokeConfirmPage,
+} from "../src/views/operator.ts";
+import { actionRefusedPage, badRequestPage, errorPage } from "../src/views/problems.ts";
+import { overviewPage, projectsPage } from "../src/views/projects.ts";
+import { senderPage } from "../src/views/sender.ts";
+import { signInPage } from "../src/views/sign-in.ts";
+
+const HOSTILE = [
+  `<script>alert(1)</script>`,
+  `"><img src=x onerror=alert(2)>`,
+  `' onmouseover='alert(3)`,
+  `Tom & Jerry &amp; <b>bold</b>`,
+];
+/** One string with every attack in it, put in every user- or provider-supplied field. */
+const H = HOSTILE.join(" ");
+/** An id that would be a javascript: URL if a page wrote it into an href as it is. */
+const JS = "javascript:alert(4)";
+const T = "2026-11-25T10:00:00Z";
+
+async function expectEscaped(response: Response, options: { scripts?: number } = {}) {
+  const html = await response.text();
+  expect(html).not.toContain(H);
+  for (const attack of HOSTILE) expect(html).not.toContain(attack);
+  expect(html).toContain(escapeText(H));
+  expect(html).not.toMatch(/<img|onerror=alert\(2\)>|' onmouseover=/i);
+  expect(html).not.toMatch(/(?:href|action|src)="\s*javascript:/i);
+  // Only the dashboard's own script tag (claim pages have none).
+  expect(html.match(/<script/g)?.length ?? 0).toBe(options.scripts ?? 1);
+  expect(html.match(/<\/script>/g)?.length ?? 0).toBe(options.scripts ?? 1);
+  return html;
+}
+
+const viewer: DashboardViewer = {
+  sessionId: "dss_1",
+  identity: { provider: "github", subject: H, name: H },
+  actor: `github:${H}`,
+  accountId: "acc_1",
+  operator: true,
+  expiresAt: new Date(T),
+};
+const chrome: Chrome = {
+  cssUrl: "/dashboard/assets/app.css?v=1",
+  jsUrl: "/dashboard/assets/app.js?v=1",
+  devSignIn: true,
+  viewer,
+  csrfToken: "csrf",
+  providerLabel: () => H,
+};
+
+const project: ProjectRecord = {
+  id: JS,
+  created_at: T,
+  claimed_at: T,
+  suspended_at: null,
+  sender: H,
+  sender_brand_id: 7,
+  credit_balance: 5,
+};
+const key: KeyRecord = { id: JS, mode: "test", prefix: H, created_at: T, revoked_at: null, last_used_at: T };
+const request: SenderRequestRecord = {
+  id: JS,
+  project_id: JS,
+  name: H,
+  purpose: H,
+  status: "refused",
+  requested_by: H,
+  decided_at: T,
+  refusal_reason: H,
+  created_at: T,
+};
+const credits = { balance: 5, ledger_sum: 5, consistent: true, has_paid_credits: true };
+const freeTier = { applies: true, limit: 10, used_today: 2, reset_at: T };
+const ledger = [{ id: "led_1", kind: H, amount: 3, message_id: JS, note: H, created_at: T }];
+
+describe("the claim pages escape what providers and links supply", () => {
+  const claimChrome = { devSignIn: true };
+  const summary: ClaimSummary = {
+    project_id: H,
+    project_created_at: T,
+    messages_sent: 3,
+    key_prefix: H,
+    expires_at: T,
+  };
+  const token = "A".repeat(43);
+
+  it("landing, confirmation and result pages", async () => {
+    await expectEscaped(
+      claim.landingPage(claimChrome, { token, summary, providers: [{ id: H, label: H }], freeCredits: 5 }),
+      { scripts: 0 },
+    );
+    await expectEscaped(
+      claim.confirmPage(claimChrome, {
+        token,
+        summary,
+        providerLabel: H,
+        who: H,
+        csrfToken: H,
+        freeCredits: 5,
+      }),
+      { scripts: 0 },
+    );
+    for (const already of [false, true]) {
+      const html = await expectEscaped(
+        claim.claimedPage(claimChrome, {
+          projectId: `${JS} ${H}`,
+          creditsGranted: 5,
+          providerLabel: H,
+          who: H,
+          already,
+        }),
+        { scripts: 0 },
+      );
+      expect(html).toContain(`href="/dashboard/projects/${escapeText(encodeURIComponent(`${JS} ${H}`))}"`);
+    }
+  });
+
+  it("sign-in problems, refusals and errors", async () => {
+    await expectEscaped(claim.cancelledPage(claimChrome, { token, providerLabel: H }), { scripts: 0 });
+    for (const problem of ["rejected", "unavailable", "provider_error"] as const) {
+      await expectEscaped(claim.signInProblemPage(claimChrome, { problem, token, providerLabel: H }), {
+        scripts: 0,
+      });
+    }
+    await expectEscaped(claim.badRequestPage(claimChrome, { status: 400, title: H, text: H, token }), {
+      scripts: 0,
+    });
+    await expectEscaped(claim.errorPage(claimChrome, H), { scripts: 0 });
+  });
+});
+
+describe("the dashboard escapes what users, operators and providers supply", () => {
+  it("the frame: the signed-in identity's name and provider label (sign-in page with a hostile `next` and problem)", async () => {
+    await expectEscaped(
+      signInPage(chrome, {
+        providers: [{ id: H, label: H }],
+        devSignIn: true,
+        next: H,
+        problem: H,
+        notice: H,
+      }),
+    );
+  });
+
+  it("projects and a project's overview", async () => {
+    await expectEscaped(
+      projectsPage(
+        chrome,
+        { projects: [{ ...project, messages_today: 1, pending_sender: H }], next: H },
+        { isFirst: false },
+      ),
+    );
+    await expectEscaped(
+      projectsPage(
+        chrome,
+        { projects: [{ ...project, sender: null, messages_today: 1, pending_sender: H }], next: null },
+        { isFirst: true },
+      ),
+    );
+    const overview: Overview = {
+      project: { ...project, suspended_at: T },
+      credits,
+      free_tier: freeTier,
+      pending_sender_request: { ...request, status: "pending" },
+      messages_today: 1,
+    };
+    const usage: Usage = {
+      days: [{ day: "2026-11-25", by_status: { delivered: 2 }, segments: 2 }],
+      totals: { messages: 2, segments: 2 },
+      delivery_rate: 1,
+    };
+    await expectEscaped(overviewPage(chrome, overview, usage, { mode: null, defaultSender: H }));
+  });
+
+  it("keys: the list, a new key, revoking and rolling", async () => {
+    await expectEscaped(keysPage(chrome, { project, keys: [key], next: H }, { isFirst: false, notice: "" }));
+    await expectEscaped(
+      newKeyPage(chrome, {
+        projectId: JS,
+        key: { id: JS, mode: "live", prefix: H, api_key: H },
+        revoked: [{ prefix: H }],
+      }),
+    );
+    await expectEscaped(revokeConfirmPage(chrome, { projectId: JS, key }));
+    await expectEscaped(rollConfirmPage(chrome, { projectId: JS, testKeys: [{ prefix: H }] }));
+  });
+
+  it("messages: the list (with echoed filters) and one message's error, sender and ledger note", async () => {
+    const row = {
+      id: JS,
+      mode: "live" as const,
+      to: H,
+      template: H,
+      status: "failed" as const,
+      segments: 1,
+      error_code: H,
+      created_at: T,
+      updated_at: T,
+    };
+    await expectEscaped(
+      messagesPage(chrome, {
+        projectId: JS,
+        list: { messages: [row], next: H },
+        filters: { from: H, to: H },
+        isFirst: false,
+      }),
+    );
+    const found: MessageFound = {
+      message: {
+        ...row,
+        locale: H,
+        sender: H,
+        encoding: H,
+        error_message: H,
+        credits_reserved: 1,
+        text_purged_at: T,
+      },
+      timeline: [{ status: "failed", error_code: H, at: T }],
+      ledger,
+    };
+    await expectEscaped(messagePage(chrome, { projectId: JS, found }));
+  });
+
+  it("credits: ledger kinds, notes and message links", async () => {
+    const page: CreditsPage = { credits, free_tier: freeTier, ledger, next: H };
+    await expectEscaped(creditsPage(chrome, { projectId: JS, credits: page, isFirst: false }));
+  });
+
+  it("sender: requests' names, purposes and refusal reasons; the form's echoed values and problem", async () => {
+    await expectEscaped(
+      senderPage(chrome, {
+        sender: { project, requests: [request] },
+        defaultSender: H,
+        notice: "",
+        problem: H,
+        values: { name: H, purpose: H },
+      }),
+    );
+    await expectEscaped(
+      senderPage(chrome, {
+        sender: { project, requests: [{ ...request, status: "pending" }] },
+        defaultSender: H,
+        notice: "",
+      }),
+    );
+  });
+
+  it("operator: search results, waiting requests, a project, a new key, revoking, the audit log", async () => {
+    await expectEscaped(
+      operatorHomePage(chrome, {
+        query: H,
+        found: { projects: [{ ...project, account_id: H, account_email: H }] },
+        problem: H,
+        requests: { requests: [{ ...request, status: "pending" }], next: H },
+        requestsFirst: false,
+        notice: "",
+        brandsConfigured: false,
+      }),
+    );
+    await expectEscaped(
+      operatorHomePage(chrome, {
+        query: H,
+        found: { projects: [{ ...project, account_id: H, account_email: null }] },
+        problem: null,
+        requests: { requests: [], next: null },
+        requestsFirst: true,
+        notice: "",
+        brandsConfigured: true,
+      }),
+    );
+    const described: Described = {
+      project: { ...project, account_id: H },
+      credits,
+      free_tier: freeTier,
+      keys: [key],
+      messages: [{ mode: "live", status: "delivered", last_24h: 1, last_7d: 2 }],
+    };
+    await expectEscaped(operatorProjectPage(chrome, { described, notice: "", defaultSender: H }));
+    await expectEscaped(operatorKeyPage(chrome, { projectId: H, key: { prefix: H, api_key: H } }));
+    await expectEscaped(operatorRevokeConfirmPage(chrome, { projectId: H, key }));
+    const audit: AuditPage = {
+      entries: [{ id: "aud_1", actor: H, action: H, project_id: JS, details: { reason: H }, created_at: T }],
+      next: H,
+    };
+    const html = await operatorAuditPage(chrome, { audit, projectId: H, isFirst: false }).text();
+    // The details are JSON: its quotes are escaped too.
+    expect(html).toContain(escapeText(JSON.stringify({ reason: H })));
+    expect(html).not.toContain(H);
+  });
+
+  it("problems: a refusal's message, a bad request's text, an error's reference", async () => {
+    await expectEscaped(actionRefusedPage(chrome, { title: H, message: H, back: { href: JS, label: H } }));
+    await expectEscaped(badRequestPage(chrome, H));
+    await expectEscaped(errorPage(chrome, H));
+  });
+});
