@@ -13,8 +13,10 @@ import { createDatabase, type Database, unavailableReason } from "@sms/db";
 import {
   type Clock,
   createApiKeyAuthenticator,
+  createRequestRecorder,
   createStore,
   messageBacklog,
+  type RequestRecorder,
   type SmsProvider,
   type Store,
   systemClock,
@@ -33,6 +35,7 @@ import { periodicJobs } from "./jobs/jobs.ts";
 import { type Job, type Scheduler, startScheduler } from "./jobs/scheduler.ts";
 import { type AppLogger, createLogger } from "./logger.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
+import { requestRecord } from "./request-log.ts";
 import { appRouter } from "./router.ts";
 import { apiServices } from "./services.ts";
 import { toolsRouter } from "./tools-router.ts";
@@ -59,6 +62,8 @@ export type App = {
   logger: AppLogger;
   providers: { test: SmsProvider; live: SmsProvider | null };
   metrics: Metrics;
+  /** The request log's writer (tests flush it to read what was recorded). */
+  requestLog: RequestRecorder;
   /** The periodic jobs this instance runs (status check, recovery, purges). */
   jobs: Job[];
   /** Starts the jobs once the database is ready (at once when it already is). */
@@ -254,6 +259,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   databaseReady.catch(() => {});
   const databaseStarted = () => started;
   const store = createStore(db);
+  // The developer console's request log: recorded after the answer, written in batches.
+  const requestLog = createRequestRecorder({ store, logger });
 
   const metrics = createMetrics({
     backlog: () => messageBacklog({ store }, { now: clock.now() }),
@@ -319,6 +326,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     maxBodyBytes: config.http.maxBodyBytes,
     onFinished: (request) =>
       metrics.request(request.route, request.method, request.status, request.seconds, request.code),
+    onAnswered: (state, finished, response) => {
+      const record = requestRecord(state, finished, response, clock.now());
+      if (record) requestLog.record(record);
+    },
     databaseStarted,
     pageErrors: web.errors,
   });
@@ -349,12 +360,14 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     logger,
     providers,
     metrics,
+    requestLog,
     jobs,
     startJobs: () => startWhenReady(databaseReady, () => startScheduler(jobs, logger, metrics.jobRound)),
     async close() {
       if (closed) return;
       closed = true;
       starting.stop();
+      await requestLog.close();
       if (!overrides.db) await db.close();
       logger.flush();
     },

@@ -72,6 +72,8 @@ const ZEnv = z.object({
   /** Comma-separated "<id>:<base64 32 bytes>"; the first encrypts, all decrypt. */
   MESSAGE_ENCRYPTION_KEYS: optionalString,
   MESSAGE_TEXT_RETENTION_DAYS: int(7, 1, 3650),
+  /** How long the developer console's request log keeps a request (docs/dashboard.md#request-log). */
+  REQUEST_LOG_RETENTION_DAYS: int(30, 1, 3650),
   PURGE_INTERVAL_SECONDS: int(600, 1, 86_400),
   PURGE_BATCH_SIZE: int(DEFAULT_PURGE_BATCH_SIZE, 1, 10_000),
   UNCLAIMED_PURGE_INTERVAL_SECONDS: int(3600, 1, 86_400),
@@ -217,6 +219,7 @@ export type Config = {
   queuedRecoveryMs: number;
   retention: {
     messageTextMs: number;
+    requestLogMs: number;
     purgeIntervalMs: number;
     purgeBatchSize: number;
     unclaimedPurgeIntervalMs: number;
@@ -398,6 +401,7 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
     queuedRecoveryMs: env.QUEUED_RECOVERY_SECONDS * SECOND_MS,
     retention: {
       messageTextMs: env.MESSAGE_TEXT_RETENTION_DAYS * DAY_MS,
+      requestLogMs: env.REQUEST_LOG_RETENTION_DAYS * DAY_MS,
       purgeIntervalMs: env.PURGE_INTERVAL_SECONDS * SECOND_MS,
       purgeBatchSize: env.PURGE_BATCH_SIZE,
       unclaimedPurgeIntervalMs: env.UNCLAIMED_PURGE_INTERVAL_SECONDS * SECOND_MS,

@@ -26,17 +26,22 @@ import {
   listAuditLog,
   listProjectKeys,
   listProjectMessages,
+  listProjectRequests,
   listSenderRequests,
+  messageRequests,
+  ownProjectSpending,
   projectCredits,
   projectKey,
   projectMessage,
   projectOverview,
+  projectRequest,
   projectSender,
   projectUsage,
   purgeDashboardSessions,
   purgeIdempotencyRecords,
   purgeMessageText,
   purgeRateLimitCounters,
+  purgeRequestLog,
   purgeUnclaimedMessages,
   recoverQueuedMessages,
   refuseSenderRequest,
@@ -50,8 +55,11 @@ import {
   type SenderBrandDirectory,
   type SmsProvider,
   type Store,
+  searchProject,
   sendMessage,
+  setDailyCreditCap,
   setProjectSender,
+  setProjectSpending,
   startSession,
   suspendProject,
 } from "@sms/domain";
@@ -80,6 +88,7 @@ export function operatorServices(options: {
     suspendProject: bind(suspendProject, deps),
     reinstateProject: bind(reinstateProject, deps),
     grantPaidCredits: bind(grantPaidCredits, deps),
+    setDailyCreditCap: bind(setDailyCreditCap, deps),
     setProjectSender: bind(setProjectSender, { ...deps, brands: options.brands }),
     clearProjectSender: bind(clearProjectSender, deps),
     describeProject: bind(describeProject, {
@@ -132,7 +141,15 @@ export function dashboardServices(options: {
       rollTest: bind(rollTestKey, deps),
     },
     credits: bind(projectCredits, { ...deps, ...freeTier }),
-    messages: { list: bind(listProjectMessages, deps), get: bind(projectMessage, deps) },
+    messages: {
+      list: bind(listProjectMessages, deps),
+      get: bind(projectMessage, deps),
+      requests: bind(messageRequests, deps),
+    },
+    requests: { list: bind(listProjectRequests, deps), get: bind(projectRequest, deps) },
+    // Verifications join the search when they exist (findVerification).
+    search: bind(searchProject, deps),
+    spending: { get: bind(ownProjectSpending, deps), set: bind(setProjectSpending, deps) },
     sender: { get: bind(projectSender, deps), request: bind(requestSender, deps) },
   };
 }
@@ -244,6 +261,15 @@ export function apiServices(options: {
         purgeRateLimitCounters({ store }, { now: now(), batchSize: config.retention.purgeBatchSize }),
       dashboardSessionPurge: () =>
         purgeDashboardSessions({ store }, { now: now(), batchSize: config.retention.purgeBatchSize }),
+      requestLogPurge: () =>
+        purgeRequestLog(
+          { store },
+          {
+            now: now(),
+            retentionMs: config.retention.requestLogMs,
+            batchSize: config.retention.purgeBatchSize,
+          },
+        ),
     },
   };
 }

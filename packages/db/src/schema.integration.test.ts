@@ -9,11 +9,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withSqlSession } from "./database.ts";
 import { MIGRATIONS_DIR } from "./migrator.ts";
+import { availableBackends, createTestDatabase, type TestDatabase } from "./testing/index.ts";
 import { type DbSchema, diffSchemas, withAdditions } from "./testing/schema-check/db-schema.ts";
 import { expectedSchema } from "./testing/schema-check/expected-schema.ts";
 import { introspectSchema } from "./testing/schema-check/introspect.ts";
 import { generatedClientSchema, parseDatamodel } from "./testing/schema-check/prisma-dmmf.ts";
-import { availableBackends, createTestDatabase, type TestDatabase } from "./testing/index.ts";
 
 const SCHEMA_FILE = join(MIGRATIONS_DIR, "..", "schema.prisma");
 const INIT_SQL = readFileSync(join(MIGRATIONS_DIR, "20261122000000_init", "migration.sql"), "utf8");
@@ -245,6 +245,7 @@ describe.each(await availableBackends())("schema on %s", (kind) => {
         "messages",
         "projects",
         "rate_limit_counters",
+        "request_log",
         "sender_requests",
       ].sort(),
     );

@@ -21,6 +21,9 @@ export type {
   MessageEvent,
   MessageLogEntry,
   ProjectRecord,
+  RequestLogEntry,
+  RequestLogFilter,
+  RequestRecord,
   SenderRequestRecord,
   SenderRequestStatus,
 } from "./store/index.ts";
@@ -61,3 +64,7 @@ export * from "./dashboard/credits.ts";
 export * from "./dashboard/messages.ts";
 export * from "./dashboard/usage.ts";
 export * from "./dashboard/sender.ts";
+export * from "./dashboard/requests.ts";
+export * from "./dashboard/spending.ts";
+export * from "./operator/set-daily-credit-cap.ts";
+export * from "./request-log/record-requests.ts";

@@ -312,12 +312,19 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
       const [a, b] = [newId("msg"), newId("msg")];
       const projectId = s.projectId;
       await s.store.transaction(async (tx) => {
-        expect(await tx.ledger.reserve({ projectId, messageId: a, amount: CREDITS, now: NOW })).toBe(true);
-        expect(await tx.ledger.reserve({ projectId, messageId: b, amount: 1, now: NOW })).toBe(false);
+        expect(await tx.ledger.reserve({ projectId, messageId: a, amount: CREDITS, now: NOW })).toEqual({
+          ok: true,
+        });
+        expect(await tx.ledger.reserve({ projectId, messageId: b, amount: 1, now: NOW })).toEqual({
+          ok: false,
+          code: "insufficient_credits",
+        });
         const refund = { projectId, messageId: a, amount: CREDITS, note: "contract", now: LATER };
         expect(await tx.ledger.refund(refund)).toBe(true);
         expect(await tx.ledger.refund(refund)).toBe(false);
-        expect(await tx.ledger.reserve({ projectId, messageId: b, amount: CREDITS, now: NOW })).toBe(true);
+        expect(await tx.ledger.reserve({ projectId, messageId: b, amount: CREDITS, now: NOW })).toEqual({
+          ok: true,
+        });
         expect(await tx.ledger.refund({ ...refund, messageId: b })).toBe(true);
       });
     });

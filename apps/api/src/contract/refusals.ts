@@ -81,6 +81,14 @@ export const INPUT_RULES: Readonly<Record<InvalidField, Worded>> = {
   message_id: same("That is not a message id."),
   purpose: same("Say in 3 to 500 characters what the name is for."),
   filter: same("One of the filters is not valid."),
+  search: same(
+    "Paste a message id (msg_…), a request id (req_…), a verification id (vrf_…) or an Idempotency-Key, at most 255 characters.",
+  ),
+  cap: same("The daily credit cap must be a whole number from 1 to 1,000,000, or empty for no cap."),
+  threshold: same(
+    "The low-balance threshold must be a whole number from 1 to 1,000,000, or empty for no warning.",
+  ),
+  key_name: same("A key's name is at most 64 characters, without control characters."),
 };
 
 /** The sentence a refusal is shown as, in the reader's register. */
@@ -117,6 +125,8 @@ function worded(refusal: ActionRefusal): Worded {
       };
     case "message_not_found":
       return same("No such message in this project.");
+    case "request_not_found":
+      return same("No such request in this project's log (requests are kept for a limited time).");
     case "key_not_found":
       return { terminal: "No such API key.", browser: "No such key in this project." };
     case "key_ambiguous":

@@ -41,6 +41,12 @@ export function sendRefusal(result: Extract<SendMessageResult, { ok: false }>, n
         retryHeaders(result.limit, now),
       );
     case "daily_limit_reached":
+      if (result.creditCap)
+        return new ApiError(
+          "daily_limit_reached",
+          `This project's daily credit cap of ${result.limit.limit} credits is reached; nothing was sent. Do not retry before ${formatTimestamp(result.limit.resetAt)} (midnight UTC), or raise the cap in the dashboard.`,
+          retryHeaders(result.limit, now),
+        );
       return new ApiError(
         "daily_limit_reached",
         `The free tier's ${result.limit.limit} live segments for today are used up; nothing was sent. Do not retry before ${formatTimestamp(result.limit.resetAt)} (midnight UTC), or add paid credits.`,

@@ -204,6 +204,11 @@ export function createGateway(options: {
   maxBodyBytes: number;
   /** Called once per request after its access-log line (metrics). */
   onFinished: (request: FinishedRequest) => void;
+  /**
+   * Called once per request after it is answered, with its state and response
+   * (the request log records it); must return at once and never throw.
+   */
+  onAnswered?: (state: RequestState, finished: FinishedRequest, response: Response) => void;
   /** False until the database has first been reached (and migrated). */
   databaseStarted: () => boolean;
   /** HTML answers for failures under the pages' paths (/dashboard, /claim); everything else gets the envelope. */
@@ -303,7 +308,7 @@ export function createGateway(options: {
       request.headers.get("x-forwarded-for"),
       options.trustProxy,
     );
-    const { response, finished } = await frameRequest(
+    const { response, finished, state } = await frameRequest(
       deps.logger,
       request,
       clientAddress,
@@ -311,6 +316,7 @@ export function createGateway(options: {
       { errorPage },
     );
     options.onFinished(finished);
+    options.onAnswered?.(state, finished, response);
     return response;
   };
 }
@@ -331,7 +337,7 @@ export async function frameRequest(
     /** An HTML answer for a failure instead of the envelope (null: the envelope). */
     errorPage?: (request: Request, error: ApiError, requestId: string) => Promise<Response | null>;
   } = {},
-): Promise<{ response: Response; finished: FinishedRequest }> {
+): Promise<{ response: Response; finished: FinishedRequest; state: RequestState }> {
   const fields = options.fields ?? {};
   const startedAt = performance.now();
   const requestId = newId("req");
@@ -389,5 +395,6 @@ export async function frameRequest(
   return {
     response,
     finished: { route: route.template, method: request.method, status, seconds: durationMs / 1000, code },
+    state,
   };
 }

@@ -34,5 +34,7 @@ export function periodicJobs(rounds: ApiServices["rounds"], config: Config): Job
       intervalMs: config.retention.purgeIntervalMs,
       run: rounds.dashboardSessionPurge,
     },
+    // The developer console's request log after REQUEST_LOG_RETENTION_DAYS.
+    { name: "request-log-purge", intervalMs: config.retention.purgeIntervalMs, run: rounds.requestLogPurge },
   ];
 }

@@ -14,6 +14,12 @@ export type RequestState = {
   log: AppLogger;
   /** The project the request acted for, named in the access-log line. */
   projectId?: string;
+  /** The API key that authenticated the request (the request log's key and mode). */
+  apiKey?: { id: string; mode: "test" | "live" };
+  /** The message the request created, replayed or read (the request log links it). */
+  messageId?: string;
+  /** The verification the request created or read (verifications' procedures set it). */
+  verificationId?: string;
 };
 
 /**

@@ -98,6 +98,7 @@ async function authenticateKey(ctx: Context) {
     throw new ApiError(result.code, REFUSAL_MESSAGES[result.code], headers);
   }
   ctx.state.projectId = result.project.id;
+  ctx.state.apiKey = { id: result.keyId, mode: result.mode };
   return { project: result.project, mode: result.mode, keyId: result.keyId };
 }
 

@@ -7,12 +7,23 @@ import type { ProjectRecord, Store } from "../store/index.ts";
 /** The signed-in account holder: their account (null until they claim a project) and who acts. */
 export type AccountViewer = { accountId: string | null; actor: string };
 
-export type DashboardField = "project_id" | "key_id" | "message_id" | "sender_name" | "purpose" | "filter";
+export type DashboardField =
+  | "project_id"
+  | "key_id"
+  | "message_id"
+  | "sender_name"
+  | "purpose"
+  | "filter"
+  | "search"
+  | "cap"
+  | "threshold"
+  | "key_name";
 
 export type DashboardRefusal =
   | { ok: false; code: "project_not_found" }
   | { ok: false; code: "message_not_found" }
   | { ok: false; code: "key_not_found" }
+  | { ok: false; code: "request_not_found" }
   | { ok: false; code: "invalid_input"; field: DashboardField };
 
 export const PROJECT_NOT_FOUND: DashboardRefusal = { ok: false, code: "project_not_found" };

@@ -4,14 +4,15 @@
 import {
   type CheckedCredits,
   checkedCredits,
-  freeTierUsage,
   type FreeTierUsage,
+  freeTierUsage,
 } from "../credits/project-balance.ts";
 import { nextUtcMidnight, startOfUtcDay } from "../model/time.ts";
 import type { Clock } from "../ports.ts";
 import type { AccountProjectRow, ProjectRecord, SenderRequestRecord, Store } from "../store/index.ts";
 import { type AccountViewer, type DashboardRefusal, ownedProject, PROJECT_NOT_FOUND } from "./access.ts";
 import { type Page, pageOf } from "./paging.ts";
+import { projectSpending, type Spending } from "./spending.ts";
 
 export type ProjectCursor = { claimedAt: Date; id: string };
 
@@ -41,6 +42,7 @@ export type ProjectOverview = {
   freeTier: FreeTierUsage;
   pendingSenderRequest: SenderRequestRecord | null;
   messagesToday: number;
+  spending: Spending;
 };
 
 export async function projectOverview(
@@ -55,10 +57,11 @@ export async function projectOverview(
   if (!project) return PROJECT_NOT_FOUND;
   const now = deps.clock.now();
   const today = startOfUtcDay(now);
-  const [balance, pending, usage] = await Promise.all([
+  const [balance, pending, usage, spending] = await Promise.all([
     deps.store.ledger.balance(project.id),
     deps.store.senderRequests.pendingFor(project.id),
     deps.store.messageLog.usageByDay(project.id, today, nextUtcMidnight(now)),
+    projectSpending(deps, project),
   ]);
   if (!balance) return PROJECT_NOT_FOUND;
   const freeTier = await freeTierUsage(deps, {
@@ -73,5 +76,6 @@ export async function projectOverview(
     freeTier,
     pendingSenderRequest: pending,
     messagesToday: usage.reduce((sum, row) => sum + row.messages, 0),
+    spending,
   };
 }

@@ -16,6 +16,7 @@ export const AUDIT_ACTIONS = [
   "sender.requested",
   "sender.request_approved",
   "sender.request_refused",
+  "project.spending_set",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

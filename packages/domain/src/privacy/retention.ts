@@ -3,12 +3,13 @@
 // rows claimed with FOR UPDATE SKIP LOCKED, so any number of instances can run
 // the same purge at once without waiting on or double-counting each other.
 // The functions return counts only; they never read message content.
-import type { Store } from "../store/index.ts";
+
 import { inBatches } from "../in-batches.ts";
+import type { Store } from "../store/index.ts";
 
 export const DEFAULT_PURGE_BATCH_SIZE = 500;
 
-type PurgeDeps = { store: Pick<Store, "messages" | "idempotency" | "limits"> };
+type PurgeDeps = { store: Pick<Store, "messages" | "idempotency" | "limits" | "requestLog"> };
 
 /**
  * Forgets the text and the full number of messages older than the retention
@@ -60,6 +61,18 @@ export async function purgeRateLimitCounters(
 ): Promise<{ purged: number }> {
   const batchSize = positive(input.batchSize ?? DEFAULT_PURGE_BATCH_SIZE, "batchSize");
   return { purged: await inBatches(batchSize, () => deps.store.limits.purgeExpired(input.now, batchSize)) };
+}
+
+/** Deletes request-log records older than the retention period (REQUEST_LOG_RETENTION_DAYS). */
+export async function purgeRequestLog(
+  deps: PurgeDeps,
+  input: { now: Date; retentionMs: number; batchSize?: number },
+): Promise<{ purged: number }> {
+  const batchSize = positive(input.batchSize ?? DEFAULT_PURGE_BATCH_SIZE, "batchSize");
+  const cutoff = new Date(input.now.getTime() - nonNegative(input.retentionMs, "retentionMs"));
+  return {
+    purged: await inBatches(batchSize, () => deps.store.requestLog.purgeOlderThan(cutoff, batchSize)),
+  };
 }
 
 function positive(value: number, name: string): number {

@@ -21,6 +21,7 @@ import { messageLogStore } from "./message-log.ts";
 import { type MessageSweepStore, messageSweepStore } from "./message-sweeps.ts";
 import { type AnsweredMessage, insertAnsweredMany, type MessageSendStore, messageStore } from "./messages.ts";
 import { projectStore } from "./projects.ts";
+import { requestLogStore } from "./request-log.ts";
 import { senderRequestStore } from "./sender-requests.ts";
 import { sessionStore } from "./sessions.ts";
 
@@ -45,6 +46,7 @@ export type {
 export type { DueMessage, MessageSweepStore } from "./message-sweeps.ts";
 export type { MessageSendStore, Outcome, QueuedClaim, QueuedMessage } from "./messages.ts";
 export type { AccountProjectRow, FoundProject, ProjectRecord, ProjectStore } from "./projects.ts";
+export type { RequestLogEntry, RequestLogFilter, RequestLogStore, RequestRecord } from "./request-log.ts";
 export type { SenderRequestRecord, SenderRequestStatus, SenderRequestStore } from "./sender-requests.ts";
 export type { SessionRecord, SessionStore } from "./sessions.ts";
 
@@ -63,6 +65,7 @@ function families(sql: Sql, batched: { insertAnswered?: (send: AnsweredMessage) 
     messageLog: messageLogStore(sql),
     senderRequests: senderRequestStore(sql),
     sessions: sessionStore(sql),
+    requestLog: requestLogStore(sql),
   };
 }
 

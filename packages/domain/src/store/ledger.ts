@@ -5,10 +5,21 @@ import { newId } from "@sms/crypto";
 import type { Sql } from "@sms/db";
 import type { CreditEntryKind } from "../model/credits.ts";
 
+// The daily credit cap is checked in the same UPDATE that debits the balance:
+// the project's row lock serialises concurrent reservations, and PostgreSQL
+// re-evaluates the WHERE on the newest row version after waiting for it, so
+// two sends can never both pass the cap. daily_credits_used counts the UTC day
+// named by daily_credits_day ($6) and starts again from zero on a new day.
 const RESERVE_SQL = `
   WITH debited AS (
-    UPDATE projects SET credit_balance = credit_balance - CAST($1 AS integer), updated_at = CAST($2 AS timestamptz)
+    UPDATE projects SET credit_balance = credit_balance - CAST($1 AS integer), updated_at = CAST($2 AS timestamptz),
+           daily_credits_used = CASE WHEN daily_credits_day = CAST($6 AS date)
+                                     THEN daily_credits_used + CAST($1 AS integer) ELSE CAST($1 AS integer) END,
+           daily_credits_day = CAST($6 AS date)
     WHERE id = $3 AND credit_balance >= CAST($1 AS integer)
+      AND (daily_credit_cap IS NULL
+           OR (CASE WHEN daily_credits_day = CAST($6 AS date) THEN daily_credits_used ELSE 0 END)
+              + CAST($1 AS integer) <= daily_credit_cap)
     RETURNING id
   ), entry AS (
     INSERT INTO credit_ledger (id, project_id, kind, amount, message_id, created_at)
@@ -17,7 +28,8 @@ const RESERVE_SQL = `
     FROM debited
     RETURNING id
   )
-  SELECT count(*)::int AS reserved FROM entry`;
+  SELECT (SELECT count(*)::int FROM entry) AS reserved, p.credit_balance, p.daily_credit_cap
+  FROM projects p WHERE p.id = $3`;
 
 const REFUND_SQL = `
   WITH entry AS (
@@ -26,7 +38,11 @@ const REFUND_SQL = `
     ON CONFLICT (message_id, kind) DO NOTHING
     RETURNING amount
   ), credited AS (
-    UPDATE projects SET credit_balance = credit_balance + CAST($3 AS integer), updated_at = CAST($6 AS timestamptz)
+    -- A refund gives the day's cap back too when it falls on the same UTC day.
+    UPDATE projects SET credit_balance = credit_balance + CAST($3 AS integer), updated_at = CAST($6 AS timestamptz),
+           daily_credits_used = CASE WHEN daily_credits_day = CAST(CAST($6 AS timestamptz) AT TIME ZONE 'UTC' AS date)
+                                     THEN GREATEST(0, daily_credits_used - CAST($3 AS integer))
+                                     ELSE daily_credits_used END
     WHERE id = $2 AND EXISTS (SELECT 1 FROM entry)
     RETURNING id
   )
@@ -67,6 +83,11 @@ const FOR_MESSAGE_SQL = `
   WHERE message_id = $1 AND project_id = $2
   ORDER BY created_at, id`;
 
+// Reservations less their refunds since a time: the credits live sends used.
+const SPENT_SINCE_SQL = `
+  SELECT COALESCE(-sum(amount), 0)::int AS spent FROM credit_ledger
+  WHERE project_id = $1 AND kind IN ('reservation', 'refund') AND created_at >= CAST($2 AS timestamptz)`;
+
 type EntryRow = {
   id: string;
   kind: CreditEntryKind;
@@ -96,6 +117,11 @@ export type LedgerEntry = {
   createdAt: Date;
 };
 
+export type Reservation =
+  | { ok: true }
+  | { ok: false; code: "insufficient_credits" }
+  | { ok: false; code: "daily_cap_reached"; cap: number };
+
 export type Balance = {
   /** The cached balance (what a send reserves against). */
   balance: number;
@@ -107,21 +133,36 @@ export type Balance = {
 
 export function ledgerStore(sql: Sql) {
   return {
-    /** Reserves a live message's credits (one per segment). False when the balance is too small. */
+    /**
+     * Reserves a live message's credits (one per segment), within the
+     * project's daily credit cap. `insufficient_credits` when the balance is
+     * too small, `daily_cap_reached` (with the cap) when the day's
+     * reservations would pass the cap.
+     */
     async reserve(options: {
       projectId: string;
       messageId: string;
       amount: number;
       now: Date;
-    }): Promise<boolean> {
-      const [row] = await sql.query<{ reserved: number }>(RESERVE_SQL, [
+    }): Promise<Reservation> {
+      const [row] = await sql.query<{
+        reserved: number;
+        credit_balance: number;
+        daily_credit_cap: number | null;
+      }>(RESERVE_SQL, [
         options.amount,
         options.now,
         options.projectId,
         newId("cre"),
         options.messageId,
+        options.now.toISOString().slice(0, 10),
       ]);
-      return Number(row?.reserved ?? 0) === 1;
+      if (Number(row?.reserved ?? 0) === 1) return { ok: true };
+      // Not reserved: the balance (as this statement saw it) tells which rule refused.
+      if (row && row.daily_credit_cap !== null && Number(row.credit_balance) >= options.amount) {
+        return { ok: false, code: "daily_cap_reached", cap: Number(row.daily_credit_cap) };
+      }
+      return { ok: false, code: "insufficient_credits" };
     },
 
     /** Gives a message's reservation back, at most once (unique per message and kind). */
@@ -202,6 +243,12 @@ export function ledgerStore(sql: Sql) {
         limit,
       ]);
       return rows.map(entryOf);
+    },
+
+    /** Credits reserved less refunds since `since` (the low-balance estimate's rate). */
+    async spentSince(projectId: string, since: Date): Promise<number> {
+      const [row] = await sql.query<{ spent: number }>(SPENT_SINCE_SQL, [projectId, since]);
+      return Math.max(0, Number(row?.spent ?? 0));
     },
 
     /** The entries that belong to one message (its reservation and refund), oldest first. */

@@ -13,10 +13,16 @@ export type ProjectRecord = {
   senderBrandId: number | null;
   creditBalance: number;
   hasPaidCredits: boolean;
+  /** The most credits live sends may reserve in one UTC day; null: no cap. */
+  dailyCreditCap: number | null;
+  /** Credits reserved (less refunds) on the UTC day `day` (YYYY-MM-DD); null day: none yet. */
+  dailyCredits: { day: string | null; used: number };
+  /** Below this balance the dashboard warns; null: no warning. */
+  lowBalanceThreshold: number | null;
 };
 
 const COLUMNS =
-  "id, created_at, claimed_at, account_id, suspended_at, sender, sender_brand_id, credit_balance, has_paid_credits";
+  "id, created_at, claimed_at, account_id, suspended_at, sender, sender_brand_id, credit_balance, has_paid_credits, daily_credit_cap, daily_credits_day, daily_credits_used, low_balance_threshold";
 
 type Row = {
   id: string;
@@ -28,7 +34,21 @@ type Row = {
   sender_brand_id: number | null;
   credit_balance: number;
   has_paid_credits: boolean;
+  daily_credit_cap: number | null;
+  daily_credits_day: Date | string | null;
+  daily_credits_used: number;
+  low_balance_threshold: number | null;
 };
+
+const nullableNumber = (value: number | null) => (value === null ? null : Number(value));
+
+/** A DATE column as YYYY-MM-DD, whichever way the driver hands it over (pg: a local Date; PGlite: UTC). */
+function dayText(value: Date | string | null): string | null {
+  if (value === null) return null;
+  if (typeof value === "string") return value.slice(0, 10);
+  const local = new Date(value.getTime() - value.getTimezoneOffset() * 60_000);
+  return local.toISOString().slice(0, 10);
+}
 
 const date = (value: Date | null) => (value === null ? null : new Date(value));
 
@@ -43,6 +63,9 @@ function fromRow(row: Row): ProjectRecord {
     senderBrandId: row.sender_brand_id === null ? null : Number(row.sender_brand_id),
     creditBalance: Number(row.credit_balance),
     hasPaidCredits: row.has_paid_credits,
+    dailyCreditCap: nullableNumber(row.daily_credit_cap),
+    dailyCredits: { day: dayText(row.daily_credits_day), used: Number(row.daily_credits_used) },
+    lowBalanceThreshold: nullableNumber(row.low_balance_threshold),
   };
 }
 
@@ -56,6 +79,12 @@ const ATTACH_SQL = `
   WHERE id = $1`;
 const SET_SUSPENDED_SQL = `
   UPDATE projects SET suspended_at = CAST($2 AS timestamptz), updated_at = CAST($3 AS timestamptz) WHERE id = $1`;
+const SET_SPENDING_SQL = `
+  UPDATE projects SET daily_credit_cap = CAST($2 AS integer), low_balance_threshold = CAST($3 AS integer),
+         updated_at = CAST($4 AS timestamptz)
+  WHERE id = $1`;
+const SET_CAP_SQL = `
+  UPDATE projects SET daily_credit_cap = CAST($2 AS integer), updated_at = CAST($3 AS timestamptz) WHERE id = $1`;
 const SET_SENDER_SQL = `
   UPDATE projects SET sender = $2, sender_brand_id = CAST($3 AS integer), updated_at = CAST($4 AS timestamptz)
   WHERE id = $1`;
@@ -189,6 +218,25 @@ export function projectStore(sql: Sql) {
       now: Date,
     ): Promise<void> {
       await sql.query(SET_SENDER_SQL, [projectId, sender, brandId, now]);
+    },
+
+    /** The owner's spending controls: the daily credit cap and the low-balance threshold (null: none). */
+    async setSpending(
+      projectId: string,
+      spending: { dailyCreditCap: number | null; lowBalanceThreshold: number | null },
+      now: Date,
+    ): Promise<void> {
+      await sql.query(SET_SPENDING_SQL, [
+        projectId,
+        spending.dailyCreditCap,
+        spending.lowBalanceThreshold,
+        now,
+      ]);
+    },
+
+    /** The daily credit cap alone (the operator's). */
+    async setDailyCreditCap(projectId: string, cap: number | null, now: Date): Promise<void> {
+      await sql.query(SET_CAP_SQL, [projectId, cap, now]);
     },
   };
 }

@@ -5,8 +5,8 @@
 // PostgreSQL, so the two cannot drift apart. Hooks script what only a test
 // needs (races, outages).
 import { DatabaseUnavailableError } from "@sms/db";
-import type { MessageResource, MessageState } from "../../src/model/message.ts";
 import type { SendMessageStore, SendMessageTx } from "../../src/messages/send/send-message.ts";
+import type { MessageResource, MessageState } from "../../src/model/message.ts";
 import type { Outcome, PriorRecord, QueuedMessage } from "../../src/store/index.ts";
 
 export type Row = QueuedMessage & {
@@ -165,10 +165,10 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
     },
     ledger: {
       async reserve({ messageId, amount }) {
-        if (tables.balance < amount) return false;
+        if (tables.balance < amount) return { ok: false, code: "insufficient_credits" };
         tables.balance -= amount;
         tables.ledger.push({ kind: "reservation", amount: -amount, messageId });
-        return true;
+        return { ok: true };
       },
       async refund({ messageId, amount }) {
         if (tables.ledger.some((entry) => entry.kind === "refund" && entry.messageId === messageId))

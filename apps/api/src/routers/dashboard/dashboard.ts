@@ -12,13 +12,22 @@ import {
 } from "./keys.ts";
 import { getMessageProcedure, listMessagesProcedure } from "./messages.ts";
 import { listProjectsProcedure, projectOverviewProcedure, projectUsageProcedure } from "./projects.ts";
+import {
+  getRequestProcedure,
+  listRequestsProcedure,
+  messageRequestsProcedure,
+  searchProcedure,
+} from "./requests.ts";
 import { requestSenderProcedure, senderProcedure } from "./sender.ts";
+import { setSpendingProcedure, spendingProcedure } from "./spending.ts";
 
 export const dashboardRouter = router({
   projects: router({
     list: listProjectsProcedure,
     get: projectOverviewProcedure,
     usage: projectUsageProcedure,
+    spending: spendingProcedure,
+    setSpending: setSpendingProcedure,
   }),
   keys: router({
     list: listKeysProcedure,
@@ -28,6 +37,12 @@ export const dashboardRouter = router({
     rollTest: rollTestKeyProcedure,
   }),
   credits: router({ get: creditsProcedure }),
-  messages: router({ list: listMessagesProcedure, get: getMessageProcedure }),
+  messages: router({
+    list: listMessagesProcedure,
+    get: getMessageProcedure,
+    requests: messageRequestsProcedure,
+  }),
+  requests: router({ list: listRequestsProcedure, get: getRequestProcedure }),
+  search: searchProcedure,
   sender: router({ get: senderProcedure, request: requestSenderProcedure }),
 });

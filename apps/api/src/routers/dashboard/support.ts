@@ -7,7 +7,12 @@ import type { DashboardRefusal } from "@sms/domain";
 import { TRPCError } from "@trpc/server";
 import { type DashboardActionRefusal, refusalMessage } from "../refusals.ts";
 
-const ACCESS_CODES = new Set(["project_not_found", "message_not_found", "key_not_found"]);
+const ACCESS_CODES = new Set([
+  "project_not_found",
+  "message_not_found",
+  "key_not_found",
+  "request_not_found",
+]);
 
 /** Throws for "not found" (whoever owns it); otherwise hands the refusal back. */
 function throwIfNotFound<R extends DashboardActionRefusal>(refusal: R): R {

@@ -13,5 +13,6 @@ export const getMessageProcedure = apiKeyProcedure
       messageId: input.message_id,
     });
     if (!result.ok) throw new ApiError("message_not_found", REFUSAL_MESSAGES.message_not_found);
+    ctx.state.messageId = result.message.id;
     return result.message;
   });

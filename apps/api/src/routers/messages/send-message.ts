@@ -43,6 +43,7 @@ export const sendMessageProcedure = apiKeyProcedureWith(requireIdempotencyKey)
       result.ok ? (result.replayed ? "replayed" : result.message.status) : result.code,
     );
     if (!result.ok) throw sendRefusal(result, now);
+    state.messageId = result.message.id;
     if (result.replayed) respond(ctx, { status: 200, headers: { "Idempotent-Replayed": "true" } });
     else respond(ctx, { status: 201, headers: rateLimitHeaders(result.rateLimit, now) });
     return result.message;

@@ -2,6 +2,7 @@
 // identities listed in OPERATOR_IDENTITIES. The same bound functions as the
 // tool (services.ts operatorServices), so every action writes the same audit
 // row; the actor is the signed-in identity (`github:583231`).
+import { z } from "zod";
 import { operatorProcedure, router } from "../../trpc/trpc.ts";
 import { decodeCursor, encodeCursor } from "../dashboard/cursor.ts";
 import {
@@ -13,6 +14,7 @@ import {
   toSenderRequest,
   ts,
   tsOrNull,
+  ZRefusal,
 } from "../dashboard/records.types.ts";
 import { refused } from "../refusals.ts";
 import {
@@ -112,6 +114,25 @@ function suspension(action: "suspendProject" | "reinstateProject") {
       };
     });
 }
+
+const setDailyCreditCap = operatorProcedure
+  .input(z.strictObject({ project_id: z.string().max(40), cap: z.number().int().nullable() }))
+  .output(
+    z.discriminatedUnion("ok", [
+      z.object({ ok: z.literal(true), project_id: z.string(), daily_credit_cap: z.number().nullable() }),
+      ZRefusal,
+    ]),
+  )
+  .mutation(async ({ ctx, input }) => {
+    const result = await ctx.deps.services.operator.setDailyCreditCap({
+      actor: ctx.actor,
+      projectId: input.project_id,
+      cap: input.cap,
+    });
+    if (!result.ok) return refused(result, ctx.register);
+    ctx.state.projectId = result.projectId;
+    return { ok: true as const, project_id: result.projectId, daily_credit_cap: result.dailyCreditCap };
+  });
 
 const grantCredits = operatorProcedure
   .input(ZGrantCreditsRequest)
@@ -310,6 +331,7 @@ export const operatorRouter = router({
     reinstate: suspension("reinstateProject"),
     setSender,
     clearSender,
+    setDailyCreditCap,
   }),
   messageKeys: router({ rotate: rotateMessageKeys }),
   credits: router({ grant: grantCredits }),

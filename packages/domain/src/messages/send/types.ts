@@ -94,8 +94,11 @@ export type SendMessageResult =
   | { ok: false; code: "first_request_unresolved"; retryAfterMs: number }
   /** The project's per-minute limit, or a per-recipient limit (`subject`): nothing sent. */
   | { ok: false; code: "rate_limited"; subject: "project" | "recipient"; limit: LimitState }
-  /** The free tier's daily segments: nothing sent. */
-  | { ok: false; code: "daily_limit_reached"; limit: LimitState }
+  /**
+   * The free tier's daily segments, or (`creditCap: true`) the project's daily
+   * credit cap, whose `limit.limit` is the cap: nothing sent.
+   */
+  | { ok: false; code: "daily_limit_reached"; limit: LimitState; creditCap?: true }
   | { ok: false; code: "insufficient_credits" }
   /** The provider was not reached: nothing sent, the key released. */
   | { ok: false; code: "provider_unavailable" };

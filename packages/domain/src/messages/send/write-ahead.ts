@@ -124,7 +124,17 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
       amount: queued.creditsReserved,
       now: queued.now,
     });
-    if (!reserved) return rollback({ ok: false, code: "insufficient_credits" });
+    if (!reserved.ok) {
+      if (reserved.code === "insufficient_credits")
+        return rollback({ ok: false, code: "insufficient_credits" });
+      const { end } = windowOf("utc_day", queued.now);
+      return rollback({
+        ok: false,
+        code: "daily_limit_reached",
+        creditCap: true,
+        limit: { limit: reserved.cap, remaining: 0, resetAt: end, window: "utc_day" },
+      });
+    }
     return { freeTierSegments, rateLimit };
   });
 }
