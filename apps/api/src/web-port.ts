@@ -14,7 +14,7 @@ import { refusalText } from "./contract/refusals.ts";
 
 export function webPort(options: {
   deps: AppDeps;
-  config: Pick<Config, "publicBaseUrl" | "claims" | "messages"> & {
+  config: Pick<Config, "publicBaseUrl" | "claims" | "messages" | "retention"> & {
     dashboard: Pick<Config["dashboard"], "devSignIn">;
   };
   sealer: CookieSealer;
@@ -30,6 +30,7 @@ export function webPort(options: {
       freeCredits: config.claims.freeCredits,
       defaultSender: config.messages.defaultSender,
       brandsConfigured: options.brandsConfigured,
+      requestLogRetentionDays: Math.round(config.retention.requestLogMs / 86_400_000),
     },
     clock: deps.clock,
     logger: deps.logger,

@@ -13,7 +13,9 @@ import { keyRoutes } from "./routes/keys.ts";
 import { messageRoutes } from "./routes/messages.ts";
 import { operatorRoutes } from "./routes/operator.ts";
 import { projectRoutes } from "./routes/projects.ts";
+import { requestRoutes } from "./routes/requests.ts";
 import { senderRoutes } from "./routes/sender.ts";
+import { spendingRoutes } from "./routes/spending.ts";
 import { sessionRoutes } from "./routes/session.ts";
 import { errorPage, badRequestPage, noSuchPage } from "./views/problems.ts";
 
@@ -54,6 +56,8 @@ export async function createWeb<S extends PageState>(port: WebPort<S>): Promise<
     ...projectRoutes(dashboard),
     ...keyRoutes(dashboard),
     ...messageRoutes(dashboard),
+    ...requestRoutes(dashboard),
+    ...spendingRoutes(dashboard),
     ...creditRoutes(dashboard),
     ...senderRoutes(dashboard),
     ...operatorRoutes(dashboard),

@@ -28,6 +28,8 @@ export type WebPort<S extends PageState = PageState> = {
     defaultSender: string;
     /** A live provider's brand list checks sender approvals (the brand id is then optional). */
     brandsConfigured: boolean;
+    /** How many days the request log keeps a request (REQUEST_LOG_RETENTION_DAYS). */
+    requestLogRetentionDays: number;
   };
   clock: { now(): Date };
   logger: Logger;

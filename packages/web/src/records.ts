@@ -113,6 +113,45 @@ export type MessageFilters = {
   to?: string;
 };
 
+export type RequestRow = {
+  id: string;
+  method: string;
+  route: string;
+  status: number;
+  error_code: string | null;
+  idempotency_key: string | null;
+  replayed: boolean;
+  duration_ms: number;
+  mode: KeyMode | null;
+  key_prefix: string | null;
+  key_name: string | null;
+  message_id: string | null;
+  verification_id: string | null;
+  created_at: string;
+};
+export type RequestsList = { requests: RequestRow[] } & Paged;
+export type RequestFilters = {
+  status_class?: "2xx" | "4xx" | "5xx";
+  error_code?: string;
+  route?: string;
+  mode?: KeyMode;
+  from?: string;
+  to?: string;
+};
+export type SearchFound =
+  | { kind: "message" | "verification" | "request"; id: string }
+  | { kind: "idempotency_key"; requests: RequestRow[] }
+  | { kind: "not_found" };
+export type Spending = {
+  credit_balance: number;
+  daily_credit_cap: number | null;
+  used_today: number;
+  low_balance_threshold: number | null;
+  low_balance: boolean;
+  daily_rate: number;
+  days_left: number | null;
+};
+
 export type FoundProjects = {
   projects: Array<ProjectRecord & { account_id: string | null; account_email: string | null }>;
 };
@@ -183,7 +222,18 @@ export type Procedures = {
       list(input: Cursor): Promise<ProjectsList>;
       get(input: { project_id: string }): Promise<Overview>;
       usage(input: { project_id: string; mode?: KeyMode }): Promise<Usage>;
+      spending(input: { project_id: string }): Promise<Spending>;
+      setSpending(input: {
+        project_id: string;
+        daily_credit_cap: number | null;
+        low_balance_threshold: number | null;
+      }): Promise<Result<{ spending: Spending }>>;
     };
+    requests: {
+      list(input: { project_id: string } & RequestFilters & Cursor): Promise<RequestsList>;
+      get(input: { project_id: string; request_id: string }): Promise<{ request: RequestRow }>;
+    };
+    search(input: { project_id: string; query: string }): Promise<SearchFound>;
     keys: {
       list(input: { project_id: string } & Cursor): Promise<KeysList>;
       get(input: { project_id: string; key_id: string }): Promise<Result<{ key: KeyRecord }>>;
@@ -197,6 +247,7 @@ export type Procedures = {
     messages: {
       list(input: { project_id: string } & MessageFilters & Cursor): Promise<MessagesList>;
       get(input: { project_id: string; message_id: string }): Promise<MessageFound>;
+      requests(input: { project_id: string; message_id: string }): Promise<{ requests: RequestRow[] }>;
     };
     sender: {
       get(input: { project_id: string }): Promise<SenderPage>;

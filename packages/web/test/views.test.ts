@@ -33,7 +33,9 @@ import {
 } from "../src/views/operator.ts";
 import { actionRefusedPage, badRequestPage, errorPage } from "../src/views/problems.ts";
 import { overviewPage, projectsPage } from "../src/views/projects.ts";
+import { requestPage, requestsPage, searchResultsPage } from "../src/views/requests.ts";
 import { senderPage } from "../src/views/sender.ts";
+import { spendingPage } from "../src/views/spending.ts";
 import { signInPage } from "../src/views/sign-in.ts";
 
 const HOSTILE = [
@@ -248,7 +250,54 @@ describe("the dashboard escapes what users, operators and providers supply", () 
       timeline: [{ status: "failed", error_code: H, at: T }],
       ledger,
     };
-    await expectEscaped(messagePage(chrome, { projectId: JS, found }));
+    const requestRow = {
+      id: JS,
+      method: H,
+      route: H,
+      status: 400,
+      error_code: H,
+      idempotency_key: H,
+      replayed: true,
+      duration_ms: 3,
+      mode: "live" as const,
+      key_prefix: H,
+      key_name: H,
+      message_id: JS,
+      verification_id: H,
+      created_at: T,
+    };
+    await expectEscaped(messagePage(chrome, { projectId: JS, found, requests: [requestRow] }));
+    await expectEscaped(
+      requestsPage(
+        { ...chrome, lowBalance: { projectId: JS, balance: 1, threshold: 2, daysLeft: 0.5 } },
+        {
+          projectId: JS,
+          list: { requests: [requestRow], next: H },
+          filters: { error_code: H, from: H, to: H },
+          isFirst: false,
+          retentionDays: 30,
+        },
+      ),
+    );
+    await expectEscaped(requestPage(chrome, { projectId: JS, request: requestRow }));
+    await expectEscaped(searchResultsPage(chrome, { projectId: JS, query: H, requests: [requestRow] }));
+    await expectEscaped(searchResultsPage(chrome, { projectId: JS, query: H, requests: null }));
+    await expectEscaped(
+      spendingPage(chrome, {
+        projectId: JS,
+        spending: {
+          credit_balance: 3,
+          daily_credit_cap: 10,
+          used_today: 4,
+          low_balance_threshold: 5,
+          low_balance: true,
+          daily_rate: 1,
+          days_left: 3,
+        },
+        problem: H,
+        values: { cap: H, threshold: H },
+      }),
+    );
   });
 
   it("credits: ledger kinds, notes and message links", async () => {

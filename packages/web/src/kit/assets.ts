@@ -7,7 +7,7 @@ import { sha256Hex } from "@sms/crypto";
 
 const CSS = `
 :root{color-scheme:light dark;--bg:#f6f7f9;--card:#fff;--text:#1b1f24;--muted:#57606a;--accent:#0b57d0;--accent-text:#fff;--border:#d0d7de;--ok:#1a7f37;--warn:#9a6700;--bad:#cf222e;--info:#0969da;--subtle:#eef1f4;
---s-queued:#8c959f;--s-submitted:#0969da;--s-delivered:#1a7f37;--s-undeliverable:#bc4c00;--s-failed:#cf222e;--s-unknown:#8250df;--bar:#0b57d0}
+--s-queued:#6e7781;--s-submitted:#0969da;--s-delivered:#1a7f37;--s-undeliverable:#bc4c00;--s-failed:#cf222e;--s-unknown:#8250df;--bar:#0b57d0}
 @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--card:#161b22;--text:#e6edf3;--muted:#9da7b3;--accent:#79b8ff;--accent-text:#0d1117;--border:#30363d;--ok:#3fb950;--warn:#d29922;--bad:#ff7b72;--info:#58a6ff;--subtle:#1f2630;
 --s-queued:#8b949e;--s-submitted:#58a6ff;--s-delivered:#3fb950;--s-undeliverable:#f0883e;--s-failed:#ff7b72;--s-unknown:#bc8cff;--bar:#79b8ff}}
 *{box-sizing:border-box}
@@ -100,6 +100,15 @@ ol.timeline li{position:relative;padding:.1rem 0 1rem 1.1rem}
 ol.timeline li::before{content:"";position:absolute;left:-.45rem;top:.45rem;width:.8rem;height:.8rem;border-radius:50%;background:var(--card);border:2px solid var(--accent)}
 details summary{cursor:pointer;font-weight:600;margin:.5rem 0}
 .grid-2{display:grid;gap:1rem;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr))}
+.project-top{display:flex;flex-wrap:wrap;align-items:center;justify-content:space-between;gap:.5rem 1rem}
+.search{display:flex;gap:.4rem;flex:1 1 18rem;max-width:32rem}
+.search input{flex:1 1 auto;min-width:0}
+.low-balance{border:1px solid var(--warn);border-left-width:4px;background:var(--card);padding:.5rem .9rem;margin:0 0 1rem;border-radius:0 8px 8px 0}
+.low-balance p{margin:.2rem 0}
+.tag{display:inline-block;font-size:.78rem;padding:0 .4rem;border-radius:999px;background:var(--subtle);color:var(--text);white-space:nowrap}
+.http{font-weight:700;font-variant-numeric:tabular-nums}.http-ok{color:var(--ok)}.http-warn{color:var(--warn)}.http-bad{color:var(--bad)}
+.table-wrap td{white-space:nowrap}
+.table-wrap td code,.table-wrap td .mono,code.id{white-space:nowrap;overflow-wrap:normal;word-break:keep-all}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0}
 @media (max-width:40rem){h1{font-size:1.35rem}dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4rem}main{padding:1rem .75rem 2.5rem}th,td{padding:.45rem .5rem}}
 `;

@@ -170,6 +170,9 @@ export function dashboardContext<S extends PageState>(options: {
           const { viewer } = session;
           const procedures = port.procedures(state, viewer ?? undefined);
           const url = new URL(request.url);
+          if (viewer && method === "GET" && params.project_id) {
+            chrome = { ...chrome, ...(await lowBalanceOf(procedures, params.project_id)) };
+          }
           return await handle({ request, url, state, params, viewer, chrome, form: admitted, procedures });
         } catch (error) {
           return failurePage(error, chrome, state);
@@ -179,6 +182,29 @@ export function dashboardContext<S extends PageState>(options: {
   }
 
   return { port, signIn, sessions, assets, chromeFor, route, failurePage };
+}
+
+/**
+ * Every page of a project under its owner's low-balance threshold shows the
+ * banner (layout.ts). A project that is not the viewer's shows none: the
+ * page itself answers 404.
+ */
+async function lowBalanceOf(procedures: Procedures, projectId: string): Promise<Pick<Chrome, "lowBalance">> {
+  try {
+    const spending = await procedures.dashboard.projects.spending({ project_id: projectId });
+    if (!spending.low_balance || spending.low_balance_threshold === null) return {};
+    return {
+      lowBalance: {
+        projectId,
+        balance: spending.credit_balance,
+        threshold: spending.low_balance_threshold,
+        daysLeft: spending.days_left,
+      },
+    };
+  } catch (error) {
+    if (procedureErrorCode(error)) return {};
+    throw error;
+  }
 }
 
 /** A path parameter ("" when absent). */

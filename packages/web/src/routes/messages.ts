@@ -8,7 +8,7 @@ import { badRequestPage } from "../views/problems.ts";
 import { type DashboardContext, emptyToUndefined, param } from "./context.ts";
 
 /** A UTC day the log can be filtered by: a real calendar day from 1970 to 9999. */
-function isDay(value: string): boolean {
+export function isDay(value: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || value < "1970-01-01") return false;
   const date = new Date(`${value}T00:00:00Z`);
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
@@ -63,11 +63,12 @@ export function messageRoutes<S extends PageState>({ route }: DashboardContext<S
     "viewer",
     async (context) => {
       const projectId = param(context, "project_id");
-      const found = await context.procedures.dashboard.messages.get({
-        project_id: projectId,
-        message_id: param(context, "message_id"),
-      });
-      return messagePage(context.chrome, { projectId, found });
+      const messageId = param(context, "message_id");
+      const [found, behind] = await Promise.all([
+        context.procedures.dashboard.messages.get({ project_id: projectId, message_id: messageId }),
+        context.procedures.dashboard.messages.requests({ project_id: projectId, message_id: messageId }),
+      ]);
+      return messagePage(context.chrome, { projectId, found, requests: behind.requests });
     },
   );
 

@@ -46,6 +46,7 @@ export function creditsPage(
 <div class="card"><p class="label">Free tier today</p><p class="value">${freeTier.applies ? `${number(freeTier.used_today)} / ${number(freeTier.limit)}` : "Lifted"}</p>
 ${freeTier.applies && meter(freeTier.used_today, freeTier.limit, "Free-tier segments used today")}<p class="sub">${freeTier.applies ? html`Live segments a day until paid credits are added; resets ${time(freeTier.reset_at)}` : "Paid credits were added: no daily allowance applies"}</p></div>
 </div>
+<p><a href="${base}/spending">Spending limits</a>: a daily credit cap, and a warning when the balance runs low.</p>
 <p>Credits are added by the operator (paid credits, with an invoice reference) or when a project is claimed (free credits). Each live message reserves one credit per segment; a message the provider rejects gets its credits back.</p>
 <h2>Ledger</h2>
 ${rows.length > 0 ? table("Credit ledger", ["When", "Entry", "Amount", "Message", "Note"], rows, [2]) : note("info", html`<p>No entries yet.</p>`)}

@@ -18,7 +18,19 @@ export type Chrome = {
   providerLabel(provider: string): string;
   /** Origins a form on this page may end up at (the sign-in page's providers). */
   formActionOrigins?: readonly string[];
+  /** A project page under its owner's low-balance threshold: the banner's facts. */
+  lowBalance?: { projectId: string; balance: number; threshold: number; daysLeft: number | null };
 };
+
+function lowBalanceBanner(chrome: Chrome): Html | "" {
+  const low = chrome.lowBalance;
+  if (!low) return "";
+  const left =
+    low.daysLeft === null
+      ? "nothing was spent in the last 7 days"
+      : html`about <strong>${low.daysLeft.toLocaleString("en-US")} days</strong> left at the last 7 days' rate`;
+  return html`<div class="low-balance" role="status"><p><strong>Low balance:</strong> ${low.balance.toLocaleString("en-US")} credits, under your warning level of ${low.threshold.toLocaleString("en-US")}; ${left}. Live sends stop at zero. <a href="/dashboard/projects/${encodeURIComponent(low.projectId)}/credits">Credits</a></p></div>`;
+}
 
 export type Section = "projects" | "operator" | "sign-in" | "none";
 
@@ -54,6 +66,7 @@ export function layout(chrome: Chrome, options: { title: string; section: Sectio
 ${chrome.devSignIn && DEV_BANNER}
 ${topBar(chrome, options.section)}
 <main id="main">
+${lowBalanceBanner(chrome)}
 ${options.body}
 </main>
 </body>
@@ -146,21 +159,27 @@ export function noticeFrom(url: URL, notices: Record<string, string>): Html | ""
   return text ? note("ok", html`<p>${text}</p>`) : "";
 }
 
-export type Tab = "overview" | "keys" | "messages" | "credits" | "sender";
+export type Tab = "overview" | "keys" | "messages" | "requests" | "credits" | "sender";
 
 export const projectPath = (projectId: string, rest = "") =>
   `/dashboard/projects/${encodeURIComponent(projectId)}${rest}`;
 
-export function projectHeader(projectId: string, current: Tab, title: string): Html {
+export function projectHeader(projectId: string, current: Tab, title: string, query = ""): Html {
   const base = projectPath(projectId);
   const tabs: Array<[Tab, string, string]> = [
     ["overview", "Overview", base],
     ["keys", "API keys", `${base}/keys`],
     ["messages", "Messages", `${base}/messages`],
+    ["requests", "Requests", `${base}/requests`],
     ["credits", "Credits", `${base}/credits`],
     ["sender", "Sender name", `${base}/sender`],
   ];
-  return html`<p class="crumbs"><a href="/dashboard/projects">Projects</a> / <code>${projectId}</code></p>
+  return html`<div class="project-top"><p class="crumbs"><a href="/dashboard/projects">Projects</a> / <code class="id">${projectId}</code></p>
+<form method="get" action="${base}/search" class="search" role="search" aria-label="Search this project">
+<label for="project-search" class="sr-only">Find a message, verification or request by id, or an Idempotency-Key</label>
+<input id="project-search" name="q" value="${query}" placeholder="msg_…, vrf_…, req_… or Idempotency-Key" autocomplete="off" spellcheck="false" maxlength="255">
+<button type="submit">Find</button>
+</form></div>
 <h1>${title}</h1>
 <nav aria-label="Project"><ul class="tabs">
 ${tabs.map(([tab, label, href]) => html`<li><a href="${href}"${tab === current && html` aria-current="page"`}>${label}</a></li>\n`)}</ul></nav>`;

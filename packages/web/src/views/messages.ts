@@ -3,7 +3,8 @@
 import { MESSAGE_STATUSES } from "@sms/domain";
 import { TEMPLATE_IDS } from "@sms/templates";
 import { html } from "../kit/html.ts";
-import type { MessageFilters, MessageFound, MessagesList } from "../records.ts";
+import type { MessageFilters, MessageFound, MessagesList, RequestRow } from "../records.ts";
+import { requestTable } from "./requests.ts";
 import {
   type Chrome,
   htmlPage,
@@ -75,7 +76,10 @@ ${pager({
   });
 }
 
-export function messagePage(chrome: Chrome, options: { projectId: string; found: MessageFound }): Response {
+export function messagePage(
+  chrome: Chrome,
+  options: { projectId: string; found: MessageFound; requests: RequestRow[] },
+): Response {
   const { message, timeline, ledger } = options.found;
   const events = timeline.map(
     (event, i) =>
@@ -113,6 +117,9 @@ ${events.length > 0 ? html`<ol class="timeline">${events}</ol>` : html`<p class=
 <h3>Credits</h3>
 ${entries.length > 0 ? table("Ledger entries of this message", ["Entry", "Amount", "When", "Note"], entries, [1]) : html`<p class="muted">None: ${message.mode === "test" ? "test messages are free" : "nothing was charged"}.</p>`}
 </section>
-</div>`,
+</div>
+<section aria-labelledby="requests-title"><h2 id="requests-title">API requests</h2>
+${options.requests.length > 0 ? requestTable("The API requests that created, replayed or read this message", options.projectId, options.requests) : html`<p class="muted">No request of this message is in the request log (it keeps requests for a limited time).</p>`}
+</section>`,
   });
 }

@@ -1,0 +1,305 @@
+// The developer console (issue 23) in a real browser: Chromium drives the Deno
+// server on PostgreSQL with a fake uBill. A failing request (400
+// invalid_variables) is found in the request log through the search box by
+// the request_id of its error envelope; a message's page lists the requests
+// that created and replayed it; an Idempotency-Key finds its requests; the
+// daily credit cap set on the page refuses the 11th of 50 parallel live sends;
+// the low-balance banner shows on every project page. On every page visited:
+// at 390 px no id is broken across lines (each id's element is one line box,
+// measured in the page), and axe-core (injected into the page) finds no
+// serious or critical issue. Screenshots (desktop and mobile, light and dark):
+// test-output/screenshots/console-*.png.
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { createDatabase } from "@sms/db";
+import { availableBackends, type PrismaDatabase, withPrisma } from "@sms/db/testing";
+import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
+import type { Browser, Locator, Page, Response as PageResponse } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestKey, type ServerProcess, sendMessageRequest, startServer } from "./harness.ts";
+import { chromiumMissing, launchChromium, SCREENSHOT_DIR } from "./support/browser.ts";
+
+const skipBrowser = chromiumMissing();
+const noPostgres = !(await availableBackends()).includes("postgres");
+const UBILL_KEY = "ubill-console-browser-secret-7d2a";
+const DESKTOP = { width: 1280, height: 900 };
+const MOBILE = { width: 390, height: 844 };
+const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const ID_PATTERN = /^(msg|req|prj|key|vrf|cre)_[0-9a-z]{20,}$/;
+
+type Key = { api_key: string; project_id: string; claim_url: string };
+
+describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", () => {
+  let server: ServerProcess;
+  let ubill: FakeUbill;
+  let browser: Browser;
+  let db: PrismaDatabase;
+
+  beforeAll(async () => {
+    ubill = await startFakeUbill({ apiKey: UBILL_KEY, brands: [{ id: 1, name: "SMSGE", approved: true }] });
+    [server, browser] = await Promise.all([
+      startServer({
+        backend: "postgres",
+        env: {
+          CLAIM_FREE_CREDITS: "50",
+          CLAIM_COOKIE_SECRET: "console-browser-test-cookie-secret-0123456789",
+          CLAIM_SIGN_INS_PER_MINUTE: "1000",
+          DEV_SIGN_IN: "true",
+          UBILL_BASE_URL: ubill.baseUrl,
+          UBILL_API_KEY: UBILL_KEY,
+          UBILL_DEFAULT_BRAND_ID: "1",
+          STATUS_CHECK_INTERVAL_SECONDS: "1",
+          SIMULATOR_DELIVERY_DELAY_MS: "0",
+          TEST_KEYS_PER_MINUTE: "100",
+          MESSAGES_PER_MINUTE: "1000",
+          FREE_TIER_DAILY_SEGMENTS: "1000",
+          RECIPIENT_MESSAGES_PER_10_MINUTES: "100",
+        },
+      }),
+      launchChromium(),
+    ]);
+    db = withPrisma(await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 2 }));
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await db?.close();
+    await server?.cleanup();
+    await ubill?.close();
+  });
+
+  const api = (path: string, init?: RequestInit) => fetch(`${server.baseUrl}${path}`, init);
+  const body = (to = "+995555123456", code: unknown = "4821") => ({
+    to,
+    template: "verification_code",
+    variables: { code },
+    locale: "en",
+  });
+
+  async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  async function navigation(page: Page, action: () => Promise<unknown>): Promise<PageResponse> {
+    const response = page.waitForResponse(
+      (r) =>
+        r.request().isNavigationRequest() &&
+        r.frame() === page.mainFrame() &&
+        (r.status() < 300 || r.status() >= 400),
+    );
+    await action();
+    const result = await response;
+    await page.waitForLoadState("load");
+    return result;
+  }
+  const click = (page: Page, target: Locator) => navigation(page, () => target.click());
+  const go = (page: Page, path: string) => navigation(page, () => page.goto(`${server.baseUrl}${path}`));
+  const button = (page: Page, name: string | RegExp) => page.getByRole("button", { name });
+  // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText (the rendered text)
+  const mainText = (page: Page) => page.locator("main").innerText();
+
+  /** axe-core in the page: no serious or critical violation. */
+  async function expectAccessible(page: Page, name: string): Promise<void> {
+    // Evaluated through the DevTools protocol, which the page's CSP does not govern.
+    await page.evaluate(AXE_SOURCE);
+    const violations = await page.evaluate(async () => {
+      const axe = (
+        globalThis as unknown as {
+          axe: {
+            run(
+              context: unknown,
+              options: unknown,
+            ): Promise<{
+              violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }>;
+            }>;
+          };
+        }
+      ).axe;
+      const result = await axe.run(document, { resultTypes: ["violations"] });
+      return result.violations
+        .filter((v) => v.impact === "serious" || v.impact === "critical")
+        .map((v) => `${v.id}: ${JSON.stringify(v.nodes.slice(0, 3).map((n) => n.target))}`);
+    });
+    expect(violations, `axe on ${name}`).toEqual([]);
+  }
+
+  /** At 390 px: the page does not scroll sideways and every id on it lies on one line. */
+  async function expectIdsWhole(page: Page, name: string): Promise<number> {
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow, `${name} is wider than 390 px`).toBeLessThanOrEqual(0);
+    const broken = await page.evaluate((source) => {
+      const pattern = new RegExp(source);
+      const found: string[] = [];
+      let ids = 0;
+      for (const element of document.querySelectorAll("main code, main .mono")) {
+        const text = (element.textContent ?? "").trim();
+        if (!pattern.test(text)) continue;
+        ids++;
+        // An inline element broken across lines has one client rectangle per line.
+        if (element.getClientRects().length > 1) found.push(text);
+      }
+      return { ids, found };
+    }, ID_PATTERN.source);
+    expect(broken.found, `${name}: ids broken across lines`).toEqual([]);
+    return broken.ids;
+  }
+
+  /** Desktop and mobile, light and dark; at 390 px ids whole and axe clean (both schemes). */
+  async function check(page: Page, name: string): Promise<void> {
+    for (const [size, viewport] of [
+      ["desktop", DESKTOP],
+      ["mobile", MOBILE],
+    ] as const) {
+      await page.setViewportSize(viewport);
+      if (size === "mobile") expect(await expectIdsWhole(page, name)).toBeGreaterThan(0);
+      for (const scheme of ["light", "dark"] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        if (size === "desktop") await expectAccessible(page, `${name} (${scheme})`);
+        await page.screenshot({
+          path: join(SCREENSHOT_DIR, `console-${name}-${size}-${scheme}.png`),
+          fullPage: true,
+        });
+      }
+    }
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.setViewportSize(DESKTOP);
+  }
+
+  async function search(page: Page, query: string): Promise<PageResponse> {
+    await page.getByRole("search").getByRole("textbox").fill(query);
+    return click(page, page.getByRole("search").getByRole("button", { name: "Find" }));
+  }
+
+  it("debug, try and cap: a failing request found by its request_id, a message's requests, the daily cap, the low-balance banner", async () => {
+    const key = (await createTestKey(api)) as Key;
+    const page = await (await browser.newContext({ viewport: DESKTOP })).newPage();
+    // Claim as a local developer.
+    await navigation(page, () => page.goto(key.claim_url));
+    await expectAccessible(page, "claim landing");
+    await page.getByLabel("Your name").fill("Dana Dev");
+    await click(page, button(page, "Sign in as a local developer"));
+    await click(page, button(page, "Claim this project"));
+    await click(page, page.getByRole("link", { name: "Open the project in the dashboard" }));
+    const base = `/dashboard/projects/${key.project_id}`;
+
+    // A failing request: its envelope's request_id is what a support conversation starts from.
+    const failed = await api(
+      "/v1/messages",
+      sendMessageRequest(key.api_key, "order-bad-1", body(undefined, 42)),
+    );
+    expect(failed.status).toBe(400);
+    const envelope = (await failed.json()) as { error: { code: string; request_id: string } };
+    expect(envelope.error.code).toBe("invalid_variables");
+    const requestId = envelope.error.request_id;
+    expect(failed.headers.get("x-request-id")).toBe(requestId);
+    // A send, and its replay under the same Idempotency-Key.
+    const sent = await api("/v1/messages", sendMessageRequest(key.api_key, "order-77", body()));
+    expect(sent.status).toBe(201);
+    const message = (await sent.json()) as { id: string };
+    const replay = await api("/v1/messages", sendMessageRequest(key.api_key, "order-77", body()));
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    await eventually(
+      "the three requests in the log",
+      async () => (await db.prisma.requestLogEntry.count({ where: { projectId: key.project_id } })) >= 3,
+    );
+    const row = await db.prisma.requestLogEntry.findUniqueOrThrow({ where: { id: requestId } });
+    expect(row).toMatchObject({
+      status: 400,
+      errorCode: "invalid_variables",
+      idempotencyKey: "order-bad-1",
+      mode: "test",
+    });
+
+    // The search box on the overview: the request id opens the request.
+    await go(page, base);
+    const opened = await search(page, requestId);
+    expect(opened.status()).toBe(200);
+    expect(page.url()).toBe(`${server.baseUrl}${base}/requests/${requestId}`);
+    const detail = await mainText(page);
+    expect(detail).toContain("invalid_variables");
+    expect(detail).toContain("POST /v1/messages");
+    expect(detail).toContain("order-bad-1");
+    expect(detail).toMatch(/Status\s+400/);
+    await check(page, "request");
+
+    // The log, filtered to 4xx.
+    await go(page, `${base}/requests?status_class=4xx`);
+    expect(await page.locator("tbody tr").count()).toBe(1);
+    expect(await mainText(page)).toContain(requestId);
+    await go(page, `${base}/requests`);
+    expect(await page.locator("tbody tr").count()).toBe(3);
+    await check(page, "requests");
+
+    // The message's page lists the request that created it and the replay.
+    await search(page, message.id);
+    expect(page.url()).toBe(`${server.baseUrl}${base}/messages/${message.id}`);
+    const requestsOfMessage = page.locator("section", {
+      has: page.getByRole("heading", { name: "API requests" }),
+    });
+    expect(await requestsOfMessage.locator("tbody tr").count()).toBe(2);
+    expect((await requestsOfMessage.textContent()) ?? "").toContain("replay");
+    await check(page, "message");
+
+    // An Idempotency-Key finds both requests; something unknown is a 404 page.
+    const byKey = await search(page, "order-77");
+    expect(byKey.status()).toBe(200);
+    expect(await page.locator("tbody tr").count()).toBe(2);
+    await check(page, "search-idempotency-key");
+    expect((await search(page, "req_00000000000000000000000000")).status()).toBe(404);
+
+    // Spending: a daily cap of 10 and a warning under 45 credits, set on the page.
+    await go(page, `${base}/spending`);
+    await page.getByLabel(/Daily credit cap/).fill("10");
+    await page.getByLabel(/Warn below/).fill("45");
+    await click(page, button(page, "Save limits"));
+    expect(await mainText(page)).toContain("The limits were saved.");
+    expect(await page.locator(".low-balance").count()).toBe(0);
+    // A live key from the keys page.
+    await go(page, `${base}/keys`);
+    await click(page, button(page, "Create a live key"));
+    const liveKey = await page.getByLabel(/Live API key/).inputValue();
+    // 50 parallel live sends against the cap of 10 (50 free credits): exactly 10 accepted.
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        api(
+          "/v1/messages",
+          sendMessageRequest(liveKey, crypto.randomUUID(), body(`+9955557${String(i).padStart(5, "0")}`)),
+        ),
+      ),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(10);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(40);
+    const refusal = (await answers[statuses.indexOf(429)]!.json()) as {
+      error: { code: string; message: string };
+    };
+    expect(refusal.error.code).toBe("daily_limit_reached");
+    expect(refusal.error.message).toContain("daily credit cap of 10 credits");
+    expect(refusal.error.message).toContain("midnight UTC");
+    expect(ubill.sends()).toHaveLength(10);
+    expect(await db.prisma.message.count({ where: { projectId: key.project_id, mode: "live" } })).toBe(10);
+
+    // 40 credits left, under the warning level of 45: the banner on every project page.
+    await go(page, `${base}/spending`);
+    expect(await mainText(page)).toMatch(/10 \/ 10/);
+    await check(page, "spending");
+    for (const path of ["", "/keys", "/messages", "/requests", "/credits", "/sender"]) {
+      await go(page, `${base}${path}`);
+      const banner = page.locator(".low-balance");
+      expect(await banner.count(), `banner on ${path || "/"}`).toBe(1);
+      expect((await banner.textContent()) ?? "").toMatch(
+        /Low balance: 40 credits, under your warning level of 45; about [\d.]+ days left/,
+      );
+    }
+    await check(page, "low-balance-overview");
+    await go(page, `${base}/requests?mode=live&status_class=4xx`);
+    expect(await page.locator("tbody tr").count()).toBe(40);
+    expect(await mainText(page)).toContain("daily_limit_reached");
+  }, 240_000);
+});

@@ -1,0 +1,101 @@
+// The developer console's request log, one request, and the project search box.
+import { redirect } from "../kit/http.ts";
+import type { PageState } from "../port.ts";
+import type { RequestFilters } from "../records.ts";
+import { projectPath } from "../views/layout.ts";
+import { badRequestPage } from "../views/problems.ts";
+import { REQUEST_ROUTES, requestPage, requestsPage, searchResultsPage } from "../views/requests.ts";
+import { type DashboardContext, emptyToUndefined, param } from "./context.ts";
+import { isDay } from "./messages.ts";
+
+function filtersOf(url: URL): RequestFilters | { invalid: string } {
+  const pick = <T extends string>(name: string, allowed: readonly T[]): T | undefined => {
+    const value = emptyToUndefined(url.searchParams.get(name));
+    return value !== undefined && (allowed as readonly string[]).includes(value) ? (value as T) : undefined;
+  };
+  const from = emptyToUndefined(url.searchParams.get("from"));
+  const to = emptyToUndefined(url.searchParams.get("to"));
+  if (from !== undefined && !isDay(from)) return { invalid: "from" };
+  if (to !== undefined && !isDay(to)) return { invalid: "to" };
+  const errorCode = emptyToUndefined(url.searchParams.get("error_code")?.trim() ?? null);
+  if (errorCode !== undefined && !/^[a-z_]{1,64}$/.test(errorCode)) return { invalid: "error_code" };
+  const filters = {
+    status_class: pick("status_class", ["2xx", "4xx", "5xx"] as const),
+    error_code: errorCode,
+    route: pick("route", REQUEST_ROUTES),
+    mode: pick("mode", ["live", "test"] as const),
+    from,
+    to,
+  };
+  return Object.fromEntries(
+    Object.entries(filters).filter(([, value]) => value !== undefined),
+  ) as RequestFilters;
+}
+
+export function requestRoutes<S extends PageState>({ route, port }: DashboardContext<S>) {
+  const list = route("GET", "/dashboard/projects/{project_id}/requests", "viewer", async (context) => {
+    const projectId = param(context, "project_id");
+    const filters = filtersOf(context.url);
+    if ("invalid" in filters) {
+      const text =
+        filters.invalid === "error_code"
+          ? "The error code filter is a code such as invalid_variables."
+          : `The “${filters.invalid}” filter must be a day (YYYY-MM-DD) from 1970-01-01 on.`;
+      return badRequestPage(context.chrome, text);
+    }
+    const cursor = emptyToUndefined(context.url.searchParams.get("cursor"));
+    const found = await context.procedures.dashboard.requests.list({
+      project_id: projectId,
+      ...filters,
+      ...(cursor ? { cursor } : {}),
+    });
+    return requestsPage(context.chrome, {
+      projectId,
+      list: found,
+      filters,
+      isFirst: !cursor,
+      retentionDays: port.config.requestLogRetentionDays,
+    });
+  });
+
+  const one = route(
+    "GET",
+    "/dashboard/projects/{project_id}/requests/{request_id}",
+    "viewer",
+    async (context) => {
+      const projectId = param(context, "project_id");
+      const found = await context.procedures.dashboard.requests.get({
+        project_id: projectId,
+        request_id: param(context, "request_id"),
+      });
+      return requestPage(context.chrome, { projectId, request: found.request });
+    },
+  );
+
+  // The search box: an id opens its page; an Idempotency-Key lists its requests.
+  const search = route("GET", "/dashboard/projects/{project_id}/search", "viewer", async (context) => {
+    const projectId = param(context, "project_id");
+    const query = (context.url.searchParams.get("q") ?? "").trim();
+    if (query === "" || query.length > 255) {
+      return badRequestPage(
+        context.chrome,
+        "Paste a message id (msg_…), a request id (req_…), a verification id (vrf_…) or an Idempotency-Key, at most 255 characters.",
+      );
+    }
+    const found = await context.procedures.dashboard.search({ project_id: projectId, query });
+    switch (found.kind) {
+      case "message":
+        return redirect(projectPath(projectId, `/messages/${encodeURIComponent(found.id)}`));
+      case "request":
+        return redirect(projectPath(projectId, `/requests/${encodeURIComponent(found.id)}`));
+      case "verification":
+        return redirect(projectPath(projectId, `/verifications/${encodeURIComponent(found.id)}`));
+      case "idempotency_key":
+        return searchResultsPage(context.chrome, { projectId, query, requests: found.requests });
+      case "not_found":
+        return searchResultsPage(context.chrome, { projectId, query, requests: null });
+    }
+  });
+
+  return [list, one, search];
+}
