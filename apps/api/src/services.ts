@@ -30,6 +30,8 @@ import {
   listSenderRequests,
   messageRequests,
   ownProjectSpending,
+  dashboardTestSender,
+  projectOnboarding,
   projectCredits,
   projectKey,
   projectMessage,
@@ -150,6 +152,8 @@ export function dashboardServices(options: {
     // Verifications join the search when they exist (findVerification).
     search: bind(searchProject, deps),
     spending: { get: bind(ownProjectSpending, deps), set: bind(setProjectSpending, deps) },
+    testSender: bind(dashboardTestSender, deps),
+    onboarding: bind(projectOnboarding, deps),
     sender: { get: bind(projectSender, deps), request: bind(requestSender, deps) },
   };
 }

@@ -2,6 +2,7 @@
 // in-process (internal-router.ts), read form bodies with the gateway's body
 // reader, and word a refused field as the procedures do.
 import type { CookieSealer } from "@sms/crypto";
+import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
 import type { IdentityProvider, WebPort } from "@sms/web";
 import type { AppDeps } from "./deps.ts";
 import type { Config } from "./env.ts";
@@ -31,6 +32,16 @@ export function webPort(options: {
       defaultSender: config.messages.defaultSender,
       brandsConfigured: options.brandsConfigured,
       requestLogRetentionDays: Math.round(config.retention.requestLogMs / 86_400_000),
+      simulatorNumbers: [
+        { number: "+995555123456", what: "delivered after the simulator's delay (any number not below)" },
+        { number: SIMULATOR_NUMBERS.undeliverable, what: "accepted, then reported undeliverable" },
+        { number: SIMULATOR_NUMBERS.rejected, what: "rejected at once: failed, provider_rejected" },
+        { number: SIMULATOR_NUMBERS.indeterminate, what: "no definitive answer: unknown, never retried" },
+        {
+          number: SIMULATOR_NUMBERS.unreachable,
+          what: "provider not reached: 503 provider_unavailable, nothing sent",
+        },
+      ],
     },
     clock: deps.clock,
     logger: deps.logger,

@@ -186,6 +186,43 @@ describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", 
     await click(page, button(page, "Claim this project"));
     await click(page, page.getByRole("link", { name: "Open the project in the dashboard" }));
     const base = `/dashboard/projects/${key.project_id}`;
+    const ticks = async () =>
+      page.locator("ol.checklist li").evaluateAll((items) => items.map((item) => item.className));
+
+    // The checklist before anything happened.
+    expect(await ticks()).toEqual(["todo", "todo", "todo", "todo"]);
+    await check(page, "overview-checklist");
+
+    // Send a test message from the page: the simulator's numbers are offered with what each does.
+    await click(page, page.getByRole("link", { name: "Send a test message" }).first());
+    expect(await mainText(page)).toContain("accepted, then reported undeliverable");
+    await check(page, "try");
+    await page.getByLabel(/^code/).fill("482913");
+    await click(page, button(page, "Send test message"));
+    const tried = await mainText(page);
+    expect(tried).toContain("Accepted.");
+    const curl = await page.getByLabel("curl command").inputValue();
+    expect(curl).toContain(`curl -X POST ${server.baseUrl}/v1/messages`);
+    expect(curl).toContain('-H "Authorization: Bearer $SMS_API_KEY"');
+    expect(curl).toContain('"variables":{"code":"<CODE>"}');
+    expect(curl).not.toContain("482913");
+    expect(curl).not.toContain(key.api_key);
+    await check(page, "try-sent");
+    const triedId = (await page.locator("main a code").first().textContent()) ?? "";
+    expect(triedId).toMatch(/^msg_/);
+    // Its timeline, as it settles (the page reloads itself until then).
+    await click(page, page.getByRole("link", { name: "Watch its timeline settle" }));
+    await eventually("the timeline to reach delivered", async () => {
+      try {
+        return (await page.locator("ol.timeline li").count()) >= 3;
+      } catch {
+        return false; // between two reloads
+      }
+    });
+    await page.waitForLoadState("load");
+    expect(await mainText(page)).toMatch(/queued[\s\S]*submitted[\s\S]*delivered/);
+    await go(page, base);
+    expect(await ticks()).toEqual(["done", "done", "todo", "todo"]);
 
     // A failing request: its envelope's request_id is what a support conversation starts from.
     const failed = await api(
@@ -298,6 +335,9 @@ describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", 
       );
     }
     await check(page, "low-balance-overview");
+    // The live key and the live sends tick the rest: the checklist is gone.
+    await go(page, base);
+    expect(await page.locator("ol.checklist").count()).toBe(0);
     await go(page, `${base}/requests?mode=live&status_class=4xx`);
     expect(await page.locator("tbody tr").count()).toBe(40);
     expect(await mainText(page)).toContain("daily_limit_reached");

@@ -66,5 +66,7 @@ export * from "./dashboard/usage.ts";
 export * from "./dashboard/sender.ts";
 export * from "./dashboard/requests.ts";
 export * from "./dashboard/spending.ts";
+export * from "./dashboard/try-send.ts";
+export * from "./dashboard/onboarding.ts";
 export * from "./operator/set-daily-credit-cap.ts";
 export * from "./request-log/record-requests.ts";

@@ -16,6 +16,7 @@ import { projectRoutes } from "./routes/projects.ts";
 import { requestRoutes } from "./routes/requests.ts";
 import { senderRoutes } from "./routes/sender.ts";
 import { spendingRoutes } from "./routes/spending.ts";
+import { tryRoutes } from "./routes/try.ts";
 import { sessionRoutes } from "./routes/session.ts";
 import { errorPage, badRequestPage, noSuchPage } from "./views/problems.ts";
 
@@ -58,6 +59,7 @@ export async function createWeb<S extends PageState>(port: WebPort<S>): Promise<
     ...messageRoutes(dashboard),
     ...requestRoutes(dashboard),
     ...spendingRoutes(dashboard),
+    ...tryRoutes(dashboard),
     ...creditRoutes(dashboard),
     ...senderRoutes(dashboard),
     ...operatorRoutes(dashboard),

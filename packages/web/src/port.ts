@@ -30,6 +30,8 @@ export type WebPort<S extends PageState = PageState> = {
     brandsConfigured: boolean;
     /** How many days the request log keeps a request (REQUEST_LOG_RETENTION_DAYS). */
     requestLogRetentionDays: number;
+    /** The simulator's test numbers and what each does ("Send a test message"). */
+    simulatorNumbers: ReadonlyArray<{ number: string; what: string }>;
   };
   clock: { now(): Date };
   logger: Logger;

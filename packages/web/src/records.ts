@@ -142,6 +142,13 @@ export type SearchFound =
   | { kind: "message" | "verification" | "request"; id: string }
   | { kind: "idempotency_key"; requests: RequestRow[] }
   | { kind: "not_found" };
+export type Onboarding = {
+  done: boolean;
+  test_sent: boolean;
+  delivered: boolean;
+  live_key: boolean;
+  live_sent: boolean;
+};
 export type Spending = {
   credit_balance: number;
   daily_credit_cap: number | null;
@@ -223,6 +230,7 @@ export type Procedures = {
       get(input: { project_id: string }): Promise<Overview>;
       usage(input: { project_id: string; mode?: KeyMode }): Promise<Usage>;
       spending(input: { project_id: string }): Promise<Spending>;
+      onboarding(input: { project_id: string }): Promise<Onboarding>;
       setSpending(input: {
         project_id: string;
         daily_credit_cap: number | null;
@@ -248,6 +256,14 @@ export type Procedures = {
       list(input: { project_id: string } & MessageFilters & Cursor): Promise<MessagesList>;
       get(input: { project_id: string; message_id: string }): Promise<MessageFound>;
       requests(input: { project_id: string; message_id: string }): Promise<{ requests: RequestRow[] }>;
+      sendTest(input: {
+        project_id: string;
+        idempotency_key: string;
+        to: string;
+        template: string;
+        locale: string;
+        variables: Record<string, string>;
+      }): Promise<Result<{ message_id: string; status: string; replayed: boolean }>>;
     };
     sender: {
       get(input: { project_id: string }): Promise<SenderPage>;

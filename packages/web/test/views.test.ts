@@ -36,6 +36,7 @@ import { overviewPage, projectsPage } from "../src/views/projects.ts";
 import { requestPage, requestsPage, searchResultsPage } from "../src/views/requests.ts";
 import { senderPage } from "../src/views/sender.ts";
 import { spendingPage } from "../src/views/spending.ts";
+import { curlLine, triedPage, tryPage } from "../src/views/try.ts";
 import { signInPage } from "../src/views/sign-in.ts";
 
 const HOSTILE = [
@@ -282,6 +283,25 @@ describe("the dashboard escapes what users, operators and providers supply", () 
     await expectEscaped(requestPage(chrome, { projectId: JS, request: requestRow }));
     await expectEscaped(searchResultsPage(chrome, { projectId: JS, query: H, requests: [requestRow] }));
     await expectEscaped(searchResultsPage(chrome, { projectId: JS, query: H, requests: null }));
+    const values = { template: H, locale: H, code: H, minutes: H, to: H };
+    await expectEscaped(
+      tryPage(chrome, {
+        projectId: JS,
+        recipients: [{ number: H, what: H }],
+        idempotencyKey: H,
+        values,
+        problem: { code: H, message: H },
+      }),
+    );
+    await expectEscaped(
+      triedPage(chrome, {
+        projectId: JS,
+        messageId: JS,
+        status: H,
+        replayed: false,
+        curl: curlLine({ baseUrl: H, idempotencyKey: H, values }),
+      }),
+    );
     await expectEscaped(
       spendingPage(chrome, {
         projectId: JS,

@@ -117,8 +117,33 @@ const USAGE_SQL = `
   WHERE project_id = $1 AND created_at >= CAST($2 AS timestamptz) AND created_at < CAST($3 AS timestamptz)
   GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`;
 
+// The onboarding checklist's facts, each an EXISTS over an index's first row.
+const ONBOARDING_SQL = `
+  SELECT EXISTS (SELECT 1 FROM messages WHERE project_id = $1 AND mode = 'test') AS test_sent,
+         EXISTS (SELECT 1 FROM messages WHERE project_id = $1 AND status = 'delivered') AS delivered,
+         EXISTS (SELECT 1 FROM api_keys WHERE project_id = $1 AND mode = 'live') AS live_key,
+         EXISTS (SELECT 1 FROM messages WHERE project_id = $1 AND mode = 'live') AS live_sent`;
+
+export type OnboardingFacts = { testSent: boolean; delivered: boolean; liveKey: boolean; liveSent: boolean };
+
 export function messageLogStore(sql: Sql) {
   return {
+    /** What the onboarding checklist ticks from: a test send, a delivery, a live key, a live send. */
+    async onboarding(projectId: string): Promise<OnboardingFacts> {
+      const [row] = await sql.query<{
+        test_sent: boolean;
+        delivered: boolean;
+        live_key: boolean;
+        live_sent: boolean;
+      }>(ONBOARDING_SQL, [projectId]);
+      return {
+        testSent: row?.test_sent === true,
+        delivered: row?.delivered === true,
+        liveKey: row?.live_key === true,
+        liveSent: row?.live_sent === true,
+      };
+    },
+
     /** One page of a project's messages, newest first, after `cursor` (exclusive). */
     async list(options: {
       projectId: string;

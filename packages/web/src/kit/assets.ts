@@ -109,6 +109,14 @@ details summary{cursor:pointer;font-weight:600;margin:.5rem 0}
 .http{font-weight:700;font-variant-numeric:tabular-nums}.http-ok{color:var(--ok)}.http-warn{color:var(--warn)}.http-bad{color:var(--bad)}
 .table-wrap td{white-space:nowrap}
 .table-wrap td code,.table-wrap td .mono,code.id{white-space:nowrap;overflow-wrap:normal;word-break:keep-all}
+ol.checklist{list-style:none;padding:0;margin:0}
+ol.checklist li{padding:.3rem 0}
+ol.checklist .tick{display:inline-block;width:1.4rem;font-weight:700}
+ol.checklist li.done .tick{color:var(--ok)}
+fieldset.recipients{border:1px solid var(--border);border-radius:8px;margin:1rem 0;padding:.5rem .8rem}
+.choice{display:flex;gap:.5rem;align-items:flex-start;padding:.25rem 0}
+.choice input{width:auto;min-height:auto;margin-top:.3rem}
+.choice label{font-weight:400}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0}
 @media (max-width:40rem){h1{font-size:1.35rem}dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4rem}main{padding:1rem .75rem 2.5rem}th,td{padding:.45rem .5rem}}
 `;

@@ -68,7 +68,12 @@ export function messageRoutes<S extends PageState>({ route }: DashboardContext<S
         context.procedures.dashboard.messages.get({ project_id: projectId, message_id: messageId }),
         context.procedures.dashboard.messages.requests({ project_id: projectId, message_id: messageId }),
       ]);
-      return messagePage(context.chrome, { projectId, found, requests: behind.requests });
+      return messagePage(context.chrome, {
+        projectId,
+        found,
+        requests: behind.requests,
+        watch: context.url.searchParams.get("watch") === "1",
+      });
     },
   );
 

@@ -1,5 +1,6 @@
 // The account holder's projects: the list and one project's overview.
 import type { PageState } from "../port.ts";
+import { consoleOverview } from "../views/console-overview.ts";
 import { projectsPage, overviewPage } from "../views/projects.ts";
 import { type DashboardContext, emptyToUndefined, param } from "./context.ts";
 
@@ -15,11 +16,16 @@ export function projectRoutes<S extends PageState>({ route, port }: DashboardCon
     const projectId = param(context, "project_id");
     const mode = url.searchParams.get("mode");
     const chosen = mode === "live" || mode === "test" ? mode : null;
-    const [found, usage] = await Promise.all([
+    const [found, usage, onboarding] = await Promise.all([
       procedures.dashboard.projects.get({ project_id: projectId }),
       procedures.dashboard.projects.usage({ project_id: projectId, ...(chosen ? { mode: chosen } : {}) }),
+      procedures.dashboard.projects.onboarding({ project_id: projectId }),
     ]);
-    return overviewPage(chrome, found, usage, { mode: chosen, defaultSender: port.config.defaultSender });
+    return overviewPage(chrome, found, usage, {
+      mode: chosen,
+      defaultSender: port.config.defaultSender,
+      console: consoleOverview(projectId, onboarding),
+    });
   });
 
   return [projects, overview];

@@ -50,13 +50,17 @@ ${viewer.operator && html`<li><a href="/dashboard/operator"${current("operator")
   return html`<header class="top"><div class="top-inner"><a class="brand" href="/dashboard">SMS API dashboard</a>${links}</div></header>`;
 }
 
-export function layout(chrome: Chrome, options: { title: string; section: Section; body: Html }): Html {
+export function layout(
+  chrome: Chrome,
+  options: { title: string; section: Section; body: Html; refreshSeconds?: number },
+): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
+${options.refreshSeconds && html`<meta http-equiv="refresh" content="${String(options.refreshSeconds)}">`}
 <title>${options.title} · SMS API dashboard</title>
 <link rel="stylesheet" href="${chrome.cssUrl}">
 <script src="${chrome.jsUrl}" defer></script>
@@ -76,7 +80,7 @@ ${options.body}
 
 export function htmlPage(
   chrome: Chrome,
-  options: { title: string; section: Section; body: Html; status?: number },
+  options: { title: string; section: Section; body: Html; status?: number; refreshSeconds?: number },
 ): Response {
   return htmlResponse(layout(chrome, options), {
     kind: "dashboard",

@@ -78,7 +78,7 @@ ${pager({
 
 export function messagePage(
   chrome: Chrome,
-  options: { projectId: string; found: MessageFound; requests: RequestRow[] },
+  options: { projectId: string; found: MessageFound; requests: RequestRow[]; watch?: boolean },
 ): Response {
   const { message, timeline, ledger } = options.found;
   const events = timeline.map(
@@ -91,11 +91,14 @@ export function messagePage(
     time(entry.created_at, "short"),
     entry.note ?? "",
   ]);
+  const settling = options.watch === true && (message.status === "queued" || message.status === "submitted");
   return htmlPage(chrome, {
     title: `Message ${message.id}`,
     section: "projects",
+    ...(settling ? { refreshSeconds: 2 } : {}),
     body: html`${projectHeader(options.projectId, "messages", "Message")}
 <p><a href="${projectPath(options.projectId, "/messages")}">← All messages</a></p>
+${settling && note("info", html`<p>Watching: this page reloads every 2 seconds until the message settles.</p>`)}
 <div class="grid-2">
 <section class="panel" aria-labelledby="facts-title"><h2 id="facts-title">Details</h2>
 <dl class="facts">

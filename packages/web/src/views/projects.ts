@@ -1,7 +1,7 @@
 // The account holder's projects: the list, and a project's overview with the
 // usage charts.
 import { MESSAGE_STATUSES } from "@sms/domain";
-import { html } from "../kit/html.ts";
+import { type Html, html } from "../kit/html.ts";
 import type { Overview, ProjectsList, Usage } from "../records.ts";
 import { barChart, meter, percent } from "./charts.ts";
 import {
@@ -62,7 +62,7 @@ export function overviewPage(
   chrome: Chrome,
   overview: Overview,
   usage: Usage,
-  options: { mode: "live" | "test" | null; defaultSender: string },
+  options: { mode: "live" | "test" | null; defaultSender: string; console?: Html },
 ): Response {
   const { project, credits, free_tier: freeTier } = overview;
   const base = projectPath(project.id);
@@ -86,6 +86,7 @@ export function overviewPage(
     section: "projects",
     body: html`${projectHeader(project.id, "overview", "Overview")}
 ${suspended}
+${options.console ?? ""}
 <div class="cards">
 <div class="card"><p class="label">State</p><p class="value">${projectState(project)}</p><p class="sub">Claimed ${time(project.claimed_at)}</p></div>
 <div class="card"><p class="label">Credit balance</p><p class="value">${number(credits.balance)}</p><p class="sub">${credits.consistent ? "Matches the ledger" : html`<span class="state-suspended">Ledger says ${number(credits.ledger_sum)}</span>`}</p></div>

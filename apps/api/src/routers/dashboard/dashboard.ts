@@ -19,7 +19,8 @@ import {
   searchProcedure,
 } from "./requests.ts";
 import { requestSenderProcedure, senderProcedure } from "./sender.ts";
-import { setSpendingProcedure, spendingProcedure } from "./spending.ts";
+import { sendTestProcedure } from "./try-send.ts";
+import { onboardingProcedure, setSpendingProcedure, spendingProcedure } from "./spending.ts";
 
 export const dashboardRouter = router({
   projects: router({
@@ -27,6 +28,7 @@ export const dashboardRouter = router({
     get: projectOverviewProcedure,
     usage: projectUsageProcedure,
     spending: spendingProcedure,
+    onboarding: onboardingProcedure,
     setSpending: setSpendingProcedure,
   }),
   keys: router({
@@ -41,6 +43,7 @@ export const dashboardRouter = router({
     list: listMessagesProcedure,
     get: getMessageProcedure,
     requests: messageRequestsProcedure,
+    sendTest: sendTestProcedure,
   }),
   requests: router({ list: listRequestsProcedure, get: getRequestProcedure }),
   search: searchProcedure,

@@ -1,7 +1,7 @@
 // dashboard.projects.spending / setSpending: the daily credit cap and the
 // low-balance warning of a project (docs/dashboard.md#spending).
 import type { ProjectRecord, Spending } from "@sms/domain";
-import type { z } from "zod";
+import { z } from "zod";
 import { viewerProcedure } from "../../trpc/trpc.ts";
 import { refused } from "../refusals.ts";
 import {
@@ -34,6 +34,30 @@ export const spendingProcedure = viewerProcedure
     );
     ctx.state.projectId = input.project_id;
     return toSpending(found.project, found.spending);
+  });
+
+export const onboardingProcedure = viewerProcedure
+  .input(ZSpendingRequest)
+  .output(
+    z.object({
+      done: z.boolean(),
+      test_sent: z.boolean(),
+      delivered: z.boolean(),
+      live_key: z.boolean(),
+      live_sent: z.boolean(),
+    }),
+  )
+  .query(async ({ ctx, input }) => {
+    const found = orThrow(
+      await ctx.deps.services.dashboard.onboarding({ viewer: ctx.viewer, projectId: input.project_id }),
+    );
+    return {
+      done: found.done,
+      test_sent: found.testSent,
+      delivered: found.delivered,
+      live_key: found.liveKey,
+      live_sent: found.liveSent,
+    };
   });
 
 export const setSpendingProcedure = viewerProcedure

@@ -1,0 +1,95 @@
+// "Send a test message" from the project page: template, locale, variables and
+// a simulator recipient (each with what it does), sent in test mode; then the
+// message and the same request as a curl line (a placeholder for the key, and
+// for the code: codes are never repeated in a page).
+import { LOCALES, TEMPLATE_IDS } from "@sms/templates";
+import { type Html, html } from "../kit/html.ts";
+import { type Chrome, csrfField, htmlPage, note, projectHeader, projectPath, statusBadge } from "./layout.ts";
+
+export type TryValues = { template: string; locale: string; code: string; minutes: string; to: string };
+export type Recipient = { number: string; what: string };
+
+function options(values: readonly string[], current: string): Html[] {
+  return values.map(
+    (value) => html`<option value="${value}"${value === current && " selected"}>${value}</option>`,
+  );
+}
+
+export function tryPage(
+  chrome: Chrome,
+  options_: {
+    projectId: string;
+    recipients: readonly Recipient[];
+    idempotencyKey: string;
+    values?: TryValues;
+    problem?: { code: string; message: string };
+    status?: number;
+  },
+): Response {
+  const values = options_.values ?? {
+    template: "verification_code",
+    locale: "en",
+    code: "",
+    minutes: "",
+    to: "",
+  };
+  return htmlPage(chrome, {
+    title: "Send a test message",
+    section: "projects",
+    status: options_.status ?? 200,
+    body: html`${projectHeader(options_.projectId, "overview", "Send a test message")}
+<p>Sent with this project's <strong>test</strong> mode: free, never reaches a phone. The simulator answers as the provider would; each number below behaves its own way.</p>
+${options_.problem && note("bad", html`<p><code>${options_.problem.code}</code> ${options_.problem.message}</p>`, "alert")}
+<form method="post" action="${projectPath(options_.projectId, "/try")}" class="panel" aria-label="Send a test message">
+${csrfField(chrome)}<input type="hidden" name="idempotency_key" value="${options_.idempotencyKey}">
+<div class="form-grid">
+<div class="field"><label for="t-template">Template</label><select id="t-template" name="template">${options(TEMPLATE_IDS, values.template)}</select></div>
+<div class="field"><label for="t-locale">Locale</label><select id="t-locale" name="locale">${options(LOCALES, values.locale)}</select></div>
+<div class="field"><label for="t-code">code <span class="hint">(4–8 digits)</span></label><input id="t-code" name="code" inputmode="numeric" autocomplete="off" value=""></div>
+<div class="field"><label for="t-minutes">minutes <span class="hint">(password_reset_code only)</span></label><input id="t-minutes" name="minutes" inputmode="numeric" autocomplete="off" value="${values.minutes}"></div>
+</div>
+<fieldset class="recipients"><legend>Recipient</legend>
+${options_.recipients.map(
+  (recipient, i) =>
+    html`<div class="choice"><input type="radio" id="t-to-${i}" name="to" value="${recipient.number}"${(values.to === recipient.number || (values.to === "" && i === 0)) && " checked"}><label for="t-to-${i}"><code>${recipient.number}</code> <span class="hint">${recipient.what}</span></label></div>`,
+)}
+</fieldset>
+<div class="actions"><button type="submit" class="primary">Send test message</button></div>
+</form>`,
+  });
+}
+
+export function curlLine(options: { baseUrl: string; idempotencyKey: string; values: TryValues }): string {
+  const variables: Record<string, string> = { code: "<CODE>" };
+  if (options.values.template === "password_reset_code") variables.minutes = options.values.minutes;
+  const body = JSON.stringify({
+    to: options.values.to,
+    template: options.values.template,
+    variables,
+    locale: options.values.locale,
+  });
+  return [
+    `curl -X POST ${options.baseUrl}/v1/messages`,
+    `-H "Authorization: Bearer $SMS_API_KEY"`,
+    `-H "Idempotency-Key: ${options.idempotencyKey}"`,
+    `-H "Content-Type: application/json"`,
+    `-d '${body}'`,
+  ].join(" \\\n  ");
+}
+
+export function triedPage(
+  chrome: Chrome,
+  options: { projectId: string; messageId: string; status: string; replayed: boolean; curl: string },
+): Response {
+  const message = projectPath(options.projectId, `/messages/${encodeURIComponent(options.messageId)}`);
+  return htmlPage(chrome, {
+    title: "Test message sent",
+    section: "projects",
+    body: html`${projectHeader(options.projectId, "overview", "Test message sent")}
+${note("ok", html`<p>${options.replayed ? "Sent before with this form: the first answer was replayed." : "Accepted."} <a href="${message}?watch=1"><code>${options.messageId}</code></a> is ${statusBadge(options.status)}. <a href="${message}?watch=1">Watch its timeline settle</a>.</p>`)}
+<h2>The same request from your code</h2>
+<p class="muted">Put your test key in <code>SMS_API_KEY</code> and the code in place of <code>&lt;CODE&gt;</code> (codes are never repeated on a page).</p>
+<div class="secret"><textarea id="curl" readonly rows="6" aria-label="curl command" data-select-on-focus>${options.curl}</textarea><button type="button" data-copy="curl" hidden>Copy</button></div>
+<p><a href="${projectPath(options.projectId, "/try")}">Send another</a></p>`,
+  });
+}
