@@ -16,6 +16,7 @@ import {
   createTestKey,
   describeClaim,
   describeProject,
+  endAllSessions,
   endSession,
   findProjectKey,
   findProjects,
@@ -118,6 +119,7 @@ export function dashboardServices(options: {
       start: bind(startSession, { ...deps, ...sessionConfig }),
       resume: bind(resumeSession, { ...deps, ...sessionConfig }),
       end: bind(endSession, deps),
+      endAll: bind(endAllSessions, deps),
     },
     projects: {
       list: bind(listAccountProjects, deps),

@@ -50,6 +50,7 @@ export type PageContext<S extends PageState = PageState> = {
 /** One-shot notices a redirect may name (`?notice=`): only these, never free text. */
 export const NOTICES: Record<string, string> = {
   signed_out: "You are signed out.",
+  signed_out_everywhere: "You are signed out everywhere: every session of your account has ended.",
   key_revoked: "The key was revoked: it stops working on every server within a few seconds.",
   key_already_revoked: "That key was already revoked; nothing changed.",
   sender_requested: "Your request was sent to the operator.",
