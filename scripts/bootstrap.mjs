@@ -131,7 +131,7 @@ switch (command) {
     exec(deno(), denoRunArgs("packages/db/src/migrate-cli.ts", ...rest));
     break;
   case "operator":
-    exec(deno(), denoRunArgs("apps/api/src/operator.ts", ...rest));
+    exec(deno(), denoRunArgs("apps/operator/src/main.ts", ...rest));
     break;
   case "bench":
     // bench/<name>.ts, run with Deno; see bench/README.md.

@@ -1,10 +1,12 @@
-// @sms/api's entry for other workspace packages: the router's type, the typed
-// client for the internal listener, and the composition root. The service
-// itself starts from main.ts. (@sms/api-client, for integrators, uses the REST routes.)
-export type { AppRouter } from "./router.ts";
-export { type App, createApp } from "./app.ts";
-export { type Config, parseEnv } from "./env.ts";
-export { INTERNAL_API_KEY_HEADER, TRPC_ENDPOINT } from "./http/internal.ts";
+// @sms/api's entry for internal tools and other workspace packages: the
+// routers' types, the typed @trpc/client for the internal listener, the
+// configuration (a tool runs with the service's), and the wording a terminal
+// shows. Light on purpose: the service itself starts from main.ts, whose
+// composition root (app.ts) nothing else imports. (@sms/api-client, for
+// integrators, uses the REST routes.)
+export { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "./contract/headers.ts";
+export { INPUT_RULES, type Register, refusalText } from "./contract/refusals.ts";
+export { type Config, ConfigError, parseEnv } from "./env.ts";
 export {
   apiErrorCode,
   apiRequestId,
@@ -13,3 +15,6 @@ export {
   type InternalClient,
   type InternalClientOptions,
 } from "./internal-client.ts";
+export { scrubText } from "./logger.ts";
+export type { AppRouter } from "./router.ts";
+export type { ToolsRouter } from "./tools-router.ts";

@@ -13,7 +13,7 @@
 // procedure's refusal, or the envelope of a transport-level failure such as a
 // wrong token), apiRequestId(error) the request id the service logged it under.
 import { createTRPCClient, httpLink, isTRPCClientError, type TRPCClient } from "@trpc/client";
-import { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "./http/internal.ts";
+import { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "./contract/headers.ts";
 import type { ToolsRouter } from "./tools-router.ts";
 
 export type InternalClient = TRPCClient<ToolsRouter>;

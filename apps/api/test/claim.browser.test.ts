@@ -4,8 +4,8 @@
 // oauth2-mock-server, GitHub's OAuth web flow through a small fake).
 // Screenshots of every page go to test-output/screenshots/claim-*.png.
 import { join } from "node:path";
-import { createDatabase, type Database } from "@sms/db";
-import { availableBackends } from "@sms/db/testing";
+import { createDatabase } from "@sms/db";
+import { availableBackends, type PrismaDatabase, withPrisma } from "@sms/db/testing";
 import type {
   Browser,
   BrowserContext,
@@ -56,7 +56,7 @@ describe.skipIf(skipBrowser || noPostgres)("claiming a test project in Chromium"
   let google: FakeGoogle;
   let github: FakeGitHub;
   let browser: Browser;
-  let db: Database;
+  let db: PrismaDatabase;
   /** Secrets that must never reach the server's output. */
   const secrets = new Set<string>();
 
@@ -89,7 +89,7 @@ describe.skipIf(skipBrowser || noPostgres)("claiming a test project in Chromium"
     ]);
     google.allowRedirectUri(`${server.baseUrl}/claim/callback/google`);
     github.allowRedirectUri(`${server.baseUrl}/claim/callback/github`);
-    db = await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 2 });
+    db = withPrisma(await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 2 }));
   }, 120_000);
 
   afterAll(async () => {

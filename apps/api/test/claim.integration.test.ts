@@ -4,8 +4,14 @@
 // attributes, offered providers, the purge of unclaimed projects' messages
 // with the manual clock, and two instances purging one PostgreSQL database.
 import { createCookieSealer, newId, sha256Hex } from "@sms/crypto";
-import { createDatabase, type Database } from "@sms/db";
-import { availableBackends, createPostgresTestDatabase, type PostgresTestDatabase } from "@sms/db/testing";
+import { createDatabase } from "@sms/db";
+import {
+  availableBackends,
+  createPostgresTestDatabase,
+  type PostgresTestDatabase,
+  type PrismaDatabase,
+  withPrisma,
+} from "@sms/db/testing";
 import { claimProject } from "@sms/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
@@ -529,7 +535,7 @@ describe.each(backends)("the purge of unclaimed projects' messages on %s", (back
 
 describe.runIf(backends.includes("postgres"))("two instances purging one PostgreSQL database", () => {
   let database: PostgresTestDatabase;
-  let db: Database;
+  let db: PrismaDatabase;
   const apps: App[] = [];
   const clock = new ManualClock("2026-11-22T10:00:00Z");
 
@@ -542,7 +548,7 @@ describe.runIf(backends.includes("postgres"))("two instances purging one Postgre
       DATABASE_URL: database.databaseUrl,
       CLAIM_COOKIE_SECRET: SECRET,
     });
-    db = await createDatabase({ databaseUrl: database.databaseUrl, poolSize: 4 });
+    db = withPrisma(await createDatabase({ databaseUrl: database.databaseUrl, poolSize: 4 }));
     for (let i = 0; i < 2; i++) apps.push(await createApp(config, { clock }));
   });
   afterAll(async () => {

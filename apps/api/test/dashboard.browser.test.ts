@@ -8,8 +8,8 @@
 // sees nothing. Screenshots of every page, desktop (1280 px) and mobile
 // (390 px), light and dark: test-output/screenshots/dashboard-*.png.
 import { join } from "node:path";
-import { createDatabase, type Database } from "@sms/db";
-import { availableBackends } from "@sms/db/testing";
+import { createDatabase } from "@sms/db";
+import { availableBackends, type PrismaDatabase, withPrisma } from "@sms/db/testing";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import type { Browser, BrowserContext, Locator, Page, Response as PageResponse } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -51,7 +51,7 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
   let github: FakeGitHub;
   let ubill: FakeUbill;
   let browser: Browser;
-  let db: Database;
+  let db: PrismaDatabase;
   /** Every API key, claim token and cookie value seen: none may reach the server's output. */
   const secrets = new Set<string>();
   /** Every HTML page the browsers loaded: URL and body. */
@@ -102,7 +102,7 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     ]);
     google.allowRedirectUri(`${server.baseUrl}/claim/callback/google`);
     github.allowRedirectUri(`${server.baseUrl}/claim/callback/github`);
-    db = await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 2 });
+    db = withPrisma(await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 2 }));
   }, 120_000);
 
   afterAll(async () => {

@@ -11,6 +11,7 @@ import {
   createPostgresTestDatabase,
   type DatabaseProxy,
   type PostgresTestDatabase,
+  withPrisma,
 } from "@sms/db/testing";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -155,7 +156,7 @@ describe.runIf(backends.includes("postgres"))("database faults", () => {
   ] as const)(
     "a send uBill accepted while the database is %s ends `submitted` with uBill's reference once it is back",
     async (_state, breakIt, repair) => {
-      const { apiKey, projectId } = await insertLiveKey(app.db.prisma, { credits: 5 });
+      const { apiKey, projectId } = await insertLiveKey(withPrisma(app.db).prisma, { credits: 5 });
       const smsId = String(8_800_000 + Math.floor(Math.random() * 100_000));
       // biome-ignore lint/suspicious/noThenProperty: the fake's reply type names its follow-up `then`.
       fake.replyNext({ kind: "slow", delayMs: 1_000, then: { kind: "accept", smsId } }, "send");
@@ -184,9 +185,9 @@ describe.runIf(backends.includes("postgres"))("database faults", () => {
       expect(response.status).toBe(201);
       const message = (await response.json()) as MessageJson;
       expect(message.status).toBe("submitted");
-      const row = await app.db.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      const row = await withPrisma(app.db).prisma.message.findUniqueOrThrow({ where: { id: message.id } });
       expect(row).toMatchObject({ status: "submitted", providerRef: smsId, projectId });
-      const record = await app.db.prisma.idempotencyRecord.findFirstOrThrow({
+      const record = await withPrisma(app.db).prisma.idempotencyRecord.findFirstOrThrow({
         where: { messageId: message.id },
       });
       expect(record.responseBody).toEqual(message);

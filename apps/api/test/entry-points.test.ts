@@ -66,7 +66,7 @@ describe("entry points", () => {
     expect(entries).toEqual(
       expect.arrayContaining([
         "apps/api/src/main.ts",
-        "apps/api/src/operator.ts",
+        "apps/operator/src/main.ts",
         "packages/db/src/migrate-cli.ts",
         "bench/messages.ts",
       ]),

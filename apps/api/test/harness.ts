@@ -12,8 +12,13 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type BackendKind, createPostgresTestDatabase, createTestDatabase } from "@sms/db/testing";
 import type { Clock } from "@sms/domain";
+import {
+  type BackendKind,
+  createPostgresTestDatabase,
+  createTestDatabase,
+  type PrismaDatabase,
+} from "@sms/db/testing";
 import { denoBinary, denoRunArgs } from "../../../scripts/deno.mjs";
 
 export { denoRunArgs };
@@ -70,7 +75,8 @@ export class LogCapture {
 }
 
 export type TestApp = {
-  app: App;
+  /** The app, its database with the generated Prisma client for the tests' reads and seeds. */
+  app: App & { db: PrismaDatabase };
   clock: ManualClock;
   logs: LogCapture;
   baseUrl: string;
@@ -101,7 +107,9 @@ export async function startTestApp(options: {
     ...options.env,
   };
   const env = parseEnv(variables);
-  const app = await createApp(env, { db: database.db, clock, logDestination: logs });
+  const app = Object.assign(await createApp(env, { db: database.db, clock, logDestination: logs }), {
+    db: database.db,
+  });
   registerApiOrigin(BASE_URL);
   return {
     app,

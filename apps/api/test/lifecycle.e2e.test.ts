@@ -3,7 +3,7 @@
 // on SIGTERM finishes in-flight requests before it exits.
 import { spawn } from "node:child_process";
 import { createDatabase } from "@sms/db";
-import { availableBackends } from "@sms/db/testing";
+import { availableBackends, withPrisma } from "@sms/db/testing";
 import { startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { API_DIR, DENO, denoRunArgs, type ServerProcess, startServer } from "./harness.ts";
@@ -80,7 +80,7 @@ describe.skipIf(!(await availableBackends()).includes("postgres"))("graceful shu
       },
     });
     servers.push(server);
-    const db = await createDatabase({ databaseUrl: server.databaseUrl });
+    const db = withPrisma(await createDatabase({ databaseUrl: server.databaseUrl }));
     try {
       const { apiKey } = await insertLiveKey(db.prisma, { credits: 10 });
       // The provider holds the submission for 1.5 s: the request is provably in flight.

@@ -5,8 +5,14 @@
 // burst, the free-tier boundary, the status check driving live messages to
 // delivered / undeliverable, 503, and no uBill secret, id or raw status in any
 // response or log line.
-import { createDatabase, type Database } from "@sms/db";
-import { availableBackends, createPostgresTestDatabase, type PostgresTestDatabase } from "@sms/db/testing";
+import { createDatabase } from "@sms/db";
+import {
+  availableBackends,
+  createPostgresTestDatabase,
+  type PostgresTestDatabase,
+  type PrismaDatabase,
+  withPrisma,
+} from "@sms/db/testing";
 import {
   createLiveKey,
   grantPaidCredits,
@@ -30,13 +36,13 @@ const BODY = { to: "+995555123456", template: "login_code", variables: { code: "
 describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL, fake uBill)", () => {
   let fake: FakeUbill;
   let pg: PostgresTestDatabase;
-  let db: Database;
+  let db: PrismaDatabase;
   let server: ServerProcess;
 
   beforeAll(async () => {
     fake = await startFakeUbill({ apiKey: UBILL_KEY, firstSmsId: FIRST_SMS_ID });
     pg = await createPostgresTestDatabase();
-    db = await createDatabase({ databaseUrl: pg.databaseUrl, poolSize: 4 });
+    db = withPrisma(await createDatabase({ databaseUrl: pg.databaseUrl, poolSize: 4 }));
     server = await startServer({
       backend: "postgres",
       databaseUrl: pg.databaseUrl,

@@ -5,8 +5,8 @@
 // check run by two worker processes.
 import { Buffer } from "node:buffer";
 import { generateKeySpec } from "@sms/crypto";
-import { type Database, createDatabase } from "@sms/db";
-import { availableBackends } from "@sms/db/testing";
+import { createDatabase } from "@sms/db";
+import { availableBackends, type PrismaDatabase, withPrisma } from "@sms/db/testing";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, sendMessageRequest, startServer } from "./harness.ts";
@@ -52,9 +52,9 @@ async function fakeUbill(): Promise<FakeUbill> {
   return fake;
 }
 
-async function database(databaseUrl: string | undefined): Promise<Database> {
+async function database(databaseUrl: string | undefined): Promise<PrismaDatabase> {
   if (!databaseUrl) throw new Error("no database URL");
-  const db = await createDatabase({ databaseUrl, poolSize: 2 });
+  const db = withPrisma(await createDatabase({ databaseUrl, poolSize: 2 }));
   cleanups.push(() => db.close());
   return db;
 }
@@ -302,7 +302,7 @@ describe.skipIf(!hasPostgres)("two instances on one PostgreSQL database", () => 
   let fake: FakeUbill;
   let first: ServerProcess;
   let second: ServerProcess;
-  let db: Database;
+  let db: PrismaDatabase;
 
   beforeAll(async () => {
     fake = await fakeUbill();

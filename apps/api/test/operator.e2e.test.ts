@@ -1,21 +1,23 @@
 // The operator's command-line tool, spawned the way `npm run operator` runs it
-// (Deno, apps/api/src/operator.ts), calling a running service (Deno, on a
+// (Deno, apps/operator/src/main.ts), calling a running service (Deno, on a
 // PostgreSQL test database) through its internal listener with the typed
 // @trpc/client; the service checks set-sender against a fake uBill. Every
 // command, its one-line errors and exit codes, idempotency, the audit lines,
 // and that no key material is stored or logged beyond the one-time print.
 import { spawn } from "node:child_process";
 import { newId, sha256Hex } from "@sms/crypto";
-import { createDatabase, type Database } from "@sms/db";
+import { createDatabase } from "@sms/db";
 import {
   availableBackends,
   createDatabaseProxy,
   createPostgresTestDatabase,
   type PostgresTestDatabase,
+  type PrismaDatabase,
+  withPrisma,
 } from "@sms/db/testing";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runOperatorCli } from "../src/operator/operator-cli.ts";
+import { runOperatorCli } from "../../operator/src/cli.ts";
 import {
   API_DIR,
   createTestKey,
@@ -40,7 +42,7 @@ const withoutEmpty = (env: Record<string, string>) =>
 
 describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
   let pg: PostgresTestDatabase;
-  let db: Database;
+  let db: PrismaDatabase;
   let fake: FakeUbill;
   /** The running service the tool calls, with uBill credentials (its brand list) … */
   let service: ServerProcess;
@@ -68,7 +70,7 @@ describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
       ],
     });
     pg = await createPostgresTestDatabase();
-    db = await createDatabase({ databaseUrl: pg.databaseUrl, poolSize: 2 });
+    db = withPrisma(await createDatabase({ databaseUrl: pg.databaseUrl, poolSize: 2 }));
     service = await startServer({
       backend: "postgres",
       databaseUrl: pg.databaseUrl,
@@ -86,7 +88,7 @@ describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
 
   function operator(args: string[], env: Record<string, string> = {}): Promise<Run> {
     return new Promise((resolve, reject) => {
-      const child = spawn(DENO, denoRunArgs("src/operator.ts", ...args), {
+      const child = spawn(DENO, denoRunArgs("../operator/src/main.ts", ...args), {
         cwd: API_DIR,
         // An empty value leaves the variable out altogether.
         env: withoutEmpty({

@@ -12,8 +12,13 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { apiKeyPrefix, newId, sha256Hex } from "@sms/crypto";
-import { createDatabase, type Database } from "@sms/db";
-import { availableBackends, createPostgresTestDatabase } from "@sms/db/testing";
+import { createDatabase } from "@sms/db";
+import {
+  availableBackends,
+  createPostgresTestDatabase,
+  type PrismaDatabase,
+  withPrisma,
+} from "@sms/db/testing";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { renderMessage } from "@sms/templates";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -77,7 +82,7 @@ function renderedText(send: Send): string {
 
 // ---- the live key, written straight into the database -----------------------------------------
 
-async function seedLiveProject(db: Database): Promise<string> {
+async function seedLiveProject(db: PrismaDatabase): Promise<string> {
   const now = new Date();
   const projectId = newId("prj");
   await db.prisma.project.create({
@@ -108,7 +113,7 @@ async function seedLiveProject(db: Database): Promise<string> {
 describe(`leak scan over HTTP on ${backend}`, () => {
   let server: ServerProcess | undefined;
   let fake: FakeUbill;
-  let db: Database | undefined;
+  let db: PrismaDatabase | undefined;
   let dropDatabase: (() => Promise<void>) | undefined;
   let dataRoot: string | undefined;
   const database: { databaseUrl?: string; pgliteDataDir?: string } = {};
@@ -225,11 +230,11 @@ describe(`leak scan over HTTP on ${backend}`, () => {
       const created = await createPostgresTestDatabase();
       database.databaseUrl = created.databaseUrl;
       dropDatabase = created.drop;
-      db = await createDatabase({ databaseUrl: created.databaseUrl, poolSize: 2 });
+      db = withPrisma(await createDatabase({ databaseUrl: created.databaseUrl, poolSize: 2 }));
     } else {
       dataRoot = await mkdtemp(join(tmpdir(), "sms-privacy-"));
       database.pgliteDataDir = join(dataRoot, "pglite");
-      db = await createDatabase({ pgliteDataDir: database.pgliteDataDir });
+      db = withPrisma(await createDatabase({ pgliteDataDir: database.pgliteDataDir }));
       await db.migrate();
     }
     await seedLiveProject(db);
@@ -562,7 +567,7 @@ describe(`leak scan over HTTP on ${backend}`, () => {
 
     // -- stop (flushes the logs), then collect the provider references stored for the messages
     expect(await server!.stop()).toBe(0);
-    if (!db) db = await createDatabase({ pgliteDataDir: database.pgliteDataDir! });
+    if (!db) db = withPrisma(await createDatabase({ pgliteDataDir: database.pgliteDataDir! }));
     const refs = await db.prisma.message.findMany({
       where: { providerRef: { not: null } },
       select: { providerRef: true },

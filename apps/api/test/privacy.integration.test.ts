@@ -9,10 +9,10 @@ import { availableBackends } from "@sms/db/testing";
 import type { RotateMessageKeysCounts } from "@sms/domain";
 import { renderMessage } from "@sms/templates";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runOperatorCli } from "../../operator/src/cli.ts";
 import { createApp } from "../src/app.ts";
 import { parseEnv } from "../src/env.ts";
 import { createInternalClient } from "../src/internal-client.ts";
-import { runOperatorCli } from "../src/operator/operator-cli.ts";
 import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 import { bytesAsText, findLeaks, type Haystack, type Needle, numberNeedles } from "./support/leaks.ts";
 

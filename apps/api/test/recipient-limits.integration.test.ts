@@ -5,8 +5,14 @@
 // recipient (nothing reaches a phone). In process, both backends, a manual
 // clock and a fake uBill; two instances on one PostgreSQL database.
 import { generateKeySpec } from "@sms/crypto";
-import { createDatabase, type Database } from "@sms/db";
-import { availableBackends, createPostgresTestDatabase, type PostgresTestDatabase } from "@sms/db/testing";
+import { createDatabase } from "@sms/db";
+import {
+  availableBackends,
+  createPostgresTestDatabase,
+  type PostgresTestDatabase,
+  type PrismaDatabase,
+  withPrisma,
+} from "@sms/db/testing";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
@@ -112,7 +118,7 @@ describe.each(backends)("per-recipient limits on %s", (backend) => {
 describe.runIf(backends.includes("postgres"))("per-recipient limits shared by two instances", () => {
   let server: PostgresTestDatabase;
   let fake: FakeUbill;
-  const databases: Database[] = [];
+  const databases: PrismaDatabase[] = [];
   const apps: App[] = [];
   const clock = new ManualClock("2026-11-26T09:00:00Z");
 
@@ -130,7 +136,7 @@ describe.runIf(backends.includes("postgres"))("per-recipient limits shared by tw
       ...ubillEnv(fake),
     });
     for (let i = 0; i < 2; i++) {
-      const db = await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 4 });
+      const db = withPrisma(await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 4 }));
       databases.push(db);
       apps.push(await createApp(env, { db, clock }));
     }
@@ -143,7 +149,7 @@ describe.runIf(backends.includes("postgres"))("per-recipient limits shared by tw
   });
 
   it("lets exactly five of 20 concurrent sends to one number through, split across both", async () => {
-    const prisma = apps[0]?.db.prisma;
+    const prisma = apps[0] && withPrisma(apps[0].db).prisma;
     if (!prisma) throw new Error("no app");
     const { apiKey, projectId } = await insertLiveKey(prisma, { credits: 50 });
     const responses = await Promise.all(

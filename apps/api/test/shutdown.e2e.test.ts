@@ -5,7 +5,7 @@
 // closed and the process exits 1, saying so. An instance with nothing in
 // flight exits 0 at once even with idle keep-alive connections open.
 import { createDatabase } from "@sms/db";
-import { availableBackends } from "@sms/db/testing";
+import { availableBackends, withPrisma } from "@sms/db/testing";
 import { startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServer } from "./harness.ts";
@@ -44,7 +44,7 @@ describe.skipIf(!(await availableBackends()).includes("postgres"))("shutdown dea
       },
     });
     servers.push(server);
-    const db = await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 1 });
+    const db = withPrisma(await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 1 }));
     try {
       const { apiKey } = await insertLiveKey(db.prisma, { credits: 10 });
       // The jobs are running.

@@ -3,8 +3,8 @@
 // limits are exercised away from window edges (see awayFromWindowEdge), and
 // per-caller limits use X-Forwarded-For through a trusted loopback proxy so
 // that every test has a caller address of its own.
-import { createDatabase, type Database } from "@sms/db";
-import { availableBackends } from "@sms/db/testing";
+import { createDatabase } from "@sms/db";
+import { availableBackends, type PrismaDatabase, withPrisma } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServer } from "./harness.ts";
 import { expectTestKeyShape, type TestKeyBody } from "./support/test-keys.ts";
@@ -47,7 +47,7 @@ function expectCleanOutput(output: string[], secrets: string[]) {
 
 describe.each(backends)("test keys over HTTP on %s (TRUST_PROXY=127.0.0.1)", (backend) => {
   let server: ServerProcess;
-  let db: Database | undefined;
+  let db: PrismaDatabase | undefined;
   const secrets: string[] = [];
   const url = (path: string) => `${server.baseUrl}${path}`;
   const issue = (caller: string, init: RequestInit = {}) =>
@@ -78,7 +78,8 @@ describe.each(backends)("test keys over HTTP on %s (TRUST_PROXY=127.0.0.1)", (ba
         API_KEY_CACHE_TTL_MS: "0",
       },
     });
-    if (server.databaseUrl) db = await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 2 });
+    if (server.databaseUrl)
+      db = withPrisma(await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 2 }));
   });
   afterAll(async () => {
     await db?.close();

@@ -3,8 +3,14 @@
 // both backends, two instances sharing one PostgreSQL database, the caller
 // address (TRUST_PROXY, IPv6 /64), the stored rows and the claim page.
 import { sha256Hex } from "@sms/crypto";
-import { createDatabase, type Database } from "@sms/db";
-import { availableBackends, createPostgresTestDatabase, type PostgresTestDatabase } from "@sms/db/testing";
+import { createDatabase } from "@sms/db";
+import {
+  availableBackends,
+  createPostgresTestDatabase,
+  type PostgresTestDatabase,
+  type PrismaDatabase,
+  withPrisma,
+} from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
 import { parseEnv } from "../src/env.ts";
@@ -430,7 +436,7 @@ describe("the caller address behind proxies", () => {
 
 describe.runIf(backends.includes("postgres"))("two instances on one PostgreSQL database", () => {
   let server: PostgresTestDatabase;
-  const databases: Database[] = [];
+  const databases: PrismaDatabase[] = [];
   const apps: App[] = [];
   const clock = new ManualClock();
 
@@ -445,7 +451,7 @@ describe.runIf(backends.includes("postgres"))("two instances on one PostgreSQL d
       TEST_KEYS_PER_DAY_TOTAL: "12",
     });
     for (let i = 0; i < 2; i++) {
-      const db = await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 4 });
+      const db = withPrisma(await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 4 }));
       databases.push(db);
       apps.push(await createApp(env, { db, clock }));
     }
@@ -466,7 +472,7 @@ describe.runIf(backends.includes("postgres"))("two instances on one PostgreSQL d
     const address = freshAddress();
     const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => post(i, address)));
     expect(responses.filter((response) => response.status === 201)).toHaveLength(5);
-    const prisma = apps[0]!.db.prisma;
+    const prisma = withPrisma(apps[0]!.db).prisma;
     const minute = await prisma.rateLimitCounter.findFirstOrThrow({
       where: { bucket: `test_keys:addr:${address}:minute` },
     });
@@ -486,7 +492,7 @@ describe.runIf(backends.includes("postgres"))("two instances on one PostgreSQL d
       );
     expect((await probe(0)).status).toBe(404);
     expect((await probe(1)).status).toBe(404);
-    await apps[0]!.db.prisma.apiKey.updateMany({
+    await withPrisma(apps[0]!.db).prisma.apiKey.updateMany({
       where: { projectId: project_id },
       data: { revokedAt: clock.now() },
     });

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { createDatabase, type Database } from "./database.ts";
+import { createDatabase } from "./database.ts";
+import { type PrismaDatabase, withPrisma } from "./testing/prisma.ts";
 import { DatabaseUnavailableError, isDatabaseUnavailable } from "./unavailable.ts";
 import {
   availableBackends,
@@ -14,7 +15,7 @@ import {
   type PostgresTestDatabase,
   type TestDatabase,
   testPostgresAdminUrl,
-} from "./testing.ts";
+} from "./testing/index.ts";
 
 const backends = await availableBackends();
 const quiet = { info() {}, warn() {}, error() {} };
@@ -163,7 +164,7 @@ describe.each(backends)("createDatabase on %s", (kind) => {
     // One connection (PGlite has only one): the second transaction queues
     // behind the first for about 2.5 s and must then run, not fail with P2028.
     const db = test.databaseUrl
-      ? await createDatabase({ databaseUrl: test.databaseUrl, poolSize: 1, logger: quiet })
+      ? withPrisma(await createDatabase({ databaseUrl: test.databaseUrl, poolSize: 1, logger: quiet }))
       : test.db;
     if (db !== test.db) onTestFinished(() => db.close());
     let release = () => {};
@@ -210,7 +211,7 @@ describe("createDatabase on PGlite in a directory", () => {
 
   it("creates the directory and keeps the data across close and reopen", async () => {
     const dataDir = join(dir, "nested", "pglite");
-    const first = await createDatabase({ pgliteDataDir: dataDir, logger: quiet });
+    const first = withPrisma(await createDatabase({ pgliteDataDir: dataDir, logger: quiet }));
     try {
       expect((await first.migrate()).applied).toContain("20261122000000_init");
       await first.prisma.project.create({ data: { id: "prj_persisted", sender: "ACME" } });
@@ -218,7 +219,7 @@ describe("createDatabase on PGlite in a directory", () => {
       await first.close();
     }
 
-    const second = await createDatabase({ pgliteDataDir: dataDir, logger: quiet });
+    const second = withPrisma(await createDatabase({ pgliteDataDir: dataDir, logger: quiet }));
     try {
       expect(await second.migrate()).toEqual({ applied: [] });
       const project = await second.prisma.project.findUnique({ where: { id: "prj_persisted" } });
@@ -240,12 +241,14 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL: pre
 
   /** The names prepared on the one connection of a pool of size 1, after a few statements. */
   async function preparedNames(preparedStatements: boolean): Promise<string[]> {
-    const db = await createDatabase({
-      databaseUrl: pgTest.databaseUrl,
-      poolSize: 1,
-      preparedStatements,
-      logger: quiet,
-    });
+    const db = withPrisma(
+      await createDatabase({
+        databaseUrl: pgTest.databaseUrl,
+        poolSize: 1,
+        preparedStatements,
+        logger: quiet,
+      }),
+    );
     try {
       await db.query("SELECT CAST($1 AS integer) AS n", [1]);
       await db.transaction((sql) => sql.query("SELECT CAST($1 AS text) AS t", ["x"]));
@@ -269,7 +272,7 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
   it("ping is false at once for a port nobody listens on, and queries fail fast", async () => {
     const url = new URL(testPostgresAdminUrl());
     url.port = String(await closedPort());
-    const db = await createDatabase({ databaseUrl: url.toString(), logger: quiet });
+    const db = withPrisma(await createDatabase({ databaseUrl: url.toString(), logger: quiet }));
     onTestFinished(() => db.close());
     const { value, ms } = await timed(db.ping());
     expect(value).toBe(false);
@@ -288,10 +291,12 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
     const server: PostgresTestDatabase = await createPostgresTestDatabase();
     onTestFinished(() => server.drop());
     const warnings: string[] = [];
-    const db = await createDatabase({
-      databaseUrl: server.databaseUrl,
-      logger: { ...quiet, warn: (_fields, message) => warnings.push(message) },
-    });
+    const db = withPrisma(
+      await createDatabase({
+        databaseUrl: server.databaseUrl,
+        logger: { ...quiet, warn: (_fields, message) => warnings.push(message) },
+      }),
+    );
     onTestFinished(() => db.close());
     // Fill the pool with idle connections.
     await Promise.all(Array.from({ length: 3 }, () => db.prisma.project.count()));
@@ -328,18 +333,22 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
     const proxy = await createDatabaseProxy(server.databaseUrl);
     onTestFinished(() => proxy.close());
     // Default timeouts: only ping's own timer can end its wait.
-    const db: Database = await createDatabase({
-      databaseUrl: proxy.urlFor(server.databaseUrl),
-      logger: quiet,
-    });
+    const db: PrismaDatabase = withPrisma(
+      await createDatabase({
+        databaseUrl: proxy.urlFor(server.databaseUrl),
+        logger: quiet,
+      }),
+    );
     onTestFinished(() => db.close());
     // Short ones, to show requests do not hang either.
-    const impatient: Database = await createDatabase({
-      databaseUrl: proxy.urlFor(server.databaseUrl),
-      connectionTimeoutMs: 1_000,
-      queryTimeoutMs: 1_000,
-      logger: quiet,
-    });
+    const impatient: PrismaDatabase = withPrisma(
+      await createDatabase({
+        databaseUrl: proxy.urlFor(server.databaseUrl),
+        connectionTimeoutMs: 1_000,
+        queryTimeoutMs: 1_000,
+        logger: quiet,
+      }),
+    );
     onTestFinished(() => impatient.close());
     expect(await db.ping()).toBe(true);
     await impatient.prisma.project.count(); // leaves an idle connection in its pool
@@ -374,7 +383,7 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
     const url = new URL(testPostgresAdminUrl());
     url.port = String(await closedPort());
     url.password = "secret-password";
-    const db = await createDatabase({ databaseUrl: url.toString(), logger: quiet });
+    const db = withPrisma(await createDatabase({ databaseUrl: url.toString(), logger: quiet }));
     onTestFinished(() => db.close());
     const result = await db.ping(500);
     expect(result).toBe(false);
@@ -415,12 +424,14 @@ describe.runIf(backends.includes("postgres"))(
       onTestFinished(() => server.drop());
       const proxy = await createDatabaseProxy(server.databaseUrl);
       onTestFinished(() => proxy.close());
-      const db = await createDatabase({
-        databaseUrl: proxy.urlFor(server.databaseUrl),
-        poolSize: 2,
-        ...DEADLINES,
-        logger: quiet,
-      });
+      const db = withPrisma(
+        await createDatabase({
+          databaseUrl: proxy.urlFor(server.databaseUrl),
+          poolSize: 2,
+          ...DEADLINES,
+          logger: quiet,
+        }),
+      );
       onTestFinished(() => db.close());
       return { db, proxy };
     }
@@ -437,7 +448,9 @@ describe.runIf(backends.includes("postgres"))(
     it("a refused connection is DatabaseUnavailableError (connect_failed), statements and transactions alike", async () => {
       const url = new URL(testPostgresAdminUrl());
       url.port = String(await closedPort());
-      const db = await createDatabase({ databaseUrl: url.toString(), ...DEADLINES, logger: quiet });
+      const db = withPrisma(
+        await createDatabase({ databaseUrl: url.toString(), ...DEADLINES, logger: quiet }),
+      );
       onTestFinished(() => db.close());
       const error = await failure(db.query("SELECT 1"));
       expect(error).toBeInstanceOf(DatabaseUnavailableError);

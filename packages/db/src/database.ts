@@ -1,12 +1,12 @@
-// The Prisma client factory: PostgreSQL through a `pg` pool when a database URL
-// is configured, otherwise embedded PGlite (on disk, or in memory for tests).
+// The database the service runs on: PostgreSQL through a `pg` pool when a
+// database URL is configured, otherwise embedded PGlite (on disk, or in memory
+// for tests). Statements only (`query`, `transaction`): the Prisma client,
+// which only tests and tools use, is built over the same connections by the
+// testing entry (testing/prisma.ts).
 import { Buffer } from "node:buffer";
 import { mkdir } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
-import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import { PrismaPGlite } from "pglite-prisma-adapter";
-import { PrismaClient } from "./generated/prisma/client.ts";
 import { consoleLogger, type DatabaseLogger, errorMessage } from "./logger.ts";
 import { type MigrateResult, migratePglite, migratePostgres } from "./migrator.ts";
 import { pgliteSession, pgSession, type SqlSession } from "./sql-session.ts";
@@ -34,12 +34,6 @@ export type Database = Sql & {
    * Transactions do not nest: inside `work`, use the handle it was given.
    */
   transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
-  /**
-   * The generated Prisma client over the same connections: the schema's
-   * typed model for tests and tools. The service itself reads and writes
-   * through `query`/`transaction` only (packages/domain/src/store).
-   */
-  prisma: PrismaClient;
   kind: DatabaseKind;
   /** Applies pending migrations from prisma/migrations (see migrator.ts). */
   migrate(): Promise<MigrateResult>;
@@ -49,7 +43,7 @@ export type Database = Sql & {
    * or a silently cut connection all come back as false.
    */
   ping(timeoutMs?: number): Promise<boolean>;
-  /** Disconnects Prisma and ends the pool / closes PGlite. Safe to call twice. */
+  /** Ends the pool / closes PGlite (after anything opened over it: see driverOf). Safe to call twice. */
   close(): Promise<void>;
   /** The pool's connections (null for PGlite, which has one session): for metrics. */
   poolStats(): { total: number; idle: number; waiting: number } | null;
@@ -109,20 +103,36 @@ const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
 /** How much longer the client waits than the server's statement_timeout, so the server's cancel normally comes first. */
 const CLIENT_TIMEOUT_MARGIN_MS = 500;
 
-/**
- * Prisma's interactive-transaction defaults (2 s to start, 5 s to finish) are
- * too tight for a burst: thirty requests that all take the same counter row
- * lock queue behind each other, and on a busy machine the last ones would
- * fail with a 500 instead of waiting their turn. The wait to start is longer
- * than the pool's connection timeout, so the pool stays the binding limit.
- */
-const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 20_000 } as const;
-
 type SessionRunner = <T>(work: (session: SqlSession) => Promise<T>) => Promise<T>;
 
 // A raw-SQL session per database, for the test harness and the schema test.
-// Kept out of the public Database type: the app talks to Prisma only.
+// Kept out of the public Database type: the app talks through `query` only.
 const sessionRunners = new WeakMap<Database, SessionRunner>();
+
+/**
+ * What a Database runs on, for clients the testing entry builds over the same
+ * connections (the Prisma client: testing/prisma.ts). `beforeClose` runs
+ * first when the Database closes. Not exported from the package's entry.
+ */
+export type Driver = (
+  | { kind: "postgres"; pool: pg.Pool; preparedStatements: boolean }
+  | { kind: "pglite"; pglite: PGlite }
+) & { beforeClose: Array<() => Promise<void>> };
+const drivers = new WeakMap<Database, Driver>();
+
+export function driverOf(db: Database): Driver {
+  const driver = drivers.get(db);
+  if (!driver) throw new Error("driverOf: not a Database created by createDatabase()");
+  return driver;
+}
+
+async function runBeforeClose(driver: Driver, logger: DatabaseLogger): Promise<void> {
+  for (const hook of driver.beforeClose.splice(0)) {
+    await hook().catch((error: unknown) => {
+      logger.warn({ error: errorMessage(error) }, "closing a client over the database failed");
+    });
+  }
+}
 
 /**
  * Runs `work` on one dedicated connection of `db` (for PGlite, its only
@@ -165,7 +175,8 @@ function delay(ms: number): { promise: Promise<false>; cancel(): void } {
 // on both sides stays bounded. Not for PgBouncer in transaction mode.
 const MAX_NAMED_STATEMENTS = 1_000;
 const statementNames = new Map<string, string>();
-function statementName(sql: string): string | undefined {
+/** The prepared statement's name for `sql` (undefined: run it unnamed). Shared with testing/prisma.ts. */
+export function statementName(sql: string): string | undefined {
   let name = statementNames.get(sql);
   if (name === undefined && statementNames.size < MAX_NAMED_STATEMENTS) {
     name = `sms_${statementNames.size}`;
@@ -244,14 +255,7 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
     client.on("error", () => undefined);
   });
 
-  const prisma = new PrismaClient({
-    // The adapter passes the name straight to pg, where undefined means unnamed.
-    adapter: new PrismaPg(
-      pool,
-      prepared ? { statementNameGenerator: (query) => statementName(query.sql) as string } : {},
-    ),
-    transactionOptions: TRANSACTION_OPTIONS,
-  });
+  const driver: Driver = { kind: "postgres", pool, preparedStatements: prepared, beforeClose: [] };
   let closed = false;
 
   const runSession: SessionRunner = async (work) => {
@@ -264,7 +268,6 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
   };
 
   const db: Database = {
-    prisma,
     kind: "postgres",
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     query: (sql, params) => runStatement(pool, prepared, sql, params),
@@ -307,13 +310,12 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
     },
     close: once(async () => {
       closed = true;
-      await prisma.$disconnect().catch((error: unknown) => {
-        logger.warn({ error: errorMessage(error) }, "disconnecting Prisma failed");
-      });
+      await runBeforeClose(driver, logger);
       await pool.end().catch(() => undefined);
     }),
   };
   sessionRunners.set(db, runSession);
+  drivers.set(db, driver);
   return db;
 }
 
@@ -393,15 +395,9 @@ async function openPglite(dataDir: string, options: CreateDatabaseOptions): Prom
 /** A Database over an already open PGlite instance, which it then owns (close() closes it). */
 export function wrapPglite(pglite: PGlite, options: Omit<CreateDatabaseOptions, "databaseUrl">): Database {
   const logger = options.logger ?? consoleLogger;
-  const prisma = new PrismaClient({
-    adapter: new PrismaPGlite(pglite),
-    transactionOptions: TRANSACTION_OPTIONS,
-  });
+  const driver: Driver = { kind: "pglite", pglite, beforeClose: [] };
 
-  // Prisma's PGlite adapter runs its transactions through pglite.transaction()
-  // too, so statements from either side never interleave with a transaction.
   const db: Database = {
-    prisma,
     kind: "pglite",
     poolStats: () => null,
     query: async <Row>(sql: string, params: readonly unknown[] = []) =>
@@ -430,12 +426,11 @@ export function wrapPglite(pglite: PGlite, options: Omit<CreateDatabaseOptions, 
       }
     },
     close: once(async () => {
-      await prisma.$disconnect().catch((error: unknown) => {
-        logger.warn({ error: errorMessage(error) }, "disconnecting Prisma failed");
-      });
+      await runBeforeClose(driver, logger);
       if (!pglite.closed) await pglite.close();
     }),
   };
   sessionRunners.set(db, (work) => work(pgliteSession(pglite)));
+  drivers.set(db, driver);
   return db;
 }

@@ -1,6 +1,7 @@
-// @sms/db: the Prisma client factory (PostgreSQL or embedded PGlite), the
-// migrator, and the generated client's types. Other packages import from here
-// only; the test harness is the separate entry "@sms/db/testing".
+// @sms/db: what the service runs on: the database (PostgreSQL or embedded
+// PGlite, statements and transactions), the migrator, and what an outage looks
+// like. Other packages import from here only. The generated Prisma client, the
+// schema check and the test harness are the separate entry "@sms/db/testing".
 export {
   type CreateDatabaseOptions,
   createDatabase,
@@ -10,19 +11,6 @@ export {
   DEFAULT_PING_TIMEOUT_MS,
   DEFAULT_POOL_SIZE,
 } from "./database.ts";
-export type {
-  Account,
-  AccountIdentity,
-  ApiKey,
-  AuditEntry,
-  ClaimToken,
-  CreditLedgerEntry,
-  IdempotencyRecord,
-  Message,
-  Project,
-  RateLimitCounter,
-} from "./generated/prisma/client.ts";
-export { CreditEntryKind, KeyMode, MessageStatus, Prisma, PrismaClient } from "./generated/prisma/client.ts";
 export type { DatabaseLogger } from "./logger.ts";
 export {
   DatabaseUnavailableError,

@@ -15,13 +15,13 @@ import {
   migratePostgres,
   readMigrations,
 } from "./migrator.ts";
-import { introspectSchema } from "./schema-check/introspect.ts";
+import { introspectSchema } from "./testing/schema-check/introspect.ts";
 import {
   availableBackends,
   createPostgresTestDatabase,
   createTestDatabase,
   type TestDatabase,
-} from "./testing.ts";
+} from "./testing/index.ts";
 
 const backends = await availableBackends();
 

@@ -9,11 +9,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withSqlSession } from "./database.ts";
 import { MIGRATIONS_DIR } from "./migrator.ts";
-import { type DbSchema, diffSchemas, withAdditions } from "./schema-check/db-schema.ts";
-import { expectedSchema } from "./schema-check/expected-schema.ts";
-import { introspectSchema } from "./schema-check/introspect.ts";
-import { generatedClientSchema, parseDatamodel } from "./schema-check/prisma-dmmf.ts";
-import { availableBackends, createTestDatabase, type TestDatabase } from "./testing.ts";
+import { type DbSchema, diffSchemas, withAdditions } from "./testing/schema-check/db-schema.ts";
+import { expectedSchema } from "./testing/schema-check/expected-schema.ts";
+import { introspectSchema } from "./testing/schema-check/introspect.ts";
+import { generatedClientSchema, parseDatamodel } from "./testing/schema-check/prisma-dmmf.ts";
+import { availableBackends, createTestDatabase, type TestDatabase } from "./testing/index.ts";
 
 const SCHEMA_FILE = join(MIGRATIONS_DIR, "..", "schema.prisma");
 const INIT_SQL = readFileSync(join(MIGRATIONS_DIR, "20261122000000_init", "migration.sql"), "utf8");

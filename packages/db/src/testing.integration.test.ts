@@ -7,7 +7,7 @@ import {
   dropAllTestDatabases,
   dropStaleTestDatabases,
   testPostgresAdminUrl,
-} from "./testing.ts";
+} from "./testing/index.ts";
 
 const backends = await availableBackends();
 

@@ -1,6 +1,6 @@
 import net from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { detectBackends, redactUrl } from "./testing.ts";
+import { detectBackends, redactUrl } from "./testing/index.ts";
 
 async function closedPortUrl(): Promise<string> {
   const server = net.createServer();

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { createDatabaseProxy, DEFAULT_TEST_POSTGRES_URL } from "./testing.ts";
+import { createDatabaseProxy, DEFAULT_TEST_POSTGRES_URL } from "./testing/index.ts";
 import { unavailableReason } from "./unavailable.ts";
 
 describe("unavailableReason", () => {

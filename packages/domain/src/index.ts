@@ -27,7 +27,7 @@ export type {
 export * from "./limits/consume-limits.ts";
 export * from "./auth/authenticate-api-key.ts";
 export * from "./test-keys/create-test-key.ts";
-export * from "./messages/send-message.ts";
+export * from "./messages/send/send-message.ts";
 export * from "./messages/answered-keys.ts";
 export * from "./messages/get-message.ts";
 export * from "./messages/check-statuses.ts";

@@ -2,12 +2,14 @@
 // backends: sends written together are each written once, answered, with
 // their timeline; one send's bad row or given-up claim is its own.
 import { newId } from "@sms/crypto";
-import { createDatabase, type Database } from "@sms/db";
+import { createDatabase } from "@sms/db";
 import {
   availableBackends,
   createTestDatabase,
   dropAllTestDatabases,
   type TestDatabase,
+  type PrismaDatabase,
+  withPrisma,
 } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { MessageResource } from "../src/model/message.ts";
@@ -32,10 +34,12 @@ const SUBMITTED: Outcome = {
  * migrated template and have).
  */
 async function firstRunPglite(): Promise<TestDatabase> {
-  const db = await createDatabase({
-    pgliteDataDir: "memory://",
-    logger: { info() {}, warn() {}, error() {} },
-  });
+  const db = withPrisma(
+    await createDatabase({
+      pgliteDataDir: "memory://",
+      logger: { info() {}, warn() {}, error() {} },
+    }),
+  );
   await db.migrate();
   return { db, drop: () => db.close() };
 }
@@ -58,7 +62,7 @@ describe.each(databases)("messages.insertAnswered in batches on %s", (_, open) =
   /** The store over `t.db`, counting the insertAnswered statements it runs. */
   function countingStore(batches?: { maxBatch: number; maxInFlight: number }) {
     const counted = { statements: 0 };
-    const db: Pick<Database, "query" | "transaction"> = {
+    const db: Pick<PrismaDatabase, "query" | "transaction"> = {
       query(sql, params) {
         if (sql.includes("INSERT INTO message_events") && sql.includes("unnest(")) counted.statements++;
         return t.db.query(sql, params);

@@ -1,7 +1,7 @@
 // The retention purges and key rotation against both backends, on rows
 // written directly (the API-level proof is apps/api/test/privacy.*.test.ts).
 import { DecryptError, generateKeySpec, type Keyring, newId, parseKeyring } from "@sms/crypto";
-import type { PrismaClient } from "@sms/db";
+import type { PrismaClient } from "@sms/db/testing";
 import {
   availableBackends,
   createTestDatabase,

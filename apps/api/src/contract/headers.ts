@@ -42,3 +42,13 @@ export const RESPONSE_HEADERS = {
   },
 } as const;
 export type ResponseHeaderName = keyof typeof RESPONSE_HEADERS;
+
+/**
+ * The internal listener's protocol (http/internal.ts, internal-client.ts): tRPC
+ * under this path, a project's API key in X-Api-Key (Authorization holds the
+ * listener's token), and the operator an internal tool acts for in X-Operator
+ * (the audit rows' actor; without it the operator's procedures are refused).
+ */
+export const TRPC_ENDPOINT = "/trpc";
+export const INTERNAL_API_KEY_HEADER = "X-Api-Key";
+export const INTERNAL_OPERATOR_HEADER = "X-Operator";

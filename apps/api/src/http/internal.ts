@@ -15,6 +15,7 @@ import { sha256Hex, timingSafeEqual } from "@sms/crypto";
 import type { AnyProcedure } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { ApiError } from "../contract/errors.ts";
+import { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "../contract/headers.ts";
 import type { AppDeps } from "../deps.ts";
 import type { RequestState } from "../trpc/request-state.ts";
 import type { ApiRouter, Context, Meta } from "../trpc/trpc.ts";
@@ -22,16 +23,6 @@ import { databaseUnavailableError, isUnexpected } from "./errors.ts";
 import { frameRequest, type Handler } from "./gateway.ts";
 import { readBody } from "./read-body.ts";
 
-/** Where the procedures are served on the internal listener. */
-export const TRPC_ENDPOINT = "/trpc";
-/** The header that carries a project's API key on the internal listener (Authorization holds the token). */
-export const INTERNAL_API_KEY_HEADER = "X-Api-Key";
-/**
- * The header in which an internal tool names the operator it acts for (the
- * audit rows' actor; the domain checks its shape). Without it the operator's
- * procedures are refused.
- */
-export const INTERNAL_OPERATOR_HEADER = "X-Operator";
 /** Where Prometheus scrapes (with the same bearer token: `authorization` in its scrape config). */
 const METRICS_ENDPOINT = "/metrics";
 

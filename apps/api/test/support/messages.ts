@@ -2,7 +2,7 @@
 // database (the API issues test keys only), request bodies and the shape of a
 // Message resource (spec 2.1).
 import { apiKeyPrefix, newApiKey, newId, sha256Hex } from "@sms/crypto";
-import type { PrismaClient } from "@sms/db";
+import type { PrismaClient } from "@sms/db/testing";
 import { expect } from "vitest";
 import { sendMessageRequest } from "../harness.ts";
 

@@ -18,7 +18,8 @@ import { keyStore } from "./keys.ts";
 import { ledgerStore } from "./ledger.ts";
 import { limitStore } from "./limits.ts";
 import { messageLogStore } from "./message-log.ts";
-import { type AnsweredMessage, insertAnsweredMany, messageStore } from "./messages.ts";
+import { type MessageSweepStore, messageSweepStore } from "./message-sweeps.ts";
+import { type AnsweredMessage, insertAnsweredMany, type MessageSendStore, messageStore } from "./messages.ts";
 import { projectStore } from "./projects.ts";
 import { senderRequestStore } from "./sender-requests.ts";
 import { sessionStore } from "./sessions.ts";
@@ -41,7 +42,8 @@ export type {
   MessageLogStore,
   UsageRow,
 } from "./message-log.ts";
-export type { DueMessage, MessageStore, Outcome, QueuedClaim, QueuedMessage } from "./messages.ts";
+export type { DueMessage, MessageSweepStore } from "./message-sweeps.ts";
+export type { MessageSendStore, Outcome, QueuedClaim, QueuedMessage } from "./messages.ts";
 export type { AccountProjectRow, FoundProject, ProjectRecord, ProjectStore } from "./projects.ts";
 export type { SenderRequestRecord, SenderRequestStatus, SenderRequestStore } from "./sender-requests.ts";
 export type { SessionRecord, SessionStore } from "./sessions.ts";
@@ -49,7 +51,8 @@ export type { SessionRecord, SessionStore } from "./sessions.ts";
 function families(sql: Sql, batched: { insertAnswered?: (send: AnsweredMessage) => Promise<boolean> } = {}) {
   return {
     idempotency: idempotencyStore(sql),
-    messages: messageStore(sql, batched),
+    // A message's own statements and the sweeps over many, under one name.
+    messages: { ...messageStore(sql, batched), ...messageSweepStore(sql) },
     ledger: ledgerStore(sql),
     limits: limitStore(sql),
     projects: projectStore(sql),
@@ -62,6 +65,9 @@ function families(sql: Sql, batched: { insertAnswered?: (send: AnsweredMessage) 
     sessions: sessionStore(sql),
   };
 }
+
+/** The messages family: messages.ts and message-sweeps.ts together. */
+export type MessageStore = MessageSendStore & MessageSweepStore;
 
 /** Every table family, bound to one connection or transaction. */
 export type StoreTx = ReturnType<typeof families>;

@@ -41,6 +41,7 @@ export function safeNext(value: string | null | undefined): string | null {
 function isInsideDashboard(path: string): boolean {
   const [pathname = ""] = path.split("?");
   if (!/^\/dashboard(?:\/|$)/.test(pathname) || pathname.startsWith("/dashboard/sign-")) return false;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses.
   return !/[\\\u0000-\u001f\u007f]|\/\/|\/\.\.?(?:\/|$)/.test(pathname);
 }
 

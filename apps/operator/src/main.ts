@@ -1,16 +1,14 @@
 // The Deno entry of the operator's tool:
 //   npm run operator -- <command> [flags]
-// (scripts/bootstrap.mjs runs `deno run … apps/api/src/operator.ts`). Reads the
+// (scripts/bootstrap.mjs runs `deno run … apps/operator/src/main.ts`). Reads the
 // service's configuration (env.ts), calls the running service's operator
 // procedures over its internal listener with the typed @trpc/client
-// (operator/operator-cli.ts), prints, and exits: 0 done, 1 refused or the
+// (cli.ts), prints, and exits: 0 done, 1 refused or the
 // service not reached, 2 bad usage or configuration.
 import { userInfo } from "node:os";
 import process from "node:process";
-import { type Config, ConfigError, parseEnv } from "./env.ts";
-import { createInternalClient } from "./internal-client.ts";
-import { scrubText } from "./logger.ts";
-import { parseOperatorArgs, runOperatorCli, USAGE, UsageError } from "./operator/operator-cli.ts";
+import { type Config, ConfigError, createInternalClient, parseEnv, scrubText } from "@sms/api";
+import { parseOperatorArgs, runOperatorCli, USAGE, UsageError } from "./cli.ts";
 
 function exit(code: number, stdout: string[] = [], stderr: string[] = []): never {
   for (const line of stdout) console.log(line);

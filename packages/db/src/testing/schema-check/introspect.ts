@@ -5,7 +5,7 @@
 // unique/check constraints and foreign keys (information_schema.table_constraints
 // lists the same constraints but also every NOT NULL as a nameless CHECK, and
 // has neither column order nor referential actions).
-import type { SqlSession } from "../sql-session.ts";
+import type { SqlSession } from "../../sql-session.ts";
 import type { ConstraintShape, DbSchema, ReferentialAction } from "./db-schema.ts";
 import { emptySchema } from "./db-schema.ts";
 

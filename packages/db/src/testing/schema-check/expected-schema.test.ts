@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { MIGRATIONS_DIR } from "../migrator.ts";
+import { MIGRATIONS_DIR } from "../../migrator.ts";
 import { diffSchemas, emptySchema } from "./db-schema.ts";
 import { expectedSchema, prismaDefaultName } from "./expected-schema.ts";
 import { parseDatamodel } from "./prisma-dmmf.ts";

@@ -1,14 +1,15 @@
 // The operator's command-line tool (spec 1.7): an internal tool that calls
 // the running service's operator procedures (operator.*, the same ones the
 // dashboard's operator pages call) through the typed @trpc/client on the
-// internal listener, naming the operator for the audit rows. operator.ts is
-// the Deno entry; this module holds the command table, the parsing and the
-// printing, so tests run it in-process against an app's internal handler.
+// internal listener (@sms/api's createInternalClient), naming the operator for
+// the audit rows. main.ts is the Deno entry; this module holds the command
+// table, the parsing and the printing, so tests run it in-process against an
+// app's internal handler.
 //
 //   npm run operator -- <command> [flags]      (see USAGE)
 import { parseArgs } from "node:util";
-import { INPUT_RULES } from "../contract/refusals.ts";
-import { apiErrorCode, type InternalClient } from "../internal-client.ts";
+import { apiErrorCode, INPUT_RULES, type InternalClient } from "@sms/api";
+import { isTRPCClientError } from "@trpc/client";
 
 export type OperatorCliResult = { exitCode: number; stdout: string[]; stderr: string[] };
 
@@ -410,6 +411,7 @@ export async function runOperatorCli(options: OperatorCliOptions): Promise<Opera
       };
     }
     // The service refused the call itself (a wrong token, a malformed input) or was not reached.
+    if (!isTRPCClientError(error)) throw error;
     const message = callFailure(error);
     return {
       exitCode: 1,

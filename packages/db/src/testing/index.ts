@@ -5,7 +5,7 @@
 //     let t: TestDatabase;
 //     beforeAll(async () => { t = await createTestDatabase(kind); });
 //     afterAll(() => t.drop());
-//     …t.db.prisma…
+//     …t.db.query(…), t.db.prisma…
 //   });
 //
 // PostgreSQL tests run in a database of their own (sms_test_…), created from
@@ -23,14 +23,37 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
-import { createDatabase, type Database, type DatabaseKind, wrapPglite } from "./database.ts";
-import type { DatabaseLogger } from "./logger.ts";
-import { MIGRATIONS_DIR, migratePglite, migratePostgres, readMigrations } from "./migrator.ts";
+import { createDatabase, type DatabaseKind, wrapPglite } from "../database.ts";
+import type { DatabaseLogger } from "../logger.ts";
+import { MIGRATIONS_DIR, migratePglite, migratePostgres, readMigrations } from "../migrator.ts";
+import { type PrismaDatabase, withPrisma } from "./prisma.ts";
+
+// The generated Prisma client and its types (tests and tools only).
+export type {
+  Account,
+  AccountIdentity,
+  ApiKey,
+  AuditEntry,
+  ClaimToken,
+  CreditLedgerEntry,
+  IdempotencyRecord,
+  Message,
+  Project,
+  RateLimitCounter,
+} from "../generated/prisma/client.ts";
+export { CreditEntryKind, KeyMode, MessageStatus, Prisma, PrismaClient } from "../generated/prisma/client.ts";
+export { type PrismaDatabase, withPrisma } from "./prisma.ts";
+// The schema check: the schema a database really has against the one the generated client describes.
+export { type DbSchema, diffSchemas, emptySchema, withAdditions } from "./schema-check/db-schema.ts";
+export { expectedSchema } from "./schema-check/expected-schema.ts";
+export { introspectSchema } from "./schema-check/introspect.ts";
+export { generatedClientSchema, parseDatamodel } from "./schema-check/prisma-dmmf.ts";
 
 export type BackendKind = DatabaseKind;
 
 export type TestDatabase = {
-  db: Database;
+  /** The database, with the generated Prisma client over its connections (withPrisma). */
+  db: PrismaDatabase;
   /** Set for PostgreSQL: the test database's own URL. */
   databaseUrl?: string;
   /** Closes the client and drops the database. Safe to call twice. */
@@ -338,7 +361,7 @@ export async function createTestDatabase(
 
   if (kind === "pglite") {
     const pglite = await openPgliteFromTemplate(migrate ? (options.migrationsDir ?? MIGRATIONS_DIR) : null);
-    const db = wrapPglite(pglite, clientOptions);
+    const db = withPrisma(wrapPglite(pglite, clientOptions));
     const drop = once(async () => {
       liveDatabases.delete(drop);
       await db.close();
@@ -348,7 +371,7 @@ export async function createTestDatabase(
   }
 
   const server = await createPostgresTestDatabase({ migrate: false });
-  let db: Database | undefined;
+  let db: PrismaDatabase | undefined;
   const drop = once(async () => {
     liveDatabases.delete(drop);
     try {
@@ -359,7 +382,7 @@ export async function createTestDatabase(
   });
   liveDatabases.add(drop);
   try {
-    db = await createDatabase({ ...clientOptions, databaseUrl: server.databaseUrl });
+    db = withPrisma(await createDatabase({ ...clientOptions, databaseUrl: server.databaseUrl }));
     if (migrate) await db.migrate();
   } catch (error) {
     await drop().catch(() => undefined);

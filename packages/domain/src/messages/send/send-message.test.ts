@@ -1,252 +1,25 @@
 // sendMessage's branches without a database: a hand-written in-memory store
-// that keeps the statements' contracts (store/*.ts), a real keyring and
-// scripted providers. The SQL itself is proven by the integration suites.
+// (test/support/fake-send-store.ts, held to the real store's contract by
+// test/send-store.contract.integration.test.ts), a real keyring and scripted
+// providers. The SQL itself is proven by the integration suites.
 import { generateKeySpec, parseKeyring } from "@sms/crypto";
 import { DatabaseUnavailableError } from "@sms/db";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { MessageResource, MessageState } from "../model/message.ts";
-import type { SmsProvider, SubmitOutcome, SubmitRequest } from "../provider.ts";
-import type { Outcome, PriorRecord, QueuedMessage } from "../store/index.ts";
-import { type AnsweredKeys, createAnsweredKeys } from "./answered-keys.ts";
+import type { MessageResource } from "../../model/message.ts";
+import type { SmsProvider, SubmitOutcome, SubmitRequest } from "../../provider.ts";
+import { type AnsweredKeys, createAnsweredKeys } from "../answered-keys.ts";
 import {
-  type SendMessageInput,
-  type SendMessageStore,
-  type SendMessageTx,
-  sendMessage,
-} from "./send-message.ts";
+  emptyTables,
+  fakeStore,
+  type Hooks,
+  type Row,
+  type Tables,
+} from "../../../test/support/fake-send-store.ts";
+import { type SendMessageInput, sendMessage } from "./send-message.ts";
 
 const T0 = new Date("2026-11-22T10:00:30Z");
 const keyring = parseKeyring(generateKeySpec("unit"));
 const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
-
-type Row = QueuedMessage & {
-  status: MessageState["status"];
-  errorCode: string | null;
-  errorMessage: string | null;
-  providerRef: string | null;
-  nextCheckAt: Date | null;
-  updatedAt: Date;
-  response: MessageResource | null;
-};
-
-/** The tables a send touches, in memory. */
-type Tables = {
-  records: Map<
-    string,
-    { id: string; fingerprint: string; response: MessageResource | null; expiresAt: Date; messageId?: string }
-  >;
-  messages: Map<string, Row>;
-  counters: Map<string, number>;
-  hasPaidCredits: boolean;
-  balance: number;
-  ledger: Array<{ kind: "reservation" | "refund"; amount: number; messageId: string }>;
-  /** Every write-ahead statement: its key's mode, whether it committed asynchronously, and where it ran. */
-  writeAheads: Array<{ mode: string; relaxed: boolean; inTransaction: boolean }>;
-};
-
-const scopeKey = (scope: QueuedMessage["scope"]) => `${scope.projectId}|${scope.mode}|${scope.key}`;
-const counterKey = (bucket: string, start: Date) => `${bucket}|${start.toISOString()}`;
-
-type Hooks = {
-  /** The write-ahead finds the key claimed a moment ago by a request that has since answered this. */
-  loseRaceTo?: MessageResource;
-  sweepFirst?: boolean;
-  /** recordOutcome and releaseUnsent throw this many times (a database outage) before they work. */
-  outage?: number;
-  /** What they throw meanwhile (default: DatabaseUnavailableError). */
-  outageError?: () => Error;
-  /** Runs as releaseAbandoned starts (another duplicate got there first). */
-  beforeReleaseAbandoned?: () => void;
-};
-
-/** A message row's columns once the provider's answer is recorded. */
-const settledAs = (outcome: Outcome, now: Date) => ({
-  status: outcome.status,
-  errorCode: outcome.error?.errorCode ?? null,
-  errorMessage: outcome.error?.errorMessage ?? null,
-  providerRef: outcome.providerRef,
-  nextCheckAt: outcome.nextCheckAt,
-  updatedAt: now,
-});
-
-function fakeStore(tables: Tables, hooks: Hooks = {}) {
-  const down = () => {
-    if ((hooks.outage ?? 0) <= 0) return;
-    hooks.outage = (hooks.outage ?? 0) - 1;
-    throw hooks.outageError?.() ?? new DatabaseUnavailableError("connection_lost");
-  };
-  const find = (scope: QueuedMessage["scope"], now: Date): PriorRecord | null => {
-    const record = tables.records.get(scopeKey(scope));
-    if (!record || record.expiresAt <= now) return null;
-    return {
-      fingerprint: record.fingerprint,
-      responseBody: record.response,
-      expiresAt: record.expiresAt,
-      messageId: record.messageId ?? "msg_unknown",
-    };
-  };
-  /** The key's claim: "claimed", or the record found (null: claimed by another at the same moment). */
-  const claimKey = (m: QueuedMessage): "claimed" | PriorRecord | null => {
-    if (hooks.loseRaceTo) {
-      tables.records.set(scopeKey(m.scope), {
-        id: "idem_winner",
-        fingerprint: m.fingerprint,
-        response: hooks.loseRaceTo,
-        expiresAt: m.expiresAt,
-      });
-      hooks.loseRaceTo = undefined;
-      return null;
-    }
-    const prior = find(m.scope, m.now);
-    if (prior) return prior;
-    tables.records.set(scopeKey(m.scope), {
-      id: m.idempotencyId,
-      fingerprint: m.fingerprint,
-      response: null,
-      expiresAt: m.expiresAt,
-      messageId: m.messageId,
-    });
-    return "claimed";
-  };
-  /** Deletes the record `matches` picks if it has neither an answer nor a message. */
-  const releaseUnanswered = (
-    matches: (key: string, record: { id: string; messageId?: string }) => boolean,
-  ) => {
-    for (const [key, record] of tables.records) {
-      if (!matches(key, record) || record.response !== null) continue;
-      if (record.messageId && tables.messages.has(record.messageId)) return false;
-      tables.records.delete(key);
-      return true;
-    }
-    return false;
-  };
-  const tx: SendMessageTx = {
-    messages: {
-      async insertQueued(m) {
-        tables.writeAheads.push({ mode: m.scope.mode, relaxed: false, inTransaction: true });
-        const claim = claimKey(m);
-        if (claim !== "claimed") return { written: false, prior: claim };
-        tables.messages.set(m.messageId, {
-          ...m,
-          status: "queued",
-          errorCode: null,
-          errorMessage: null,
-          providerRef: null,
-          nextCheckAt: null,
-          updatedAt: m.now,
-          response: null,
-        });
-        return { written: true };
-      },
-      async recordOutcome({ messageId, outcome, response, now }) {
-        down();
-        const row = tables.messages.get(messageId);
-        if (hooks.sweepFirst && row)
-          Object.assign(row, { status: "unknown", errorCode: "provider_unavailable" });
-        if (row?.status !== "queued") return false;
-        Object.assign(row, settledAs(outcome, now));
-        const record = tables.records.get(scopeKey(row.scope));
-        if (record) record.response = response;
-        return true;
-      },
-      async releaseUnsent({ messageId }) {
-        down();
-        const row = tables.messages.get(messageId);
-        if (row?.status !== "queued") return false;
-        tables.messages.delete(messageId);
-        tables.records.delete(scopeKey(row.scope));
-        return true;
-      },
-    },
-    projects: { hasPaidCredits: async () => tables.hasPaidCredits },
-    limits: {
-      async consume(window, cost, limit) {
-        const key = counterKey(window.bucket, window.start);
-        const used = (tables.counters.get(key) ?? 0) + cost;
-        if (used > limit) return null;
-        tables.counters.set(key, used);
-        return used;
-      },
-      read: async (bucket, start) => tables.counters.get(counterKey(bucket, start)) ?? 0,
-      async release(bucket, start, amount) {
-        const key = counterKey(bucket, start);
-        tables.counters.set(key, Math.max(0, (tables.counters.get(key) ?? 0) - amount));
-      },
-    },
-    ledger: {
-      async reserve({ messageId, amount }) {
-        if (tables.balance < amount) return false;
-        tables.balance -= amount;
-        tables.ledger.push({ kind: "reservation", amount: -amount, messageId });
-        return true;
-      },
-      async refund({ messageId, amount }) {
-        if (tables.ledger.some((entry) => entry.kind === "refund" && entry.messageId === messageId))
-          return false;
-        tables.balance += amount;
-        tables.ledger.push({ kind: "refund", amount, messageId });
-        return true;
-      },
-    },
-  };
-  const store: SendMessageStore = {
-    idempotency: {
-      find: async (scope, now) => find(scope, now),
-      async claimCounted(claim, counter) {
-        tables.writeAheads.push({ mode: claim.scope.mode, relaxed: true, inTransaction: false });
-        const m = claim as QueuedMessage;
-        const claimed = claimKey(m);
-        if (claimed !== "claimed") return { claimed: false, prior: claimed };
-        return { claimed: true, used: await tx.limits.consume(counter, 1, counter.limit) };
-      },
-      async releaseClaim(idempotencyId) {
-        down();
-        return releaseUnanswered((_, record) => record.id === idempotencyId);
-      },
-      async releaseAbandoned(scope, messageId) {
-        hooks.beforeReleaseAbandoned?.();
-        return releaseUnanswered((key, record) => key === scopeKey(scope) && record.messageId === messageId);
-      },
-    },
-    messages: {
-      recordOutcome: tx.messages.recordOutcome,
-      releaseUnsent: tx.messages.releaseUnsent,
-      async insertAnswered(m, { outcome, response, now }) {
-        down();
-        const record = tables.records.get(scopeKey(m.scope));
-        if (record?.id !== m.idempotencyId || record.response !== null) return false;
-        record.response = response;
-        tables.messages.set(m.messageId, { ...m, ...settledAs(outcome, now), response });
-        return true;
-      },
-      async read(messageId) {
-        const row = tables.messages.get(messageId);
-        if (!row) return null;
-        return {
-          id: row.messageId,
-          recipientMasked: row.recipientMasked,
-          status: row.status,
-          segments: row.segments,
-          errorCode: row.errorCode,
-          errorMessage: row.errorMessage,
-          createdAt: row.now,
-          updatedAt: row.updatedAt,
-        };
-      },
-    },
-    /** All or nothing, as a database transaction: a throw restores every table. */
-    async transaction(work) {
-      const saved = structuredClone(tables);
-      try {
-        return await work(tx);
-      } catch (error) {
-        Object.assign(tables, saved);
-        throw error;
-      }
-    },
-  };
-  return store;
-}
 
 function scripted(name: "simulator" | "ubill", outcomes: Array<SubmitOutcome | Error>) {
   const submitted: SubmitRequest[] = [];
@@ -267,15 +40,7 @@ describe("sendMessage", () => {
   let tables: Tables;
   let now: Date;
   beforeEach(() => {
-    tables = {
-      records: new Map(),
-      messages: new Map(),
-      counters: new Map(),
-      hasPaidCredits: false,
-      balance: 0,
-      ledger: [],
-      writeAheads: [],
-    };
+    tables = emptyTables();
     now = T0;
   });
 

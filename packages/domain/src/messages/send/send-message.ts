@@ -1,0 +1,94 @@
+// POST /v1/messages (spec 4.2): validate, record and submit one message, in
+// four named steps:
+//
+//   1. write ahead   claim the key, which also finds an earlier record for it
+//                    (then nothing is written: a replay, a 409, or a wait for
+//                    the first request's answer). Only the request that
+//                    claimed the key is counted against the per-minute limit;
+//                    a refusal gives the key back.
+//                      test keys: one statement claims and counts, committed
+//                        asynchronously: only the in-process simulator sees
+//                        the message before its answer is written.
+//                      live keys: one transaction writes the queued message
+//                        with the claim, counts the per-minute and
+//                        per-recipient limits, takes the free-tier allowance
+//                        and reserves the credits; durable before uBill is
+//                        contacted.
+//   2. submit        only the simulator ever sees a test key's message.
+//   3. record        test keys: the message is written once, as the simulator
+//                    left it, with the key's answer (one durable statement).
+//                    Live keys: one statement moves the message out of
+//                    `queued` and stores the answer. Retried while the
+//                    database is unavailable. Provider not reached: the claim
+//                    (and a live send's queued message) is released (503,
+//                    retry is safe).
+//
+// A duplicate that finds the key in flight waits for the first request's
+// answer (polling the record, so it works across instances) and replays it.
+// A key this instance has answered (or replayed) is answered again from
+// memory, before anything is prepared or read (answered-keys.ts).
+// A crash between 1 and 3 leaves a live send's message queued, which the
+// recovery sweep turns into `unknown` (never re-sent), or a test send's claim
+// without a message, which the next duplicate takes over once its wait is
+// over (nothing was sent or answered).
+import { DEFAULT_LOCALE, renderMessage } from "@sms/templates";
+import { canonicalRequest, type IdempotencyScope } from "../../model/idempotency.ts";
+import { awaitFirstRequest } from "./await-first-request.ts";
+import { prepare } from "./prepare.ts";
+import { record } from "./record.ts";
+import { submit } from "./submit.ts";
+import type { SendMessageDeps, SendMessageInput, SendMessageResult } from "./types.ts";
+import { writeAhead } from "./write-ahead.ts";
+
+export type {
+  SendMessageDeps,
+  SendMessageInput,
+  SendMessageRequest,
+  SendMessageResult,
+  SendMessageStore,
+  SendMessageTx,
+} from "./types.ts";
+
+/** How often one request starts over after the request holding its key gave the key back. */
+const MAX_ATTEMPTS = 3;
+
+export async function sendMessage(
+  deps: SendMessageDeps,
+  input: SendMessageInput,
+): Promise<SendMessageResult> {
+  const { request } = input;
+  const locale = request.locale ?? DEFAULT_LOCALE;
+  const fingerprintInput = canonicalRequest(request, locale);
+  const scope: IdempotencyScope = {
+    projectId: input.project.id,
+    mode: input.mode,
+    key: input.idempotencyKey,
+  };
+
+  // The same body as an answered request was valid when it was answered: its
+  // replay needs no rendering. A different body is checked first, so that an
+  // invalid one is a 400 whatever its key (spec 4.2's order).
+  const known = deps.answered?.get(scope, deps.clock.now());
+  if (known && (await deps.keyring.verifyFingerprint(fingerprintInput, known.fingerprint))) {
+    return { ok: true, replayed: true, message: known.responseBody };
+  }
+  const rendered = renderMessage({ template: request.template, variables: request.variables, locale });
+  if (!rendered.ok) return { ok: false, code: rendered.code, detail: rendered.message };
+  if (known) return { ok: false, code: "idempotency_key_reused" };
+
+  for (let attempt = 1; ; attempt++) {
+    const draft = await prepare(deps, input, { scope, locale, fingerprintInput, rendered });
+    const written = await writeAhead(deps, input, draft);
+    if ("ok" in written) return written;
+    if ("taken" in written) {
+      const answer = await awaitFirstRequest(deps, scope, fingerprintInput, written.prior);
+      if (answer !== "released") return answer;
+      // The first request sent nothing and gave the key back (503, 429…):
+      // this one is now a fresh attempt.
+      if (attempt < MAX_ATTEMPTS) continue;
+      return { ok: false, code: "first_request_unresolved", retryAfterMs: 1_000 };
+    }
+    const outcome = await submit(draft, input.logger);
+    return record(deps, input, draft, outcome, written);
+  }
+}

@@ -1,0 +1,120 @@
+// The send's vocabulary: what it needs (deps, store), what it is given, what
+// it answers, and what passes between its steps (send-message.ts).
+import type { Keyring } from "@sms/crypto";
+import type { Locale } from "@sms/templates";
+import type { AuthenticatedProject, KeyMode } from "../../model/keys.ts";
+import type { LimitState } from "../../model/limits.ts";
+import type { MessageResource } from "../../model/message.ts";
+import type { Clock, Logger, Timer } from "../../ports.ts";
+import type { SmsProvider } from "../../provider.ts";
+import type {
+  IdempotencyStore,
+  LedgerStore,
+  LimitStore,
+  MessageStore,
+  PriorRecord,
+  ProjectStore,
+  QueuedMessage,
+} from "../../store/index.ts";
+import type { AnsweredKeys } from "../answered-keys.ts";
+
+export type SendMessageRequest = {
+  to: string;
+  template: string;
+  variables: unknown;
+  locale?: Locale;
+};
+
+/** The statements a send uses, inside and outside its transactions. */
+export type SendMessageTx = {
+  messages: Pick<MessageStore, "insertQueued" | "recordOutcome" | "releaseUnsent">;
+  projects: Pick<ProjectStore, "hasPaidCredits">;
+  limits: Pick<LimitStore, "consume" | "read" | "release">;
+  ledger: Pick<LedgerStore, "reserve" | "refund">;
+};
+export type SendMessageStore = {
+  idempotency: Pick<IdempotencyStore, "find" | "claimCounted" | "releaseClaim" | "releaseAbandoned">;
+  messages: Pick<MessageStore, "insertAnswered" | "recordOutcome" | "releaseUnsent" | "read">;
+  transaction<T>(work: (tx: SendMessageTx) => Promise<T>): Promise<T>;
+};
+
+export type SendMessageDeps = {
+  store: SendMessageStore;
+  keyring: Keyring;
+  clock: Clock;
+  /** Real time for the bounded waits (default: the system's). */
+  timer?: Timer;
+  providers: { test: SmsProvider; live: SmsProvider | null };
+  /** This instance's answered keys (answered-keys.ts): replays it knows skip the database. */
+  answered?: AnsweredKeys;
+  config: {
+    messagesPerMinute: number;
+    /** Live messages of a project to one number: per ten-minute slot and per UTC day. */
+    recipientLimits: { perTenMinutes: number; perDay: number };
+    freeTierDailySegments: number;
+    defaultSender: string;
+    /** When a test message's first status check is due, after submission. */
+    simulatorDelayMs: number;
+    /**
+     * How long a duplicate waits for the first request with its key to
+     * answer: the provider's submit deadline plus a statement's.
+     */
+    inFlightWaitMs: number;
+    /** How long recording the provider's answer is retried while the database is unavailable. */
+    recordRetryMs: number;
+    /** When a first request that never answered will have been settled by the recovery sweep. */
+    unresolvedRetryAfterMs: number;
+  };
+};
+
+export type SendMessageInput = {
+  project: AuthenticatedProject;
+  mode: KeyMode;
+  keyId: string;
+  idempotencyKey: string;
+  request: SendMessageRequest;
+  /** The request's logger (carries its request id). */
+  logger: Logger;
+};
+
+export type SendMessageResult =
+  /** A new submission attempt (201); `rateLimit` is the per-minute window after it. */
+  | { ok: true; replayed: false; message: MessageResource; rateLimit: LimitState }
+  /** The key's first answer, unchanged (200); a duplicate in flight waited for it. */
+  | { ok: true; replayed: true; message: MessageResource }
+  /** The templates package's verdict; `detail` is its caller-facing sentence naming the variable. */
+  | { ok: false; code: "invalid_template" | "invalid_variables"; detail: string }
+  /** The key belongs to a different request. */
+  | { ok: false; code: "idempotency_key_reused" }
+  /**
+   * The first request with this key gave no answer within the wait (it
+   * crashed, or the database kept it from recording one): retry after
+   * `retryAfterMs`, when the recovery sweep will have settled it.
+   */
+  | { ok: false; code: "first_request_unresolved"; retryAfterMs: number }
+  /** The project's per-minute limit, or a per-recipient limit (`subject`): nothing sent. */
+  | { ok: false; code: "rate_limited"; subject: "project" | "recipient"; limit: LimitState }
+  /** The free tier's daily segments: nothing sent. */
+  | { ok: false; code: "daily_limit_reached"; limit: LimitState }
+  | { ok: false; code: "insufficient_credits" }
+  /** The provider was not reached: nothing sent, the key released. */
+  | { ok: false; code: "provider_unavailable" };
+
+export type Refusal = Extract<SendMessageResult, { ok: false }>;
+
+/** Everything about the message that is known before anything is written. */
+export type Draft = {
+  queued: QueuedMessage;
+  to: string;
+  text: string;
+  sender: { name: string; brandId: number | null };
+  provider: SmsProvider | null;
+  /** The keyed fingerprint naming this recipient's counters (live sends only). */
+  recipient: string | null;
+};
+
+/** The write-ahead's result for the request that claimed the key. */
+export type Claimed = { freeTierSegments: number; rateLimit: LimitState };
+
+/** Another request holds the key: its record (null: look it up). */
+export type Taken = { taken: true; prior: PriorRecord | null };

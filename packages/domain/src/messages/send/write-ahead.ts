@@ -1,0 +1,130 @@
+// 1. Write ahead (send-message.ts): claim the key and count the send, before
+// the provider is contacted.
+import { consumeEach } from "../../limits/consume-limits.ts";
+import { BUCKETS, type LimitCheck, type LimitState, limitState, windowOf } from "../../model/limits.ts";
+import { transactionOrRollback } from "../../store/index.ts";
+import { persist } from "./persist.ts";
+import type {
+  Claimed,
+  Draft,
+  Refusal,
+  SendMessageDeps,
+  SendMessageInput,
+  SendMessageTx,
+  Taken,
+} from "./types.ts";
+
+/**
+ * 1. Write ahead, committed before the provider is contacted. The request
+ * that claims the key is counted; one that finds the key taken is not.
+ */
+export async function writeAhead(
+  deps: SendMessageDeps,
+  input: SendMessageInput,
+  draft: Draft,
+): Promise<Claimed | Taken | Refusal> {
+  return input.mode === "test" ? writeAheadTest(deps, input, draft) : writeAheadLive(deps, draft);
+}
+
+/**
+ * Test keys: one statement claims the key and counts the send (asynchronous
+ * commit: the answer's durable commit makes both durable before anything is
+ * answered). Over the limit, the claim is given back.
+ */
+async function writeAheadTest(
+  deps: SendMessageDeps,
+  input: SendMessageInput,
+  draft: Draft,
+): Promise<Claimed | Taken | Refusal> {
+  const { queued } = draft;
+  const limit = deps.config.messagesPerMinute;
+  const window = windowOf("minute", queued.now);
+  const claim = await deps.store.idempotency.claimCounted(queued, {
+    bucket: BUCKETS.messages(queued.scope.projectId),
+    ...window,
+    limit,
+  });
+  if (!claim.claimed) return { taken: true, prior: claim.prior };
+  const check = { limit, window: "minute" as const };
+  if (claim.used === null) {
+    await persist(deps, input.logger, "release", () =>
+      deps.store.idempotency.releaseClaim(queued.idempotencyId),
+    );
+    return {
+      ok: false,
+      code: "rate_limited",
+      subject: "project",
+      limit: limitState(check, limit, window.end),
+    };
+  }
+  return { freeTierSegments: 0, rateLimit: limitState(check, claim.used, window.end) };
+}
+
+/**
+ * Live keys, one transaction: the key and the queued message first (a taken
+ * key ends here, nothing else counted), then the per-minute limit, the
+ * per-recipient limits, the free-tier allowance (projects without paid
+ * credits) and the credit reservation. A refusal rolls everything back.
+ */
+function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | Taken | Refusal> {
+  const { queued } = draft;
+  const projectId = queued.scope.projectId;
+  const { config } = deps;
+  return transactionOrRollback<Claimed | Taken, Refusal, SendMessageTx>(deps.store, async (tx, rollback) => {
+    const claim = await tx.messages.insertQueued(queued);
+    if (!claim.written) return { taken: true, prior: claim.prior };
+    const recipient = draft.recipient ?? "";
+    const checks: LimitCheck[] = [
+      {
+        bucket: BUCKETS.messages(projectId),
+        window: "minute",
+        limit: config.messagesPerMinute,
+        refusal: "rate_limited",
+      },
+      {
+        bucket: BUCKETS.recipientTenMinutes(projectId, recipient),
+        window: "ten_minutes",
+        limit: config.recipientLimits.perTenMinutes,
+        refusal: "rate_limited",
+      },
+      {
+        bucket: BUCKETS.recipientDay(projectId, recipient),
+        window: "utc_day",
+        limit: config.recipientLimits.perDay,
+        refusal: "rate_limited",
+      },
+    ];
+    const counted = await consumeEach(tx.limits, checks, queued.now);
+    if (!counted.ok) {
+      const subject = counted.limit.window === "minute" ? "project" : "recipient";
+      return rollback({ ok: false, code: "rate_limited", subject, limit: counted.limit });
+    }
+    const rateLimit = counted.states[0] as LimitState;
+    let freeTierSegments = 0;
+    if (!(await tx.projects.hasPaidCredits(projectId))) {
+      const taken = await consumeEach(
+        tx.limits,
+        [
+          {
+            bucket: BUCKETS.freeTierSegments(projectId),
+            window: "utc_day",
+            limit: config.freeTierDailySegments,
+            cost: queued.segments,
+            refusal: "daily_limit_reached",
+          },
+        ],
+        queued.now,
+      );
+      if (!taken.ok) return rollback({ ok: false, code: "daily_limit_reached", limit: taken.limit });
+      freeTierSegments = queued.segments;
+    }
+    const reserved = await tx.ledger.reserve({
+      projectId,
+      messageId: queued.messageId,
+      amount: queued.creditsReserved,
+      now: queued.now,
+    });
+    if (!reserved) return rollback({ ok: false, code: "insufficient_credits" });
+    return { freeTierSegments, rateLimit };
+  });
+}

@@ -1,0 +1,273 @@
+// message-sweeps: the statements that work through many messages at once,
+// each a batch taken FOR UPDATE SKIP LOCKED so instances never take the same
+// rows: the status-check round (claimDue, settleMany), the recovery sweep
+// (recoverQueued), retention (purgeText, lockUnclaimedBefore, delete), key
+// rotation (lockForRotation, setCiphertexts, countNotUnderKey) and the
+// backlog gauges (countBacklog). Like messages.ts, every statement that sets
+// messages.status writes its message_events row in the same statement. A
+// message's own statements (its send, its reads) are in messages.ts; the
+// top-level store offers both as `store.messages`.
+import type { Sql } from "@sms/db";
+import type { MessageError, MessageState, MessageStatus } from "../model/message.ts";
+import { fromRow, RESOURCE_COLUMNS, type ResourceRow } from "./messages.ts";
+
+/** A `submitted` message claimed by a status-check round. */
+export type DueMessage = {
+  id: string;
+  provider: string;
+  providerRef: string | null;
+  recipientCiphertext: Uint8Array | null;
+  submittedAt: Date | null;
+  projectId: string;
+  creditsReserved: number;
+};
+
+const CLAIM_DUE_SQL = `
+  UPDATE messages SET next_check_at = CAST($1 AS timestamptz)
+  WHERE id IN (
+    SELECT id FROM messages
+    WHERE status = 'submitted' AND next_check_at <= CAST($2 AS timestamptz)
+    ORDER BY next_check_at
+    LIMIT CAST($3 AS integer)
+    FOR UPDATE SKIP LOCKED
+  )
+  RETURNING id, provider, provider_ref, recipient_ciphertext, submitted_at, project_id, credits_reserved`;
+
+const SETTLE_MANY_SQL = `
+  WITH moved AS (
+    UPDATE messages AS m
+    SET status = CAST(c.status AS "MessageStatus"), error_code = c.error_code, error_message = c.error_message,
+        next_check_at = NULL, updated_at = CAST($5 AS timestamptz)
+    FROM unnest(CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]))
+         AS c(id, status, error_code, error_message)
+    WHERE m.id = c.id AND m.status = 'submitted'
+    RETURNING m.id, m.status, m.error_code, m.updated_at
+  ), event AS (
+    INSERT INTO message_events (message_id, status, error_code, created_at)
+    SELECT id, status, error_code, updated_at FROM moved
+  )
+  SELECT id FROM moved`;
+
+const RECOVER_SQL = `
+  WITH moved AS (
+    UPDATE messages SET status = 'unknown', error_code = CAST($1 AS text), error_message = CAST($2 AS text),
+                        updated_at = CAST($3 AS timestamptz)
+    WHERE id IN (
+      SELECT id FROM messages WHERE status = 'queued' AND created_at < CAST($4 AS timestamptz)
+      ORDER BY created_at LIMIT CAST($5 AS integer)
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING ${RESOURCE_COLUMNS}
+  ), event AS (
+    INSERT INTO message_events (message_id, status, error_code, created_at)
+    SELECT id, CAST('unknown' AS "MessageStatus"), error_code, updated_at FROM moved
+  )
+  SELECT * FROM moved`;
+
+const PURGE_TEXT_SQL = `
+  WITH purged AS (
+    UPDATE messages SET recipient_ciphertext = NULL, text_ciphertext = NULL, text_purged_at = CAST($1 AS timestamptz)
+    WHERE id IN (
+      SELECT id FROM messages
+      WHERE text_purged_at IS NULL AND created_at < CAST($2 AS timestamptz)
+        AND (status NOT IN ('queued', 'submitted') OR created_at < CAST($3 AS timestamptz))
+      ORDER BY created_at
+      LIMIT CAST($4 AS integer)
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING id
+  )
+  SELECT count(*)::int AS purged FROM purged`;
+
+const LOCK_UNCLAIMED_SQL = `
+  SELECT m.id FROM messages m JOIN projects p ON p.id = m.project_id
+  WHERE p.claimed_at IS NULL AND m.created_at < CAST($1 AS timestamptz)
+  ORDER BY m.created_at
+  LIMIT CAST($2 AS integer)
+  FOR UPDATE OF m SKIP LOCKED
+  FOR SHARE OF p`;
+
+const DELETE_SQL = `
+  WITH gone AS (DELETE FROM messages WHERE id = ANY(CAST($1 AS text[])) RETURNING id)
+  SELECT count(*)::int AS deleted FROM gone`;
+
+/**
+ * `column` holds a blob whose key id is not $1 (a malformed blob counts too,
+ * and then fails to decrypt). The key id sits in the blob's header: byte 1 is
+ * its length, then the id in ASCII. CASE, not OR: SQL does not promise to
+ * evaluate OR's operands in order, and get_byte on a too-short blob would raise.
+ */
+function notUnderKey(column: "recipient_ciphertext" | "text_ciphertext", param: string): string {
+  return `(${column} IS NOT NULL AND CASE WHEN length(${column}) < 2 THEN true
+    ELSE encode(substring(${column} from 3 for get_byte(${column}, 1)), 'escape') <> ${param} END)`;
+}
+
+const LOCK_FOR_ROTATION_SQL = `
+  SELECT id, recipient_ciphertext, text_ciphertext FROM messages
+  WHERE id > $1 AND (${notUnderKey("recipient_ciphertext", "$2")} OR ${notUnderKey("text_ciphertext", "$2")})
+  ORDER BY id
+  LIMIT CAST($3 AS integer)
+  FOR UPDATE SKIP LOCKED`;
+
+const COUNT_NOT_UNDER_KEY_SQL = `
+  SELECT count(*)::int AS count FROM messages
+  WHERE ${notUnderKey("recipient_ciphertext", "$1")} OR ${notUnderKey("text_ciphertext", "$1")}`;
+
+const SET_CIPHERTEXTS_SQL = `
+  UPDATE messages SET recipient_ciphertext = CAST($2 AS bytea), text_ciphertext = CAST($3 AS bytea) WHERE id = $1`;
+
+const BACKLOG_SQL = `
+  SELECT (SELECT count(*) FROM messages WHERE next_check_at <= CAST($1 AS timestamptz) AND status = 'submitted')::int AS due,
+         (SELECT count(*) FROM messages WHERE status = 'queued')::int AS queued,
+         (SELECT count(*) FROM messages WHERE status = 'unknown' AND created_at >= CAST($2 AS timestamptz))::int AS unknown`;
+
+export function messageSweepStore(sql: Sql) {
+  return {
+    /**
+     * Claims up to `batchSize` `submitted` messages due by `dueBy`, pushing
+     * their next check to `nextCheckAt` in the same statement (FOR UPDATE
+     * SKIP LOCKED), so no other round here or elsewhere takes them meanwhile.
+     */
+    async claimDue(options: { dueBy: Date; nextCheckAt: Date; batchSize: number }): Promise<DueMessage[]> {
+      const rows = await sql.query<{
+        id: string;
+        provider: string;
+        provider_ref: string | null;
+        recipient_ciphertext: Uint8Array | null;
+        submitted_at: Date | null;
+        project_id: string;
+        credits_reserved: number;
+      }>(CLAIM_DUE_SQL, [options.nextCheckAt, options.dueBy, options.batchSize]);
+      return rows.map((row) => ({
+        id: row.id,
+        provider: row.provider,
+        providerRef: row.provider_ref,
+        recipientCiphertext: row.recipient_ciphertext ? new Uint8Array(row.recipient_ciphertext) : null,
+        submittedAt: row.submitted_at ? new Date(row.submitted_at) : null,
+        projectId: row.project_id,
+        creditsReserved: Number(row.credits_reserved),
+      }));
+    },
+
+    /**
+     * `submitted` → a final status, for a batch of messages in one statement.
+     * Returns the ids that moved (a message that had already moved on is left
+     * as it is: transitions are monotonic).
+     */
+    async settleMany(
+      changes: Array<{
+        messageId: string;
+        status: Extract<MessageStatus, "delivered" | "undeliverable" | "failed" | "unknown">;
+        error: MessageError | null;
+      }>,
+      now: Date,
+    ): Promise<Set<string>> {
+      if (changes.length === 0) return new Set();
+      const rows = await sql.query<{ id: string }>(SETTLE_MANY_SQL, [
+        changes.map((change) => change.messageId),
+        changes.map((change) => change.status),
+        changes.map((change) => change.error?.errorCode ?? null),
+        changes.map((change) => change.error?.errorMessage ?? null),
+        now,
+      ]);
+      return new Set(rows.map((row) => row.id));
+    },
+
+    /** Messages queued since before `cutoff` become `unknown` with `error` (a batch, SKIP LOCKED). */
+    async recoverQueued(options: {
+      cutoff: Date;
+      error: MessageError;
+      now: Date;
+      batchSize: number;
+    }): Promise<MessageState[]> {
+      const rows = await sql.query<ResourceRow>(RECOVER_SQL, [
+        options.error.errorCode,
+        options.error.errorMessage,
+        options.now,
+        options.cutoff,
+        options.batchSize,
+      ]);
+      return rows.map(fromRow);
+    },
+
+    /**
+     * Forgets the text and full number of one batch of messages created
+     * before `cutoff` (those not final yet only before `hardCutoff`);
+     * `updated_at` stays. Returns how many.
+     */
+    async purgeText(options: {
+      now: Date;
+      cutoff: Date;
+      hardCutoff: Date;
+      batchSize: number;
+    }): Promise<number> {
+      const [row] = await sql.query<{ purged: number }>(PURGE_TEXT_SQL, [
+        options.now,
+        options.cutoff,
+        options.hardCutoff,
+        options.batchSize,
+      ]);
+      return Number(row?.purged ?? 0);
+    },
+
+    /**
+     * Locks a batch of unclaimed projects' messages created before `cutoff`
+     * (and share-locks their projects, so a claim in progress is waited for).
+     * Inside a transaction.
+     */
+    async lockUnclaimedBefore(cutoff: Date, batchSize: number): Promise<string[]> {
+      const rows = await sql.query<{ id: string }>(LOCK_UNCLAIMED_SQL, [cutoff, batchSize]);
+      return rows.map((row) => row.id);
+    },
+
+    async delete(messageIds: string[]): Promise<number> {
+      const [row] = await sql.query<{ deleted: number }>(DELETE_SQL, [messageIds]);
+      return Number(row?.deleted ?? 0);
+    },
+
+    /** A batch (id order, after `afterId`) of messages holding a ciphertext under another key than `keyId`, locked. */
+    async lockForRotation(options: { afterId: string; keyId: string; batchSize: number }) {
+      const rows = await sql.query<{
+        id: string;
+        recipient_ciphertext: Uint8Array | null;
+        text_ciphertext: Uint8Array | null;
+      }>(LOCK_FOR_ROTATION_SQL, [options.afterId, options.keyId, options.batchSize]);
+      return rows.map((row) => ({
+        id: row.id,
+        recipientCiphertext: row.recipient_ciphertext ? new Uint8Array(row.recipient_ciphertext) : null,
+        textCiphertext: row.text_ciphertext ? new Uint8Array(row.text_ciphertext) : null,
+      }));
+    },
+
+    async setCiphertexts(
+      messageId: string,
+      recipient: Uint8Array | null,
+      text: Uint8Array | null,
+    ): Promise<void> {
+      await sql.query(SET_CIPHERTEXTS_SQL, [messageId, recipient, text]);
+    },
+
+    async countNotUnderKey(keyId: string): Promise<number> {
+      const [row] = await sql.query<{ count: number }>(COUNT_NOT_UNDER_KEY_SQL, [keyId]);
+      return Number(row?.count ?? 0);
+    },
+
+    /** Due for a status check by `now`, still queued, and unknown since `unknownSince` (each an indexed count). */
+    async countBacklog(
+      now: Date,
+      unknownSince: Date,
+    ): Promise<{ due: number; queued: number; unknown: number }> {
+      const [row] = await sql.query<{ due: number; queued: number; unknown: number }>(BACKLOG_SQL, [
+        now,
+        unknownSince,
+      ]);
+      return {
+        due: Number(row?.due ?? 0),
+        queued: Number(row?.queued ?? 0),
+        unknown: Number(row?.unknown ?? 0),
+      };
+    },
+  };
+}
+
+export type MessageSweepStore = ReturnType<typeof messageSweepStore>;

@@ -1,0 +1,331 @@
+// The send's store contract (SendMessageStore: the statements sendMessage
+// uses), asserted once and run against the unit suite's hand-written fake
+// (test/support/fake-send-store.ts) and against the real store on PGlite and
+// PostgreSQL. A change to a statement's behaviour that the fake does not
+// follow fails here, so the unit suite cannot go on proving a store that no
+// longer exists.
+import { newId } from "@sms/crypto";
+import {
+  availableBackends,
+  createTestDatabase,
+  dropAllTestDatabases,
+  type TestDatabase,
+} from "@sms/db/testing";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { SendMessageStore } from "../src/messages/send/send-message.ts";
+import type { MessageResource } from "../src/model/message.ts";
+import { createStore, type Outcome, type QueuedMessage } from "../src/store/index.ts";
+import { emptyTables, fakeStore, type Tables } from "./support/fake-send-store.ts";
+
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
+afterAll(() => dropAllTestDatabases());
+
+const NOW = new Date("2026-11-22T10:00:00Z");
+const LATER = new Date("2026-11-22T10:00:01Z");
+const DAY_MS = 86_400_000;
+/** Credits every project starts with. */
+const CREDITS = 3;
+
+/** One implementation of the contract: a store, a project in it, and how to make that project paying. */
+type Subject = {
+  store: SendMessageStore;
+  projectId: string;
+  markPaid(): Promise<void>;
+  close(): Promise<void>;
+};
+
+async function fakeSubject(): Promise<Subject> {
+  const tables: Tables = { ...emptyTables(), balance: CREDITS };
+  return {
+    store: fakeStore(tables),
+    projectId: "prj_contract",
+    markPaid: async () => {
+      tables.hasPaidCredits = true;
+    },
+    close: async () => {},
+  };
+}
+
+function realSubject(kind: "pglite" | "postgres") {
+  return async (): Promise<Subject> => {
+    const t: TestDatabase = await createTestDatabase(kind);
+    const store = createStore(t.db);
+    const projectId = newId("prj");
+    await store.projects.create(projectId, NOW);
+    await store.ledger.grant({ projectId, kind: "grant_free", amount: CREDITS, note: "contract", now: NOW });
+    return {
+      store,
+      projectId,
+      markPaid: async () => {
+        await store.ledger.grant({ projectId, kind: "grant_paid", amount: 0, note: "paid", now: NOW });
+      },
+      close: () => t.drop(),
+    };
+  };
+}
+
+const subjects: Array<[string, () => Promise<Subject>]> = [
+  ["the unit suite's fake", fakeSubject],
+  ...(await availableBackends()).map((kind): [string, () => Promise<Subject>] => [
+    `the real store on ${kind}`,
+    realSubject(kind),
+  ]),
+];
+
+const SUBMITTED: Outcome = {
+  status: "submitted",
+  error: null,
+  providerRef: "ref-1",
+  nextCheckAt: new Date(LATER.getTime() + 5_000),
+};
+
+describe.each(subjects)("the send's store contract: %s", (_, open) => {
+  let s: Subject;
+  beforeAll(async () => {
+    s = await open();
+  });
+  afterAll(() => s?.close());
+
+  function message(mode: "test" | "live", overrides: Partial<QueuedMessage> = {}): QueuedMessage {
+    return {
+      messageId: newId("msg"),
+      idempotencyId: newId("idem"),
+      scope: { projectId: s.projectId, mode, key: newId("key") },
+      fingerprint: `fp-${newId("key")}`,
+      expiresAt: new Date(NOW.getTime() + DAY_MS),
+      apiKeyId: "key_contract",
+      recipientMasked: "+9955••••••56",
+      recipientCiphertext: new Uint8Array([1, 2, 3]),
+      textCiphertext: new Uint8Array([4, 5, 6]),
+      template: "verification_code",
+      locale: "en",
+      sender: "SMSGE",
+      segments: 1,
+      encoding: "GSM-7",
+      provider: mode === "test" ? "simulator" : "ubill",
+      creditsReserved: mode === "live" ? 1 : 0,
+      now: NOW,
+      ...overrides,
+    };
+  }
+
+  const answer = (m: QueuedMessage): MessageResource => ({
+    id: m.messageId,
+    object: "message",
+    to: m.recipientMasked,
+    status: "submitted",
+    segments: m.segments,
+    error: null,
+    created_at: NOW.toISOString(),
+    updated_at: LATER.toISOString(),
+  });
+
+  const minute = (bucket: string, limit: number) => ({
+    bucket,
+    start: NOW,
+    end: new Date(NOW.getTime() + 60_000),
+    limit,
+  });
+
+  describe("a live send's write-ahead (insertQueued, in a transaction)", () => {
+    it("claims a free key with its queued message; the key in flight is found, unanswered", async () => {
+      const m = message("live");
+      expect(await s.store.transaction((tx) => tx.messages.insertQueued(m))).toEqual({ written: true });
+      expect(await s.store.idempotency.find(m.scope, NOW)).toEqual({
+        fingerprint: m.fingerprint,
+        responseBody: null,
+        expiresAt: m.expiresAt,
+        messageId: m.messageId,
+      });
+      expect(await s.store.messages.read(m.messageId)).toEqual({
+        id: m.messageId,
+        recipientMasked: m.recipientMasked,
+        status: "queued",
+        segments: 1,
+        errorCode: null,
+        errorMessage: null,
+        createdAt: NOW,
+        updatedAt: NOW,
+      });
+    });
+
+    it("a taken key writes nothing and names the record that holds it", async () => {
+      const first = message("live");
+      await s.store.transaction((tx) => tx.messages.insertQueued(first));
+      const second = message("live", { scope: first.scope, fingerprint: "other" });
+      expect(await s.store.transaction((tx) => tx.messages.insertQueued(second))).toEqual({
+        written: false,
+        prior: {
+          fingerprint: first.fingerprint,
+          responseBody: null,
+          expiresAt: first.expiresAt,
+          messageId: first.messageId,
+        },
+      });
+      expect(await s.store.messages.read(second.messageId)).toBeNull();
+    });
+
+    it("a key whose record expired is claimed anew; find no longer sees the old record", async () => {
+      const first = message("live", { expiresAt: new Date(NOW.getTime() + 1_000) });
+      await s.store.transaction((tx) => tx.messages.insertQueued(first));
+      const after = new Date(NOW.getTime() + 1_000);
+      expect(await s.store.idempotency.find(first.scope, after)).toBeNull();
+      const second = message("live", { scope: first.scope, now: after });
+      expect(await s.store.transaction((tx) => tx.messages.insertQueued(second))).toEqual({ written: true });
+      expect((await s.store.idempotency.find(first.scope, after))?.messageId).toBe(second.messageId);
+    });
+
+    it("a transaction that throws leaves nothing behind", async () => {
+      const m = message("live");
+      await expect(
+        s.store.transaction(async (tx) => {
+          await tx.messages.insertQueued(m);
+          await tx.limits.consume(minute(`b-${m.messageId}`, 5), 1, 5);
+          throw new Error("refused halfway");
+        }),
+      ).rejects.toThrow("refused halfway");
+      expect(await s.store.idempotency.find(m.scope, NOW)).toBeNull();
+      expect(await s.store.messages.read(m.messageId)).toBeNull();
+      expect(await s.store.transaction((tx) => tx.limits.read(`b-${m.messageId}`, NOW))).toBe(0);
+    });
+  });
+
+  describe("recording a live send (recordOutcome, releaseUnsent)", () => {
+    it("recordOutcome moves a queued message once and answers its key", async () => {
+      const m = message("live");
+      await s.store.transaction((tx) => tx.messages.insertQueued(m));
+      const change = {
+        messageId: m.messageId,
+        idempotencyId: m.idempotencyId,
+        outcome: SUBMITTED,
+        response: answer(m),
+        now: LATER,
+      };
+      expect(await s.store.messages.recordOutcome(change)).toBe(true);
+      expect(await s.store.messages.recordOutcome(change)).toBe(false);
+      expect((await s.store.messages.read(m.messageId))?.status).toBe("submitted");
+      expect((await s.store.idempotency.find(m.scope, NOW))?.responseBody).toEqual(answer(m));
+      // An answered message is not released.
+      const ids = { messageId: m.messageId, idempotencyId: m.idempotencyId };
+      expect(await s.store.messages.releaseUnsent(ids)).toBe(false);
+    });
+
+    it("releaseUnsent removes a queued message and frees its key", async () => {
+      const m = message("live");
+      await s.store.transaction((tx) => tx.messages.insertQueued(m));
+      const ids = { messageId: m.messageId, idempotencyId: m.idempotencyId };
+      expect(await s.store.transaction((tx) => tx.messages.releaseUnsent(ids))).toBe(true);
+      expect(await s.store.messages.read(m.messageId)).toBeNull();
+      expect(await s.store.idempotency.find(m.scope, NOW)).toBeNull();
+      expect(await s.store.messages.releaseUnsent(ids)).toBe(false);
+    });
+  });
+
+  describe("a test send (claimCounted, insertAnswered, releaseClaim, releaseAbandoned)", () => {
+    it("claims and counts; the same key again is taken and counts nothing", async () => {
+      const m = message("test");
+      const counter = minute(`m-${m.messageId}`, 5);
+      expect(await s.store.idempotency.claimCounted(m, counter)).toEqual({ claimed: true, used: 1 });
+      const again = message("test", { scope: m.scope });
+      expect(await s.store.idempotency.claimCounted(again, counter)).toEqual({
+        claimed: false,
+        prior: {
+          fingerprint: m.fingerprint,
+          responseBody: null,
+          expiresAt: m.expiresAt,
+          messageId: m.messageId,
+        },
+      });
+      expect(await s.store.transaction((tx) => tx.limits.read(counter.bucket, NOW))).toBe(1);
+    });
+
+    it("over the minute's limit the key is still claimed, `used` is null, and releaseClaim gives it back", async () => {
+      const bucket = `m-${newId("key")}`;
+      const first = message("test");
+      expect(await s.store.idempotency.claimCounted(first, minute(bucket, 1))).toEqual({
+        claimed: true,
+        used: 1,
+      });
+      const second = message("test");
+      expect(await s.store.idempotency.claimCounted(second, minute(bucket, 1))).toEqual({
+        claimed: true,
+        used: null,
+      });
+      expect((await s.store.idempotency.find(second.scope, NOW))?.messageId).toBe(second.messageId);
+      expect(await s.store.idempotency.releaseClaim(second.idempotencyId)).toBe(true);
+      expect(await s.store.idempotency.find(second.scope, NOW)).toBeNull();
+      expect(await s.store.idempotency.releaseClaim(second.idempotencyId)).toBe(false);
+    });
+
+    it("insertAnswered writes the message and answers the claim, once", async () => {
+      const m = message("test");
+      await s.store.idempotency.claimCounted(m, minute(`m-${m.messageId}`, 5));
+      const record = { outcome: SUBMITTED, response: answer(m), now: LATER };
+      expect(await s.store.messages.insertAnswered(m, record)).toBe(true);
+      expect(await s.store.messages.insertAnswered(m, record)).toBe(false);
+      expect(await s.store.messages.read(m.messageId)).toMatchObject({
+        status: "submitted",
+        updatedAt: LATER,
+      });
+      expect((await s.store.idempotency.find(m.scope, NOW))?.responseBody).toEqual(answer(m));
+      // An answered claim is neither released nor abandoned.
+      expect(await s.store.idempotency.releaseClaim(m.idempotencyId)).toBe(false);
+      expect(await s.store.idempotency.releaseAbandoned(m.scope, m.messageId)).toBe(false);
+    });
+
+    it("releaseAbandoned gives up a claim without a message; insertAnswered then writes nothing", async () => {
+      const m = message("test");
+      await s.store.idempotency.claimCounted(m, minute(`m-${m.messageId}`, 5));
+      expect(await s.store.idempotency.releaseAbandoned(m.scope, "msg_someone_else")).toBe(false);
+      expect(await s.store.idempotency.releaseAbandoned(m.scope, m.messageId)).toBe(true);
+      expect(await s.store.idempotency.find(m.scope, NOW)).toBeNull();
+      expect(
+        await s.store.messages.insertAnswered(m, { outcome: SUBMITTED, response: answer(m), now: LATER }),
+      ).toBe(false);
+      expect(await s.store.messages.read(m.messageId)).toBeNull();
+    });
+
+    it("a claim whose message exists (a live send in flight) is not abandoned", async () => {
+      const m = message("live");
+      await s.store.transaction((tx) => tx.messages.insertQueued(m));
+      expect(await s.store.idempotency.releaseAbandoned(m.scope, m.messageId)).toBe(false);
+      expect(await s.store.idempotency.releaseClaim(m.idempotencyId)).toBe(false);
+    });
+  });
+
+  describe("counters, credits and the free tier (in a transaction)", () => {
+    it("consume moves a counter only within its limit; release gives back, never below zero", async () => {
+      const window = minute(`c-${newId("key")}`, 3);
+      await s.store.transaction(async (tx) => {
+        expect(await tx.limits.consume(window, 2, 3)).toBe(2);
+        expect(await tx.limits.consume(window, 2, 3)).toBeNull();
+        expect(await tx.limits.read(window.bucket, NOW)).toBe(2);
+        expect(await tx.limits.consume(window, 1, 3)).toBe(3);
+        await tx.limits.release(window.bucket, NOW, 1);
+        expect(await tx.limits.read(window.bucket, NOW)).toBe(2);
+        await tx.limits.release(window.bucket, NOW, 5);
+        expect(await tx.limits.read(window.bucket, NOW)).toBe(0);
+      });
+    });
+
+    it("reserve takes credits only while the balance lasts; a message is refunded at most once", async () => {
+      const [a, b] = [newId("msg"), newId("msg")];
+      const projectId = s.projectId;
+      await s.store.transaction(async (tx) => {
+        expect(await tx.ledger.reserve({ projectId, messageId: a, amount: CREDITS, now: NOW })).toBe(true);
+        expect(await tx.ledger.reserve({ projectId, messageId: b, amount: 1, now: NOW })).toBe(false);
+        const refund = { projectId, messageId: a, amount: CREDITS, note: "contract", now: LATER };
+        expect(await tx.ledger.refund(refund)).toBe(true);
+        expect(await tx.ledger.refund(refund)).toBe(false);
+        expect(await tx.ledger.reserve({ projectId, messageId: b, amount: CREDITS, now: NOW })).toBe(true);
+        expect(await tx.ledger.refund({ ...refund, messageId: b })).toBe(true);
+      });
+    });
+
+    it("hasPaidCredits is false until paid credits are granted", async () => {
+      expect(await s.store.transaction((tx) => tx.projects.hasPaidCredits(s.projectId))).toBe(false);
+      await s.markPaid();
+      expect(await s.store.transaction((tx) => tx.projects.hasPaidCredits(s.projectId))).toBe(true);
+    });
+  });
+});
