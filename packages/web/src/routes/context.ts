@@ -28,6 +28,7 @@ export type Access = "public" | "viewer" | "operator";
 /** The first field holding a control character other than tab and line breaks (the database refuses NUL). */
 function fieldWithControlCharacter(form: URLSearchParams): string | null {
   for (const [name, value] of form) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses.
     if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(value)) return name.slice(0, 40);
   }
   return null;
