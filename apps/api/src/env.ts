@@ -81,6 +81,8 @@ const ZEnv = z.object({
   HTTP_BODY_TIMEOUT_SECONDS: int(30, 1, 3600),
   HTTP_IDLE_TIMEOUT_SECONDS: int(60, 1, 3600),
   MAX_CONNECTIONS: int(1024, 1, 1_000_000),
+  /** Open connections from one address (an IPv6 /64): one client cannot hold the whole cap. */
+  MAX_CONNECTIONS_PER_PEER: int(128, 1, 1_000_000),
   SHUTDOWN_TIMEOUT_SECONDS: int(25, 1, 3600),
 
   /** The internal tRPC listener (http/internal.ts); off unless INTERNAL_PORT is set. */
@@ -184,8 +186,10 @@ export type Config = {
     bodyTimeoutMs: number;
     /** A keep-alive connection with no request in flight is closed after this. */
     idleTimeoutMs: number;
-    /** Open connections on the public port; more are refused with 503. */
+    /** Open connections on the public port (idle ones make room for new ones; see http/server.ts). */
     maxConnections: number;
+    /** Open connections on the public port from one address (at most maxConnections). */
+    maxConnectionsPerPeer: number;
   };
   /** The internal tRPC listener; null when INTERNAL_PORT is unset. */
   internal: { port: number; host: string; token: string } | null;
@@ -362,6 +366,7 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
       bodyTimeoutMs: env.HTTP_BODY_TIMEOUT_SECONDS * SECOND_MS,
       idleTimeoutMs: env.HTTP_IDLE_TIMEOUT_SECONDS * SECOND_MS,
       maxConnections: env.MAX_CONNECTIONS,
+      maxConnectionsPerPeer: Math.min(env.MAX_CONNECTIONS_PER_PEER, env.MAX_CONNECTIONS),
     },
     internal:
       env.INTERNAL_PORT !== undefined && env.INTERNAL_API_TOKEN

@@ -211,7 +211,7 @@ export const ERROR_GUIDE: {
     example: REFUSAL_MESSAGES.provider_unavailable,
   },
   too_many_connections: {
-    when: "The instance already holds `MAX_CONNECTIONS` open connections; answered on the new connection, which is then closed.",
+    when: "The instance holds `MAX_CONNECTIONS` open connections (or `MAX_CONNECTIONS_PER_PEER` from this address) and none is idle to make room; answered on the new connection, which is then closed.",
     action:
       "Retry after `Retry-After` (1 s), and reuse keep-alive connections instead of opening one per request.",
     example: REFUSAL_MESSAGES.too_many_connections,
