@@ -3,6 +3,7 @@
 // the X-Request-Id header.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServer } from "./harness.ts";
+import { openRaw } from "./support/raw-http.ts";
 
 let server: ServerProcess;
 
@@ -52,6 +53,15 @@ describe("routing", () => {
     await expectEnvelope(await fetch(url("/v1/test-keys%00")), 404, "route_not_found");
     await expectEnvelope(await fetch(url("/%E2%80%A2/..%2F..%2Fetc%2Fpasswd")), 404, "route_not_found");
     await expectEnvelope(await fetch(url("/v1/messages/a/b")), 404, "route_not_found");
+  });
+
+  it("echoes at most 200 characters of an unknown path (a 51 KB URL does not give a 51 KB body)", async () => {
+    const long = `/${"a".repeat(51 * 1024)}`;
+    const response = await fetch(url(long));
+    const error = await expectEnvelope(response, 404, "route_not_found");
+    expect(error.message).toContain(`/${"a".repeat(199)}…`);
+    expect(error.message).not.toContain("a".repeat(201));
+    expect(error.message.length).toBeLessThan(300);
   });
 
   it("answers HEAD like GET without a body", async () => {
@@ -124,6 +134,29 @@ describe("bodies", () => {
       duplex: "half",
     } as RequestInit);
     await expectEnvelope(chunked, 413, "payload_too_large");
+  });
+
+  it("logs a client that closes its connection mid-body as 499, not as a 500", async () => {
+    const raw = await openRaw(server.port);
+    raw.write(
+      'POST /v1/test-keys HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"to":',
+    );
+    // The headers are read and the body is awaited; then the client goes away (no assertion on time).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    raw.destroy();
+    const line = await server.waitForOutput(
+      (text) =>
+        text.includes('"msg":"request"') &&
+        text.includes('"route":"/v1/test-keys"') &&
+        text.includes('"method":"POST"') &&
+        text.includes('"status":499'),
+      15_000,
+    );
+    expect(line).toContain('"level":"info"');
+    const requestId = (JSON.parse(line) as { request_id: string }).request_id;
+    const lines = server.output.filter((text) => text.includes(requestId));
+    expect(lines.some((text) => text.includes('"status":500'))).toBe(false);
+    expect(lines.some((text) => text.includes('"level":"error"'))).toBe(false);
   });
 
   it("still answers after bad input (the process did not crash)", async () => {

@@ -38,7 +38,7 @@ import {
   isUnexpected,
   toApiError,
 } from "./errors.ts";
-import { readBody } from "./read-body.ts";
+import { ClientClosedRequest, readBody } from "./read-body.ts";
 import { type RequestState, successResponseMeta } from "./request-state.ts";
 
 /** A route served outside tRPC (documents, pages). */
@@ -134,6 +134,14 @@ function routeTable(router: ApiRouter, extra: ExtraRoute[]): Route[] {
     });
   }
   return routes;
+}
+
+/** The most of a client's method or path an error message repeats (a 51 KB URL must not give a 51 KB answer). */
+export const MAX_ECHOED_LENGTH = 200;
+
+/** `text` as an error message repeats it: at most MAX_ECHOED_LENGTH characters, then "…". */
+export function echoed(text: string): string {
+  return text.length <= MAX_ECHOED_LENGTH ? text : `${text.slice(0, MAX_ECHOED_LENGTH)}…`;
 }
 
 function isJson(contentType: string | null): boolean {
@@ -265,7 +273,7 @@ export function createGateway(options: {
     if (matching.length === 0) {
       throw new ApiError(
         "route_not_found",
-        `No route ${request.method} ${url.pathname}. See /docs for the API reference.`,
+        `No route ${echoed(request.method)} ${echoed(url.pathname)}. See /docs for the API reference.`,
       );
     }
     const route = matching.find((candidate) => candidate.method === method);
@@ -274,7 +282,7 @@ export function createGateway(options: {
       if (allow.includes("GET")) allow.push("HEAD");
       throw new ApiError(
         "method_not_allowed",
-        `${request.method} is not allowed here. Allowed: ${allow.join(", ")}.`,
+        `${echoed(request.method)} is not allowed here. Allowed: ${allow.join(", ")}.`,
         {
           Allow: allow.join(", "),
         },
@@ -315,6 +323,9 @@ export function createGateway(options: {
   };
 }
 
+/** The status logged for a request whose client closed the connection mid-body (nginx's 499). */
+export const CLIENT_CLOSED_REQUEST = 499;
+
 /**
  * One request's frame, on either listener: its id and state, the envelope for
  * any failure (or `errorPage`'s HTML, with the error's headers), `X-Request-Id`,
@@ -350,11 +361,19 @@ export async function frameRequest(
   const route = { template: "unmatched" };
   let response: Response;
   let code: string | undefined;
+  /** The client went away mid-body: logged (and counted) as 499, nobody reads the answer. */
+  let clientClosed = false;
   try {
     response = await dispatch(state, route);
   } catch (error) {
-    if (!(error instanceof ApiError)) state.log.error({ err: error }, "request failed");
-    const apiError = error instanceof ApiError ? error : toApiError(error, undefined);
+    clientClosed = error instanceof ClientClosedRequest;
+    if (!(error instanceof ApiError) && !clientClosed) state.log.error({ err: error }, "request failed");
+    const apiError =
+      error instanceof ApiError
+        ? error
+        : clientClosed
+          ? new ApiError("invalid_request", (error as Error).message)
+          : toApiError(error, undefined);
     code = apiError.code;
     response = errorResponse(apiError, requestId);
     if (options.errorPage) {
@@ -372,9 +391,9 @@ export async function frameRequest(
   response.headers.set("X-Request-Id", requestId);
   if (request.method === "HEAD")
     response = new Response(null, { status: response.status, headers: response.headers });
-  const status = response.status;
+  const status = clientClosed ? CLIENT_CLOSED_REQUEST : response.status;
   const durationMs = performance.now() - startedAt;
-  logger[status >= 500 ? "error" : "info"](
+  logger[status >= 500 && !clientClosed ? "error" : "info"](
     {
       request_id: requestId,
       ...fields,

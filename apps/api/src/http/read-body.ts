@@ -6,6 +6,18 @@
 // endless or ignored body never keeps its socket.
 import { ApiError, REFUSAL_MESSAGES } from "./errors.ts";
 
+/**
+ * The client closed its connection before its request body arrived in full.
+ * Nobody is left to answer: the access log records it as status 499, never as
+ * a 500 (http/gateway.ts).
+ */
+export class ClientClosedRequest extends Error {
+  override name = "ClientClosedRequest";
+  constructor() {
+    super("The connection closed before the request body arrived.");
+  }
+}
+
 /** When each request's body must have arrived (performance.now() time), set by the server. */
 const deadlines = new WeakMap<Request, number>();
 /** Requests whose body was read to its end. */
@@ -47,14 +59,19 @@ export async function readBodyText(request: Request, limit: number): Promise<str
     for (;;) {
       const read = reader.read();
       let result: ReadableStreamReadResult<Uint8Array> | "timeout";
-      if (deadline === undefined) {
-        result = await read;
-      } else {
-        // One timer per body, armed at its first read and cleared when reading ends.
-        expired ??= new Promise((resolve) => {
-          timer = setTimeout(() => resolve("timeout"), Math.max(0, deadline - performance.now()));
-        });
-        result = await Promise.race([read, expired]);
+      try {
+        if (deadline === undefined) {
+          result = await read;
+        } else {
+          // One timer per body, armed at its first read and cleared when reading ends.
+          expired ??= new Promise((resolve) => {
+            timer = setTimeout(() => resolve("timeout"), Math.max(0, deadline - performance.now()));
+          });
+          result = await Promise.race([read, expired]);
+        }
+      } catch {
+        // The body stream fails only when the connection ends before the body does.
+        throw new ClientClosedRequest();
       }
       if (result === "timeout") {
         read.catch(() => {});
