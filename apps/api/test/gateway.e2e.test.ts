@@ -64,6 +64,30 @@ describe("routing", () => {
     expect(error.message.length).toBeLessThan(300);
   });
 
+  it("answers HEAD with the Content-Length GET's body has (never 0 for a non-empty body)", async () => {
+    const bundle = /src="(\/docs\/assets\/[^"]+)"/.exec(await (await fetch(url("/docs"))).text())?.[1] ?? "";
+    expect(bundle).toMatch(/^\/docs\/assets\/api-reference\..+\.js$/);
+    const paths = [
+      "/healthz",
+      "/openapi.json",
+      "/docs",
+      bundle,
+      "/docs/assets/nope.js",
+      "/v1/messages/msg_x",
+    ];
+    for (const path of paths) {
+      // Bytes as sent (fetch would decode a compressed body).
+      const identity = { "Accept-Encoding": "identity" };
+      const get = await fetch(url(path), { headers: identity });
+      const length = (await get.arrayBuffer()).byteLength;
+      expect(length, path).toBeGreaterThan(0);
+      const head = await fetch(url(path), { method: "HEAD", headers: identity });
+      expect(head.status, path).toBe(get.status);
+      expect(head.headers.get("content-length"), path).toBe(String(length));
+      expect((await head.arrayBuffer()).byteLength, path).toBe(0);
+    }
+  });
+
   it("answers HEAD like GET without a body", async () => {
     const response = await fetch(url("/healthz"), { method: "HEAD" });
     expect(response.status).toBe(200);

@@ -268,12 +268,13 @@ export function createGateway(options: {
   ): Promise<Response> {
     const url = new URL(request.url);
     const path = normalizePath(url.pathname);
+    // HEAD is GET without the body: routed, and worded, as GET (its Content-Length is GET's).
     const method = request.method === "HEAD" ? "GET" : request.method;
     const matching = routes.filter((route) => route.pattern.test(path));
     if (matching.length === 0) {
       throw new ApiError(
         "route_not_found",
-        `No route ${echoed(request.method)} ${echoed(url.pathname)}. See /docs for the API reference.`,
+        `No route ${echoed(method)} ${echoed(url.pathname)}. See /docs for the API reference.`,
       );
     }
     const route = matching.find((candidate) => candidate.method === method);
@@ -282,7 +283,7 @@ export function createGateway(options: {
       if (allow.includes("GET")) allow.push("HEAD");
       throw new ApiError(
         "method_not_allowed",
-        `${echoed(request.method)} is not allowed here. Allowed: ${allow.join(", ")}.`,
+        `${echoed(method)} is not allowed here. Allowed: ${allow.join(", ")}.`,
         {
           Allow: allow.join(", "),
         },
@@ -321,6 +322,20 @@ export function createGateway(options: {
     options.onFinished(finished);
     return response;
   };
+}
+
+/**
+ * HEAD's answer: GET's status and headers without the body, and the length
+ * GET's body would have had (RFC 9110 §8.6: that length or none, never
+ * another; the runtime would otherwise announce 0).
+ */
+async function headResponse(response: Response): Promise<Response> {
+  const length =
+    response.headers.get("content-length") ??
+    (response.body ? String((await response.arrayBuffer()).byteLength) : "0");
+  const headers = new Headers(response.headers);
+  headers.set("Content-Length", length);
+  return new Response(null, { status: response.status, headers });
 }
 
 /** The status logged for a request whose client closed the connection mid-body (nginx's 499). */
@@ -389,8 +404,7 @@ export async function frameRequest(
     }
   }
   response.headers.set("X-Request-Id", requestId);
-  if (request.method === "HEAD")
-    response = new Response(null, { status: response.status, headers: response.headers });
+  if (request.method === "HEAD") response = await headResponse(response);
   const status = clientClosed ? CLIENT_CLOSED_REQUEST : response.status;
   const durationMs = performance.now() - startedAt;
   logger[status >= 500 && !clientClosed ? "error" : "info"](
