@@ -96,6 +96,70 @@ describe("routing", () => {
   });
 });
 
+describe("headers sent more than once", () => {
+  /** One raw request on its own connection; the whole answer as text. */
+  async function raw(
+    head: string,
+    body = "",
+  ): Promise<{ status: number | null; body: string; text: string }> {
+    const connection = await openRaw(server.port);
+    connection.write(`${head}Connection: close\r\n\r\n${body}`);
+    await connection.closedByServer();
+    const text = connection.received();
+    return { status: connection.status(), body: text.slice(text.indexOf("\r\n\r\n") + 4), text };
+  }
+
+  it("refuses two Idempotency-Key lines with 400 invalid_request naming the header, and sends nothing", async () => {
+    const { api_key: apiKey } = (await (await fetch(url("/v1/test-keys"), { method: "POST" })).json()) as {
+      api_key: string;
+    };
+    const body = JSON.stringify({
+      to: "+995555123456",
+      template: "verification_code",
+      variables: { code: "4821" },
+    });
+    const head = (keys: string[]) =>
+      `POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\n${keys.map((key) => `Idempotency-Key: ${key}\r\n`).join("")}Content-Length: ${body.length}\r\n`;
+    const answer = await raw(head(["dup-k", "dup-k"]), body);
+    expect(answer.status).toBe(400);
+    const error = (
+      JSON.parse(answer.body) as { error: { code: string; message: string; request_id: string } }
+    ).error;
+    expect(error.code).toBe("invalid_request");
+    expect(error.message).toContain("'Idempotency-Key'");
+    expect(answer.text).toMatch(new RegExp(`\r\nx-request-id: ${error.request_id}\r\n`, "i"));
+    // Nothing was stored under "dup-k, dup-k": a send with that one key is a new message (201), not a replay.
+    const single = await fetch(url("/v1/messages"), {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${apiKey}`,
+        "Content-Type": "application/json",
+        "Idempotency-Key": "dup-k, dup-k",
+      },
+      body,
+    });
+    expect(single.status).toBe(201);
+  });
+
+  it("refuses two Authorization lines with 400 invalid_request naming the header", async () => {
+    const answer = await raw(
+      "GET /v1/messages/msg_x HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer sk_test_a\r\nAuthorization: Bearer sk_test_b\r\n",
+    );
+    expect(answer.status).toBe(400);
+    const error = (JSON.parse(answer.body) as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe("invalid_request");
+    expect(error.message).toContain("'Authorization'");
+  });
+
+  it("accepts one Idempotency-Key line whose value contains a comma", async () => {
+    const answer = await raw(
+      "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nIdempotency-Key: a, b\r\nContent-Length: 0\r\n",
+    );
+    // Past the header check: the missing key is what is refused.
+    expect(answer.status).toBe(401);
+  });
+});
+
 describe("bodies", () => {
   it("accepts a body-less POST /v1/test-keys without Content-Type", async () => {
     const response = await fetch(url("/v1/test-keys"), { method: "POST" });

@@ -38,6 +38,7 @@ import {
   isUnexpected,
   toApiError,
 } from "./errors.ts";
+import { headerLineCount } from "./header-lines.ts";
 import { ClientClosedRequest, readBody } from "./read-body.ts";
 import { type RequestState, successResponseMeta } from "./request-state.ts";
 
@@ -134,6 +135,26 @@ function routeTable(router: ApiRouter, extra: ExtraRoute[]): Route[] {
     });
   }
   return routes;
+}
+
+/**
+ * Headers that must arrive in one line: two `Idempotency-Key` lines would be
+ * read as one key "k, k" (and a later retry with one line would send again);
+ * two `Authorization` lines are two credentials.
+ */
+const SINGLE_LINE_HEADERS = ["Authorization", "Idempotency-Key"] as const;
+
+/** 400 invalid_request naming the header, when one of SINGLE_LINE_HEADERS came more than once. */
+function refuseRepeatedHeaders(headers: Headers): void {
+  for (const name of SINGLE_LINE_HEADERS) {
+    const lines = headerLineCount(headers, name);
+    if (lines > 1) {
+      throw new ApiError(
+        "invalid_request",
+        `The '${name}' header was sent ${lines} times: send it exactly once.`,
+      );
+    }
+  }
 }
 
 /** The most of a client's method or path an error message repeats (a 51 KB URL must not give a 51 KB answer). */
@@ -290,6 +311,7 @@ export function createGateway(options: {
       );
     }
     routeInfo.template = route.template;
+    refuseRepeatedHeaders(request.headers);
     if (route.needsDatabase && !options.databaseStarted()) {
       throw databaseUnavailableError();
     }

@@ -41,6 +41,7 @@ import type { AppLogger } from "../logger.ts";
 import { rateLimitSubject } from "./client-address.ts";
 import { ApiError, errorResponse, INTERNAL_ERROR_MESSAGE, REFUSAL_MESSAGES } from "./errors.ts";
 import type { Handler } from "./gateway.ts";
+import { assertHeaderLinesReadable } from "./header-lines.ts";
 import { bodyLeftUnread, setBodyDeadline } from "./read-body.ts";
 
 /** The part of an AbortSignal Deno's per-connection server uses: it registers one "abort" listener. */
@@ -195,6 +196,7 @@ function isListenerClosed(error: unknown): boolean {
 
 export function serveHttp(options: ServeOptions): HttpServer {
   const serveConnection = serveHttpOnConnection();
+  assertHeaderLinesReadable();
   const { logger } = options;
   const listener = Deno.listen({ hostname: options.hostname, port: options.port });
   const connections = new Set<Connection>();
