@@ -30,6 +30,15 @@ async function expectEnvelope(response: Response, status: number, code: string) 
 
 const url = (path: string) => `${server.baseUrl}${path}`;
 
+/** One test key for the whole file (test keys are limited per address and minute). */
+let sharedKey: Promise<string> | undefined;
+function testKey(): Promise<string> {
+  sharedKey ??= fetch(url("/v1/test-keys"), { method: "POST" })
+    .then((response) => response.json())
+    .then((body) => (body as { api_key: string }).api_key);
+  return sharedKey;
+}
+
 describe("routing", () => {
   it("answers an unknown route with 404 route_not_found", async () => {
     await expectEnvelope(await fetch(url("/nope")), 404, "route_not_found");
@@ -110,9 +119,7 @@ describe("headers sent more than once", () => {
   }
 
   it("refuses two Idempotency-Key lines with 400 invalid_request naming the header, and sends nothing", async () => {
-    const { api_key: apiKey } = (await (await fetch(url("/v1/test-keys"), { method: "POST" })).json()) as {
-      api_key: string;
-    };
+    const apiKey = await testKey();
     const body = JSON.stringify({
       to: "+995555123456",
       template: "verification_code",
@@ -245,6 +252,35 @@ describe("bodies", () => {
     const lines = server.output.filter((text) => text.includes(requestId));
     expect(lines.some((text) => text.includes('"status":500'))).toBe(false);
     expect(lines.some((text) => text.includes('"level":"error"'))).toBe(false);
+  });
+
+  it("answers a body that is not valid UTF-8 with 400 invalid_request, not a field's code", async () => {
+    const apiKey = await testKey();
+    const encoder = new TextEncoder();
+    // {"to":"+99555512345\xff", …}: one byte that is not UTF-8 inside the number.
+    const body = new Uint8Array([
+      ...encoder.encode('{"to":"+99555512345'),
+      0xff,
+      ...encoder.encode('","template":"verification_code","variables":{"code":"4821"}}'),
+    ]);
+    const response = await fetch(url("/v1/messages"), {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${apiKey}`,
+        "Content-Type": "application/json",
+        "Idempotency-Key": "utf8-1",
+      },
+      body,
+    });
+    const error = await expectEnvelope(response, 400, "invalid_request");
+    expect(error.message).toContain("UTF-8");
+    // Authentication still comes first.
+    const anonymous = await fetch(url("/v1/messages"), {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Idempotency-Key": "utf8-2" },
+      body,
+    });
+    await expectEnvelope(anonymous, 401, "unauthorized");
   });
 
   it("still answers after bad input (the process did not crash)", async () => {

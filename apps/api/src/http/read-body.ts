@@ -18,6 +18,10 @@ export class ClientClosedRequest extends Error {
   }
 }
 
+/** Bodies are UTF-8 text (JSON, forms): anything else is refused, never patched with U+FFFD. */
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const NOT_UTF8 = "The request body is not valid UTF-8 text.";
+
 /** When each request's body must have arrived (performance.now() time), set by the server. */
 const deadlines = new WeakMap<Request, number>();
 /** Requests whose body was read to its end. */
@@ -41,7 +45,8 @@ export function bodyLeftUnread(request: Request): boolean {
 /**
  * The body as text, or null when it is larger than `limit` bytes (declared or
  * actual; reading stops at the limit). Throws ApiError `request_timeout` when
- * the body does not arrive by the deadline the server set.
+ * the body does not arrive by the deadline the server set, and ApiError
+ * `invalid_request` when it is not valid UTF-8.
  */
 export async function readBodyText(request: Request, limit: number): Promise<string | null> {
   if (Number(request.headers.get("content-length") ?? "0") > limit) return null;
@@ -96,11 +101,25 @@ export async function readBodyText(request: Request, limit: number): Promise<str
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return new TextDecoder().decode(bytes);
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new ApiError("invalid_request", NOT_UTF8);
+  }
 }
 
-/** readBodyText for the JSON routes of both listeners: an oversized body is the `413` error. */
+/**
+ * readBodyText for the JSON routes of both listeners: an oversized body is the
+ * `413` error, a body that is not UTF-8 the `400 invalid_request`, both
+ * returned (the caller decides when to report them).
+ */
 export async function readBody(request: Request, limit: number): Promise<string | ApiError> {
-  const text = await readBodyText(request, limit);
+  let text: string | null;
+  try {
+    text = await readBodyText(request, limit);
+  } catch (error) {
+    if (error instanceof ApiError && error.message === NOT_UTF8) return error;
+    throw error;
+  }
   return text ?? new ApiError("payload_too_large", `The request body is larger than ${limit} bytes.`);
 }
