@@ -24,6 +24,7 @@ import { createUbillProvider } from "@sms/provider-ubill";
 import type { DestinationStream } from "pino";
 import type { AppDeps } from "./deps.ts";
 import type { Config } from "./env.ts";
+import { createAuthThrottle } from "./http/auth-throttle.ts";
 import { docsRoutes } from "./http/docs.ts";
 import { createGateway, type Handler } from "./http/gateway.ts";
 import { createInternalHandler } from "./http/internal.ts";
@@ -279,6 +280,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const deps: AppDeps = {
     services,
     auth: createApiKeyAuthenticator({ store, clock, cacheTtlMs: config.apiKeyCacheTtlMs }),
+    authThrottle: createAuthThrottle({ clock, maxFailuresPerMinute: config.authFailuresPerMinute }),
     clock,
     logger,
     metrics,

@@ -90,6 +90,8 @@ const ZEnv = z.object({
   INTERNAL_HOST: z.string().min(1).default("127.0.0.1"),
   INTERNAL_API_TOKEN: optionalString.pipe(z.string().min(32, "must have 32 characters or more").optional()),
   API_KEY_CACHE_TTL_MS: int(2000, 0, 60_000),
+  /** Failed API-key authentications one address may make per minute before 429 (http/auth-throttle.ts). */
+  AUTH_FAILURES_PER_MINUTE: int(20, 1, 100_000),
   /** Proxy hops (a number) or comma-separated addresses/CIDRs whose X-Forwarded-For is trusted. */
   TRUST_PROXY: optionalString,
   /** With a hop count in TRUST_PROXY: where those proxies are (default: private addresses). */
@@ -196,6 +198,8 @@ export type Config = {
   /** SIGTERM/SIGINT: how long in-flight work may take before the process closes what remains. */
   shutdownTimeoutMs: number;
   apiKeyCacheTtlMs: number;
+  /** Failed API-key authentications per address and minute, per instance, before 429 rate_limited. */
+  authFailuresPerMinute: number;
   testKeys: { perMinute: number; perDay: number; perDayTotal: number };
   messages: {
     perMinute: number;
@@ -374,6 +378,7 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
         : null,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_SECONDS * SECOND_MS,
     apiKeyCacheTtlMs: env.API_KEY_CACHE_TTL_MS,
+    authFailuresPerMinute: env.AUTH_FAILURES_PER_MINUTE,
     testKeys: {
       perMinute: env.TEST_KEYS_PER_MINUTE,
       perDay: env.TEST_KEYS_PER_DAY,

@@ -88,6 +88,8 @@ export const REFUSAL_MESSAGES = {
   test_keys_rate_limited:
     "Too many test keys requested from this address this minute. Wait a minute and retry.",
   too_many_connections: "The service has too many open connections. Retry shortly.",
+  authentication_rate_limited:
+    "Too many failed authentications from this address this minute. Check the API key; retry after the time in Retry-After.",
   request_timeout: "The request body did not arrive in time. Send it in one go and retry.",
 } as const;
 
@@ -188,7 +190,7 @@ export const ERROR_GUIDE: {
     example: "Send the request body as JSON with 'Content-Type: application/json'.",
   },
   rate_limited: {
-    when: "Too many requests this minute (messages per project, test keys per address). Nothing was sent.",
+    when: "Too many requests this minute (messages per project, test keys per address, failed authentications per address). Nothing was sent.",
     action: "Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.",
     example: REFUSAL_MESSAGES.messages_rate_limited,
   },

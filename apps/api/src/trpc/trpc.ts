@@ -6,6 +6,7 @@ import type { OpenApiMeta } from "trpc-to-openapi";
 import { ApiError, type ApiErrorCode, REFUSAL_MESSAGES } from "../http/errors.ts";
 import type { AppDeps } from "../deps.ts";
 import type { ResponseHeaderName } from "../http/openapi.ts";
+import { retryHeaders } from "../http/rate-limit-headers.ts";
 import type { RequestState } from "../http/request-state.ts";
 import type { ZodType } from "zod";
 
@@ -105,7 +106,24 @@ export const operatorProcedure = viewerProcedure.use(({ ctx, next }) => {
  * or live) and the key id; or the refusal.
  */
 async function authenticateKey(ctx: Context) {
-  const result = await ctx.deps.auth.authenticate(ctx.state.request.headers.get("authorization"));
+  const authorization = ctx.state.request.headers.get("authorization");
+  const address = ctx.state.clientAddress;
+  const verdict = ctx.deps.authThrottle.before(address, authorization);
+  if (verdict.kind === "throttled") {
+    throw new ApiError(
+      "rate_limited",
+      REFUSAL_MESSAGES.authentication_rate_limited,
+      retryHeaders(
+        { limit: verdict.limit, remaining: 0, resetAt: verdict.resetAt, window: "minute" },
+        ctx.deps.clock.now(),
+      ),
+    );
+  }
+  if (verdict.kind === "known_invalid") {
+    throw new ApiError("invalid_api_key", REFUSAL_MESSAGES.invalid_api_key, { "WWW-Authenticate": "Bearer" });
+  }
+  const result = await ctx.deps.auth.authenticate(authorization);
+  ctx.deps.authThrottle.after(address, verdict, result);
   if (!result.ok) {
     const headers: Record<string, string> =
       result.code === "project_suspended" ? {} : { "WWW-Authenticate": "Bearer" };
