@@ -382,6 +382,7 @@ describe("the connection cap", () => {
     for (const raw of refused.filter((connection) => connection.isClosed())) {
       expect(raw.status()).toBe(503);
       expect(raw.received()).toMatch(/\r\nRetry-After: 1\r\n/);
+      expect(raw.received()).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/i);
       expect(bodyOf(raw)).toContain('"code":"too_many_connections"');
     }
     for (const raw of refused) raw.destroy();

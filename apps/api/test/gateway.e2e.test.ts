@@ -97,6 +97,34 @@ describe("routing", () => {
     }
   });
 
+  it("sends X-Content-Type-Options: nosniff on every response", async () => {
+    const apiKey = await testKey();
+    const responses = await Promise.all([
+      fetch(url("/healthz")),
+      fetch(url("/readyz")),
+      fetch(url("/openapi.json")),
+      fetch(url("/docs")),
+      fetch(url("/favicon.ico")),
+      fetch(url("/nope")),
+      fetch(url("/healthz"), { method: "DELETE" }),
+      fetch(url("/healthz"), { method: "HEAD" }),
+      fetch(url("/v1/messages/msg_x")),
+      fetch(url("/v1/messages/msg_x"), { headers: { Authorization: `Bearer ${apiKey}` } }),
+      fetch(url("/v1/messages"), {
+        method: "POST",
+        headers: { Authorization: `Bearer ${apiKey}` },
+        body: "{",
+      }),
+      fetch(url("/dashboard")),
+    ]);
+    for (const response of responses) {
+      await response.arrayBuffer();
+      expect(response.headers.get("x-content-type-options"), `${response.url} ${response.status}`).toBe(
+        "nosniff",
+      );
+    }
+  });
+
   it("answers HEAD like GET without a body", async () => {
     const response = await fetch(url("/healthz"), { method: "HEAD" });
     expect(response.status).toBe(200);

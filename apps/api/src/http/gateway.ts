@@ -426,6 +426,8 @@ export async function frameRequest(
     }
   }
   response.headers.set("X-Request-Id", requestId);
+  // No response is ever to be content-sniffed (JSON read as HTML, …): issue 25, L7.
+  response.headers.set("X-Content-Type-Options", "nosniff");
   if (request.method === "HEAD") response = await headResponse(response);
   const status = clientClosed ? CLIENT_CLOSED_REQUEST : response.status;
   const durationMs = performance.now() - startedAt;

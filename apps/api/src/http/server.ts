@@ -179,7 +179,7 @@ function shedResponse(): Uint8Array {
     },
   });
   return encoder.encode(
-    `HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${encoder.encode(body).byteLength}\r\nRetry-After: 1\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${encoder.encode(body).byteLength}\r\nRetry-After: 1\r\nX-Request-Id: ${requestId}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 
@@ -261,7 +261,9 @@ export function serveHttp(options: ServeOptions): HttpServer {
   const onError = (error: unknown) => {
     logger.error({ listener: options.name, err: error }, "request handler failed");
     const requestId = newId("req");
-    return errorResponse(new ApiError("internal_error", INTERNAL_ERROR_MESSAGE), requestId);
+    const response = errorResponse(new ApiError("internal_error", INTERNAL_ERROR_MESSAGE), requestId);
+    response.headers.set("X-Content-Type-Options", "nosniff");
+    return response;
   };
 
   function serve(conn: Deno.Conn, peer: string, overCap: boolean) {
@@ -305,12 +307,12 @@ export function serveHttp(options: ServeOptions): HttpServer {
           : await options.handler(request, { remoteAddress });
       connection.sendingSince = performance.now();
       if (bodyLeftUnread(request)) connection.closeWhenIdle = true;
-      if (connection.closeWhenIdle || draining) {
-        try {
-          response.headers.set("Connection", "close");
-        } catch {
-          // Immutable headers: the connection closes all the same.
-        }
+      try {
+        // Every response, whoever made it (the gateway sets it too): issue 25, L7.
+        response.headers.set("X-Content-Type-Options", "nosniff");
+        if (connection.closeWhenIdle || draining) response.headers.set("Connection", "close");
+      } catch {
+        // Immutable headers: the connection closes all the same.
       }
       return response;
     };
