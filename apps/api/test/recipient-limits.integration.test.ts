@@ -13,7 +13,7 @@ import {
   type PrismaDatabase,
   withPrisma,
 } from "@sms/db/testing";
-import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
+import { type FakeUbill, getRefusingPort, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
 import { parseEnv } from "../src/env.ts";
@@ -102,6 +102,41 @@ describe.each(backends)("per-recipient limits on %s", (backend) => {
     expect(statuses.filter((status) => status === 201)).toHaveLength(5);
     expect(statuses.filter((status) => status === 429)).toHaveLength(15);
     expect(await t.app.db.prisma.message.count({ where: { projectId } })).toBe(5);
+  });
+
+  it("retries while uBill refuses connections give every counter back: once uBill is back the number is not locked out", async () => {
+    const { apiKey, projectId } = await insertLiveKey(t.app.db.prisma, { credits: 50 });
+    t.clock.set("2026-11-22T11:03:00Z");
+    // A second instance on the same database whose uBill refuses connections.
+    const offline = await createApp(
+      parseEnv({ ...t.env, UBILL_BASE_URL: `http://127.0.0.1:${await getRefusingPort()}` }),
+      { db: t.app.db, clock: t.clock, logDestination: t.logs },
+    );
+    try {
+      for (let i = 0; i < 8; i++) {
+        const response = await offline.handler(
+          new Request(`${t.baseUrl}/v1/messages`, sendMessageRequest(apiKey, "outage", body({ to: NUMBER }))),
+          { remoteAddress: "203.0.113.10" },
+        );
+        expect(response.status).toBe(503);
+      }
+    } finally {
+      await offline.close();
+    }
+    // Nothing may have reached uBill: every counter of this project is back at 0.
+    const counters = await t.app.db.prisma.rateLimitCounter.findMany({
+      where: { bucket: { contains: projectId } },
+    });
+    expect(counters.length).toBeGreaterThanOrEqual(3);
+    for (const counter of counters) expect(counter.count, counter.bucket).toBe(0);
+    // uBill is back: the same key sends, and four more fit the recipient's window.
+    const sendsBefore = fake.sends().length;
+    expect((await send(apiKey, "outage")).status).toBe(201);
+    for (let i = 0; i < 4; i++) expect((await send(apiKey, `after-${i}`)).status).toBe(201);
+    expect(fake.sends().length - sendsBefore).toBe(5);
+    expect(await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
+      creditBalance: 45,
+    });
   });
 
   it("test keys are not limited per recipient (nothing reaches a phone)", async () => {

@@ -505,6 +505,38 @@ describe("sendMessage", () => {
       );
     });
 
+    it("unreachable gives back the minute and per-recipient counters too: retries during an outage never lock a number out", async () => {
+      tables.balance = 20;
+      const outage = Array.from({ length: 8 }, () => ({ kind: "unreachable" as const, reason: "refused" }));
+      const { send, live: provider } = setup({
+        live: [...outage, { kind: "accepted", providerRef: "ref-after" }],
+        perRecipient: { perTenMinutes: 5, perDay: 20 },
+      });
+      for (let i = 0; i < 8; i++) {
+        expect(await send(live())).toEqual({ ok: false, code: "provider_unavailable" });
+        // Nothing counted stays counted: every counter the write-ahead moved is back at 0.
+        expect([...tables.counters.values()].every((count) => count === 0)).toBe(true);
+      }
+      // uBill is back: the same key sends, counted once.
+      expect(await send(live())).toMatchObject({
+        ok: true,
+        replayed: false,
+        message: { status: "submitted" },
+      });
+      expect(provider?.submitted).toHaveLength(9);
+      const counts = [...tables.counters.entries()].filter(([key]) => !key.startsWith("free_tier_segments:"));
+      expect(counts.map(([, count]) => count)).toEqual([1, 1, 1]);
+      expect(tables.balance).toBe(19);
+    });
+
+    it("with no live provider configured: 503 and nothing kept, no counter moved", async () => {
+      tables.balance = 3;
+      const { send } = setup({ live: null });
+      expect(await send(live())).toEqual({ ok: false, code: "provider_unavailable" });
+      expect(tables.balance).toBe(3);
+      expect([...tables.counters.values()].every((count) => count === 0)).toBe(true);
+    });
+
     it("with no live provider configured: 503 and nothing kept", async () => {
       tables.balance = 3;
       const { send } = setup({ live: null });

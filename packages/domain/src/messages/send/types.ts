@@ -114,7 +114,16 @@ export type Draft = {
 };
 
 /** The write-ahead's result for the request that claimed the key. */
-export type Claimed = { freeTierSegments: number; rateLimit: LimitState };
+export type Claimed = {
+  freeTierSegments: number;
+  rateLimit: LimitState;
+  /**
+   * The counter windows the write-ahead moved by one, in the order it took
+   * them (the minute's, then the recipient's): a send proven unsent gives
+   * each back (live sends; a test send's claim is released on its own).
+   */
+  counted: Array<{ bucket: string; start: Date }>;
+};
 
 /** Another request holds the key: its record (null: look it up). */
 export type Taken = { taken: true; prior: PriorRecord | null };

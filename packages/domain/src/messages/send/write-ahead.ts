@@ -57,7 +57,7 @@ async function writeAheadTest(
       limit: limitState(check, limit, window.end),
     };
   }
-  return { freeTierSegments: 0, rateLimit: limitState(check, claim.used, window.end) };
+  return { freeTierSegments: 0, rateLimit: limitState(check, claim.used, window.end), counted: [] };
 }
 
 /**
@@ -125,6 +125,10 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
       now: queued.now,
     });
     if (!reserved) return rollback({ ok: false, code: "insufficient_credits" });
-    return { freeTierSegments, rateLimit };
+    const windows = checks.map((check) => ({
+      bucket: check.bucket,
+      start: windowOf(check.window, queued.now).start,
+    }));
+    return { freeTierSegments, rateLimit, counted: windows };
   });
 }
