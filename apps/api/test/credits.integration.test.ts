@@ -72,7 +72,7 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
         FREE_TIER_DAILY_SEGMENTS: "20",
         // Every test here sends to one number; the per-recipient limits have
         // their own suite (recipient-limits.integration.test.ts).
-        RECIPIENT_MESSAGES_PER_10_MINUTES: "10000",
+        RECIPIENT_MESSAGES_PER_MINUTE: "10000",
         RECIPIENT_MESSAGES_PER_DAY: "10000",
       },
     });

@@ -82,7 +82,7 @@ export const REFUSAL_MESSAGES = {
   messages_rate_limited:
     "Too many messages this minute; nothing was sent. Retry shortly with the same Idempotency-Key.",
   recipient_rate_limited:
-    "Too many messages to this recipient; nothing was sent. Retry after the time in Retry-After with the same Idempotency-Key.",
+    "Too many messages to this recipient this minute; nothing was sent. Retry after the time in Retry-After with the same Idempotency-Key.",
   database_unavailable:
     "The service cannot reach its database right now; retry after the time in Retry-After. On POST /v1/messages reuse the same Idempotency-Key.",
   test_keys_rate_limited:
@@ -244,7 +244,9 @@ export function sendRefusal(result: Extract<SendMessageResult, { ok: false }>, n
     case "daily_limit_reached":
       return new ApiError(
         "daily_limit_reached",
-        `The free tier's ${result.limit.limit} live segments for today are used up; nothing was sent. Do not retry before ${formatTimestamp(result.limit.resetAt)} (midnight UTC), or add paid credits.`,
+        result.subject === "recipient"
+          ? `This project's ${result.limit.limit} live messages to this recipient for today are used up; nothing was sent. Do not retry before ${formatTimestamp(result.limit.resetAt)} (midnight UTC).`
+          : `The free tier's ${result.limit.limit} live segments for today are used up; nothing was sent. Do not retry before ${formatTimestamp(result.limit.resetAt)} (midnight UTC), or add paid credits.`,
         retryHeaders(result.limit, now),
       );
     case "insufficient_credits":

@@ -49,7 +49,7 @@ describe("sendMessage", () => {
       test?: Array<SubmitOutcome | Error>;
       live?: Array<SubmitOutcome | Error> | null;
       perMinute?: number;
-      perRecipient?: { perTenMinutes: number; perDay: number };
+      perRecipient?: { perMinute: number; perDay: number };
       freeTier?: number;
       hooks?: Hooks;
       /** The instance's answered keys (none: every replay reads the store). */
@@ -80,7 +80,7 @@ describe("sendMessage", () => {
       answered: options.answered,
       config: {
         messagesPerMinute: options.perMinute ?? 100,
-        recipientLimits: options.perRecipient ?? { perTenMinutes: 5, perDay: 20 },
+        recipientLimits: options.perRecipient ?? { perMinute: 2, perDay: 10 },
         freeTierDailySegments: options.freeTier ?? 20,
         defaultSender: "SMSGE",
         simulatorDelayMs: 5_000,
@@ -510,7 +510,7 @@ describe("sendMessage", () => {
       const outage = Array.from({ length: 8 }, () => ({ kind: "unreachable" as const, reason: "refused" }));
       const { send, live: provider } = setup({
         live: [...outage, { kind: "accepted", providerRef: "ref-after" }],
-        perRecipient: { perTenMinutes: 5, perDay: 20 },
+        perRecipient: { perMinute: 5, perDay: 20 },
       });
       for (let i = 0; i < 8; i++) {
         expect(await send(live())).toEqual({ ok: false, code: "provider_unavailable" });
@@ -563,6 +563,7 @@ describe("sendMessage", () => {
       expect(refused).toMatchObject({
         ok: false,
         code: "daily_limit_reached",
+        subject: "free_tier",
         limit: { limit: 1, remaining: 0 },
       });
       expect(tables.messages.size).toBe(1);
@@ -572,35 +573,39 @@ describe("sendMessage", () => {
       expect(tables.balance).toBe(8);
     });
 
-    it("per-recipient limits: the sixth message to one number in ten minutes is refused, naming no number", async () => {
+    it("per-recipient limits in the contract's two meanings: a minute's window is rate_limited (reset within 60 s), the day's cap is daily_limit_reached (reset at midnight UTC)", async () => {
       tables.balance = 100;
       tables.hasPaidCredits = true;
-      const { send, live: provider } = setup({ perRecipient: { perTenMinutes: 5, perDay: 7 } });
-      for (let i = 0; i < 5; i++) {
+      const { send, live: provider } = setup({ perRecipient: { perMinute: 2, perDay: 5 } });
+      for (let i = 0; i < 2; i++) {
         expect(await send(live({ idempotencyKey: `r-${i}` }))).toMatchObject({ ok: true, replayed: false });
       }
-      const refused = await send(live({ idempotencyKey: "r-5" }));
+      const refused = await send(live({ idempotencyKey: "r-2" }));
       expect(refused).toMatchObject({
         ok: false,
         code: "rate_limited",
         subject: "recipient",
-        limit: { limit: 5, remaining: 0, window: "ten_minutes", resetAt: new Date("2026-11-22T10:10:00Z") },
+        limit: { limit: 2, remaining: 0, window: "minute", resetAt: new Date("2026-11-22T10:01:00Z") },
       });
+      if (refused.ok || refused.code !== "rate_limited") throw new Error("not rate_limited");
+      expect(refused.limit.resetAt.getTime() - now.getTime()).toBeLessThanOrEqual(60_000);
       // Rolled back: nothing written, nothing reserved, nothing sent.
-      expect(tables.messages.size).toBe(5);
-      expect(tables.balance).toBe(95);
-      expect(provider?.submitted).toHaveLength(5);
+      expect(tables.messages.size).toBe(2);
+      expect(tables.balance).toBe(98);
+      expect(provider?.submitted).toHaveLength(2);
       // Another number is unaffected.
       expect(await send(live({ idempotencyKey: "other", to: "+995555000111" }))).toMatchObject({ ok: true });
-      // The next ten minutes allow two more: the day's limit of 7 is then reached.
-      now = new Date("2026-11-22T10:10:00Z");
-      expect((await send(live({ idempotencyKey: "r-6" }))).ok).toBe(true);
-      expect((await send(live({ idempotencyKey: "r-7" }))).ok).toBe(true);
-      expect(await send(live({ idempotencyKey: "r-8" }))).toMatchObject({
+      // The next minutes allow three more: the day's cap of 5 is then reached.
+      now = new Date("2026-11-22T10:01:00Z");
+      expect((await send(live({ idempotencyKey: "r-3" }))).ok).toBe(true);
+      expect((await send(live({ idempotencyKey: "r-4" }))).ok).toBe(true);
+      now = new Date("2026-11-22T10:02:00Z");
+      expect((await send(live({ idempotencyKey: "r-5" }))).ok).toBe(true);
+      expect(await send(live({ idempotencyKey: "r-6" }))).toMatchObject({
         ok: false,
-        code: "rate_limited",
+        code: "daily_limit_reached",
         subject: "recipient",
-        limit: { limit: 7, window: "utc_day" },
+        limit: { limit: 5, remaining: 0, window: "utc_day", resetAt: new Date("2026-11-23T00:00:00Z") },
       });
       // Counter names carry a keyed fingerprint, never the number.
       const buckets = [...tables.counters.keys()];
@@ -609,7 +614,7 @@ describe("sendMessage", () => {
     });
 
     it("test keys are not subject to the per-recipient limits", async () => {
-      const { send } = setup({ perRecipient: { perTenMinutes: 1, perDay: 1 } });
+      const { send } = setup({ perRecipient: { perMinute: 1, perDay: 1 } });
       for (let i = 0; i < 4; i++) {
         expect(await send({ idempotencyKey: `t-${i}` })).toMatchObject({ ok: true, replayed: false });
       }
