@@ -7,7 +7,7 @@ import { DatabaseUnavailableError } from "@sms/db";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { MessageResource } from "../../model/message.ts";
 import type { SmsProvider, SubmitOutcome, SubmitRequest } from "../../provider.ts";
-import { type AnsweredKeys, createAnsweredKeys } from "../answered-keys.ts";
+import { createAnsweredKeys } from "../answered-keys.ts";
 import {
   emptyTables,
   fakeStore,
@@ -52,8 +52,8 @@ describe("sendMessage", () => {
       perRecipient?: { perMinute: number; perDay: number };
       freeTier?: number;
       hooks?: Hooks;
-      /** The instance's answered keys (none: every replay reads the store). */
-      answered?: AnsweredKeys;
+      /** The instance's answered keys, on the fake timer (none: every replay reads the store). */
+      answered?: { maxEntries?: number; revalidateAfterMs?: number };
       /** Called on every pause of a bounded wait, after the fake time moved on. */
       onSleep?: (sleptMs: number) => void;
     } = {},
@@ -77,7 +77,7 @@ describe("sendMessage", () => {
       clock: { now: () => now },
       timer,
       providers: { test: test.provider, live: live?.provider ?? null },
-      answered: options.answered,
+      answered: options.answered && createAnsweredKeys({ ...options.answered, timer }),
       config: {
         messagesPerMinute: options.perMinute ?? 100,
         recipientLimits: options.perRecipient ?? { perMinute: 2, perDay: 10 },
@@ -191,11 +191,11 @@ describe("sendMessage", () => {
 
   describe("answered keys in memory", () => {
     it("replays a key this instance answered without the store, and refuses another body the same way", async () => {
-      const { send, test } = setup({ answered: createAnsweredKeys() });
+      const { send, test } = setup({ answered: {} });
       const first = await send();
       if (!first.ok) throw new Error("the first send failed");
-      tables.records.clear(); // whatever the store holds now, memory answers
-      now = new Date(T0.getTime() + 60_000);
+      tables.records.clear(); // whatever the store holds now, memory answers (within the revalidation age)
+      now = new Date(T0.getTime() + 10_000);
       expect(await send()).toEqual({ ok: true, replayed: true, message: first.message });
       expect(await send({ code: "111111" })).toEqual({ ok: false, code: "idempotency_key_reused" });
       expect(tables.writeAheads).toHaveLength(1);
@@ -204,14 +204,14 @@ describe("sendMessage", () => {
     });
 
     it("checks a different body before the key it reuses: an invalid one is refused as invalid, not as reused", async () => {
-      const { send } = setup({ answered: createAnsweredKeys() });
+      const { send } = setup({ answered: {} });
       await send();
       expect(await send({ code: "not digits" })).toMatchObject({ ok: false, code: "invalid_variables" });
       expect(await send({ code: "111111" })).toEqual({ ok: false, code: "idempotency_key_reused" });
     });
 
     it("remembers an answer read from the store, so the next replay skips it", async () => {
-      const { send } = setup({ answered: createAnsweredKeys() });
+      const { send } = setup({ answered: {} });
       const record = await inFlightRecord();
       record.response = FIRST_ANSWER;
       expect(await send()).toEqual({ ok: true, replayed: true, message: FIRST_ANSWER });
@@ -221,7 +221,7 @@ describe("sendMessage", () => {
     });
 
     it("forgets an answer when its record expires: after 24 hours the key sends again", async () => {
-      const { send, test } = setup({ answered: createAnsweredKeys() });
+      const { send, test } = setup({ answered: {} });
       const first = await send();
       now = new Date(T0.getTime() + 86_400_000);
       const again = await send();
@@ -230,8 +230,41 @@ describe("sendMessage", () => {
       expect(test.submitted).toHaveLength(2);
     });
 
+    it("answers from memory only for a short revalidation age: then the store decides, and a record gone there (purged early, lost in a failover) is not replayed", async () => {
+      const { send, test, timer } = setup({ answered: { revalidateAfterMs: 15_000 } });
+      const first = await send();
+      if (!first.ok) throw new Error("the first send failed");
+      // Within the age: from memory, even though the store lost the record.
+      tables.records.clear();
+      timer.elapsed += 14_000;
+      expect(await send()).toEqual({ ok: true, replayed: true, message: first.message });
+      // Past it: the store is asked, finds nothing, and this instance sends as every other one would.
+      timer.elapsed += 2_000;
+      const again = await send();
+      expect(again).toMatchObject({ ok: true, replayed: false });
+      expect(again.ok && again.message.id !== first.message.id).toBe(true);
+      expect(test.submitted).toHaveLength(2);
+    });
+
+    it("a revalidated entry that the store still holds is remembered again, with the store's expiry", async () => {
+      const { send, timer } = setup({ answered: { revalidateAfterMs: 15_000 } });
+      const record = await inFlightRecord();
+      record.response = FIRST_ANSWER;
+      expect(await send()).toEqual({ ok: true, replayed: true, message: FIRST_ANSWER });
+      timer.elapsed += 20_000;
+      // Read again from the store (one more write-ahead that finds the record)…
+      expect(await send()).toEqual({ ok: true, replayed: true, message: FIRST_ANSWER });
+      expect(tables.writeAheads).toHaveLength(2);
+      // …and then from memory again.
+      expect(await send()).toEqual({ ok: true, replayed: true, message: FIRST_ANSWER });
+      expect(tables.writeAheads).toHaveLength(2);
+      // The store's expiry bounds it: once the record expires, the key sends anew.
+      now = new Date(record.expiresAt.getTime());
+      expect(await send()).toMatchObject({ ok: true, replayed: false });
+    });
+
     it("keeps at most its number of entries, dropping the oldest first", () => {
-      const answered = createAnsweredKeys(2);
+      const answered = createAnsweredKeys({ maxEntries: 2 });
       const scope = (key: string) => ({ projectId: "prj_unit", mode: "test" as const, key });
       const record = {
         fingerprint: "f",
