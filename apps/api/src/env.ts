@@ -103,8 +103,10 @@ const ZEnv = z.object({
   TEST_KEYS_PER_DAY: int(20, 1),
   TEST_KEYS_PER_DAY_TOTAL: int(1000, 1),
   MESSAGES_PER_MINUTE: int(100, 1),
-  RECIPIENT_MESSAGES_PER_10_MINUTES: int(5, 1),
-  RECIPIENT_MESSAGES_PER_DAY: int(20, 1),
+  /** Live messages of a project to one number per minute (over it: 429 rate_limited, Retry-After ≤ 60). */
+  RECIPIENT_MESSAGES_PER_MINUTE: int(2, 1),
+  /** … and per UTC day (over it: 429 daily_limit_reached until midnight UTC). */
+  RECIPIENT_MESSAGES_PER_DAY: int(10, 1),
   /** How long a send keeps trying to record the provider's answer while the database is unavailable. */
   SEND_RECORD_RETRY_SECONDS: int(30, 0, 600),
   FREE_TIER_DAILY_SEGMENTS: int(20, 0),
@@ -208,7 +210,7 @@ export type Config = {
   messages: {
     perMinute: number;
     /** Live messages of a project to one number (anti-pumping). */
-    recipientPerTenMinutes: number;
+    recipientPerMinute: number;
     recipientPerDay: number;
     recordRetryMs: number;
     /**
@@ -391,7 +393,7 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
     },
     messages: {
       perMinute: env.MESSAGES_PER_MINUTE,
-      recipientPerTenMinutes: env.RECIPIENT_MESSAGES_PER_10_MINUTES,
+      recipientPerMinute: env.RECIPIENT_MESSAGES_PER_MINUTE,
       recipientPerDay: env.RECIPIENT_MESSAGES_PER_DAY,
       recordRetryMs: env.SEND_RECORD_RETRY_SECONDS * SECOND_MS,
       inFlightWaitMs: env.UBILL_SUBMIT_TIMEOUT_MS + env.DATABASE_STATEMENT_TIMEOUT_MS,

@@ -165,7 +165,7 @@ export function apiServices(options: {
         config: {
           messagesPerMinute: config.messages.perMinute,
           recipientLimits: {
-            perTenMinutes: config.messages.recipientPerTenMinutes,
+            perMinute: config.messages.recipientPerMinute,
             perDay: config.messages.recipientPerDay,
           },
           freeTierDailySegments: config.messages.freeTierDailySegments,
