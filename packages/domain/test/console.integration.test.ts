@@ -99,7 +99,7 @@ describe.each(backends)("the developer console's domain on %s", (kind) => {
         providers: { test: accepting("simulator"), live: accepting("ubill") },
         config: {
           messagesPerMinute: 1000,
-          recipientLimits: { perTenMinutes: 1000, perDay: 1000 },
+          recipientLimits: { perMinute: 1000, perDay: 1000 },
           freeTierDailySegments: 100,
           defaultSender: "SMSGE",
           simulatorDelayMs: 0,
@@ -144,7 +144,7 @@ describe.each(backends)("the developer console's domain on %s", (kind) => {
       expect(result).toMatchObject({
         ok: false,
         code: "daily_limit_reached",
-        creditCap: true,
+        subject: "credit_cap",
         limit: { limit: 10 },
       });
       if (!result.ok && result.code === "daily_limit_reached")

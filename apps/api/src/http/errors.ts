@@ -15,7 +15,7 @@ import {
 } from "../contract/errors.ts";
 import type { Meta } from "../contract/meta.ts";
 import { INTERNAL_ERROR_MESSAGE, REFUSAL_MESSAGES } from "../contract/wording.ts";
-import { retryHeaders } from "./rate-limit-headers.ts";
+import { retryHeaders } from "../contract/rate-limit-headers.ts";
 
 /** POST /v1/messages: the domain's refusal as the caller hears it. */
 export function sendRefusal(result: Extract<SendMessageResult, { ok: false }>, now: Date): ApiError {
@@ -41,7 +41,7 @@ export function sendRefusal(result: Extract<SendMessageResult, { ok: false }>, n
         retryHeaders(result.limit, now),
       );
     case "daily_limit_reached":
-      if (result.creditCap)
+      if (result.subject === "credit_cap")
         return new ApiError(
           "daily_limit_reached",
           `This project's daily credit cap of ${result.limit.limit} credits is reached; nothing was sent. Do not retry before ${formatTimestamp(result.limit.resetAt)} (midnight UTC), or raise the cap in the dashboard.`,
@@ -49,7 +49,9 @@ export function sendRefusal(result: Extract<SendMessageResult, { ok: false }>, n
         );
       return new ApiError(
         "daily_limit_reached",
-        `The free tier's ${result.limit.limit} live segments for today are used up; nothing was sent. Do not retry before ${formatTimestamp(result.limit.resetAt)} (midnight UTC), or add paid credits.`,
+        result.subject === "recipient"
+          ? `This project's ${result.limit.limit} live messages to this recipient for today are used up; nothing was sent. Do not retry before ${formatTimestamp(result.limit.resetAt)} (midnight UTC).`
+          : `The free tier's ${result.limit.limit} live segments for today are used up; nothing was sent. Do not retry before ${formatTimestamp(result.limit.resetAt)} (midnight UTC), or add paid credits.`,
         retryHeaders(result.limit, now),
       );
     case "insufficient_credits":
