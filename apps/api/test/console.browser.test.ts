@@ -178,7 +178,7 @@ describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", 
 
   it("debug, try and cap: a failing request found by its request_id, a message's requests, the daily cap, the low-balance banner", async () => {
     const key = (await createTestKey(api)) as Key;
-    const page = await (await browser.newContext({ viewport: DESKTOP })).newPage();
+    const page = await (await browser.newContext({ viewport: DESKTOP, acceptDownloads: true })).newPage();
     // Claim as a local developer.
     await navigation(page, () => page.goto(key.claim_url));
     await expectAccessible(page, "claim landing");
@@ -336,6 +336,45 @@ describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", 
       );
     }
     await check(page, "low-balance-overview");
+    // Both exports, downloaded from their pages and parsed.
+    const download = async (linkName: RegExp) => {
+      const [file] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("link", { name: linkName }).click(),
+      ]);
+      const text = await readFile((await file.path()) as string, "utf8");
+      return text
+        .trimEnd()
+        .split("\r\n")
+        .map((line) => line.split(","));
+    };
+    await go(page, `${base}/messages?mode=live`);
+    const messagesCsv = await download(/Download these messages as CSV/);
+    expect(messagesCsv[0]).toEqual([
+      "id",
+      "created_at",
+      "updated_at",
+      "mode",
+      "to",
+      "template",
+      "status",
+      "segments",
+      "error_code",
+    ]);
+    expect(messagesCsv.slice(1)).toHaveLength(10);
+    for (const line of messagesCsv.slice(1)) {
+      expect(line[0]).toMatch(/^msg_/);
+      expect(line[3]).toBe("live");
+      expect(line[4]).toMatch(/^\+9955•+\d\d$/);
+    }
+    await go(page, `${base}/credits`);
+    const ledgerCsv = await download(/Download the ledger as CSV/);
+    expect(ledgerCsv[0]).toEqual(["id", "created_at", "kind", "amount", "message_id", "note"]);
+    const kinds = ledgerCsv.slice(1).map((line) => `${line[2]} ${line[3]}`);
+    expect(kinds.filter((kind) => kind === "reservation -1")).toHaveLength(10);
+    expect(kinds.filter((kind) => kind === "grant_free 50")).toHaveLength(1);
+    expect(kinds).toHaveLength(11);
+
     // The live key and the live sends tick the rest: the checklist is gone.
     await go(page, base);
     expect(await page.locator("ol.checklist").count()).toBe(0);

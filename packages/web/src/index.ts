@@ -17,6 +17,7 @@ import { requestRoutes } from "./routes/requests.ts";
 import { senderRoutes } from "./routes/sender.ts";
 import { spendingRoutes } from "./routes/spending.ts";
 import { tryRoutes } from "./routes/try.ts";
+import { exportRoutes } from "./routes/exports.ts";
 import { sessionRoutes } from "./routes/session.ts";
 import { errorPage, badRequestPage, noSuchPage } from "./views/problems.ts";
 
@@ -60,6 +61,7 @@ export async function createWeb<S extends PageState>(port: WebPort<S>): Promise<
     ...requestRoutes(dashboard),
     ...spendingRoutes(dashboard),
     ...tryRoutes(dashboard),
+    ...exportRoutes(dashboard),
     ...creditRoutes(dashboard),
     ...senderRoutes(dashboard),
     ...operatorRoutes(dashboard),

@@ -41,6 +41,8 @@ export type LedgerRecord = {
   message_id: string | null;
   note: string | null;
   created_at: string;
+  /** false: the message was never kept (refunded, not sent): shown without a link. */
+  message_kept?: boolean;
 };
 export type SenderRequestRecord = {
   id: string;

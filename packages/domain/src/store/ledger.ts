@@ -71,8 +71,11 @@ const BALANCE_SQL = `
          (SELECT COALESCE(sum(amount), 0)::int FROM credit_ledger WHERE project_id = p.id) AS ledger_sum
   FROM projects p WHERE p.id = $1`;
 
+// message_kept: a reservation refunded because nothing was sent (503) leaves no message behind.
 const LIST_PAGE_SQL = `
-  SELECT id, kind::text AS kind, amount, message_id, note, created_at FROM credit_ledger
+  SELECT id, kind::text AS kind, amount, message_id, note, created_at,
+         (message_id IS NOT NULL AND EXISTS (SELECT 1 FROM messages m WHERE m.id = credit_ledger.message_id)) AS message_kept
+  FROM credit_ledger
   WHERE project_id = $1
     AND (CAST($2 AS timestamptz) IS NULL OR (created_at, id) < (CAST($2 AS timestamptz), CAST($3 AS text)))
   ORDER BY created_at DESC, id DESC
@@ -95,6 +98,7 @@ type EntryRow = {
   message_id: string | null;
   note: string | null;
   created_at: Date;
+  message_kept?: boolean;
 };
 
 function entryOf(row: EntryRow): LedgerEntry {
@@ -105,6 +109,7 @@ function entryOf(row: EntryRow): LedgerEntry {
     messageId: row.message_id,
     note: row.note,
     createdAt: new Date(row.created_at),
+    ...(row.message_kept === undefined ? {} : { messageKept: row.message_kept }),
   };
 }
 
@@ -115,6 +120,8 @@ export type LedgerEntry = {
   messageId: string | null;
   note: string | null;
   createdAt: Date;
+  /** In the ledger's pages: whether the entry's message was kept (false: refunded, never sent). */
+  messageKept?: boolean;
 };
 
 export type Reservation =

@@ -19,7 +19,7 @@ export function isDay(value: string): boolean {
  * dropped; a day that is not one is refused (400 naming the field), as the
  * database could not compare it.
  */
-function filtersOf(url: URL): MessageFilters | { invalid: "from" | "to" } {
+export function filtersOf(url: URL): MessageFilters | { invalid: "from" | "to" } {
   const pick = <T extends string>(name: string, allowed: readonly T[]): T | undefined => {
     const value = emptyToUndefined(url.searchParams.get(name));
     return value !== undefined && (allowed as readonly string[]).includes(value) ? (value as T) : undefined;

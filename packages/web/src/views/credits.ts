@@ -33,7 +33,9 @@ export function creditsPage(
     KIND_LABEL[entry.kind] ?? entry.kind,
     `${entry.amount > 0 ? "+" : ""}${number(entry.amount)}`,
     entry.message_id &&
-      html`<a href="${base}/messages/${encodeURIComponent(entry.message_id)}"><code>${entry.message_id}</code></a>`,
+      (entry.message_kept === false
+        ? html`<span class="muted">not sent — refunded</span>`
+        : html`<a href="${base}/messages/${encodeURIComponent(entry.message_id)}"><code>${entry.message_id}</code></a>`),
     entry.note ?? "",
   ]);
   return htmlPage(chrome, {
@@ -49,6 +51,7 @@ ${freeTier.applies && meter(freeTier.used_today, freeTier.limit, "Free-tier segm
 <p><a href="${base}/spending">Spending limits</a>: a daily credit cap, and a warning when the balance runs low.</p>
 <p>Credits are added by the operator (paid credits, with an invoice reference) or when a project is claimed (free credits). Each live message reserves one credit per segment; a message the provider rejects gets its credits back.</p>
 <h2>Ledger</h2>
+<p><a href="${base}/credits.csv" download>Download the ledger as CSV</a></p>
 ${rows.length > 0 ? table("Credit ledger", ["When", "Entry", "Amount", "Message", "Note"], rows, [2]) : note("info", html`<p>No entries yet.</p>`)}
 ${pager({ first: `${base}/credits`, next: options.credits.next ? withQuery(`${base}/credits`, { cursor: options.credits.next }) : null, isFirst: options.isFirst })}`,
   });

@@ -57,6 +57,7 @@ ${select("template", "Template", TEMPLATE_IDS, filters.template)}
 <div class="field"><label for="f-to">To <span class="hint">(UTC day, included)</span></label><input id="f-to" type="date" name="to" value="${filters.to ?? ""}"></div>
 <div class="field"><div class="actions"><button type="submit" class="primary">Filter</button>${filtered && html`<a href="${base}">Clear</a>`}</div></div>
 </div></form>
+<p><a href="${withQuery(`${base}.csv`, { ...filters })}" download>Download these messages as CSV</a> <span class="muted">(every page, numbers masked)</span></p>
 <p class="muted">Newest first. Numbers are masked and message texts are never shown: the service keeps them encrypted and deletes them after the retention period.</p>
 ${
   rows.length === 0

@@ -84,6 +84,8 @@ export const ZLedgerEntry = z.object({
   message_id: z.string().nullable(),
   note: z.string().nullable(),
   created_at: ZTimestamp,
+  /** false: the message was never kept (a live send refunded on 503): nothing to link to. */
+  message_kept: z.boolean().optional(),
 });
 
 export function toLedgerEntry(entry: LedgerEntry): z.infer<typeof ZLedgerEntry> {
@@ -94,6 +96,7 @@ export function toLedgerEntry(entry: LedgerEntry): z.infer<typeof ZLedgerEntry> 
     message_id: entry.messageId,
     note: entry.note,
     created_at: ts(entry.createdAt),
+    ...(entry.messageKept === undefined ? {} : { message_kept: entry.messageKept }),
   };
 }
 
