@@ -90,13 +90,13 @@ describe.each(backends)("the developer console's domain on %s", (kind) => {
     return { projectId: created.projectId, viewer };
   }
 
-  const send = (projectId: string, keyId: string, to = "+995555123456") =>
+  const send = (projectId: string, keyId: string, to = "+995555123456", live = accepting("ubill")) =>
     sendMessage(
       {
         store: store(),
         keyring,
         clock,
-        providers: { test: accepting("simulator"), live: accepting("ubill") },
+        providers: { test: accepting("simulator"), live },
         config: {
           messagesPerMinute: 1000,
           recipientLimits: { perMinute: 1000, perDay: 1000 },
@@ -176,6 +176,40 @@ describe.each(backends)("the developer console's domain on %s", (kind) => {
       2,
     );
   }, 120_000);
+
+  it("the ledger's pages say when a refunded reservation's message was never kept (503: nothing to link to)", async () => {
+    clock.set(T0);
+    const { projectId, viewer } = await claimedProject();
+    const live = await createProjectLiveKey(deps(), { viewer, projectId });
+    if (!live.ok || !("keyId" in live)) throw new Error("no live key");
+    const unreachable: SmsProvider = {
+      name: "ubill",
+      submit: async () => ({ kind: "unreachable", reason: "down" }),
+      checkStatus: async () => ({ kind: "pending" }),
+    };
+    expect(await send(projectId, live.keyId, "+995555300001", unreachable)).toMatchObject({
+      ok: false,
+      code: "provider_unavailable",
+    });
+    const sent = await send(projectId, live.keyId, "+995555300002");
+    if (!sent.ok) throw new Error(sent.code);
+    const entries = await store().ledger.listPage(projectId, null, 10);
+    const kept = (kind: string) =>
+      entries
+        .filter((entry) => entry.kind === kind)
+        .map((entry) => [entry.messageId === sent.message.id, entry.messageKept]);
+    // The refunded send left a reservation and a refund whose message is gone; the kept send's links.
+    expect(kept("refund")).toEqual([[false, false]]);
+    expect(kept("reservation").sort()).toEqual([
+      [false, false],
+      [true, true],
+    ]);
+    // The spending estimate counts only what was not refunded.
+    expect(await ownProjectSpending(deps(), { viewer, projectId })).toMatchObject({
+      ok: true,
+      spending: { usedToday: 1 },
+    });
+  }, 60_000);
 
   it("spending: invalid limits are refused; under the threshold the warning shows days left at the last 7 days' rate", async () => {
     clock.set(T0);
