@@ -171,7 +171,7 @@ describe("the README and docs/", () => {
     const prerequisites = readme.split("\n").find((line) => line.startsWith("Prerequisites:")) ?? "";
     expect(prerequisites).toContain("`git`");
     expect(prerequisites).toContain("Node.js");
-    expect(readme).toMatch(/open the `claim_url`[^]*Sign in as a local\s+developer[^]*\/dashboard/);
+    expect(readme).toMatch(/open the `claim_url`[\s\S]*Sign in as a local\s+developer[\s\S]*\/dashboard/);
   });
 
   it("(b) README.md is at most 200 lines", () => {
