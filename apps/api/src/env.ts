@@ -53,8 +53,11 @@ const DAY_MS = 86_400_000;
 const ZEnv = z.object({
   NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
   PORT: int(3000, 0, 65535),
-  HOST: z.string().min(1).default("0.0.0.0"),
+  /** Default: 127.0.0.1 outside production (the development sign-in is on there), 0.0.0.0 in production. */
+  HOST: optionalString,
   PUBLIC_BASE_URL: z.url().optional(),
+  /** Production accepts an http:// PUBLIC_BASE_URL for a public host only with this (TLS ends before the service). */
+  ALLOW_HTTP_PUBLIC_BASE_URL: bool(false),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
 
   DATABASE_URL: postgresUrl,
@@ -170,6 +173,8 @@ export type Config = {
   nodeEnv: RawEnv["NODE_ENV"];
   port: number;
   host: string;
+  /** HOST was set (otherwise `host` is the default for NODE_ENV). */
+  hostConfigured: boolean;
   /** Base of claim_url, OAuth redirect URIs and the OpenAPI server; no trailing slash. */
   publicBaseUrl: string;
   logLevel: RawEnv["LOG_LEVEL"];
@@ -257,6 +262,14 @@ export type Config = {
 
 export class ConfigError extends Error {
   override name = "ConfigError";
+}
+
+/** localhost, 127.0.0.0/8 or ::1: a URL only this machine can reach. */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  return (
+    host === "localhost" || host.endsWith(".localhost") || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host)
+  );
 }
 
 function fail(message: string): never {
@@ -356,11 +369,22 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
     fail("UBILL_BASE_URL, UBILL_API_KEY and UBILL_DEFAULT_BRAND_ID must be set together");
   }
 
+  const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, "");
+  if (production && !env.ALLOW_HTTP_PUBLIC_BASE_URL) {
+    const url = new URL(publicBaseUrl);
+    if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
+      fail(
+        "PUBLIC_BASE_URL must be an https:// URL when NODE_ENV=production: claim links, sign-in redirects and session cookies would travel in clear text (http:// is accepted for localhost and loopback addresses, or with ALLOW_HTTP_PUBLIC_BASE_URL=true when TLS ends in front of the service)",
+      );
+    }
+  }
+
   return {
     nodeEnv: env.NODE_ENV,
     port: env.PORT,
-    host: env.HOST,
-    publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ""),
+    host: env.HOST ?? (production ? "0.0.0.0" : "127.0.0.1"),
+    hostConfigured: env.HOST !== undefined,
+    publicBaseUrl,
     logLevel: env.LOG_LEVEL,
     database: {
       url: env.DATABASE_URL,

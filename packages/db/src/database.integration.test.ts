@@ -222,7 +222,7 @@ describe.each(backends)("createDatabase on %s", (kind) => {
       `prj_w${Math.random().toString(36).slice(2, 14)}`,
     ]);
 
-  /** The first write to fail, retried past the pool's terminated connections. */
+  /** The first write's error (null: it worked), retried past the pool's terminated sessions. */
   async function refusedWrite(): Promise<unknown> {
     for (let attempt = 0; attempt < 20; attempt++) {
       const error = await write().then(
@@ -230,7 +230,11 @@ describe.each(backends)("createDatabase on %s", (kind) => {
         (failure: unknown) => failure,
       );
       if (error === null) return null;
-      if (!(error instanceof DatabaseUnavailableError) || error.reason !== "connection_lost") return error;
+      // A pooled session ended by the switch (connection_lost, or 57P01: server_unavailable) is retried.
+      const ended =
+        error instanceof DatabaseUnavailableError &&
+        ["connection_lost", "server_unavailable"].includes(error.reason);
+      if (!ended) return error;
     }
     return null;
   }
