@@ -300,6 +300,7 @@ describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", 
     expect(await page.locator(".low-balance").count()).toBe(0);
     // A live key from the keys page.
     await go(page, `${base}/keys`);
+    await page.getByLabel(/^Name/).fill("ci-bot");
     await click(page, button(page, "Create a live key"));
     const liveKey = await page.getByLabel(/Live API key/).inputValue();
     // 50 parallel live sends against the cap of 10 (50 free credits): exactly 10 accepted.
@@ -381,5 +382,7 @@ describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", 
     await go(page, `${base}/requests?mode=live&status_class=4xx`);
     expect(await page.locator("tbody tr").count()).toBe(40);
     expect(await mainText(page)).toContain("daily_limit_reached");
+    // The key's name, given at creation, names it in the log.
+    expect(await mainText(page)).toContain("ci-bot");
   }, 240_000);
 });

@@ -22,6 +22,8 @@ export type KeyRecord = {
   id: string;
   mode: KeyMode;
   prefix: string;
+  /** What the owner called it at creation (older keys: none). */
+  name?: string | null;
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;
@@ -249,7 +251,7 @@ export type Procedures = {
     keys: {
       list(input: { project_id: string } & Cursor): Promise<KeysList>;
       get(input: { project_id: string; key_id: string }): Promise<Result<{ key: KeyRecord }>>;
-      createLive(input: { project_id: string }): Promise<Result<{ key: NewKey }>>;
+      createLive(input: { project_id: string; name?: string }): Promise<Result<{ key: NewKey }>>;
       revoke(input: { project_id: string; key_id: string }): Promise<Result<{ already_revoked: boolean }>>;
       rollTest(input: {
         project_id: string;

@@ -42,11 +42,15 @@ export async function projectKey(
 
 export async function createProjectLiveKey(
   deps: OperatorDeps,
-  input: { viewer: AccountViewer; projectId: string },
+  input: { viewer: AccountViewer; projectId: string; name?: string },
 ): Promise<CreateLiveKeyResult | DashboardRefusal> {
   const project = await ownedProject(deps.store, input.viewer, input.projectId);
   if (!project) return PROJECT_NOT_FOUND;
-  return createLiveKey(deps, { actor: input.viewer.actor, projectId: project.id });
+  return createLiveKey(deps, {
+    actor: input.viewer.actor,
+    projectId: project.id,
+    ...(input.name ? { name: input.name } : {}),
+  });
 }
 
 export async function revokeProjectKey(

@@ -3,6 +3,7 @@
 import { mintApiKey } from "../auth/mint-api-key.ts";
 import {
   checkCommon,
+  invalid,
   type OperatorDeps,
   type OperatorInput,
   type OperatorRefusal,
@@ -21,12 +22,18 @@ export type CreateLiveKeyResult =
     }
   | OperatorRefusal;
 
+/** A key's name: what the owner calls it, at most this long. */
+export const MAX_KEY_NAME_LENGTH = 64;
+
 export async function createLiveKey(
   deps: OperatorDeps,
-  input: OperatorInput & { projectId: string },
+  input: OperatorInput & { projectId: string; name?: string },
 ): Promise<CreateLiveKeyResult> {
   const refused = checkCommon(input, input.projectId);
   if (refused) return refused;
+  const name = input.name?.trim() || null;
+  if (name !== null && (name.length > MAX_KEY_NAME_LENGTH || /[\p{Cc}]/u.test(name)))
+    return invalid("key_name");
   const { projectId } = input;
   const now = deps.clock.now();
   const { apiKey, keyHash, prefix, keyId } = mintApiKey("live", now);
@@ -36,7 +43,7 @@ export async function createLiveKey(
     if (!project) return projectNotFound(projectId);
     if (!project.claimedAt) return { ok: false, code: "project_not_claimed", projectId };
     if (project.suspendedAt) return { ok: false, code: "project_suspended", projectId };
-    await tx.keys.create({ id: keyId, projectId, mode: "live", keyHash, prefix, now });
+    await tx.keys.create({ id: keyId, projectId, mode: "live", keyHash, prefix, now, name });
     await tx.audit.write({
       actor: input.actor,
       action: "api_key.created",

@@ -24,7 +24,8 @@ export type OperatorField =
   | "sender_name"
   | "brand_id"
   | "batch_size"
-  | "query";
+  | "query"
+  | "key_name";
 
 export type OperatorRefusal =
   | { ok: false; code: "invalid_input"; field: OperatorField }

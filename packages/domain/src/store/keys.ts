@@ -9,6 +9,8 @@ export type KeyRecord = {
   mode: KeyMode;
   /** The displayable start of the key (`sk_live_AbCd`); never the key. */
   prefix: string;
+  /** What the owner called it at creation; null: unnamed. */
+  name: string | null;
   createdAt: Date;
   revokedAt: Date | null;
   /** When it last authenticated a request (to the minute), or null if never. */
@@ -30,13 +32,14 @@ export type KeyLookup = {
   };
 };
 
-const COLUMNS = "id, project_id, mode::text AS mode, prefix, created_at, revoked_at, last_used_at";
+const COLUMNS = "id, project_id, mode::text AS mode, prefix, name, created_at, revoked_at, last_used_at";
 
 type Row = {
   id: string;
   project_id: string;
   mode: KeyMode;
   prefix: string;
+  name: string | null;
   created_at: Date;
   revoked_at: Date | null;
   last_used_at: Date | null;
@@ -48,6 +51,7 @@ function fromRow(row: Row): KeyRecord {
     projectId: row.project_id,
     mode: row.mode,
     prefix: row.prefix,
+    name: row.name ?? null,
     createdAt: new Date(row.created_at),
     revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
     lastUsedAt: row.last_used_at === null ? null : new Date(row.last_used_at),
@@ -55,8 +59,8 @@ function fromRow(row: Row): KeyRecord {
 }
 
 const CREATE_SQL = `
-  INSERT INTO api_keys (id, project_id, mode, key_hash, prefix, created_at)
-  VALUES ($1, $2, CAST($3 AS "KeyMode"), $4, $5, CAST($6 AS timestamptz))`;
+  INSERT INTO api_keys (id, project_id, mode, key_hash, prefix, created_at, name)
+  VALUES ($1, $2, CAST($3 AS "KeyMode"), $4, $5, CAST($6 AS timestamptz), $7)`;
 
 const LOOKUP_SQL = `
   SELECT k.id, k.key_hash, k.mode::text AS mode, k.revoked_at,
@@ -97,8 +101,18 @@ export function keyStore(sql: Sql) {
       keyHash: string;
       prefix: string;
       now: Date;
+      /** What the owner called it (shown in lists and the request log). */
+      name?: string | null;
     }): Promise<void> {
-      await sql.query(CREATE_SQL, [key.id, key.projectId, key.mode, key.keyHash, key.prefix, key.now]);
+      await sql.query(CREATE_SQL, [
+        key.id,
+        key.projectId,
+        key.mode,
+        key.keyHash,
+        key.prefix,
+        key.now,
+        key.name ?? null,
+      ]);
     },
 
     /** One indexed lookup by hash (unique), with the key's project. */

@@ -38,7 +38,11 @@ export function keyRoutes<S extends PageState>({ route }: DashboardContext<S>) {
     "viewer",
     async (context) => {
       const projectId = param(context, "project_id");
-      const result = await context.procedures.dashboard.keys.createLive({ project_id: projectId });
+      const name = (context.form.get("name") ?? "").trim().slice(0, 200);
+      const result = await context.procedures.dashboard.keys.createLive({
+        project_id: projectId,
+        ...(name ? { name } : {}),
+      });
       if (!result.ok) return refused(context, "No live key was created", result);
       return newKeyPage(context.chrome, { projectId, key: result.key, revoked: [] });
     },

@@ -29,6 +29,7 @@ export function keysPage(
         html`<p>The project is suspended: no live key can be created until the operator reinstates it.</p>`,
       )
     : html`<form method="post" action="${base}/keys/live">${csrfField(chrome)}
+<div class="field"><label for="key-name">Name <span class="hint">(optional, e.g. “production web”; shown in lists and the request log)</span></label><input id="key-name" name="name" maxlength="64" autocomplete="off"></div>
 <div class="actions"><button type="submit" class="primary">Create a live key</button>
 <span class="muted">Shown once; live keys send real SMS and spend credits.</span></div></form>`;
   return htmlPage(chrome, {

@@ -119,6 +119,7 @@ export const number = (value: number) => value.toLocaleString("en-US");
 export function keyCells(
   key: {
     prefix: string;
+    name?: string | null;
     mode: string;
     created_at: string;
     last_used_at: string | null;
@@ -127,7 +128,7 @@ export function keyCells(
   revokeHref: string,
 ): Child[] {
   return [
-    html`<code>${key.prefix}…</code>`,
+    html`<code>${key.prefix}…</code>${key.name && html` <span class="muted">${key.name}</span>`}`,
     key.mode,
     time(key.created_at, "short"),
     key.last_used_at ? time(key.last_used_at, "short") : html`<span class="muted">never</span>`,

@@ -59,6 +59,7 @@ export const createLiveKeyProcedure = viewerProcedure
     const result = await ctx.deps.services.dashboard.keys.createLive({
       viewer: ctx.viewer,
       projectId: input.project_id,
+      ...(input.name?.trim() ? { name: input.name } : {}),
     });
     if (!result.ok) return refused(result);
     ctx.state.projectId = result.projectId;

@@ -11,7 +11,10 @@ export const ZListKeysResponse = z.object({
   next: z.string().nullable(),
 });
 
-export const ZCreateLiveKeyRequest = z.strictObject({ project_id: ZProjectId });
+export const ZCreateLiveKeyRequest = z.strictObject({
+  project_id: ZProjectId,
+  name: z.string().max(200).optional().meta({ description: "What to call the key (at most 64 characters)." }),
+});
 export const ZCreateLiveKeyResponse = z.discriminatedUnion("ok", [
   z.object({ ok: z.literal(true), key: ZNewKey }),
   ZRefusal,
