@@ -73,6 +73,7 @@ input[readonly]{background:var(--subtle)}
 button,.button{font:inherit;font-weight:600;padding:.55rem 1rem;border-radius:8px;border:1px solid var(--border);background:var(--card);color:var(--text);cursor:pointer;min-height:44px;text-decoration:none;display:inline-flex;align-items:center;justify-content:center}
 button.primary,.button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-text)}
 button.danger,.button.danger{background:var(--bad);border-color:var(--bad);color:#fff}
+@media (prefers-color-scheme:dark){button.danger,.button.danger{background:#b62324;border-color:#b62324;color:#fff}}
 button.link{background:none;border:0;color:var(--accent);padding:0 .25rem;min-height:auto;text-decoration:underline;font-weight:400}
 button:hover,.button:hover{filter:brightness(.95)}
 button:disabled{opacity:.55;cursor:not-allowed}
