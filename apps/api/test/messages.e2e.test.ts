@@ -16,8 +16,8 @@ import {
   insertLiveKey,
   type MessageJson,
   ORDINARY,
-  SIM,
   type SendBody,
+  SIM,
   sleep,
   until,
 } from "./support/messages.ts";

@@ -9,8 +9,8 @@ import { availableBackends, withPrisma } from "@sms/db/testing";
 import { startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServer } from "./harness.ts";
-import { openRaw } from "./support/raw-http.ts";
 import { body, insertLiveKey } from "./support/messages.ts";
+import { openRaw } from "./support/raw-http.ts";
 
 const servers: ServerProcess[] = [];
 afterAll(async () => {
