@@ -685,6 +685,44 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
     expect(found.headers.get("location")).toBeNull();
   });
 
+  it("answers 400 naming the field for values the database could not hold (days, cursors, control characters)", async () => {
+    // issue 25 L6: each of these was a 500 page and an error log line.
+    const key = await claimedBy("Vera Valid");
+    const vera = await signIn("Vera Valid");
+    const olga = await signIn("olga-ops");
+    const base = `/dashboard/projects/${key.project_id}`;
+    const farCursor = Buffer.from(
+      JSON.stringify(["+275760-09-13T00:00:00.000Z", "led_01m83m72x0v8xf4xjtbady3d85"]),
+    ).toString("base64url");
+    const cases: Array<[string, Promise<Response>, string]> = [
+      ["from", get(`${base}/messages?from=0000-01-01`, vera.cookie), "from"],
+      ["to", get(`${base}/messages?to=2026-02-31`, vera.cookie), "to"],
+      ["cursor", get(`${base}/credits?cursor=${farCursor}`, vera.cookie), "cursor"],
+      [
+        "purpose",
+        post(`${base}/sender`, vera.cookie, { name: "Acme", purpose: "codes\u0000x", csrf_token: vera.csrf }),
+        "purpose",
+      ],
+      [
+        "reason",
+        post(`/dashboard/operator/projects/${key.project_id}/suspend`, olga.cookie, {
+          reason: "because\u0000",
+          csrf_token: olga.csrf,
+        }),
+        "reason",
+      ],
+    ];
+    for (const [name, pending, field] of cases) {
+      const response = await pending;
+      expect(response.status, name).toBe(400);
+      expect(await response.text(), name).toContain(field);
+    }
+    expect(await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } })).toMatchObject({
+      suspendedAt: null,
+    });
+    expect(await t.app.db.prisma.senderRequest.count({ where: { projectId: key.project_id } })).toBe(0);
+  });
+
   it("shows when each key was last used", async () => {
     const key = await claimedBy("Finn Used");
     const finn = await signIn("Finn Used");

@@ -15,12 +15,12 @@ import {
 } from "@sms/db/testing";
 import {
   createLiveKey,
-  createStore,
   grantPaidCredits,
   listCreditLedger,
   nextUtcMidnight,
   projectBalance,
   systemClock,
+  createStore,
 } from "@sms/domain";
 import { type FakeUbill, type FakeUbillReply, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";

@@ -16,8 +16,8 @@ import {
   insertLiveKey,
   type MessageJson,
   ORDINARY,
-  type SendBody,
   SIM,
+  type SendBody,
   sleep,
   until,
 } from "./support/messages.ts";

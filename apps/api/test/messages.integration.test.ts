@@ -16,8 +16,8 @@ import {
   insertLiveKey,
   type MessageJson,
   ORDINARY,
-  type SendBody,
   SIM,
+  type SendBody,
   until,
 } from "./support/messages.ts";
 
@@ -879,9 +879,7 @@ describe.each(backends)("the idempotency contract under concurrency on %s", (bac
       {
         idempotencyId: newId("idem"),
         scope: { projectId, mode: "test", key: "abandoned" },
-        fingerprint: await crashedApp.app.keyring.fingerprint(
-          canonicalRequest(payload, payload.locale ?? "ka"),
-        ),
+        fingerprint: await crashedApp.app.keyring.fingerprint(canonicalRequest(payload, payload.locale ?? "ka")),
         messageId: newId("msg"),
         expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
         now,

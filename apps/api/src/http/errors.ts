@@ -15,7 +15,7 @@ import {
 } from "../contract/errors.ts";
 import type { Meta } from "../contract/meta.ts";
 import { INTERNAL_ERROR_MESSAGE, REFUSAL_MESSAGES } from "../contract/wording.ts";
-import { retryHeaders } from "./rate-limit-headers.ts";
+import { retryHeaders } from "../contract/rate-limit-headers.ts";
 
 /** POST /v1/messages: the domain's refusal as the caller hears it. */
 export function sendRefusal(result: Extract<SendMessageResult, { ok: false }>, now: Date): ApiError {

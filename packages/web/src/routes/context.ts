@@ -25,6 +25,14 @@ const MAX_FORM_BYTES = 8 * 1024;
 
 export type Access = "public" | "viewer" | "operator";
 
+/** The first field holding a control character other than tab and line breaks (the database refuses NUL). */
+function fieldWithControlCharacter(form: URLSearchParams): string | null {
+  for (const [name, value] of form) {
+    if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(value)) return name.slice(0, 40);
+  }
+  return null;
+}
+
 /** One request to a dashboard page. */
 export type PageContext<S extends PageState = PageState> = {
   request: Request;
@@ -99,6 +107,11 @@ export function dashboardContext<S extends PageState>(options: {
       if (typeof read === "string")
         return badRequestPage(chrome, FORM_PROBLEMS[read].text, FORM_PROBLEMS[read].status);
       form = read;
+      const unreadable = fieldWithControlCharacter(form);
+      if (unreadable !== null) {
+        const text = `The field “${unreadable}” holds a control character, which no field accepts.`;
+        return badRequestPage(chrome, text);
+      }
     }
     if (access !== "public" && !viewer) {
       const cleared = session.hadCookie ? [sessions.clear()] : [];

@@ -7,7 +7,7 @@ import { sha256Hex } from "@sms/crypto";
 import type { ClaimRefusal } from "@sms/domain";
 import { formatTimestamp } from "@sms/domain";
 import { rateLimitSubject } from "../../http/client-address.ts";
-import { secondsUntil } from "../../http/rate-limit-headers.ts";
+import { secondsUntil } from "../../contract/rate-limit-headers.ts";
 import { publicProcedure, router } from "../../trpc/trpc.ts";
 import {
   ZClaimRequest,
