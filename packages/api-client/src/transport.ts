@@ -182,11 +182,11 @@ export function createTransport(options: TransportOptions) {
     const headers: Record<string, string> = { Accept: "application/json", ...spec.headers };
     if (spec.auth && options.apiKey) headers.Authorization = `Bearer ${options.apiKey}`;
     if (spec.body !== undefined) headers["Content-Type"] = "application/json";
+    if (spec.signal?.aborted) throw spec.signal.reason;
     const controller = new AbortController();
     const timedOut = new Error("timeout");
     const timer = setTimeout(() => controller.abort(timedOut), timeoutMs);
     const onAbort = () => controller.abort(spec.signal?.reason);
-    if (spec.signal?.aborted) throw spec.signal.reason;
     spec.signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const response = await send(

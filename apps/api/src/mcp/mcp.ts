@@ -51,7 +51,8 @@ const INSTRUCTIONS =
   "and give its claim_url to a human. Then send_message (a new UUID as idempotency_key per message, reused on retry) " +
   "and wait_for_message for the outcome. list_templates shows the templates and the test numbers that simulate failures.";
 
-/** The tools as tools/list describes them: each zod schema as JSON Schema. */
+/** The tools as tools/list describes them: each zod schema as JSON Schema (made once, on first use). */
+let described: ReturnType<typeof describeTools> | undefined;
 function describeTools() {
   return TOOLS.map((tool) => {
     const { $schema: _ignored, ...inputSchema } = z.toJSONSchema(tool.input, { io: "input" });
@@ -152,8 +153,10 @@ function mcpServer(deps: AppDeps, state: RequestState, timer: Timer): Server {
     { name: "sms-api", title: "Georgia SMS API", version: API_VERSION },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
   );
-  const tools = describeTools();
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    described ??= describeTools();
+    return { tools: described };
+  });
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const tool = TOOLS.find((candidate) => candidate.name === request.params.name);
     if (!tool) {
