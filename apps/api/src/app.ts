@@ -12,6 +12,8 @@ import { createCookieSealer, generateKeySpec, type Keyring, parseKeyring } from 
 import { createDatabase, type Database, unavailableReason } from "@sms/db";
 import {
   type Clock,
+  createDatabaseClock,
+  type DatabaseClock,
   createApiKeyAuthenticator,
   createStore,
   messageBacklog,
@@ -71,7 +73,10 @@ export type App = {
 };
 
 export type AppOverrides = {
+  /** The clock every decision uses, instead of the database's (tests: a manual clock). */
   clock?: Clock;
+  /** This instance's own wall clock (default: the system's); a test skews one instance with it. */
+  localClock?: Clock;
   logDestination?: DestinationStream;
   /** An already-open, migrated database (tests); it is not closed by app.close(). */
   db?: Database;
@@ -234,7 +239,6 @@ function startWhenReady(ready: Promise<void>, start: () => Scheduler): Scheduler
 
 export async function createApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
   const logger = createLogger({ level: config.logLevel, destination: overrides.logDestination });
-  const clock = overrides.clock ?? systemClock;
   const keyring = await loadKeyring(config, (msg) => logger.warn({}, msg));
 
   const db =
@@ -252,14 +256,23 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const starting = overrides.db
     ? { ready: Promise.resolve(), attempted: Promise.resolve(), stop() {} }
     : startDatabase(db, logger, describeDatabase(config));
+  const store = createStore(db);
+  // Decisions shared between instances are made on the database's time
+  // (packages/domain/src/database-clock.ts), read when the database is reached
+  // and every 10 s after; a test may pass its own clock instead.
+  const databaseClock = overrides.clock
+    ? null
+    : createDatabaseClock({ store, local: overrides.localClock ?? systemClock, logger });
+  const clock: Clock = overrides.clock ?? (databaseClock as DatabaseClock);
   let started = false;
-  const databaseReady = starting.ready.then(() => {
+  const databaseReady = starting.ready.then(async () => {
+    await databaseClock?.sync();
+    databaseClock?.start();
     started = true;
   });
   // Observed by main.ts; never an unhandled rejection in tests that do not wait.
   databaseReady.catch(() => {});
   const databaseStarted = () => started;
-  const store = createStore(db);
 
   const metrics = createMetrics({
     backlog: () => messageBacklog({ store }, { now: clock.now() }),
@@ -366,6 +379,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       if (closed) return;
       closed = true;
       starting.stop();
+      databaseClock?.stop();
       if (!overrides.db) await db.close();
       logger.flush();
     },

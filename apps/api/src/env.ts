@@ -53,8 +53,11 @@ const DAY_MS = 86_400_000;
 const ZEnv = z.object({
   NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
   PORT: int(3000, 0, 65535),
-  HOST: z.string().min(1).default("0.0.0.0"),
+  /** Default: 127.0.0.1 outside production (the development sign-in is on there), 0.0.0.0 in production. */
+  HOST: optionalString,
   PUBLIC_BASE_URL: z.url().optional(),
+  /** Production accepts an http:// PUBLIC_BASE_URL for a public host only with this (TLS ends before the service). */
+  ALLOW_HTTP_PUBLIC_BASE_URL: bool(false),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
 
   DATABASE_URL: postgresUrl,
@@ -103,8 +106,10 @@ const ZEnv = z.object({
   TEST_KEYS_PER_DAY: int(20, 1),
   TEST_KEYS_PER_DAY_TOTAL: int(1000, 1),
   MESSAGES_PER_MINUTE: int(100, 1),
-  RECIPIENT_MESSAGES_PER_10_MINUTES: int(5, 1),
-  RECIPIENT_MESSAGES_PER_DAY: int(20, 1),
+  /** Live messages of a project to one number per minute (over it: 429 rate_limited, Retry-After ≤ 60). */
+  RECIPIENT_MESSAGES_PER_MINUTE: int(2, 1),
+  /** … and per UTC day (over it: 429 daily_limit_reached until midnight UTC). */
+  RECIPIENT_MESSAGES_PER_DAY: int(10, 1),
   /** How long a send keeps trying to record the provider's answer while the database is unavailable. */
   SEND_RECORD_RETRY_SECONDS: int(30, 0, 600),
   FREE_TIER_DAILY_SEGMENTS: int(20, 0),
@@ -166,6 +171,8 @@ export type Config = {
   nodeEnv: RawEnv["NODE_ENV"];
   port: number;
   host: string;
+  /** HOST was set (otherwise `host` is the default for NODE_ENV). */
+  hostConfigured: boolean;
   /** Base of claim_url, OAuth redirect URIs and the OpenAPI server; no trailing slash. */
   publicBaseUrl: string;
   logLevel: RawEnv["LOG_LEVEL"];
@@ -208,7 +215,7 @@ export type Config = {
   messages: {
     perMinute: number;
     /** Live messages of a project to one number (anti-pumping). */
-    recipientPerTenMinutes: number;
+    recipientPerMinute: number;
     recipientPerDay: number;
     recordRetryMs: number;
     /**
@@ -252,6 +259,14 @@ export type Config = {
 
 export class ConfigError extends Error {
   override name = "ConfigError";
+}
+
+/** localhost, 127.0.0.0/8 or ::1: a URL only this machine can reach. */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  return (
+    host === "localhost" || host.endsWith(".localhost") || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host)
+  );
 }
 
 function fail(message: string): never {
@@ -351,11 +366,22 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
     fail("UBILL_BASE_URL, UBILL_API_KEY and UBILL_DEFAULT_BRAND_ID must be set together");
   }
 
+  const publicBaseUrl = (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, "");
+  if (production && !env.ALLOW_HTTP_PUBLIC_BASE_URL) {
+    const url = new URL(publicBaseUrl);
+    if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
+      fail(
+        "PUBLIC_BASE_URL must be an https:// URL when NODE_ENV=production: claim links, sign-in redirects and session cookies would travel in clear text (http:// is accepted for localhost and loopback addresses, or with ALLOW_HTTP_PUBLIC_BASE_URL=true when TLS ends in front of the service)",
+      );
+    }
+  }
+
   return {
     nodeEnv: env.NODE_ENV,
     port: env.PORT,
-    host: env.HOST,
-    publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ""),
+    host: env.HOST ?? (production ? "0.0.0.0" : "127.0.0.1"),
+    hostConfigured: env.HOST !== undefined,
+    publicBaseUrl,
     logLevel: env.LOG_LEVEL,
     database: {
       url: env.DATABASE_URL,
@@ -391,7 +417,7 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
     },
     messages: {
       perMinute: env.MESSAGES_PER_MINUTE,
-      recipientPerTenMinutes: env.RECIPIENT_MESSAGES_PER_10_MINUTES,
+      recipientPerMinute: env.RECIPIENT_MESSAGES_PER_MINUTE,
       recipientPerDay: env.RECIPIENT_MESSAGES_PER_DAY,
       recordRetryMs: env.SEND_RECORD_RETRY_SECONDS * SECOND_MS,
       inFlightWaitMs: env.UBILL_SUBMIT_TIMEOUT_MS + env.DATABASE_STATEMENT_TIMEOUT_MS,

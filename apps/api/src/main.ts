@@ -82,6 +82,10 @@ if (stopping) {
   }
   servers.push(server);
   const { hostname, port } = server.addr;
+  // Who can reach it: outside production the default is loopback only (the development sign-in lets anyone sign in as anyone).
+  const reach = config.hostConfigured
+    ? `HOST=${config.host}`
+    : `${config.host} by default${config.nodeEnv === "production" ? "" : ": loopback only; set HOST (e.g. HOST=0.0.0.0) to open it"}`;
   log.info(
     {
       hostname,
@@ -91,7 +95,7 @@ if (stopping) {
       max_connections: maxConnections,
       max_connections_per_peer: config.http.maxConnectionsPerPeer,
     },
-    `listening on http://${hostname}:${port}`,
+    `listening on http://${hostname}:${port} (${reach})`,
   );
 } else {
   log.info({ role, database: app.db.kind }, "worker started");

@@ -16,6 +16,7 @@ import {
   createTestKey,
   describeClaim,
   describeProject,
+  endAllSessions,
   endSession,
   findProjectKey,
   findProjects,
@@ -118,6 +119,7 @@ export function dashboardServices(options: {
       start: bind(startSession, { ...deps, ...sessionConfig }),
       resume: bind(resumeSession, { ...deps, ...sessionConfig }),
       end: bind(endSession, deps),
+      endAll: bind(endAllSessions, deps),
     },
     projects: {
       list: bind(listAccountProjects, deps),
@@ -163,7 +165,7 @@ export function apiServices(options: {
         config: {
           messagesPerMinute: config.messages.perMinute,
           recipientLimits: {
-            perTenMinutes: config.messages.recipientPerTenMinutes,
+            perMinute: config.messages.recipientPerMinute,
             perDay: config.messages.recipientPerDay,
           },
           freeTierDailySegments: config.messages.freeTierDailySegments,

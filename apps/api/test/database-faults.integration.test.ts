@@ -18,7 +18,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
 import { DATABASE_RETRY_AFTER_SECONDS } from "../src/contract/errors.ts";
 import { parseEnv } from "../src/env.ts";
-import { LogCapture, ManualClock, sendMessageRequest } from "./harness.ts";
+import { LogCapture, ManualClock, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 import { body, insertLiveKey, type MessageJson, until } from "./support/messages.ts";
 
 const backends = await availableBackends();
@@ -194,6 +194,85 @@ describe.runIf(backends.includes("postgres"))("database faults", () => {
       expect(fake.sends().length).toBe(sendsBefore + 1);
       // The reference never reached a log line.
       expect(logs.text).not.toContain(smsId);
+    },
+  );
+});
+
+// A database that answers but refuses writes (issue 27, finding 4): read-only
+// after a failover (SQLSTATE 25006) or out of disk (53100), made here by a
+// trigger the test can lift again, on both backends. The same answers as an
+// outage: 500 internal_error with Retry-After, /readyz 503 while writes fail,
+// and a send uBill accepted meanwhile is recorded once writes come back.
+describe.each(backends)("a database that refuses writes, on %s", (backend) => {
+  let t: TestApp;
+  let fake: FakeUbill;
+  beforeAll(async () => {
+    fake = await startFakeUbill();
+    t = await startTestApp({
+      backend,
+      env: { UBILL_BASE_URL: fake.baseUrl, UBILL_API_KEY: fake.apiKey, UBILL_DEFAULT_BRAND_ID: "1" },
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await fake?.close();
+  });
+
+  async function refuseWrites(sqlState: string): Promise<void> {
+    await t.app.db.query(`CREATE OR REPLACE FUNCTION test_refuse_writes() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'writes refused' USING ERRCODE = '${sqlState}'; END $$`);
+    await t.app.db.query(`CREATE TRIGGER test_refuse_writes BEFORE INSERT OR UPDATE ON messages
+      FOR EACH STATEMENT EXECUTE FUNCTION test_refuse_writes()`);
+  }
+  const allowWrites = () => t.app.db.query("DROP TRIGGER IF EXISTS test_refuse_writes ON messages");
+  const retrying = () =>
+    t.logs.entries.filter((entry) => entry.msg === "the database is unavailable; retrying to record the send")
+      .length;
+
+  it.each([
+    ["read-only (25006)", "25006"],
+    ["out of disk (53100)", "53100"],
+  ])(
+    "%s: sends answer 500 with Retry-After, /readyz is 503, and a send uBill accepted meanwhile ends `submitted` with its reference",
+    async (_name, sqlState) => {
+      const { apiKey, projectId } = await insertLiveKey(t.app.db.prisma, { credits: 5 });
+      const smsId = String(8_900_000 + Math.floor(Math.random() * 100_000));
+      // biome-ignore lint/suspicious/noThenProperty: the fake's reply type names its follow-up `then`.
+      fake.replyNext({ kind: "slow", delayMs: 500, then: { kind: "accept", smsId } }, "send");
+      const sendsBefore = fake.sends().length;
+      const retriesBefore = retrying();
+      const sending = t.request("/v1/messages", sendMessageRequest(apiKey, crypto.randomUUID(), body()));
+      await until(() => fake.sends().length > sendsBefore, GUARD_MS);
+      await refuseWrites(sqlState);
+      try {
+        // Recording uBill's answer is refused, and retried as for an outage…
+        await until(() => retrying() > retriesBefore + 1, GUARD_MS * 2, 50);
+        // …while a new send is answered as during an outage, at once…
+        const other = await within(
+          t.request("/v1/messages", sendMessageRequest(apiKey, crypto.randomUUID(), body())),
+          GUARD_MS,
+        );
+        if (other === "no answer") throw new Error("no answer while writes were refused");
+        expect(other.status).toBe(500);
+        expect(other.headers.get("retry-after")).toBe(String(DATABASE_RETRY_AFTER_SECONDS));
+        expect(((await other.json()) as ErrorJson).error.code).toBe("internal_error");
+        // …and the instance says it is not ready.
+        const ready = await t.request("/readyz");
+        expect(ready.status).toBe(503);
+        expect(await ready.json()).toEqual({ status: "not_ready", database: "unreachable" });
+      } finally {
+        await allowWrites();
+      }
+      const response = await within(sending, GUARD_MS * 3);
+      if (response === "no answer") throw new Error("the send never answered");
+      expect(response.status).toBe(201);
+      const message = (await response.json()) as MessageJson;
+      expect(message.status).toBe("submitted");
+      const row = await t.app.db.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      expect(row).toMatchObject({ status: "submitted", providerRef: smsId, projectId });
+      expect(fake.sends().length).toBe(sendsBefore + 1);
+      expect(await t.app.db.prisma.message.count({ where: { projectId } })).toBe(1);
+      await until(async () => (await t.request("/readyz")).status === 200, GUARD_MS * 2, 100);
     },
   );
 });

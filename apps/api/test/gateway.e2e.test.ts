@@ -1,8 +1,11 @@
 // Issue 2, point 6 and "Bad input": the HTTP plumbing over real HTTP against
 // the Deno process. Every error uses the envelope, with request_id equal to
 // the X-Request-Id header.
+
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ServerProcess, startServer } from "./harness.ts";
+import { API_DIR, type ServerProcess, startServer } from "./harness.ts";
 import { openRaw } from "./support/raw-http.ts";
 
 let server: ServerProcess;
@@ -192,6 +195,20 @@ describe("headers sent more than once", () => {
     );
     // Past the header check: the missing key is what is refused.
     expect(answer.status).toBe(401);
+  });
+});
+
+describe("bare LF line endings (documented as safe: docs/operations.md#bare-lf-line-endings)", () => {
+  it("answers a request with bare LFs as the same request with CRLFs, and splits a pipelined mix where either would", async () => {
+    const connection = await openRaw(server.port);
+    connection.write(
+      "GET /healthz HTTP/1.1\nHost: 127.0.0.1\n\nGET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /readyz HTTP/1.1\nHost: 127.0.0.1\nConnection: close\n\n",
+    );
+    await connection.closedByServer();
+    const statuses = [...connection.received().matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => match[1]);
+    expect(statuses).toEqual(["200", "404", "200"]);
+    const operations = readFileSync(join(API_DIR, "../../docs/operations.md"), "utf8");
+    expect(operations).toContain("### Bare LF line endings");
   });
 });
 

@@ -105,6 +105,8 @@ export async function startTestApp(options: {
     NODE_ENV: "test",
     PGLITE_DATA_DIR: "memory://",
     PUBLIC_BASE_URL: BASE_URL,
+    // The in-process base URL is http://api.test, also under NODE_ENV=production.
+    ALLOW_HTTP_PUBLIC_BASE_URL: "true",
     LOG_LEVEL: "debug",
     ...options.env,
   };

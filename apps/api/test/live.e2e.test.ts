@@ -58,7 +58,7 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
         TEST_KEYS_PER_DAY: "1000",
         FREE_TIER_DAILY_SEGMENTS: "20",
         // Every send here goes to one number; the per-recipient limits have their own suite.
-        RECIPIENT_MESSAGES_PER_10_MINUTES: "10000",
+        RECIPIENT_MESSAGES_PER_MINUTE: "10000",
         RECIPIENT_MESSAGES_PER_DAY: "10000",
       },
     });

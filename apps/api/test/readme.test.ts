@@ -162,6 +162,18 @@ describe("the README and docs/", () => {
     expect(pages.filter((page) => !linked.has(page)).map((page) => relative(ROOT, page))).toEqual([]);
   });
 
+  it("(d) the quick start works on Linux and macOS and leads to the dashboard (issue 25)", () => {
+    const readme = readFileSync(README, "utf8");
+    const script = fencedBlocks(readme, "bash").join("\n");
+    // Nothing only Linux has: macOS has no /proc or /sys.
+    expect(script).not.toMatch(/\/proc\/|\/sys\//);
+    expect(script).toContain(`Idempotency-Key: $(node -e "console.log(crypto.randomUUID())")`);
+    const prerequisites = readme.split("\n").find((line) => line.startsWith("Prerequisites:")) ?? "";
+    expect(prerequisites).toContain("`git`");
+    expect(prerequisites).toContain("Node.js");
+    expect(readme).toMatch(/open the `claim_url`[\s\S]*Sign in as a local\s+developer[\s\S]*\/dashboard/);
+  });
+
   it("(b) README.md is at most 200 lines", () => {
     const lines = readFileSync(README, "utf8").trimEnd().split("\n").length;
     expect(lines).toBeLessThanOrEqual(200);

@@ -1,7 +1,8 @@
-// SMS pumping: live messages of a project to one number are limited per ten
-// minutes and per UTC day, counted in rate_limit_counters under a keyed
-// fingerprint (never the number), shared by every instance, answered 429
-// rate_limited without echoing the number. Test keys are not limited per
+// SMS pumping: live messages of a project to one number are limited per
+// minute (429 rate_limited, Retry-After within the minute) and per UTC day
+// (429 daily_limit_reached until midnight UTC), counted in rate_limit_counters
+// under a keyed fingerprint (never the number), shared by every instance,
+// answered without echoing the number. Test keys are not limited per
 // recipient (nothing reaches a phone). In process, both backends, a manual
 // clock and a fake uBill; two instances on one PostgreSQL database.
 import { generateKeySpec } from "@sms/crypto";
@@ -13,7 +14,7 @@ import {
   type PrismaDatabase,
   withPrisma,
 } from "@sms/db/testing";
-import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
+import { type FakeUbill, getRefusingPort, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
 import { parseEnv } from "../src/env.ts";
@@ -38,7 +39,7 @@ describe.each(backends)("per-recipient limits on %s", (backend) => {
       env: {
         ...ubillEnv(fake),
         MESSAGES_PER_MINUTE: "1000",
-        RECIPIENT_MESSAGES_PER_10_MINUTES: "5",
+        RECIPIENT_MESSAGES_PER_MINUTE: "5",
         RECIPIENT_MESSAGES_PER_DAY: "8",
         TEST_KEYS_PER_MINUTE: "100",
       },
@@ -51,7 +52,7 @@ describe.each(backends)("per-recipient limits on %s", (backend) => {
   const send = (apiKey: string, idempotencyKey: string, to = NUMBER) =>
     t.request("/v1/messages", sendMessageRequest(apiKey, idempotencyKey, body({ to })));
 
-  it("the sixth live message to one number in ten minutes is refused with 429 rate_limited, naming no number", async () => {
+  it("the sixth live message to one number in a minute is 429 rate_limited with Retry-After ≤ 60; the day's cap is 429 daily_limit_reached until midnight UTC; neither names the number", async () => {
     const { apiKey, projectId } = await insertLiveKey(t.app.db.prisma, { credits: 50 });
     t.clock.set("2026-11-22T10:03:00Z");
     for (let i = 0; i < 5; i++) expect((await send(apiKey, `r-${i}`)).status).toBe(201);
@@ -63,8 +64,8 @@ describe.each(backends)("per-recipient limits on %s", (backend) => {
     expect(error.code).toBe("rate_limited");
     expect(error.message).toMatch(/recipient/);
     expect(text).not.toMatch(/987654|9955/);
-    // Seven minutes to the next ten-minute slot.
-    expect(refused.headers.get("retry-after")).toBe("420");
+    // The next minute: a window of at most a minute, as the contract means rate_limited.
+    expect(refused.headers.get("retry-after")).toBe("60");
     expect(refused.headers.get("ratelimit-limit")).toBe("5");
     // Nothing sent, stored or charged.
     expect(fake.sends().length).toBe(sendsBefore);
@@ -83,12 +84,18 @@ describe.each(backends)("per-recipient limits on %s", (backend) => {
     expect(counters.length).toBeGreaterThan(0);
     for (const counter of counters) expect(counter.bucket).not.toMatch(/987654|000111/);
 
-    // The next slot allows three more: then the day's eight are used up until midnight UTC.
-    t.clock.set("2026-11-22T10:10:00Z");
+    // The next minute allows three more: then the day's eight are used up until midnight UTC.
+    t.clock.set("2026-11-22T10:04:30Z");
     for (let i = 6; i < 9; i++) expect((await send(apiKey, `r-${i}`)).status).toBe(201);
     const daily = await send(apiKey, "r-9");
     expect(daily.status).toBe(429);
-    expect(((await daily.json()) as ErrorJson).error.code).toBe("rate_limited");
+    const dailyText = await daily.text();
+    const dailyError = (JSON.parse(dailyText) as ErrorJson).error;
+    expect(dailyError.code).toBe("daily_limit_reached");
+    expect(dailyError.message).toMatch(/recipient/);
+    expect(dailyError.message).toContain("2026-11-23T00:00:00Z");
+    expect(dailyText).not.toMatch(/987654|9955/);
+    expect(daily.headers.get("retry-after")).toBe(String(13 * 3600 + 55 * 60 + 30));
     expect(daily.headers.get("ratelimit-limit")).toBe("8");
     t.clock.set("2026-11-23T00:00:00Z");
     expect((await send(apiKey, "r-9")).status).toBe(201);
@@ -102,6 +109,41 @@ describe.each(backends)("per-recipient limits on %s", (backend) => {
     expect(statuses.filter((status) => status === 201)).toHaveLength(5);
     expect(statuses.filter((status) => status === 429)).toHaveLength(15);
     expect(await t.app.db.prisma.message.count({ where: { projectId } })).toBe(5);
+  });
+
+  it("retries while uBill refuses connections give every counter back: once uBill is back the number is not locked out", async () => {
+    const { apiKey, projectId } = await insertLiveKey(t.app.db.prisma, { credits: 50 });
+    t.clock.set("2026-11-22T11:03:00Z");
+    // A second instance on the same database whose uBill refuses connections.
+    const offline = await createApp(
+      parseEnv({ ...t.env, UBILL_BASE_URL: `http://127.0.0.1:${await getRefusingPort()}` }),
+      { db: t.app.db, clock: t.clock, logDestination: t.logs },
+    );
+    try {
+      for (let i = 0; i < 8; i++) {
+        const response = await offline.handler(
+          new Request(`${t.baseUrl}/v1/messages`, sendMessageRequest(apiKey, "outage", body({ to: NUMBER }))),
+          { remoteAddress: "203.0.113.10" },
+        );
+        expect(response.status).toBe(503);
+      }
+    } finally {
+      await offline.close();
+    }
+    // Nothing may have reached uBill: every counter of this project is back at 0.
+    const counters = await t.app.db.prisma.rateLimitCounter.findMany({
+      where: { bucket: { contains: projectId } },
+    });
+    expect(counters.length).toBeGreaterThanOrEqual(3);
+    for (const counter of counters) expect(counter.count, counter.bucket).toBe(0);
+    // uBill is back: the same key sends, and four more fit the recipient's window.
+    const sendsBefore = fake.sends().length;
+    expect((await send(apiKey, "outage")).status).toBe(201);
+    for (let i = 0; i < 4; i++) expect((await send(apiKey, `after-${i}`)).status).toBe(201);
+    expect(fake.sends().length - sendsBefore).toBe(5);
+    expect(await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
+      creditBalance: 45,
+    });
   });
 
   it("test keys are not limited per recipient (nothing reaches a phone)", async () => {
@@ -132,7 +174,7 @@ describe.runIf(backends.includes("postgres"))("per-recipient limits shared by tw
       DATABASE_URL: server.databaseUrl,
       // Every instance must share the keyring: it names the recipient's counters.
       MESSAGE_ENCRYPTION_KEYS: generateKeySpec("shared"),
-      RECIPIENT_MESSAGES_PER_10_MINUTES: "5",
+      RECIPIENT_MESSAGES_PER_MINUTE: "5",
       ...ubillEnv(fake),
     });
     for (let i = 0; i < 2; i++) {

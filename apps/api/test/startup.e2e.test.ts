@@ -137,3 +137,33 @@ describe.skipIf(!(await availableBackends()).includes("postgres"))("start-up wit
     expect(text).not.toContain(PASSWORD);
   });
 });
+
+describe("where it listens (issue 25, safer defaults)", () => {
+  it("listens on loopback only by default outside production and says so; HOST opens it", async () => {
+    const [closed, open] = await Promise.all([
+      startServer({
+        backend: "pglite",
+        pgliteDataDir: "memory://",
+        env: { HOST: "", JOBS_ENABLED: "false" },
+      }),
+      startServer({
+        backend: "pglite",
+        pgliteDataDir: "memory://",
+        env: { HOST: "0.0.0.0", JOBS_ENABLED: "false" },
+      }),
+    ]);
+    cleanups.push(
+      () => closed.cleanup(),
+      () => open.cleanup(),
+    );
+    const line = (server: ServerProcess) =>
+      JSON.parse(server.output.find((text) => text.includes('"msg":"listening on')) ?? "{}") as {
+        hostname: string;
+        msg: string;
+      };
+    expect(line(closed).hostname).toBe("127.0.0.1");
+    expect(line(closed).msg).toContain("loopback only; set HOST");
+    expect(line(open).hostname).toBe("0.0.0.0");
+    expect(line(open).msg).toContain("(HOST=0.0.0.0)");
+  });
+});

@@ -191,6 +191,90 @@ describe.each(backends)("createDatabase on %s", (kind) => {
     expect(ms).toBeGreaterThan(2_000);
   });
 
+  /** Makes the test database refuse writes (as after a failover) or take them again. */
+  async function setReadOnly(on: boolean): Promise<void> {
+    const value = on ? "on" : "off";
+    if (kind === "pglite") {
+      // PGlite has one session: the setting reaches every statement at once.
+      await test.db.query(`SET default_transaction_read_only = ${value}`);
+      return;
+    }
+    const url = new URL(test.databaseUrl ?? "");
+    const name = url.pathname.slice(1);
+    url.pathname = "/postgres";
+    const admin = new pg.Client({ connectionString: url.toString() });
+    await admin.connect();
+    try {
+      await admin.query(`ALTER DATABASE "${name}" SET default_transaction_read_only = ${value}`);
+      // Sessions read the setting when they start: end the pool's, it opens new ones.
+      await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+        [name],
+      );
+    } finally {
+      await admin.end();
+    }
+  }
+
+  /** A statement that writes (a project row nobody reads). */
+  const write = () =>
+    test.db.query("INSERT INTO projects (id, created_at, updated_at) VALUES ($1, now(), now())", [
+      `prj_w${Math.random().toString(36).slice(2, 14)}`,
+    ]);
+
+  /** The first write's error (null: it worked), retried past the pool's terminated sessions. */
+  async function refusedWrite(): Promise<unknown> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const error = await write().then(
+        () => null,
+        (failure: unknown) => failure,
+      );
+      if (error === null) return null;
+      // A pooled session ended by the switch (connection_lost, or 57P01: server_unavailable) is retried.
+      const ended =
+        error instanceof DatabaseUnavailableError &&
+        ["connection_lost", "server_unavailable"].includes(error.reason);
+      if (!ended) return error;
+    }
+    return null;
+  }
+
+  it("a read-only database (SQLSTATE 25006) is unavailable: writes fail as an outage and ping is false until it takes writes again", async () => {
+    await setReadOnly(true);
+    try {
+      const error = await refusedWrite();
+      expect(error).toBeInstanceOf(DatabaseUnavailableError);
+      expect((error as DatabaseUnavailableError).reason).toBe("read_only");
+      expect(await test.db.ping()).toBe(false);
+      // Reads still work.
+      expect(await test.db.query<{ one: number }>("SELECT 1 AS one")).toEqual([{ one: 1 }]);
+    } finally {
+      await setReadOnly(false);
+    }
+    await expect.poll(() => test.db.ping(), { timeout: 15_000, interval: 250 }).toBe(true);
+    await expect(refusedWrite()).resolves.toBeNull();
+  });
+
+  it("a full disk (SQLSTATE 53100) is unavailable: the write fails as an outage and ping is false while writes fail", async () => {
+    await test.db.query(`CREATE OR REPLACE FUNCTION test_disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'could not extend file' USING ERRCODE = '53100'; END $$`);
+    await test.db.query(
+      "CREATE TRIGGER test_disk_full BEFORE INSERT ON projects FOR EACH STATEMENT EXECUTE FUNCTION test_disk_full()",
+    );
+    try {
+      const error = await write().then(
+        () => null,
+        (failure: unknown) => failure,
+      );
+      expect(error).toBeInstanceOf(DatabaseUnavailableError);
+      expect((error as DatabaseUnavailableError).reason).toBe("disk_full");
+      expect(await test.db.ping()).toBe(false);
+    } finally {
+      await test.db.query("DROP TRIGGER IF EXISTS test_disk_full ON projects");
+    }
+    await expect.poll(() => test.db.ping(), { timeout: 15_000, interval: 250 }).toBe(true);
+  });
+
   it("close() is idempotent, after which ping is false and does not throw", async () => {
     const own = await createTestDatabase(kind);
     onTestFinished(() => own.drop());

@@ -10,7 +10,7 @@ import pg from "pg";
 import { consoleLogger, type DatabaseLogger, errorMessage } from "./logger.ts";
 import { type MigrateResult, migratePglite, migratePostgres } from "./migrator.ts";
 import { pgliteSession, pgSession, type SqlSession } from "./sql-session.ts";
-import { asUnavailable, unavailableReason } from "./unavailable.ts";
+import { asUnavailable, unavailableReason, WRITES_REFUSED } from "./unavailable.ts";
 
 export type DatabaseKind = "postgres" | "pglite";
 
@@ -38,9 +38,12 @@ export type Database = Sql & {
   /** Applies pending migrations from prisma/migrations (see migrator.ts). */
   migrate(): Promise<MigrateResult>;
   /**
-   * True when the database answers `SELECT 1` within `timeoutMs` (default
-   * 1.5 s). Never throws and never hangs: a stopped server, a dropped database
-   * or a silently cut connection all come back as false.
+   * True when the database answers within `timeoutMs` (default 1.5 s) and
+   * takes writes: false while it is read-only (a standby, or
+   * `default_transaction_read_only`), and for WRITE_REFUSAL_HOLD_MS after a
+   * statement of this process was refused for read-only or a full disk.
+   * Never throws and never hangs: a stopped server, a dropped database or a
+   * silently cut connection all come back as false.
    */
   ping(timeoutMs?: number): Promise<boolean>;
   /** Ends the pool / closes PGlite (after anything opened over it: see driverOf). Safe to call twice. */
@@ -96,6 +99,11 @@ export type CreateDatabaseOptions = {
 };
 
 export const DEFAULT_PING_TIMEOUT_MS = 1_500;
+/** How long ping() stays false after a write was refused (read-only, disk full), unless refused again. */
+export const WRITE_REFUSAL_HOLD_MS = 5_000;
+/** The probe ping() runs: it answers, and whether this session could write. */
+const PING_SQL =
+  "SELECT (pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on') AS read_only";
 /** PostgreSQL connections per process unless configured (DATABASE_POOL_SIZE). */
 export const DEFAULT_POOL_SIZE = 10;
 const DEFAULT_CONNECTION_TIMEOUT_MS = 5_000;
@@ -124,6 +132,20 @@ export function driverOf(db: Database): Driver {
   const driver = drivers.get(db);
   if (!driver) throw new Error("driverOf: not a Database created by createDatabase()");
   return driver;
+}
+
+/** When this database last refused a write (read-only, disk full): ping() is false for a while after. */
+function writeRefusals() {
+  let refusedAt = Number.NEGATIVE_INFINITY;
+  return {
+    /** Passes `error` on, noting a refused write. */
+    note(error: unknown): unknown {
+      const reason = unavailableReason(error);
+      if (reason !== null && WRITES_REFUSED.has(reason)) refusedAt = performance.now();
+      return error;
+    },
+    recent: () => performance.now() - refusedAt < WRITE_REFUSAL_HOLD_MS,
+  };
 }
 
 async function runBeforeClose(driver: Driver, logger: DatabaseLogger): Promise<void> {
@@ -267,10 +289,14 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
     }
   };
 
+  const refusals = writeRefusals();
   const db: Database = {
     kind: "postgres",
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    query: (sql, params) => runStatement(pool, prepared, sql, params),
+    query: <Row>(sql: string, params?: readonly unknown[]) =>
+      runStatement<Row>(pool, prepared, sql, params).catch((error: unknown): never => {
+        throw refusals.note(error);
+      }),
     transaction: async (work) => {
       const client = await checkout(pool);
       let broken = false;
@@ -280,6 +306,7 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
         await control(client, "COMMIT");
         return result;
       } catch (error) {
+        refusals.note(error);
         const reason = unavailableReason(error);
         if (reason === "timeout" || reason === "connection_lost") {
           // The connection is silent or gone: a ROLLBACK would only wait as
@@ -301,7 +328,7 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
     migrate: () =>
       migratePostgres(options.migrationUrl ?? databaseUrl, { logger, migrationsDir: options.migrationsDir }),
     ping: async (timeoutMs = DEFAULT_PING_TIMEOUT_MS) => {
-      if (closed) return false;
+      if (closed || refusals.recent()) return false;
       try {
         return await pingPool(pool, timeoutMs);
       } catch {
@@ -319,10 +346,10 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
   return db;
 }
 
-type PingOutcome = "answered" | "connect-failed" | "query-failed" | "timed-out";
+type PingOutcome = "answered" | "read-only" | "connect-failed" | "query-failed" | "timed-out";
 
 /**
- * SELECT 1 on a pooled connection within `timeoutMs`. A connection that fails
+ * PING_SQL on a pooled connection within `timeoutMs` (a read-only answer is false). A connection that fails
  * its query may simply have been idle when the server dropped it (restart,
  * pg_terminate_backend) and the pool not have noticed yet: that case is tried
  * again on another connection while time remains. Failing to connect, or
@@ -341,7 +368,7 @@ async function pingPool(pool: pg.Pool, timeoutMs: number): Promise<boolean> {
 }
 
 /**
- * One checkout and SELECT 1, racing a timer. On timeout the connection is
+ * One checkout and PING_SQL, racing a timer. On timeout the connection is
  * destroyed (a hung socket must not go back to the pool); a checkout that
  * completes after the timeout is returned unused.
  */
@@ -367,14 +394,16 @@ async function pingOnce(pool: pg.Pool, timeoutMs: number): Promise<PingOutcome> 
       return "timed-out";
     }
     client = checkedOut;
+    let readOnly: boolean;
     try {
-      await checkedOut.query("SELECT 1");
+      const { rows } = await checkedOut.query<{ read_only: boolean }>(PING_SQL);
+      readOnly = rows[0]?.read_only === true;
     } catch {
       release(true);
       return "query-failed";
     }
     release(false);
-    return "answered";
+    return readOnly ? "read-only" : "answered";
   })();
 
   const timer = delay(timeoutMs);
@@ -396,26 +425,34 @@ async function openPglite(dataDir: string, options: CreateDatabaseOptions): Prom
 export function wrapPglite(pglite: PGlite, options: Omit<CreateDatabaseOptions, "databaseUrl">): Database {
   const logger = options.logger ?? consoleLogger;
   const driver: Driver = { kind: "pglite", pglite, beforeClose: [] };
+  const refusals = writeRefusals();
+  // PGlite's errors carry the SQLSTATE too: a refused write (read-only, disk
+  // full) becomes DatabaseUnavailableError as on PostgreSQL.
+  const unavailable = (error: unknown): never => {
+    throw refusals.note(asUnavailable(error));
+  };
 
   const db: Database = {
     kind: "pglite",
     poolStats: () => null,
     query: async <Row>(sql: string, params: readonly unknown[] = []) =>
-      (await pglite.query<Row>(sql, params as unknown[])).rows,
+      (await pglite.query<Row>(sql, params as unknown[]).catch(unavailable)).rows,
     transaction: (work) =>
-      pglite.transaction((tx) =>
-        work({
-          query: async <Row>(sql: string, params: readonly unknown[] = []) =>
-            (await tx.query<Row>(sql, params as unknown[])).rows,
-        }),
-      ),
+      pglite
+        .transaction((tx) =>
+          work({
+            query: async <Row>(sql: string, params: readonly unknown[] = []) =>
+              (await tx.query<Row>(sql, params as unknown[]).catch(unavailable)).rows,
+          }),
+        )
+        .catch(unavailable),
     migrate: () => migratePglite(pglite, { logger, migrationsDir: options.migrationsDir }),
     ping: async (timeoutMs = DEFAULT_PING_TIMEOUT_MS) => {
-      if (pglite.closed) return false;
+      if (pglite.closed || refusals.recent()) return false;
       const timer = delay(timeoutMs);
       try {
-        const answered = pglite.query("SELECT 1").then(
-          () => true,
+        const answered = pglite.query<{ read_only: boolean }>(PING_SQL).then(
+          ({ rows }) => rows[0]?.read_only !== true,
           () => false,
         );
         return await Promise.race([answered, timer.promise]);

@@ -32,4 +32,14 @@ describe("unavailableReason", () => {
     expect(unavailableReason(Object.assign(new Error("duplicate key"), { code: "23505" }))).toBeNull();
     expect(unavailableReason(new Error("migration 2 failed"))).toBeNull();
   });
+
+  it("a database that refuses writes is unavailable, not a bug: read-only (25006) and disk full (53100)", () => {
+    const readOnly = Object.assign(new Error("cannot execute INSERT in a read-only transaction"), {
+      code: "25006",
+    });
+    expect(unavailableReason(readOnly)).toBe("read_only");
+    expect(unavailableReason(Object.assign(new Error("could not extend file"), { code: "53100" }))).toBe(
+      "disk_full",
+    );
+  });
 });

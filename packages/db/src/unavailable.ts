@@ -1,6 +1,8 @@
 // "The database cannot answer right now" as an error class of its own, so the
 // layers above can tell an outage (retry later, answer 500 with Retry-After)
 // from a bug or a constraint violation (which would fail the same way again).
+// A database that answers but refuses writes (read-only after a failover, a
+// full disk) is an outage too: the same write succeeds once it is over.
 
 /** Why the database could not answer. */
 export type UnavailableReason =
@@ -13,7 +15,14 @@ export type UnavailableReason =
   /** The connection broke while in use. */
   | "connection_lost"
   /** The server is shutting down, starting up, or out of connections. */
-  | "server_unavailable";
+  | "server_unavailable"
+  /** The server refuses writes: a read-only transaction or a standby (SQLSTATE 25006), as after a failover. */
+  | "read_only"
+  /** The server cannot write: out of disk space (SQLSTATE 53100). */
+  | "disk_full";
+
+/** The reasons that mean "the database answers but refuses writes" (readiness is off while they recur). */
+export const WRITES_REFUSED: ReadonlySet<UnavailableReason> = new Set(["read_only", "disk_full"]);
 
 /**
  * The database did not answer: nothing about the request itself is wrong, and
@@ -67,6 +76,8 @@ function fromSqlState(code: string): UnavailableReason | null {
   if (code === "57014") return "statement_timeout"; // query_canceled (statement_timeout)
   if (code === "57P01" || code === "57P02" || code === "57P03") return "server_unavailable"; // shutdown, starting
   if (code === "53300" || code === "53400") return "server_unavailable"; // too many connections
+  if (code === "25006") return "read_only"; // read_only_sql_transaction (a standby, default_transaction_read_only)
+  if (code === "53100") return "disk_full"; // disk_full
   return null;
 }
 

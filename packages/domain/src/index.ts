@@ -28,6 +28,7 @@ export * from "./limits/consume-limits.ts";
 export * from "./auth/authenticate-api-key.ts";
 export * from "./test-keys/create-test-key.ts";
 export * from "./messages/send/send-message.ts";
+export * from "./database-clock.ts";
 export * from "./messages/answered-keys.ts";
 export * from "./messages/get-message.ts";
 export * from "./messages/check-statuses.ts";

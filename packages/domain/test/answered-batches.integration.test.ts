@@ -2,7 +2,7 @@
 // backends: sends written together are each written once, answered, with
 // their timeline; one send's bad row or given-up claim is its own.
 import { newId } from "@sms/crypto";
-import { createDatabase } from "@sms/db";
+import { createDatabase, isDatabaseUnavailable } from "@sms/db";
 import {
   availableBackends,
   createTestDatabase,
@@ -227,4 +227,46 @@ describe.each(databases)("messages.insertAnswered in batches on %s", (_, open) =
     });
     expect(record?.responseBody).toBeNull();
   });
+
+  it.each([
+    ["read-only (25006, as after a failover)", "25006"],
+    ["out of disk (53100)", "53100"],
+  ])(
+    "a database that refuses writes, %s, fails the whole batch as an outage: no send runs again alone",
+    async (_name, sqlState) => {
+      const { store, counted } = countingStore({ maxBatch: 64, maxInFlight: 1 });
+      const first = await claimedSend();
+      const others = await Promise.all([claimedSend(), claimedSend(), claimedSend()]);
+      await refuseWrites(t, sqlState);
+      try {
+        const calls = [first, ...others].map((send) =>
+          store.messages
+            .insertAnswered(send.message, { outcome: SUBMITTED, response: send.response, now: LATER })
+            .then(
+              () => null,
+              (error: unknown) => error,
+            ),
+        );
+        const errors = await Promise.all(calls);
+        for (const error of errors) expect(isDatabaseUnavailable(error)).toBe(true);
+        // The first alone, then the other three together: never one by one.
+        expect(counted.statements).toBe(2);
+      } finally {
+        await allowWrites(t);
+      }
+      expect((await written([first, ...others].map((send) => send.message.messageId))).size).toBe(0);
+    },
+  );
 });
+
+/** Every insert into messages fails with `sqlState` (a refusal the test can lift again), as a full or read-only database would. */
+async function refuseWrites(t: TestDatabase, sqlState: string): Promise<void> {
+  await t.db.query(`CREATE OR REPLACE FUNCTION test_refuse_writes() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'writes refused' USING ERRCODE = '${sqlState}'; END $$`);
+  await t.db.query(`CREATE TRIGGER test_refuse_writes BEFORE INSERT ON messages
+    FOR EACH STATEMENT EXECUTE FUNCTION test_refuse_writes()`);
+}
+
+async function allowWrites(t: TestDatabase): Promise<void> {
+  await t.db.query("DROP TRIGGER IF EXISTS test_refuse_writes ON messages");
+}

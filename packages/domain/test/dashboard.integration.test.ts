@@ -144,7 +144,7 @@ describe.each(backends)("the dashboard's domain on %s", (kind) => {
         providers: { test: provider, live },
         config: {
           messagesPerMinute: 1000,
-          recipientLimits: { perTenMinutes: 1000, perDay: 1000 },
+          recipientLimits: { perMinute: 1000, perDay: 1000 },
           freeTierDailySegments: 100,
           defaultSender: "SMSGE",
           simulatorDelayMs: 0,

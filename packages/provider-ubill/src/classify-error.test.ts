@@ -124,9 +124,15 @@ describe("classifySendStatus: every HTTP status of a send answer, decided", () =
     for (const status of [200, 201, 204]) expect(classifySendStatus(status)).toEqual({ kind: "answer" });
   });
 
-  it("429 and 503: uBill did not take the request, nothing was sent", () => {
-    expect(classifySendStatus(429)).toEqual({ kind: "not_sent", problem: "throttled" });
-    expect(classifySendStatus(503)).toEqual({ kind: "not_sent", problem: "service_unavailable" });
+  it("429 and 503 prove nothing (a proxy in front of uBill may answer them after forwarding): may have been sent", () => {
+    expect(classifySendStatus(429)).toEqual({ kind: "maybe_sent", problem: "throttled" });
+    expect(classifySendStatus(503)).toEqual({ kind: "maybe_sent", problem: "service_unavailable" });
+  });
+
+  it("no HTTP status proves that nothing was sent", () => {
+    for (let status = 100; status < 600; status++) {
+      expect(classifySendStatus(status).kind, String(status)).not.toBe("not_sent");
+    }
   });
 
   it("4xx, 3xx, 501 and 505: refused as it stands", () => {

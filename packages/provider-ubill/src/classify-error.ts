@@ -129,18 +129,19 @@ export function classifyFetchError(error: unknown): FetchFailure {
 }
 
 // uBill answered: what the HTTP status of its answer to a send says before
-// the body is read. Decided code by code, on HTTP's meaning of each status
-// (RFC 9110 and RFC 6585), because uBill has no idempotency key: a send that
-// may have been processed must never be repeated, and one that certainly was
-// not should be given back (503 to our caller, key released, credits
-// refunded) rather than recorded as a failure.
+// the body is read. uBill has no idempotency key, so a send that may have been
+// processed must never be repeated. Only two things prove that nothing was
+// sent: a request that never left (classifyFetchError), and uBill's own
+// refusal in a 2xx body (a documented non-zero statusID). No HTTP status
+// does: uBill documents none, and a proxy or load balancer in front of it may
+// answer any of them after it forwarded the request (docs/live-sending.md,
+// "What proves that nothing was sent").
 //
 //   2xx              the body says what happened (statusID)
-//   429              throttled: the request was refused before processing -> not sent
-//   503              unable to handle the request now (overload, maintenance,
-//                    no backend behind uBill's load balancer) -> not sent
+//   429, 503         throttled or unavailable, but possibly said by a proxy
+//                    after the send went through -> maybe sent (unknown)
 //   501, 505         the method or HTTP version is not supported at all:
-//                    nothing was processed, and retrying cannot help -> refused
+//                    nothing to retry -> refused
 //   401, 403         our uBill key was refused -> refused (the operator must act)
 //   other 4xx, 3xx   the request was refused as it stands -> refused
 //   500, 502, 504,   the server (or a gateway in front of it) failed while
@@ -150,18 +151,20 @@ export function classifyFetchError(error: unknown): FetchFailure {
 
 export type SendStatusVerdict =
   | { kind: "answer" }
-  | { kind: "not_sent"; problem: "throttled" | "service_unavailable" }
   | {
       kind: "refused";
       problem: "api_key_rejected" | "unexpected_redirect" | "request_refused" | "not_supported";
       operatorMustAct: boolean;
     }
-  | { kind: "maybe_sent"; problem: "server_error" | "unexpected_status" };
+  | {
+      kind: "maybe_sent";
+      problem: "throttled" | "service_unavailable" | "server_error" | "unexpected_status";
+    };
 
 export function classifySendStatus(httpStatus: number): SendStatusVerdict {
   if (httpStatus >= 200 && httpStatus < 300) return { kind: "answer" };
-  if (httpStatus === 429) return { kind: "not_sent", problem: "throttled" };
-  if (httpStatus === 503) return { kind: "not_sent", problem: "service_unavailable" };
+  if (httpStatus === 429) return { kind: "maybe_sent", problem: "throttled" };
+  if (httpStatus === 503) return { kind: "maybe_sent", problem: "service_unavailable" };
   if (httpStatus === 401 || httpStatus === 403) {
     return { kind: "refused", problem: "api_key_rejected", operatorMustAct: true };
   }

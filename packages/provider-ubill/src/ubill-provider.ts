@@ -111,7 +111,6 @@ const GENERAL_REJECTION: SendRejection = {
 };
 
 const UNREACHABLE_REASON = "The SMS provider could not be reached; nothing was sent.";
-const NOT_TAKEN_REASON = "The SMS provider did not take the request (busy or unavailable); nothing was sent.";
 
 const LOST_REASONS: Record<LostProblem, string> = {
   timeout: "The SMS provider did not answer in time; the message may or may not have been sent.",
@@ -198,11 +197,6 @@ export function createUbillProvider(options: UbillProviderOptions): UbillProvide
     const { httpStatus, body } = answer;
     const verdict = classifySendStatus(httpStatus);
     switch (verdict.kind) {
-      case "not_sent":
-        // Throttled or unavailable: uBill did not take the request. Like an
-        // unreachable uBill: nothing sent, the caller may retry.
-        log.warn({ problem: verdict.problem, httpStatus }, "uBill did not take the send; nothing was sent");
-        return { kind: "unreachable", reason: NOT_TAKEN_REASON };
       case "refused":
         log[verdict.operatorMustAct ? "error" : "warn"](
           { problem: verdict.problem, httpStatus },
@@ -221,14 +215,17 @@ export function createUbillProvider(options: UbillProviderOptions): UbillProvide
               : "The SMS provider refused the request.",
         };
       case "maybe_sent":
+        // A 429 or 503 included: it may come from a proxy that forwarded the send.
         log.warn(
           { problem: verdict.problem, httpStatus },
-          "uBill failed while handling the send; outcome unknown",
+          "uBill's answer does not prove the send was not processed; outcome unknown",
         );
         return {
           kind: "indeterminate",
           reason:
-            "The SMS provider failed while handling the request; the message may or may not have been sent.",
+            verdict.problem === "throttled" || verdict.problem === "service_unavailable"
+              ? "The SMS provider (or a proxy in front of it) said it was busy; the message may or may not have been sent."
+              : "The SMS provider failed while handling the request; the message may or may not have been sent.",
         };
       case "answer":
         break;

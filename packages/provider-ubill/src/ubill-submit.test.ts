@@ -212,23 +212,6 @@ describe("submit: nothing was sent → unreachable", () => {
     expect(fake.requests).toHaveLength(0);
   });
 
-  it.each([
-    [429, "throttled"],
-    [503, "service_unavailable"],
-  ])(
-    "maps HTTP %i (uBill did not take the request) to unreachable: nothing was sent",
-    async (status, problem) => {
-      const { ubill, logger } = provider();
-      fake.replyNext({ kind: "http", status }, "send");
-      expect(await ubill.submit(submitRequest("+995599123456"))).toEqual({
-        kind: "unreachable",
-        reason: expect.stringContaining("nothing was sent"),
-      });
-      expect(fake.sends()).toHaveLength(1);
-      expect(warnedProblems(logger)).toEqual([problem]);
-    },
-  );
-
   it("maps a refused connection to unreachable", async () => {
     const { ubill, logger } = provider({ baseUrl: `http://127.0.0.1:${await getRefusingPort()}` });
     expect((await ubill.submit(submitRequest("+995599123456"))).kind).toBe("unreachable");
@@ -237,6 +220,20 @@ describe("submit: nothing was sent → unreachable", () => {
 });
 
 describe("submit: may have been sent → indeterminate, never re-sent", () => {
+  it.each([
+    [429, "throttled"],
+    [503, "service_unavailable"],
+  ])(
+    "maps HTTP %i to indeterminate: a proxy in front of uBill may answer it after the send went through",
+    async (status, problem) => {
+      const { ubill, logger } = provider();
+      fake.replyNext({ kind: "http", status }, "send");
+      expect((await ubill.submit(submitRequest("+995599123456"))).kind).toBe("indeterminate");
+      expect(fake.sends()).toHaveLength(1);
+      expect(warnedProblems(logger)).toEqual([problem]);
+    },
+  );
+
   it("maps a response slower than the deadline to indeterminate", async () => {
     const { ubill, logger } = provider();
     fake.replyToNumber("+995599222222", { kind: "slow", delayMs: SLOW_MS });

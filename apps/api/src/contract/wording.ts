@@ -24,7 +24,7 @@ export const REFUSAL_MESSAGES = {
   messages_rate_limited:
     "Too many messages this minute; nothing was sent. Retry shortly with the same Idempotency-Key.",
   recipient_rate_limited:
-    "Too many messages to this recipient; nothing was sent. Retry after the time in Retry-After with the same Idempotency-Key.",
+    "Too many messages to this recipient this minute; nothing was sent. Retry after the time in Retry-After with the same Idempotency-Key.",
   database_unavailable:
     "The service cannot reach its database right now; retry after the time in Retry-After. On POST /v1/messages reuse the same Idempotency-Key.",
   test_keys_rate_limited:

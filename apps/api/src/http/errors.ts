@@ -43,7 +43,9 @@ export function sendRefusal(result: Extract<SendMessageResult, { ok: false }>, n
     case "daily_limit_reached":
       return new ApiError(
         "daily_limit_reached",
-        `The free tier's ${result.limit.limit} live segments for today are used up; nothing was sent. Do not retry before ${formatTimestamp(result.limit.resetAt)} (midnight UTC), or add paid credits.`,
+        result.subject === "recipient"
+          ? `This project's ${result.limit.limit} live messages to this recipient for today are used up; nothing was sent. Do not retry before ${formatTimestamp(result.limit.resetAt)} (midnight UTC).`
+          : `The free tier's ${result.limit.limit} live segments for today are used up; nothing was sent. Do not retry before ${formatTimestamp(result.limit.resetAt)} (midnight UTC), or add paid credits.`,
         retryHeaders(result.limit, now),
       );
     case "insufficient_credits":

@@ -1,14 +1,23 @@
 // Answers already given, kept in process so that a replay (spec 4.2: the same
 // Idempotency-Key and body within 24 hours) is answered without the database.
 //
-// Only answered records are kept, and an answered record never changes until
-// it expires: the cache can be stale only by not knowing a key, never by
-// answering differently from the database. An entry ends when its record
-// expires (the caller's clock), or when newer answers push it out
-// (`maxEntries`, oldest first). A replay that reaches another instance, or
-// one whose entry is gone, is answered from the database as before.
+// Only answered records are kept, and an answered record never changes while
+// it exists. But it can stop existing before its 24 hours are over: purged on
+// an instance whose clock runs ahead, or lost in a restore or a failover to a
+// replica that had not received it. So an entry is trusted only:
+//   - until its record's own `expires_at`, as written to the database (the
+//     record the send wrote, or the one it read), and
+//   - for `revalidateAfterMs` (default 15 s, on this process's monotonic
+//     clock, which no wall-clock skew moves) after it was remembered.
+// Past that age the replay goes to the database like any other, and is
+// remembered again only if the record is still there. The guarantee: an
+// instance answers from memory a record the database no longer holds for at
+// most `revalidateAfterMs`; after that every instance sees the same record.
+// Entries also leave when newer answers push them out (`maxEntries`, oldest
+// first). docs/messages.md ("Replays from memory") states it for operators.
 import { setNewest } from "../bounded-map.ts";
 import type { IdempotencyScope } from "../model/idempotency.ts";
+import { systemTimer, type Timer } from "../ports.ts";
 import type { PriorRecord } from "../store/index.ts";
 
 /** An answered record: the request's fingerprint, its answer and its expiry. */
@@ -17,31 +26,42 @@ export type AnsweredRecord = Pick<PriorRecord, "fingerprint" | "expiresAt"> & {
 };
 
 export type AnsweredKeys = {
-  /** The key's answered record, unless unknown here or expired at `now`. */
+  /** The key's answered record, unless unknown here, expired at `now`, or older than the revalidation age. */
   get(scope: IdempotencyScope, now: Date): AnsweredRecord | null;
   remember(scope: IdempotencyScope, record: AnsweredRecord): void;
 };
 
 /** Enough for the replays that follow a timeout within seconds; a few MB at most. */
 export const DEFAULT_ANSWERED_KEYS = 4_096;
+/** How long an entry is answered from memory before the database is asked again. */
+export const DEFAULT_REVALIDATE_AFTER_MS = 15_000;
 
 const keyOf = (scope: IdempotencyScope) => `${scope.projectId}\u0000${scope.mode}\u0000${scope.key}`;
 
-export function createAnsweredKeys(maxEntries = DEFAULT_ANSWERED_KEYS): AnsweredKeys {
-  const entries = new Map<string, AnsweredRecord>();
+type Entry = { record: AnsweredRecord; rememberedAt: number };
+
+export function createAnsweredKeys(
+  options: { maxEntries?: number; revalidateAfterMs?: number; timer?: Pick<Timer, "monotonicMs"> } = {},
+): AnsweredKeys {
+  const maxEntries = options.maxEntries ?? DEFAULT_ANSWERED_KEYS;
+  const revalidateAfterMs = options.revalidateAfterMs ?? DEFAULT_REVALIDATE_AFTER_MS;
+  const timer = options.timer ?? systemTimer;
+  const entries = new Map<string, Entry>();
   return {
     get(scope, now) {
       const key = keyOf(scope);
-      const record = entries.get(key);
-      if (record === undefined) return null;
-      if (record.expiresAt.getTime() <= now.getTime()) {
+      const entry = entries.get(key);
+      if (entry === undefined) return null;
+      const stale = timer.monotonicMs() - entry.rememberedAt >= revalidateAfterMs;
+      if (stale || entry.record.expiresAt.getTime() <= now.getTime()) {
         entries.delete(key);
         return null;
       }
-      return record;
+      return entry.record;
     },
     remember(scope, record) {
-      if (maxEntries > 0) setNewest(entries, keyOf(scope), record, maxEntries);
+      if (maxEntries <= 0 || revalidateAfterMs <= 0) return;
+      setNewest(entries, keyOf(scope), { record, rememberedAt: timer.monotonicMs() }, maxEntries);
     },
   };
 }

@@ -63,9 +63,8 @@ export function tightestState(states: LimitState[]): LimitState | undefined {
 export const BUCKETS = {
   /** Message creations of a project, per minute (MESSAGES_PER_MINUTE). */
   messages: (projectId: string) => `messages:${projectId}`,
-  /** Live messages of a project to one recipient, per ten-minute slot (RECIPIENT_MESSAGES_PER_10_MINUTES). */
-  recipientTenMinutes: (projectId: string, recipient: string) =>
-    `recipient:${projectId}:${recipient}:ten_minutes`,
+  /** Live messages of a project to one recipient, per minute (RECIPIENT_MESSAGES_PER_MINUTE). */
+  recipientMinute: (projectId: string, recipient: string) => `recipient:${projectId}:${recipient}:minute`,
   /** Live messages of a project to one recipient, per UTC day (RECIPIENT_MESSAGES_PER_DAY). */
   recipientDay: (projectId: string, recipient: string) => `recipient:${projectId}:${recipient}:day`,
   /** Live segments of a project without paid credits, per UTC day (FREE_TIER_DAILY_SEGMENTS). */

@@ -13,6 +13,7 @@ import { accountStore } from "./accounts.ts";
 import { auditStore } from "./audit.ts";
 import { type BatchOptions, batcher } from "./batch.ts";
 import { claimStore } from "./claims.ts";
+import { databaseTimeStore } from "./database-time.ts";
 import { idempotencyStore } from "./idempotency.ts";
 import { keyStore } from "./keys.ts";
 import { ledgerStore } from "./ledger.ts";
@@ -29,6 +30,7 @@ export { isDatabaseUnavailable } from "@sms/db";
 export type { AccountStore } from "./accounts.ts";
 export type { AuditEntry, AuditEntryInput, AuditStore } from "./audit.ts";
 export type { ClaimStore, ClaimTokenRecord, ClaimTokenView } from "./claims.ts";
+export type { DatabaseTimeStore } from "./database-time.ts";
 export type { IdempotencyStore, PriorRecord } from "./idempotency.ts";
 export type { KeyLookup, KeyRecord, KeyStore } from "./keys.ts";
 export type { Balance, LedgerEntry, LedgerStore } from "./ledger.ts";
@@ -63,6 +65,7 @@ function families(sql: Sql, batched: { insertAnswered?: (send: AnsweredMessage) 
     messageLog: messageLogStore(sql),
     senderRequests: senderRequestStore(sql),
     sessions: sessionStore(sql),
+    time: databaseTimeStore(sql),
   };
 }
 

@@ -28,6 +28,7 @@ export type Access = "public" | "viewer" | "operator";
 /** The first field holding a control character other than tab and line breaks (the database refuses NUL). */
 function fieldWithControlCharacter(form: URLSearchParams): string | null {
   for (const [name, value] of form) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses.
     if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(value)) return name.slice(0, 40);
   }
   return null;
@@ -50,6 +51,7 @@ export type PageContext<S extends PageState = PageState> = {
 /** One-shot notices a redirect may name (`?notice=`): only these, never free text. */
 export const NOTICES: Record<string, string> = {
   signed_out: "You are signed out.",
+  signed_out_everywhere: "You are signed out everywhere: every session of your account has ended.",
   key_revoked: "The key was revoked: it stops working on every server within a few seconds.",
   key_already_revoked: "That key was already revoked; nothing changed.",
   sender_requested: "Your request was sent to the operator.",

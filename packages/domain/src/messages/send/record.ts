@@ -41,11 +41,16 @@ async function recordLive(
   const projectId = input.project.id;
   const log = input.logger;
   /**
-   * A send that sent nothing gives back what it took: free-tier segments and
-   * credits, in the order the write-ahead took them (counter rows before the
-   * project row), so the two can never deadlock.
+   * A send that sent nothing gives back what it took, in the order the
+   * write-ahead took it (counter rows before the project row), so the two can
+   * never deadlock: a send proven unsent (`unsent`) its minute and recipient
+   * counts too, because counters count only what may have reached the
+   * provider; a rejection (uBill saw it) the free-tier segments and credits.
    */
-  const giveBack = async (tx: SendMessageTx, note: string) => {
+  const giveBack = async (tx: SendMessageTx, note: string, unsent: boolean) => {
+    if (unsent) {
+      for (const { bucket, start } of written.counted) await tx.limits.release(bucket, start, 1);
+    }
     if (written.freeTierSegments > 0) {
       const { start } = windowOf("utc_day", queued.now);
       await tx.limits.release(BUCKETS.freeTierSegments(projectId), start, written.freeTierSegments);
@@ -61,11 +66,13 @@ async function recordLive(
       { message_id: messageId, provider: draft.provider?.name ?? "none", reason: outcome.reason },
       "provider unreachable",
     );
+    // Proven unsent: the message, the key, the counters, the free-tier
+    // segments and the credits go in one transaction.
     const released = await persist(deps, log, "release", () =>
-      tookSomething
+      tookSomething || written.counted.length > 0
         ? deps.store.transaction(async (tx) => {
             const done = await tx.messages.releaseUnsent({ messageId, idempotencyId });
-            if (done) await giveBack(tx, "provider unreachable");
+            if (done) await giveBack(tx, "provider unreachable", true);
             return done;
           })
         : deps.store.messages.releaseUnsent({ messageId, idempotencyId }),
@@ -82,7 +89,7 @@ async function recordLive(
       ? deps.store.transaction(async (tx) => {
           const done = await tx.messages.recordOutcome(change);
           // A rejection sent nothing: the credits and the free-tier segments go back.
-          if (done) await giveBack(tx, "rejected");
+          if (done) await giveBack(tx, "rejected", false);
           return done;
         })
       : deps.store.messages.recordOutcome(change),

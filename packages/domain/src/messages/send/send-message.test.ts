@@ -7,7 +7,7 @@ import { DatabaseUnavailableError } from "@sms/db";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { MessageResource } from "../../model/message.ts";
 import type { SmsProvider, SubmitOutcome, SubmitRequest } from "../../provider.ts";
-import { type AnsweredKeys, createAnsweredKeys } from "../answered-keys.ts";
+import { createAnsweredKeys } from "../answered-keys.ts";
 import {
   emptyTables,
   fakeStore,
@@ -49,11 +49,11 @@ describe("sendMessage", () => {
       test?: Array<SubmitOutcome | Error>;
       live?: Array<SubmitOutcome | Error> | null;
       perMinute?: number;
-      perRecipient?: { perTenMinutes: number; perDay: number };
+      perRecipient?: { perMinute: number; perDay: number };
       freeTier?: number;
       hooks?: Hooks;
-      /** The instance's answered keys (none: every replay reads the store). */
-      answered?: AnsweredKeys;
+      /** The instance's answered keys, on the fake timer (none: every replay reads the store). */
+      answered?: { maxEntries?: number; revalidateAfterMs?: number };
       /** Called on every pause of a bounded wait, after the fake time moved on. */
       onSleep?: (sleptMs: number) => void;
     } = {},
@@ -77,10 +77,10 @@ describe("sendMessage", () => {
       clock: { now: () => now },
       timer,
       providers: { test: test.provider, live: live?.provider ?? null },
-      answered: options.answered,
+      answered: options.answered && createAnsweredKeys({ ...options.answered, timer }),
       config: {
         messagesPerMinute: options.perMinute ?? 100,
-        recipientLimits: options.perRecipient ?? { perTenMinutes: 5, perDay: 20 },
+        recipientLimits: options.perRecipient ?? { perMinute: 2, perDay: 10 },
         freeTierDailySegments: options.freeTier ?? 20,
         defaultSender: "SMSGE",
         simulatorDelayMs: 5_000,
@@ -191,11 +191,11 @@ describe("sendMessage", () => {
 
   describe("answered keys in memory", () => {
     it("replays a key this instance answered without the store, and refuses another body the same way", async () => {
-      const { send, test } = setup({ answered: createAnsweredKeys() });
+      const { send, test } = setup({ answered: {} });
       const first = await send();
       if (!first.ok) throw new Error("the first send failed");
-      tables.records.clear(); // whatever the store holds now, memory answers
-      now = new Date(T0.getTime() + 60_000);
+      tables.records.clear(); // whatever the store holds now, memory answers (within the revalidation age)
+      now = new Date(T0.getTime() + 10_000);
       expect(await send()).toEqual({ ok: true, replayed: true, message: first.message });
       expect(await send({ code: "111111" })).toEqual({ ok: false, code: "idempotency_key_reused" });
       expect(tables.writeAheads).toHaveLength(1);
@@ -204,14 +204,14 @@ describe("sendMessage", () => {
     });
 
     it("checks a different body before the key it reuses: an invalid one is refused as invalid, not as reused", async () => {
-      const { send } = setup({ answered: createAnsweredKeys() });
+      const { send } = setup({ answered: {} });
       await send();
       expect(await send({ code: "not digits" })).toMatchObject({ ok: false, code: "invalid_variables" });
       expect(await send({ code: "111111" })).toEqual({ ok: false, code: "idempotency_key_reused" });
     });
 
     it("remembers an answer read from the store, so the next replay skips it", async () => {
-      const { send } = setup({ answered: createAnsweredKeys() });
+      const { send } = setup({ answered: {} });
       const record = await inFlightRecord();
       record.response = FIRST_ANSWER;
       expect(await send()).toEqual({ ok: true, replayed: true, message: FIRST_ANSWER });
@@ -221,7 +221,7 @@ describe("sendMessage", () => {
     });
 
     it("forgets an answer when its record expires: after 24 hours the key sends again", async () => {
-      const { send, test } = setup({ answered: createAnsweredKeys() });
+      const { send, test } = setup({ answered: {} });
       const first = await send();
       now = new Date(T0.getTime() + 86_400_000);
       const again = await send();
@@ -230,8 +230,41 @@ describe("sendMessage", () => {
       expect(test.submitted).toHaveLength(2);
     });
 
+    it("answers from memory only for a short revalidation age: then the store decides, and a record gone there (purged early, lost in a failover) is not replayed", async () => {
+      const { send, test, timer } = setup({ answered: { revalidateAfterMs: 15_000 } });
+      const first = await send();
+      if (!first.ok) throw new Error("the first send failed");
+      // Within the age: from memory, even though the store lost the record.
+      tables.records.clear();
+      timer.elapsed += 14_000;
+      expect(await send()).toEqual({ ok: true, replayed: true, message: first.message });
+      // Past it: the store is asked, finds nothing, and this instance sends as every other one would.
+      timer.elapsed += 2_000;
+      const again = await send();
+      expect(again).toMatchObject({ ok: true, replayed: false });
+      expect(again.ok && again.message.id !== first.message.id).toBe(true);
+      expect(test.submitted).toHaveLength(2);
+    });
+
+    it("a revalidated entry that the store still holds is remembered again, with the store's expiry", async () => {
+      const { send, timer } = setup({ answered: { revalidateAfterMs: 15_000 } });
+      const record = await inFlightRecord();
+      record.response = FIRST_ANSWER;
+      expect(await send()).toEqual({ ok: true, replayed: true, message: FIRST_ANSWER });
+      timer.elapsed += 20_000;
+      // Read again from the store (one more write-ahead that finds the record)…
+      expect(await send()).toEqual({ ok: true, replayed: true, message: FIRST_ANSWER });
+      expect(tables.writeAheads).toHaveLength(2);
+      // …and then from memory again.
+      expect(await send()).toEqual({ ok: true, replayed: true, message: FIRST_ANSWER });
+      expect(tables.writeAheads).toHaveLength(2);
+      // The store's expiry bounds it: once the record expires, the key sends anew.
+      now = new Date(record.expiresAt.getTime());
+      expect(await send()).toMatchObject({ ok: true, replayed: false });
+    });
+
     it("keeps at most its number of entries, dropping the oldest first", () => {
-      const answered = createAnsweredKeys(2);
+      const answered = createAnsweredKeys({ maxEntries: 2 });
       const scope = (key: string) => ({ projectId: "prj_unit", mode: "test" as const, key });
       const record = {
         fingerprint: "f",
@@ -505,6 +538,38 @@ describe("sendMessage", () => {
       );
     });
 
+    it("unreachable gives back the minute and per-recipient counters too: retries during an outage never lock a number out", async () => {
+      tables.balance = 20;
+      const outage = Array.from({ length: 8 }, () => ({ kind: "unreachable" as const, reason: "refused" }));
+      const { send, live: provider } = setup({
+        live: [...outage, { kind: "accepted", providerRef: "ref-after" }],
+        perRecipient: { perMinute: 5, perDay: 20 },
+      });
+      for (let i = 0; i < 8; i++) {
+        expect(await send(live())).toEqual({ ok: false, code: "provider_unavailable" });
+        // Nothing counted stays counted: every counter the write-ahead moved is back at 0.
+        expect([...tables.counters.values()].every((count) => count === 0)).toBe(true);
+      }
+      // uBill is back: the same key sends, counted once.
+      expect(await send(live())).toMatchObject({
+        ok: true,
+        replayed: false,
+        message: { status: "submitted" },
+      });
+      expect(provider?.submitted).toHaveLength(9);
+      const counts = [...tables.counters.entries()].filter(([key]) => !key.startsWith("free_tier_segments:"));
+      expect(counts.map(([, count]) => count)).toEqual([1, 1, 1]);
+      expect(tables.balance).toBe(19);
+    });
+
+    it("with no live provider configured: 503 and nothing kept, no counter moved", async () => {
+      tables.balance = 3;
+      const { send } = setup({ live: null });
+      expect(await send(live())).toEqual({ ok: false, code: "provider_unavailable" });
+      expect(tables.balance).toBe(3);
+      expect([...tables.counters.values()].every((count) => count === 0)).toBe(true);
+    });
+
     it("with no live provider configured: 503 and nothing kept", async () => {
       tables.balance = 3;
       const { send } = setup({ live: null });
@@ -531,6 +596,7 @@ describe("sendMessage", () => {
       expect(refused).toMatchObject({
         ok: false,
         code: "daily_limit_reached",
+        subject: "free_tier",
         limit: { limit: 1, remaining: 0 },
       });
       expect(tables.messages.size).toBe(1);
@@ -540,35 +606,39 @@ describe("sendMessage", () => {
       expect(tables.balance).toBe(8);
     });
 
-    it("per-recipient limits: the sixth message to one number in ten minutes is refused, naming no number", async () => {
+    it("per-recipient limits in the contract's two meanings: a minute's window is rate_limited (reset within 60 s), the day's cap is daily_limit_reached (reset at midnight UTC)", async () => {
       tables.balance = 100;
       tables.hasPaidCredits = true;
-      const { send, live: provider } = setup({ perRecipient: { perTenMinutes: 5, perDay: 7 } });
-      for (let i = 0; i < 5; i++) {
+      const { send, live: provider } = setup({ perRecipient: { perMinute: 2, perDay: 5 } });
+      for (let i = 0; i < 2; i++) {
         expect(await send(live({ idempotencyKey: `r-${i}` }))).toMatchObject({ ok: true, replayed: false });
       }
-      const refused = await send(live({ idempotencyKey: "r-5" }));
+      const refused = await send(live({ idempotencyKey: "r-2" }));
       expect(refused).toMatchObject({
         ok: false,
         code: "rate_limited",
         subject: "recipient",
-        limit: { limit: 5, remaining: 0, window: "ten_minutes", resetAt: new Date("2026-11-22T10:10:00Z") },
+        limit: { limit: 2, remaining: 0, window: "minute", resetAt: new Date("2026-11-22T10:01:00Z") },
       });
+      if (refused.ok || refused.code !== "rate_limited") throw new Error("not rate_limited");
+      expect(refused.limit.resetAt.getTime() - now.getTime()).toBeLessThanOrEqual(60_000);
       // Rolled back: nothing written, nothing reserved, nothing sent.
-      expect(tables.messages.size).toBe(5);
-      expect(tables.balance).toBe(95);
-      expect(provider?.submitted).toHaveLength(5);
+      expect(tables.messages.size).toBe(2);
+      expect(tables.balance).toBe(98);
+      expect(provider?.submitted).toHaveLength(2);
       // Another number is unaffected.
       expect(await send(live({ idempotencyKey: "other", to: "+995555000111" }))).toMatchObject({ ok: true });
-      // The next ten minutes allow two more: the day's limit of 7 is then reached.
-      now = new Date("2026-11-22T10:10:00Z");
-      expect((await send(live({ idempotencyKey: "r-6" }))).ok).toBe(true);
-      expect((await send(live({ idempotencyKey: "r-7" }))).ok).toBe(true);
-      expect(await send(live({ idempotencyKey: "r-8" }))).toMatchObject({
+      // The next minutes allow three more: the day's cap of 5 is then reached.
+      now = new Date("2026-11-22T10:01:00Z");
+      expect((await send(live({ idempotencyKey: "r-3" }))).ok).toBe(true);
+      expect((await send(live({ idempotencyKey: "r-4" }))).ok).toBe(true);
+      now = new Date("2026-11-22T10:02:00Z");
+      expect((await send(live({ idempotencyKey: "r-5" }))).ok).toBe(true);
+      expect(await send(live({ idempotencyKey: "r-6" }))).toMatchObject({
         ok: false,
-        code: "rate_limited",
+        code: "daily_limit_reached",
         subject: "recipient",
-        limit: { limit: 7, window: "utc_day" },
+        limit: { limit: 5, remaining: 0, window: "utc_day", resetAt: new Date("2026-11-23T00:00:00Z") },
       });
       // Counter names carry a keyed fingerprint, never the number.
       const buckets = [...tables.counters.keys()];
@@ -577,7 +647,7 @@ describe("sendMessage", () => {
     });
 
     it("test keys are not subject to the per-recipient limits", async () => {
-      const { send } = setup({ perRecipient: { perTenMinutes: 1, perDay: 1 } });
+      const { send } = setup({ perRecipient: { perMinute: 1, perDay: 1 } });
       for (let i = 0; i < 4; i++) {
         expect(await send({ idempotencyKey: `t-${i}` })).toMatchObject({ ok: true, replayed: false });
       }

@@ -49,8 +49,11 @@ export type SendMessageDeps = {
   answered?: AnsweredKeys;
   config: {
     messagesPerMinute: number;
-    /** Live messages of a project to one number: per ten-minute slot and per UTC day. */
-    recipientLimits: { perTenMinutes: number; perDay: number };
+    /**
+     * Live messages of a project to one number: per minute (refused as
+     * `rate_limited`) and per UTC day (refused as `daily_limit_reached`).
+     */
+    recipientLimits: { perMinute: number; perDay: number };
     freeTierDailySegments: number;
     defaultSender: string;
     /** When a test message's first status check is due, after submission. */
@@ -94,8 +97,11 @@ export type SendMessageResult =
   | { ok: false; code: "first_request_unresolved"; retryAfterMs: number }
   /** The project's per-minute limit, or a per-recipient limit (`subject`): nothing sent. */
   | { ok: false; code: "rate_limited"; subject: "project" | "recipient"; limit: LimitState }
-  /** The free tier's daily segments: nothing sent. */
-  | { ok: false; code: "daily_limit_reached"; limit: LimitState }
+  /**
+   * A daily cap: the free tier's live segments, or the live messages of the
+   * project to this recipient (`subject`). Nothing sent; it resets at midnight UTC.
+   */
+  | { ok: false; code: "daily_limit_reached"; subject: "free_tier" | "recipient"; limit: LimitState }
   | { ok: false; code: "insufficient_credits" }
   /** The provider was not reached: nothing sent, the key released. */
   | { ok: false; code: "provider_unavailable" };
@@ -114,7 +120,16 @@ export type Draft = {
 };
 
 /** The write-ahead's result for the request that claimed the key. */
-export type Claimed = { freeTierSegments: number; rateLimit: LimitState };
+export type Claimed = {
+  freeTierSegments: number;
+  rateLimit: LimitState;
+  /**
+   * The counter windows the write-ahead moved by one, in the order it took
+   * them (the minute's, then the recipient's): a send proven unsent gives
+   * each back (live sends; a test send's claim is released on its own).
+   */
+  counted: Array<{ bucket: string; start: Date }>;
+};
 
 /** Another request holds the key: its record (null: look it up). */
 export type Taken = { taken: true; prior: PriorRecord | null };

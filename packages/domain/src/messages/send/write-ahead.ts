@@ -57,13 +57,13 @@ async function writeAheadTest(
       limit: limitState(check, limit, window.end),
     };
   }
-  return { freeTierSegments: 0, rateLimit: limitState(check, claim.used, window.end) };
+  return { freeTierSegments: 0, rateLimit: limitState(check, claim.used, window.end), counted: [] };
 }
 
 /**
  * Live keys, one transaction: the key and the queued message first (a taken
  * key ends here, nothing else counted), then the per-minute limit, the
- * per-recipient limits, the free-tier allowance (projects without paid
+ * per-recipient limits (a minute, a UTC day), the free-tier allowance (projects without paid
  * credits) and the credit reservation. A refusal rolls everything back.
  */
 function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | Taken | Refusal> {
@@ -74,32 +74,42 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
     const claim = await tx.messages.insertQueued(queued);
     if (!claim.written) return { taken: true, prior: claim.prior };
     const recipient = draft.recipient ?? "";
-    const checks: LimitCheck[] = [
+    const minute: LimitCheck = {
+      bucket: BUCKETS.messages(projectId),
+      window: "minute",
+      limit: config.messagesPerMinute,
+      refusal: "rate_limited",
+    };
+    // The recipient's limits in the contract's two meanings: a minute's
+    // window (rate_limited, retry within the minute) and a daily cap
+    // (daily_limit_reached, reset at midnight UTC).
+    const perRecipient: LimitCheck[] = [
       {
-        bucket: BUCKETS.messages(projectId),
+        bucket: BUCKETS.recipientMinute(projectId, recipient),
         window: "minute",
-        limit: config.messagesPerMinute,
-        refusal: "rate_limited",
-      },
-      {
-        bucket: BUCKETS.recipientTenMinutes(projectId, recipient),
-        window: "ten_minutes",
-        limit: config.recipientLimits.perTenMinutes,
+        limit: config.recipientLimits.perMinute,
         refusal: "rate_limited",
       },
       {
         bucket: BUCKETS.recipientDay(projectId, recipient),
         window: "utc_day",
         limit: config.recipientLimits.perDay,
-        refusal: "rate_limited",
+        refusal: "daily_limit_reached",
       },
     ];
-    const counted = await consumeEach(tx.limits, checks, queued.now);
+    const checks = [minute, ...perRecipient];
+    const project = await consumeEach(tx.limits, [minute], queued.now);
+    if (!project.ok)
+      return rollback({ ok: false, code: "rate_limited", subject: "project", limit: project.limit });
+    const counted = await consumeEach(tx.limits, perRecipient, queued.now);
     if (!counted.ok) {
-      const subject = counted.limit.window === "minute" ? "project" : "recipient";
-      return rollback({ ok: false, code: "rate_limited", subject, limit: counted.limit });
+      return rollback(
+        counted.code === "rate_limited"
+          ? { ok: false, code: "rate_limited", subject: "recipient", limit: counted.limit }
+          : { ok: false, code: "daily_limit_reached", subject: "recipient", limit: counted.limit },
+      );
     }
-    const rateLimit = counted.states[0] as LimitState;
+    const rateLimit = project.states[0] as LimitState;
     let freeTierSegments = 0;
     if (!(await tx.projects.hasPaidCredits(projectId))) {
       const taken = await consumeEach(
@@ -115,7 +125,9 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
         ],
         queued.now,
       );
-      if (!taken.ok) return rollback({ ok: false, code: "daily_limit_reached", limit: taken.limit });
+      if (!taken.ok) {
+        return rollback({ ok: false, code: "daily_limit_reached", subject: "free_tier", limit: taken.limit });
+      }
       freeTierSegments = queued.segments;
     }
     const reserved = await tx.ledger.reserve({
@@ -125,6 +137,10 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
       now: queued.now,
     });
     if (!reserved) return rollback({ ok: false, code: "insufficient_credits" });
-    return { freeTierSegments, rateLimit };
+    const windows = checks.map((check) => ({
+      bucket: check.bucket,
+      start: windowOf(check.window, queued.now).start,
+    }));
+    return { freeTierSegments, rateLimit, counted: windows };
   });
 }
