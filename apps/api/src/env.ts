@@ -43,6 +43,7 @@ const optionalInt = (min: number, max: number) =>
 
 const SECOND_MS = 1000;
 const HOUR_MS = 3_600_000;
+const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
 
 /**
@@ -104,6 +105,11 @@ const ZEnv = z.object({
   /** How long a send keeps trying to record the provider's answer while the database is unavailable. */
   SEND_RECORD_RETRY_SECONDS: int(30, 0, 600),
   FREE_TIER_DAILY_SEGMENTS: int(20, 0),
+  /** Verifications (docs/auth-and-limits.md): how long a code stays valid. */
+  VERIFICATION_LIFETIME_MINUTES: int(10, 1, 60),
+  /** Live verifications a project may start for one number per minute, and per UTC day (anti-pumping). */
+  VERIFICATIONS_PER_RECIPIENT_PER_MINUTE: int(2, 1),
+  VERIFICATIONS_PER_RECIPIENT_PER_DAY: int(10, 1),
 
   CLAIM_FREE_CREDITS: int(50, 0),
   CLAIM_SIGN_INS_PER_MINUTE: int(20, 1),
@@ -197,6 +203,11 @@ export type Config = {
   /** The operator tool's deadline for one call to the internal listener. */
   operatorTimeoutMs: number;
   testKeys: { perMinute: number; perDay: number; perDayTotal: number };
+  verifications: {
+    lifetimeMs: number;
+    /** Live starts of a project for one number (anti-pumping). */
+    startsPerRecipient: { perMinute: number; perDay: number };
+  };
   messages: {
     perMinute: number;
     /** Live messages of a project to one number (anti-pumping). */
@@ -378,6 +389,13 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
       perMinute: env.TEST_KEYS_PER_MINUTE,
       perDay: env.TEST_KEYS_PER_DAY,
       perDayTotal: env.TEST_KEYS_PER_DAY_TOTAL,
+    },
+    verifications: {
+      lifetimeMs: env.VERIFICATION_LIFETIME_MINUTES * MINUTE_MS,
+      startsPerRecipient: {
+        perMinute: env.VERIFICATIONS_PER_RECIPIENT_PER_MINUTE,
+        perDay: env.VERIFICATIONS_PER_RECIPIENT_PER_DAY,
+      },
     },
     messages: {
       perMinute: env.MESSAGES_PER_MINUTE,

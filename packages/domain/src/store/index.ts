@@ -23,6 +23,7 @@ import { type AnsweredMessage, insertAnsweredMany, type MessageSendStore, messag
 import { projectStore } from "./projects.ts";
 import { senderRequestStore } from "./sender-requests.ts";
 import { sessionStore } from "./sessions.ts";
+import { verificationStore } from "./verifications.ts";
 
 // The one thing of the database the use cases need to know: that it may not answer for a while.
 export { isDatabaseUnavailable } from "@sms/db";
@@ -47,6 +48,12 @@ export type { MessageSendStore, Outcome, QueuedClaim, QueuedMessage } from "./me
 export type { AccountProjectRow, FoundProject, ProjectRecord, ProjectStore } from "./projects.ts";
 export type { SenderRequestRecord, SenderRequestStatus, SenderRequestStore } from "./sender-requests.ts";
 export type { SessionRecord, SessionStore } from "./sessions.ts";
+export type {
+  LockedVerification,
+  NewVerification,
+  VerificationDay,
+  VerificationStore,
+} from "./verifications.ts";
 
 function families(sql: Sql, batched: { insertAnswered?: (send: AnsweredMessage) => Promise<boolean> } = {}) {
   return {
@@ -63,6 +70,7 @@ function families(sql: Sql, batched: { insertAnswered?: (send: AnsweredMessage) 
     messageLog: messageLogStore(sql),
     senderRequests: senderRequestStore(sql),
     sessions: sessionStore(sql),
+    verifications: verificationStore(sql),
   };
 }
 
