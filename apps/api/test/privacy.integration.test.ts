@@ -247,8 +247,13 @@ describe.each(backends)("privacy in the database on %s", (backend) => {
     for (const row of rows) expect(row.codeHash).toMatch(/^k1:[0-9a-f]{64}$/);
     // Control: the same scan finds a code stored in the clear.
     await t.app.db.prisma.verification.update({ where: { id: rows[0]!.id }, data: { template: codes[0]! } });
-    expect(findLeaks(await everyRow(), needles).some((leak) => leak.includes("table verifications"))).toBe(true);
-    await t.app.db.prisma.verification.update({ where: { id: rows[0]!.id }, data: { template: "verification_code" } });
+    expect(findLeaks(await everyRow(), needles).some((leak) => leak.includes("table verifications"))).toBe(
+      true,
+    );
+    await t.app.db.prisma.verification.update({
+      where: { id: rows[0]!.id },
+      data: { template: "verification_code" },
+    });
   });
 
   it("binds each ciphertext to its message id: swapped blobs do not decrypt", async () => {

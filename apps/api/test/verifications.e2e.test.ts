@@ -183,10 +183,19 @@ describe.each(backends)("verifications with test keys over HTTP on %s", (backend
       }),
     );
     expect(sent.status).toBe(201);
-    await expectError(await start(apiKey, messageKey, { to: "+995555000303" }), 409, "idempotency_key_reused");
+    await expectError(
+      await start(apiKey, messageKey, { to: "+995555000303" }),
+      409,
+      "idempotency_key_reused",
+    );
     const sentAgain = await call(
       "/v1/messages",
-      sendMessageRequest(apiKey, idem, { to: "+995555000301", template: "verification_code", variables: { code: "000000" }, locale: "en" }),
+      sendMessageRequest(apiKey, idem, {
+        to: "+995555000301",
+        template: "verification_code",
+        variables: { code: "000000" },
+        locale: "en",
+      }),
     );
     await expectError(sentAgain, 409, "idempotency_key_reused");
   });
@@ -203,7 +212,10 @@ describe.each(backends)("verifications with test keys over HTTP on %s", (backend
     const refused = await check(apiKey, old.id, { code: "000000" });
     const body = await expectError(refused, 409, "verification_not_pending");
     expect(body.error.message).toContain("canceled");
-    expect(await json(await get(apiKey, old.id))).toMatchObject({ status: "canceled", attempts_remaining: 5 });
+    expect(await json(await get(apiKey, old.id))).toMatchObject({
+      status: "canceled",
+      attempts_remaining: 5,
+    });
     expect((await json(await get(otherProject, elsewhere.id))).status).toBe("pending");
     expect((await json(await get(apiKey, otherNumber.id))).status).toBe("pending");
     expect((await json(await check(apiKey, fresh.id, { code: "000000" }))).status).toBe("approved");
@@ -215,7 +227,9 @@ describe.each(backends)("verifications with test keys over HTTP on %s", (backend
   it("the simulator numbers: rejected → send_failed; unreachable → 503 keeping nothing; indeterminate and undeliverable → pending", async () => {
     const apiKey = await newKey();
     const readMessage = async (id: string) =>
-      (await (await call(`/v1/messages/${id}`, { headers: { Authorization: `Bearer ${apiKey}` } })).json()) as {
+      (await (
+        await call(`/v1/messages/${id}`, { headers: { Authorization: `Bearer ${apiKey}` } })
+      ).json()) as {
         status: string;
       };
 
@@ -224,7 +238,11 @@ describe.each(backends)("verifications with test keys over HTTP on %s", (backend
     const failed = await json(rejected);
     expect(failed).toMatchObject({ status: "send_failed", to: "+9955••••••01" });
     expect((await readMessage(failed.message_id)).status).toBe("failed");
-    const body = await expectError(await check(apiKey, failed.id, { code: "000000" }), 409, "verification_not_pending");
+    const body = await expectError(
+      await check(apiKey, failed.id, { code: "000000" }),
+      409,
+      "verification_not_pending",
+    );
     expect(body.error.message).toContain("send_failed");
     expect((await json(await get(apiKey, failed.id))).status).toBe("send_failed");
 
@@ -285,7 +303,13 @@ describe.each(backends)("verifications with test keys over HTTP on %s", (backend
     );
     await expectError(await start("sk_test_nope", key(), { to: ORDINARY }), 401, "invalid_api_key");
     const started = await json(await start(apiKey, key(), { to: "+995555000701" }));
-    for (const body of [{}, { code: 123456 }, { code: "" }, { code: "1".repeat(17) }, { code: "0", extra: 1 }]) {
+    for (const body of [
+      {},
+      { code: 123456 },
+      { code: "" },
+      { code: "1".repeat(17) },
+      { code: "0", extra: 1 },
+    ]) {
       await expectError(await check(apiKey, started.id, body), 400, "invalid_request");
     }
     // None of them counted.
@@ -310,7 +334,10 @@ describe.each(backends)("verifications with test keys over HTTP on %s", (backend
     expect(bodies.map((b) => b.status)).toEqual(Array(20).fill("approved"));
     expect(new Set(bodies.map((b) => b.updated_at)).size).toBe(1);
     expect(await metric(server, "test", "approved")).toBe(before + 1);
-    expect(await json(await get(apiKey, started.id))).toMatchObject({ status: "approved", attempts_remaining: 5 });
+    expect(await json(await get(apiKey, started.id))).toMatchObject({
+      status: "approved",
+      attempts_remaining: 5,
+    });
   });
 
   it("20 simultaneous wrong checks: five are counted, never a sixth, never below zero", async () => {
@@ -397,6 +424,10 @@ describe.skipIf(!hasPostgres)("live verifications over HTTP (PostgreSQL, fake uB
     const wrongCode = code === "00000000" ? "11111111" : "00000000";
     expect((await json(await check(apiKey, started.id, { code: wrongCode }))).attempts_remaining).toBe(4);
     expect((await json(await check(apiKey, started.id, { code }))).status).toBe("approved");
+    expect(await json(await get(apiKey, started.id))).toMatchObject({
+      status: "approved",
+      attempts_remaining: 4,
+    });
     expect(await balance(projectId)).toBe(9);
     // A second start draws another code (from the CSPRNG, not zeros).
     const second = await json(await start(apiKey, key(), { to: "+995599100002", code_length: 8 }));
@@ -413,13 +444,20 @@ describe.skipIf(!hasPostgres)("live verifications over HTTP (PostgreSQL, fake uB
     const failed = await json(response);
     expect(failed.status).toBe("send_failed");
     expect(await balance(projectId)).toBe(1);
-    const entries = await db.prisma.creditLedgerEntry.findMany({ where: { projectId }, orderBy: { createdAt: "asc" } });
+    const entries = await db.prisma.creditLedgerEntry.findMany({
+      where: { projectId },
+      orderBy: { createdAt: "asc" },
+    });
     expect(entries.map((e) => [e.kind, e.amount])).toEqual([
       ["grant_paid", 1],
       ["reservation", -1],
       ["refund", 1],
     ]);
-    await expectError(await check(apiKey, failed.id, { code: lastSentCode() }), 409, "verification_not_pending");
+    await expectError(
+      await check(apiKey, failed.id, { code: lastSentCode() }),
+      409,
+      "verification_not_pending",
+    );
 
     const ok = await json(await start(apiKey, key(), { to: "+995599100102" }));
     expect(ok.status).toBe("pending");
@@ -464,13 +502,18 @@ describe.skipIf(!hasPostgres)("live verifications over HTTP (PostgreSQL, fake uB
         const copy = response.clone();
         const code = ((await copy.json()) as ErrorJson).error.code;
         if (code === "daily_limit_reached") daily = response;
-        else await new Promise((resolve) => setTimeout(resolve, Number(response.headers.get("retry-after")) * 1000));
+        else
+          await new Promise((resolve) =>
+            setTimeout(resolve, Number(response.headers.get("retry-after")) * 1000),
+          );
       }
     }
     expect(started).toBe(3);
     if (!daily) throw new Error("no daily refusal");
     const dailyBody = await expectError(daily, 429, "daily_limit_reached");
-    const midnight = new Date(Math.floor(Date.now() / 86_400_000 + 1) * 86_400_000).toISOString().replace(".000Z", "Z");
+    const midnight = new Date(Math.floor(Date.now() / 86_400_000 + 1) * 86_400_000)
+      .toISOString()
+      .replace(".000Z", "Z");
     expect(dailyBody.error.message).toContain(`${midnight} (midnight UTC)`);
     // Test keys are not limited per number.
     const testKey = (await createTestKey(call)).api_key;

@@ -53,7 +53,11 @@ describe.each(backends)("verifications in process on %s", (backend) => {
     t.clock.advance(1_000);
     const read = await json(await get(apiKey, started.id));
     expect(read).toMatchObject({ status: "expired", attempts_remaining: 4, updated_at: started.expires_at });
-    const refused = await expectError(await check(apiKey, started.id, { code: "000000" }), 409, "verification_not_pending");
+    const refused = await expectError(
+      await check(apiKey, started.id, { code: "000000" }),
+      409,
+      "verification_not_pending",
+    );
     expect(refused.error.message).toContain("expired");
     const row = await t.app.db.prisma.verification.findUniqueOrThrow({ where: { id: started.id } });
     expect(row.status).toBe("expired");
@@ -69,7 +73,12 @@ describe.each(backends)("verifications in process on %s", (backend) => {
     const { start } = client();
     const apiKey = (await createTestKey(t.request)).api_key;
     const started = await json(
-      await start(apiKey, key(), { to: "+995555100002", template: "password_reset_code", locale: "en", code_length: 5 }),
+      await start(apiKey, key(), {
+        to: "+995555100002",
+        template: "password_reset_code",
+        locale: "en",
+        code_length: 5,
+      }),
     );
     const [row] = await t.app.db.prisma.$queryRaw<Array<{ text_ciphertext: Uint8Array }>>`
       SELECT text_ciphertext FROM messages WHERE id = ${started.message_id}`;
@@ -83,7 +92,9 @@ describe.each(backends)("verifications in process on %s", (backend) => {
     const apiKey = (await createTestKey(t.request)).api_key;
     const approved = await json(await start(apiKey, key(), { to: "+995555100003" }));
     expect((await json(await check(apiKey, approved.id, { code: "000000" }))).status).toBe("approved");
-    expect((await t.app.db.prisma.verification.findUniqueOrThrow({ where: { id: approved.id } })).codeHash).not.toBeNull();
+    expect(
+      (await t.app.db.prisma.verification.findUniqueOrThrow({ where: { id: approved.id } })).codeHash,
+    ).not.toBeNull();
 
     // The message settles (delivered), then its retention passes.
     t.clock.advance(60_000);

@@ -23,7 +23,12 @@ export type ErrorJson = { error: { code: string; message: string; request_id: st
 export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 
 export function verificationClient(call: Call) {
-  const start = (apiKey: string, idempotencyKey: string | null, body: unknown, headers: Record<string, string> = {}) =>
+  const start = (
+    apiKey: string,
+    idempotencyKey: string | null,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ) =>
     call("/v1/verifications", {
       method: "POST",
       headers: {

@@ -24,15 +24,29 @@ describe("verification codes", () => {
   });
 
   it("never shares an idempotency identity with a message", () => {
-    const start = canonicalVerificationRequest({ to: "+995555123456", template: "verification_code", locale: "ka", codeLength: 6 });
-    expect(start).not.toBe(canonicalRequest({ to: "+995555123456", template: "verification_code", variables: { code: "000000" } }, "ka"));
+    const start = canonicalVerificationRequest({
+      to: "+995555123456",
+      template: "verification_code",
+      locale: "ka",
+      codeLength: 6,
+    });
+    expect(start).not.toBe(
+      canonicalRequest(
+        { to: "+995555123456", template: "verification_code", variables: { code: "000000" } },
+        "ka",
+      ),
+    );
     expect(JSON.parse(start)).toHaveLength(5);
   });
 
   it("reads a pending verification past its lifetime as expired, and nothing else", () => {
     const expiresAt = new Date("2026-11-22T10:10:00Z");
-    expect(effectiveStatus({ status: "pending", expiresAt }, new Date("2026-11-22T10:09:59Z"))).toBe("pending");
+    expect(effectiveStatus({ status: "pending", expiresAt }, new Date("2026-11-22T10:09:59Z"))).toBe(
+      "pending",
+    );
     expect(effectiveStatus({ status: "pending", expiresAt }, expiresAt)).toBe("expired");
-    expect(effectiveStatus({ status: "approved", expiresAt }, new Date("2026-11-23T00:00:00Z"))).toBe("approved");
+    expect(effectiveStatus({ status: "approved", expiresAt }, new Date("2026-11-23T00:00:00Z"))).toBe(
+      "approved",
+    );
   });
 });

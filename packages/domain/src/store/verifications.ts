@@ -6,11 +6,7 @@
 import type { Sql } from "@sms/db";
 import type { Locale } from "@sms/templates";
 import type { KeyMode } from "../model/keys.ts";
-import type {
-  VerificationState,
-  VerificationStatus,
-  VerificationTemplate,
-} from "../model/verification.ts";
+import type { VerificationState, VerificationStatus, VerificationTemplate } from "../model/verification.ts";
 
 export type NewVerification = {
   id: string;

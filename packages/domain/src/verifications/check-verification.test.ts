@@ -65,11 +65,25 @@ describe("checkVerification's work", () => {
   it("is the same for a right and a wrong code", async () => {
     const right = await setup("482913");
     const wrong = await setup("482913");
-    const approved = await checkVerification(right.deps, { projectId: "prj_1", verificationId: ID, code: "482913" });
-    const counted = await checkVerification(wrong.deps, { projectId: "prj_1", verificationId: ID, code: "482914" });
+    const approved = await checkVerification(right.deps, {
+      projectId: "prj_1",
+      verificationId: ID,
+      code: "482913",
+    });
+    const counted = await checkVerification(wrong.deps, {
+      projectId: "prj_1",
+      verificationId: ID,
+      code: "482914",
+    });
     expect(approved).toMatchObject({ ok: true, transition: "approved" });
     expect(counted).toMatchObject({ ok: true, transition: "attempt" });
-    expect(right.calls).toEqual(["begin", "lockForCheck", "keyring.verifyFingerprint", "recordCheck", "commit"]);
+    expect(right.calls).toEqual([
+      "begin",
+      "lockForCheck",
+      "keyring.verifyFingerprint",
+      "recordCheck",
+      "commit",
+    ]);
     expect(wrong.calls).toEqual(right.calls);
   });
 

@@ -112,5 +112,3 @@ function standInHash(keyring: Keyring): Promise<string> {
   }
   return hash;
 }
-
-

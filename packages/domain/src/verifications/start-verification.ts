@@ -20,7 +20,13 @@ import type { Locale } from "@sms/templates";
 import { consumeLimits, type LimitRefusal } from "../limits/consume-limits.ts";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { AuthenticatedProject, KeyMode } from "../model/keys.ts";
-import { BUCKETS, type LimitCheck, type LimitState, recipientFingerprintInput, windowOf } from "../model/limits.ts";
+import {
+  BUCKETS,
+  type LimitCheck,
+  type LimitState,
+  recipientFingerprintInput,
+  windowOf,
+} from "../model/limits.ts";
 import type { MessageResource } from "../model/message.ts";
 import { maskRecipient } from "../model/recipient.ts";
 import {
@@ -96,7 +102,8 @@ export async function startVerification(
   if (!Array.isArray(counted)) return counted;
 
   // 2. The code.
-  const code = mode === "test" ? testModeCode(request.codeLength) : (deps.drawCode ?? drawCode)(request.codeLength);
+  const code =
+    mode === "test" ? testModeCode(request.codeLength) : (deps.drawCode ?? drawCode)(request.codeLength);
   const id = newId("vrf");
   let written = false;
   const variables: Record<string, string> = { code };

@@ -27,7 +27,7 @@ export const checkVerificationMeta: Meta = {
     tags: ["Verifications"],
     summary: "Check a code",
     description:
-      "An extension of the contract. Let the user in only on `200` with `status: \"approved\"`. A wrong code is an " +
+      'An extension of the contract. Let the user in only on `200` with `status: "approved"`. A wrong code is an ' +
       "expected outcome, not an error: `200`, still `pending`, one attempt fewer; the fifth wrong code ends the " +
       "verification as `max_attempts_reached`. Checking an approved verification with the right code again answers " +
       "`approved` again without counting, so a check may be retried safely. A check never costs credits.",

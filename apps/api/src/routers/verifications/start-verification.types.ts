@@ -19,14 +19,11 @@ export const ZStartVerificationRequest = z
         "Exactly `+9955` followed by eight digits: no spaces, no other country; never normalised. Test keys: `+995500000001`…`0004` simulate failures.",
       example: "+995555123456",
     }),
-    template: z
-      .enum(VERIFICATION_TEMPLATES, { error: TEMPLATE_RULE })
-      .default("verification_code")
-      .meta({
-        id: "VerificationTemplate",
-        description:
-          "The SMS's wording: `verification_code` (default), `login_code`, or `password_reset_code` (its `minutes` is the verification's lifetime).",
-      }),
+    template: z.enum(VERIFICATION_TEMPLATES, { error: TEMPLATE_RULE }).default("verification_code").meta({
+      id: "VerificationTemplate",
+      description:
+        "The SMS's wording: `verification_code` (default), `login_code`, or `password_reset_code` (its `minutes` is the verification's lifetime).",
+    }),
     locale: z
       .enum(LOCALES, { error: LOCALE_RULE })
       .default(DEFAULT_LOCALE)
@@ -44,7 +41,8 @@ export const ZStartVerificationRequest = z
   })
   .meta({
     id: "StartVerificationRequest",
-    description: "Who gets the code and how it reads. No other field is accepted: the service draws the code.",
+    description:
+      "Who gets the code and how it reads. No other field is accepted: the service draws the code.",
     example: { to: "+995555123456", template: "login_code", locale: "en", code_length: 6 },
   });
 
@@ -81,7 +79,9 @@ export const startVerificationMeta: Meta = {
       description:
         "Idempotent replay (`Idempotent-Replayed: true`): the first answer, unchanged. No second SMS, no new code.",
       headers: ["Idempotent-Replayed"],
-      examples: { replay: { summary: "The first answer, replayed", value: VERIFICATION_EXAMPLES.pending.value } },
+      examples: {
+        replay: { summary: "The first answer, replayed", value: VERIFICATION_EXAMPLES.pending.value },
+      },
     },
     400: {
       description: "The request is invalid; nothing was stored.",
@@ -106,7 +106,8 @@ export const startVerificationMeta: Meta = {
       headers: ["Retry-After"],
     },
     503: {
-      description: "The provider was not reached; nothing sent, nothing kept (test: `+995500000002`). Retry with the same key.",
+      description:
+        "The provider was not reached; nothing sent, nothing kept (test: `+995500000002`). Retry with the same key.",
       codes: ["provider_unavailable"],
       headers: ["Retry-After"],
     },

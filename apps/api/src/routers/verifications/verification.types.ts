@@ -96,7 +96,11 @@ export const VERIFICATION_EXAMPLES = {
   },
   max_attempts_reached: {
     summary: "The fifth wrong code",
-    value: example({ status: "max_attempts_reached", attempts_remaining: 0, updated_at: "2026-11-22T10:01:30Z" }),
+    value: example({
+      status: "max_attempts_reached",
+      attempts_remaining: 0,
+      updated_at: "2026-11-22T10:01:30Z",
+    }),
   },
   expired: {
     summary: "Not approved within its lifetime",
