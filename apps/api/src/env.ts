@@ -3,7 +3,11 @@
 // as networks, each optional integration as one object or null). Nothing else
 // in the service reads process.env / Deno.env.
 import { DEFAULT_POOL_SIZE } from "@sms/db";
-import { DEFAULT_PURGE_BATCH_SIZE, OPERATOR_IDENTITY_PATTERN } from "@sms/domain";
+import {
+  DEFAULT_PURGE_BATCH_SIZE,
+  DEFAULT_VERIFICATION_LIFETIME_MINUTES,
+  OPERATOR_IDENTITY_PATTERN,
+} from "@sms/domain";
 import { DEFAULT_DELIVERY_DELAY_MS } from "@sms/provider-sim";
 import { DEFAULT_STATUS_TIMEOUT_MS, DEFAULT_SUBMIT_TIMEOUT_MS } from "@sms/provider-ubill";
 import { z } from "zod";
@@ -106,7 +110,7 @@ const ZEnv = z.object({
   SEND_RECORD_RETRY_SECONDS: int(30, 0, 600),
   FREE_TIER_DAILY_SEGMENTS: int(20, 0),
   /** Verifications (docs/auth-and-limits.md): how long a code stays valid. */
-  VERIFICATION_LIFETIME_MINUTES: int(10, 1, 60),
+  VERIFICATION_LIFETIME_MINUTES: int(DEFAULT_VERIFICATION_LIFETIME_MINUTES, 1, 60),
   /** Live verifications a project may start for one number per minute, and per UTC day (anti-pumping). */
   VERIFICATIONS_PER_RECIPIENT_PER_MINUTE: int(2, 1),
   VERIFICATIONS_PER_RECIPIENT_PER_DAY: int(10, 1),

@@ -25,6 +25,9 @@ export const DEFAULT_VERIFICATION_TEMPLATE = "verification_code" satisfies Verif
 /** Wrong codes a verification accepts; the last one ends it as `max_attempts_reached`. */
 export const VERIFICATION_MAX_ATTEMPTS = 5;
 
+/** How long a verification stays pending unless VERIFICATION_LIFETIME_MINUTES says otherwise. */
+export const DEFAULT_VERIFICATION_LIFETIME_MINUTES = 10;
+
 /** Code lengths a caller may ask for, and the default. */
 export const VERIFICATION_CODE_LENGTH = { min: 4, max: 8, default: 6 } as const;
 

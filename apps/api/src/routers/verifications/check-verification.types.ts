@@ -4,18 +4,24 @@ import { VERIFICATION_EXAMPLES, ZVerification } from "./verification.types.ts";
 
 const CODE_RULE = "must be a string of 1 to 16 characters: the code the user typed";
 
-export const ZCheckVerificationRequest = z
-  .strictObject({
-    verification_id: z.string().meta({
-      description: "The `id` returned when the verification was started.",
-      example: "vrf_01m81b5h80a4k2x9wq7zt3nd6e",
-    }),
-    code: z.string({ error: CODE_RULE }).min(1, { error: CODE_RULE }).max(16, { error: CODE_RULE }).meta({
-      description: "What the user typed. Compared in constant time; never stored, logged or returned.",
-      example: "482913",
-    }),
-  })
-  .meta({ id: "CheckVerificationRequest" });
+const ZCode = z.string({ error: CODE_RULE }).min(1, { error: CODE_RULE }).max(16, { error: CODE_RULE }).meta({
+  description: "What the user typed. Compared in constant time; never stored, logged or returned.",
+  example: "482913",
+});
+
+/** The path's verification id and the body's code, as the procedure receives them. */
+export const ZCheckVerificationRequest = z.strictObject({
+  verification_id: z.string().meta({
+    description: "The `id` returned when the verification was started.",
+    example: "vrf_01m81b5h80a4k2x9wq7zt3nd6e",
+  }),
+  code: ZCode,
+});
+
+/** The body alone, as the OpenAPI document states it (the id is in the path). */
+const ZCheckVerificationBody = z
+  .strictObject({ code: ZCode })
+  .meta({ id: "CheckVerificationRequest", example: { code: "482913" } });
 
 export const ZCheckVerificationResponse = ZVerification;
 
@@ -33,6 +39,7 @@ export const checkVerificationMeta: Meta = {
       "`approved` again without counting, so a check may be retried safely. A check never costs credits.",
     protect: true,
   },
+  documentBody: ZCheckVerificationBody,
   responses: {
     200: {
       description:
