@@ -3,7 +3,9 @@
 // password-reset text, retention (the code hash cleared with the message
 // text, the rows deleted with an unclaimed project's messages), and the
 // dashboard's log and conversion.
+import { sha256Hex } from "@sms/crypto";
 import { availableBackends } from "@sms/db/testing";
+import { claimProject, developmentIdentity } from "@sms/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestKey, startTestApp, type TestApp } from "./harness.ts";
 import { expectError, type VerificationJson, verificationClient } from "./support/verifications.ts";
@@ -26,6 +28,7 @@ describe.each(backends)("verifications in process on %s", (backend) => {
         TEST_KEYS_PER_DAY: "1000",
         VERIFICATION_LIFETIME_MINUTES: "15",
         MESSAGE_TEXT_RETENTION_DAYS: "7",
+        CLAIM_COOKIE_SECRET: "verifications-integration-cookie-secret-0123",
       },
     });
   });
@@ -114,5 +117,74 @@ describe.each(backends)("verifications in process on %s", (backend) => {
     await job("unclaimed-messages-purge");
     expect(await t.app.db.prisma.verification.count({ where: { id: approved.id } })).toBe(0);
     await expectError(await get(apiKey, approved.id), 404, "verification_not_found");
+  });
+
+  it("the dashboard: a project's verifications log and, on the overview, conversion per day and the median time to approve", async () => {
+    const { start, check } = client();
+    const owned = await createTestKey(t.request);
+    const token = owned.claim_url.slice(owned.claim_url.lastIndexOf("/") + 1);
+    const identity = developmentIdentity("Vera Verify")!;
+    const claimed = await claimProject(
+      { store: t.app.store, config: { freeCredits: 50 } },
+      {
+        tokenHash: await sha256Hex(token),
+        identity: { provider: "dev", subject: identity.subject, email: null, name: "Vera Verify" },
+        now: t.clock.now(),
+      },
+    );
+    expect(claimed.ok).toBe(true);
+    const signIn = await t.request("/dashboard/sign-in", {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Sec-Fetch-Site": "same-origin",
+        Origin: "http://api.test",
+      },
+      body: new URLSearchParams({ provider: "dev", name: "Vera Verify" }).toString(),
+    });
+    expect(signIn.status).toBe(303);
+    const cookie = signIn.headers
+      .getSetCookie()
+      .find((header) => header.startsWith("sms_dashboard="))!
+      .split(";")[0]!;
+    const page = (path: string) => t.request(path, { headers: { Cookie: cookie } });
+
+    const numbers = ["+995555100011", "+995555100012", "+995555100013"];
+    const started = [];
+    for (const to of numbers) started.push(await json(await start(owned.api_key, key(), { to })));
+    t.clock.advance(40_000);
+    expect((await json(await check(owned.api_key, started[0]!.id, { code: "000000" }))).status).toBe(
+      "approved",
+    );
+    expect(
+      (await json(await check(owned.api_key, started[1]!.id, { code: "123456" }))).attempts_remaining,
+    ).toBe(4);
+    // Another project's verification is not in this log.
+    const other = await createTestKey(t.request);
+    const theirs = await json(await start(other.api_key, key(), { to: "+995555100019" }));
+
+    const log = await page(`/dashboard/projects/${owned.project_id}/verifications`);
+    expect(log.status).toBe(200);
+    const html = await log.text();
+    for (const verification of started) {
+      expect(html).toContain(verification.id);
+      expect(html).toContain(`/dashboard/projects/${owned.project_id}/messages/${verification.message_id}`);
+    }
+    expect(html).not.toContain(theirs.id);
+    for (const to of numbers) {
+      expect(html).not.toContain(to);
+      expect(html).toContain(`+9955••••••${to.slice(-2)}`);
+    }
+    expect(html).toMatch(/status-approved/);
+    expect(html).toMatch(/status-pending/);
+
+    const overview = await page(`/dashboard/projects/${owned.project_id}`);
+    expect(overview.status).toBe(200);
+    const text = await overview.text();
+    expect(text).toContain("Verifications, last 30 days");
+    expect(text).toContain("33.3 %");
+    expect(text).toContain("40 s");
+    // Someone else's project is not found.
+    expect((await page(`/dashboard/projects/${other.project_id}/verifications`)).status).toBe(404);
   });
 });
