@@ -233,6 +233,10 @@ describe.each(backends)("verifications with test keys over HTTP on %s", (backend
         status: string;
       };
 
+    const [startedBefore, failedBefore] = [
+      await metric(server, "test", "started"),
+      await metric(server, "test", "failed"),
+    ];
     const rejected = await start(apiKey, key(), { to: SIM.rejected });
     expect(rejected.status).toBe(201);
     const failed = await json(rejected);
@@ -262,6 +266,9 @@ describe.each(backends)("verifications with test keys over HTTP on %s", (backend
     expect(undeliverable.status).toBe("pending");
     await until(async () => (await readMessage(undeliverable.message_id)).status === "undeliverable", 30_000);
     expect((await json(await get(apiKey, undeliverable.id))).status).toBe("pending");
+    // Metrics: three started (ordinary, 0003, 0004), one failed; the 503 is neither.
+    expect(await metric(server, "test", "started")).toBe(startedBefore + 3);
+    expect(await metric(server, "test", "failed")).toBe(failedBefore + 1);
   });
 
   it("answers 404 verification_not_found for unknown, malformed and other projects' ids", async () => {

@@ -36,6 +36,15 @@ describe.each(backends)("verifications in process on %s", (backend) => {
     await t?.close();
   });
 
+  /** sms_verifications_total{mode, event} from the app's registry. */
+  const metric = async (mode: string, event: string) => {
+    const text = await (await t.app.metrics.response()).text();
+    const line = text
+      .split("\n")
+      .find((l) => l.startsWith(`sms_verifications_total{mode="${mode}",event="${event}"}`));
+    return line ? Number(line.split(" ").pop()) : 0;
+  };
+
   const job = (name: string) => {
     const found = t.app.jobs.find((candidate) => candidate.name === name);
     if (!found) throw new Error(`no job ${name}`);
