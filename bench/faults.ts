@@ -4,8 +4,8 @@
 // Idempotency-Key). On demand only, never in CI; loopback only; every phase is
 // bounded in time and count.
 //
-//   npm run bench -- faults [--scenarios=kill,db-stop,db-freeze,hostile] [--duration=20] [--clients=16]
-//                           [--hostile=5000] [--server-log=FILE]
+//   npm run bench -- faults [--scenarios=kill,db-stop,db-freeze,hostile,flood] [--duration=20] [--clients=16]
+//                           [--hostile=5000] [--flood-rate=300] [--server-log=FILE]
 //
 // Scenarios (each under load for --duration seconds, then drained):
 //   kill       instance A is killed with SIGKILL a third of the way in and
@@ -14,6 +14,11 @@
 //              for 5 s in the middle
 //   db-freeze  the database is frozen (the network path forwards nothing,
 //              closes nothing) for 5 s in the middle
+//   flood      one address (127.0.0.2) opens --flood-rate silent connections a
+//              second to both instances (issue 27: about 105 a second kept the
+//              whole connection cap full) while the clients send from
+//              127.0.0.1 and /healthz is probed: no client may meet
+//              too_many_connections, no probe anything but 200
 //   hostile    5 000 hostile requests (malformed and oversized bodies,
 //              __proto__ variables, over-long and non-ASCII keys, bad keys,
 //              unknown routes, rotating X-Forwarded-For from a direct peer),
@@ -36,10 +41,11 @@ import pg from "pg";
 import { benchArgs, freePort, sleep, startApi } from "./support.ts";
 
 const args = benchArgs();
-const SCENARIOS = String(args.scenarios ?? "kill,db-stop,db-freeze,hostile").split(",");
+const SCENARIOS = String(args.scenarios ?? "kill,db-stop,db-freeze,hostile,flood").split(",");
 const DURATION_S = Number(args.duration ?? 20);
 const CLIENTS = Number(args.clients ?? 16);
 const HOSTILE_REQUESTS = Number(args.hostile ?? 5_000);
+const FLOOD_RATE = Number(args["flood-rate"] ?? 300);
 /** A key is given up (and reported) after this long without a definitive answer. */
 const KEY_DEADLINE_MS = 90_000;
 
@@ -574,6 +580,99 @@ if (SCENARIOS.includes("hostile")) {
   });
 }
 
+/**
+ * The flooder: a Node process (Deno cannot choose a connection's local
+ * address) opening `rate` silent connections a second from 127.0.0.2 to each
+ * port for `seconds`, holding each until the server closes it. It prints what
+ * it saw as one JSON line.
+ */
+const FLOODER = `
+const net = require("node:net");
+const [ports, rate, seconds] = [process.argv[1].split(",").map(Number), Number(process.argv[2]), Number(process.argv[3])];
+const stats = { opened: 0, closed_by_server: 0, refused_503: 0, most_held: 0, connect_errors: 0 };
+const held = new Set();
+const tick = setInterval(() => {
+  for (let i = 0; i < rate / 100; i++) {
+    for (const port of ports) {
+      if (held.size >= 4000) return;
+      const socket = net.connect({ port, host: "127.0.0.1", localAddress: "127.0.0.2" });
+      stats.opened++;
+      held.add(socket);
+      stats.most_held = Math.max(stats.most_held, held.size);
+      socket.on("data", (chunk) => { if (chunk.toString("latin1").startsWith("HTTP/1.1 503")) stats.refused_503++; });
+      socket.on("error", () => { stats.connect_errors++; });
+      socket.on("close", () => { if (held.delete(socket)) stats.closed_by_server++; });
+    }
+  }
+}, 10);
+setTimeout(() => {
+  clearInterval(tick);
+  const open = held.size;
+  for (const socket of held) { held.delete(socket); socket.destroy(); }
+  console.log(JSON.stringify({ ...stats, open_at_end: open }));
+}, seconds * 1000);
+`;
+
+/** What the flood scenario saw that it should not have. */
+const floodFindings: string[] = [];
+
+/** Flood scenario: one address floods connections; the clients and the health probes must not notice. */
+async function floodScenario() {
+  const ports = instances.map((instance) => new URL(instance.baseUrl).port).join(",");
+  const flooder = new Deno.Command("node", {
+    args: ["-e", FLOODER, ports, String(FLOOD_RATE), String(DURATION_S)],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  // The probes and a newcomer open a new connection for every request (the
+  // senders' pooled keep-alive connections were opened before the flood).
+  const fresh = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
+  const probes: number[] = [];
+  const newcomer: number[] = [];
+  const result = await underLoad("flood", DURATION_S, async (elapsed) => {
+    while (elapsed() < DURATION_S) {
+      for (const instance of instances) {
+        const status = (path: string, headers: Record<string, string> = {}) =>
+          fetch(`${instance.baseUrl}${path}`, { client: fresh, headers }).then(
+            async (response) => {
+              await response.body?.cancel();
+              return response.status;
+            },
+            () => 0,
+          );
+        probes.push(await status("/healthz"));
+        newcomer.push(await status("/v1/messages/msg_flood", { Authorization: `Bearer ${TEST_KEY}` }));
+      }
+      await sleep(100);
+    }
+  });
+  fresh.close();
+  const flood = JSON.parse(new TextDecoder().decode((await flooder).stdout).trim() || "{}") as Record<
+    string,
+    number
+  >;
+  const refused = counts["flood: 503"] ?? 0;
+  if (refused > 0) floodFindings.push(`flood: the senders met ${refused} answers 503 during the flood`);
+  const failedProbes = probes.filter((status) => status !== 200).length;
+  if (failedProbes > 0)
+    floodFindings.push(`flood: ${failedProbes} of ${probes.length} /healthz probes failed`);
+  const failedNewcomer = newcomer.filter((status) => status !== 404).length;
+  if (failedNewcomer > 0)
+    floodFindings.push(`flood: ${failedNewcomer} of ${newcomer.length} reads on new connections failed`);
+  if (!(flood.opened > 0)) floodFindings.push("flood: the flooder opened no connection");
+  results.push({
+    ...result,
+    flood_rate_per_second_per_instance: FLOOD_RATE,
+    flooder: flood,
+    healthz_probes_on_new_connections: probes.length,
+    healthz_failed: failedProbes,
+    reads_on_new_connections: newcomer.length,
+    reads_failed: failedNewcomer,
+  });
+}
+
+if (SCENARIOS.includes("flood")) await floodScenario();
+
 // ---------------------------------------------------------------- settle, then check
 
 // The recovery sweep settles messages left queued by the kill (and by give-ups).
@@ -584,7 +683,7 @@ for (;;) {
   await sleep(1_000);
 }
 
-const violations: string[] = hostileFindings.map((finding) => `hostile: ${finding}`);
+const violations: string[] = [...hostileFindings.map((finding) => `hostile: ${finding}`), ...floodFindings];
 const { rows: messages } = await direct.query(
   "SELECT id, project_id, mode::text AS mode, status::text AS status, provider_ref, credits_reserved FROM messages",
 );

@@ -41,6 +41,7 @@ if (args.serve) {
       port,
       handler: async () => ok(),
       maxConnections: 10_000,
+      maxConnectionsPerPeer: 10_000,
       headersTimeoutMs: 10_000,
       bodyTimeoutMs: 30_000,
       idleTimeoutMs: 60_000,

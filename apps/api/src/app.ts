@@ -27,6 +27,7 @@ import type { AppDeps } from "./deps.ts";
 import { docsRoutes } from "./docs/docs.ts";
 import { buildOpenApiDocument } from "./docs/openapi.ts";
 import type { Config } from "./env.ts";
+import { createAuthThrottle } from "./http/auth-throttle.ts";
 import { createGateway, type Handler } from "./http/gateway.ts";
 import { createInternalHandler } from "./http/internal.ts";
 import { periodicJobs } from "./jobs/jobs.ts";
@@ -278,6 +279,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const deps: AppDeps = {
     services,
     auth: createApiKeyAuthenticator({ store, clock, cacheTtlMs: config.apiKeyCacheTtlMs }),
+    authThrottle: createAuthThrottle({ clock, maxFailuresPerMinute: config.authFailuresPerMinute }),
     clock,
     logger,
     metrics,

@@ -2,6 +2,7 @@
 // (app.ts) and handed down through the tRPC context: the bound use cases, not
 // the database or the configuration.
 import type { ApiKeyAuthenticator, Clock } from "@sms/domain";
+import type { AuthThrottle } from "./http/auth-throttle.ts";
 import type { AppLogger } from "./logger.ts";
 import type { Metrics } from "./metrics.ts";
 import type { ApiServices } from "./services.ts";
@@ -9,6 +10,8 @@ import type { ApiServices } from "./services.ts";
 export type AppDeps = {
   services: ApiServices;
   auth: ApiKeyAuthenticator;
+  /** Failed authentications per address: a negative cache and a limit in front of the key lookup. */
+  authThrottle: AuthThrottle;
   clock: Clock;
   logger: AppLogger;
   metrics: Metrics;

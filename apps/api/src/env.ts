@@ -86,6 +86,8 @@ const ZEnv = z.object({
   HTTP_BODY_TIMEOUT_SECONDS: int(30, 1, 3600),
   HTTP_IDLE_TIMEOUT_SECONDS: int(60, 1, 3600),
   MAX_CONNECTIONS: int(1024, 1, 1_000_000),
+  /** Open connections from one address (an IPv6 /64): one client cannot hold the whole cap. */
+  MAX_CONNECTIONS_PER_PEER: int(128, 1, 1_000_000),
   SHUTDOWN_TIMEOUT_SECONDS: int(25, 1, 3600),
 
   /** The internal tRPC listener (http/internal.ts); off unless INTERNAL_PORT is set. */
@@ -95,6 +97,8 @@ const ZEnv = z.object({
   API_KEY_CACHE_TTL_MS: int(2000, 0, 60_000),
   /** The operator's command-line tool: how long one call to the internal listener may take. */
   OPERATOR_TIMEOUT_MS: int(120_000, 100, 3_600_000),
+  /** Failed API-key authentications one address may make per minute before 429 (http/auth-throttle.ts). */
+  AUTH_FAILURES_PER_MINUTE: int(20, 1, 100_000),
   /** Proxy hops (a number) or comma-separated addresses/CIDRs whose X-Forwarded-For is trusted. */
   TRUST_PROXY: optionalString,
   /** With a hop count in TRUST_PROXY: where those proxies are (default: private addresses). */
@@ -196,8 +200,10 @@ export type Config = {
     bodyTimeoutMs: number;
     /** A keep-alive connection with no request in flight is closed after this. */
     idleTimeoutMs: number;
-    /** Open connections on the public port; more are refused with 503. */
+    /** Open connections on the public port (idle ones make room for new ones; see http/server.ts). */
     maxConnections: number;
+    /** Open connections on the public port from one address (at most maxConnections). */
+    maxConnectionsPerPeer: number;
   };
   /** The internal tRPC listener; null when INTERNAL_PORT is unset. */
   internal: { port: number; host: string; token: string } | null;
@@ -206,6 +212,8 @@ export type Config = {
   apiKeyCacheTtlMs: number;
   /** The operator tool's deadline for one call to the internal listener. */
   operatorTimeoutMs: number;
+  /** Failed API-key authentications per address and minute, per instance, before 429 rate_limited. */
+  authFailuresPerMinute: number;
   testKeys: { perMinute: number; perDay: number; perDayTotal: number };
   verifications: {
     lifetimeMs: number;
@@ -381,6 +389,7 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
       bodyTimeoutMs: env.HTTP_BODY_TIMEOUT_SECONDS * SECOND_MS,
       idleTimeoutMs: env.HTTP_IDLE_TIMEOUT_SECONDS * SECOND_MS,
       maxConnections: env.MAX_CONNECTIONS,
+      maxConnectionsPerPeer: Math.min(env.MAX_CONNECTIONS_PER_PEER, env.MAX_CONNECTIONS),
     },
     internal:
       env.INTERNAL_PORT !== undefined && env.INTERNAL_API_TOKEN
@@ -389,6 +398,7 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_SECONDS * SECOND_MS,
     apiKeyCacheTtlMs: env.API_KEY_CACHE_TTL_MS,
     operatorTimeoutMs: env.OPERATOR_TIMEOUT_MS,
+    authFailuresPerMinute: env.AUTH_FAILURES_PER_MINUTE,
     testKeys: {
       perMinute: env.TEST_KEYS_PER_MINUTE,
       perDay: env.TEST_KEYS_PER_DAY,

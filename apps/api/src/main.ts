@@ -73,6 +73,7 @@ if (stopping) {
       port: config.port,
       handler: app.handler,
       maxConnections,
+      maxConnectionsPerPeer: config.http.maxConnectionsPerPeer,
       logger: log,
       ...timeouts,
     });
@@ -82,7 +83,14 @@ if (stopping) {
   servers.push(server);
   const { hostname, port } = server.addr;
   log.info(
-    { hostname, port, role, database: app.db.kind, max_connections: maxConnections },
+    {
+      hostname,
+      port,
+      role,
+      database: app.db.kind,
+      max_connections: maxConnections,
+      max_connections_per_peer: config.http.maxConnectionsPerPeer,
+    },
     `listening on http://${hostname}:${port}`,
   );
 } else {
@@ -98,6 +106,7 @@ if (!stopping && config.internal && app.internalHandler) {
       port: config.internal.port,
       handler: app.internalHandler,
       maxConnections: INTERNAL_MAX_CONNECTIONS,
+      maxConnectionsPerPeer: INTERNAL_MAX_CONNECTIONS,
       logger: log,
       ...timeouts,
     });

@@ -210,3 +210,68 @@ describe.each(backends)("API-key authentication on %s", (backend) => {
     expect(text).not.toContain(key.api_key.slice(8));
   });
 });
+
+describe.each(backends)("failed API-key authentication, throttled per address, on %s", (backend) => {
+  const LIMIT = 5;
+  let t: TestApp;
+  let valid: { api_key: string };
+  let lookups = 0;
+  const ATTACKER = "198.51.100.7";
+  const NEIGHBOUR = "198.51.100.8";
+
+  beforeAll(async () => {
+    t = await startTestApp({ backend, env: { AUTH_FAILURES_PER_MINUTE: String(LIMIT) } });
+    t.clock.set("2026-11-22T10:00:05Z");
+    valid = await createTestKey((path, init) => t.request(path, init, NEIGHBOUR));
+    const keys = t.app.store.keys;
+    const lookup = keys.lookup.bind(keys);
+    keys.lookup = (hash) => {
+      lookups += 1;
+      return lookup(hash);
+    };
+  });
+  afterAll(() => t?.close());
+
+  const read = (apiKey: string, address: string) =>
+    t.request(`/v1/messages/${newId("msg")}`, { headers: { Authorization: `Bearer ${apiKey}` } }, address);
+  const randomKey = () => `sk_test_${"x".repeat(11)}${crypto.randomUUID().replaceAll("-", "")}`;
+
+  it("answers 401 for the first failures, then 429 rate_limited without a lookup; valid keys pass throughout", async () => {
+    // The valid key has authenticated once from the attacker's address (a shared NAT) before the flood.
+    expect((await read(valid.api_key, ATTACKER)).status).toBe(404);
+    const before = lookups;
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) statuses.push((await read(randomKey(), ATTACKER)).status);
+    expect(statuses).toEqual([...Array(LIMIT).fill(401), ...Array(30 - LIMIT).fill(429)]);
+    // Only the first failures reached the database.
+    expect(lookups - before).toBe(LIMIT);
+
+    const throttled = await read(randomKey(), ATTACKER);
+    expect(throttled.status).toBe(429);
+    const body = (await throttled.json()) as ErrorBody;
+    expect(body.error.code).toBe("rate_limited");
+    expect(body.error.request_id).toBe(throttled.headers.get("x-request-id"));
+    expect(Number(throttled.headers.get("retry-after"))).toBe(55);
+
+    // The valid key still works from that address, and from another one; the neighbour's own failures count apart.
+    expect((await read(valid.api_key, ATTACKER)).status).toBe(404);
+    expect((await read(valid.api_key, NEIGHBOUR)).status).toBe(404);
+    expect((await read(randomKey(), NEIGHBOUR)).status).toBe(401);
+
+    // The next minute, the address is answered again (401 for a wrong key).
+    t.clock.advance(60_000);
+    expect((await read(randomKey(), ATTACKER)).status).toBe(401);
+  });
+
+  it("answers a repeated wrong key from memory past the lookup cache (one lookup), still 401", async () => {
+    t.clock.advance(60_000);
+    const wrong = randomKey();
+    const before = lookups;
+    for (let i = 0; i < 3; i++) {
+      expect((await read(wrong, "192.0.2.50")).status).toBe(401);
+      // Past the key-lookup cache's TTL (2 s): only the refusal memory can answer.
+      t.clock.advance(3_000);
+    }
+    expect(lookups - before).toBe(1);
+  });
+});

@@ -324,36 +324,154 @@ describe("deadlines", () => {
 });
 
 describe("the connection cap", () => {
-  it("refuses connections beyond MAX_CONNECTIONS with 503, logs it once per interval, and recovers", async () => {
+  const HEALTH = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  /** A request that stays in flight: its declared body never comes (until the body deadline, 120 s). */
+  const BUSY = "POST /v1/test-keys HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\n";
+
+  it("closes idle connections for new ones; when all are busy, serves health routes and refuses the rest, and recovers", async () => {
     const server = await start({
       backend: "pglite",
-      env: { MAX_CONNECTIONS: "8", HTTP_IDLE_TIMEOUT_SECONDS: "120", JOBS_ENABLED: "false" },
+      env: {
+        MAX_CONNECTIONS: "8",
+        HTTP_IDLE_TIMEOUT_SECONDS: "120",
+        HTTP_BODY_TIMEOUT_SECONDS: "120",
+        JOBS_ENABLED: "false",
+      },
     });
     // Eight connections, each provably accepted (served once), then idle.
-    const held = await Promise.all(Array.from({ length: 8 }, () => openRaw(server.port)));
-    for (const raw of held) raw.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
-    await Promise.all(held.map((raw) => raw.waitForData((text) => text.includes('"status":"alive"'))));
+    const idle = await Promise.all(Array.from({ length: 8 }, () => openRaw(server.port)));
+    for (const raw of idle) raw.write(HEALTH);
+    await Promise.all(idle.map((raw) => raw.waitForData((text) => text.includes('"status":"alive"'))));
+    // Eight newcomers: each takes the place of the oldest idle connection.
+    const busy: RawConnection[] = [];
+    for (let i = 0; i < 8; i++) {
+      const raw = await openRaw(server.port);
+      raw.write(BUSY);
+      busy.push(raw);
+      await eventually(
+        () => idle.filter((connection) => connection.isClosed()).length === i + 1,
+        15_000,
+        "an idle connection to make room",
+      );
+    }
+    expect(idle.every((raw) => raw.isClosed())).toBe(true);
+    expect(busy.every((raw) => !raw.isClosed())).toBe(true);
 
+    // Every connection is busy now: /healthz and /readyz are still answered,
+    // anything else gets the 503 envelope, and each such connection is closed.
+    const probes = await Promise.all(
+      ["/healthz", "/readyz", "/v1/messages/msg_x"].map(async (path) => {
+        const raw = await openRaw(server.port);
+        raw.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+        await raw.closedByServer();
+        return raw;
+      }),
+    );
+    expect(probes.map((raw) => raw.status())).toEqual([200, 200, 503]);
+    expect(probes[2]?.received()).toMatch(/\r\nretry-after: 1\r\n/i);
+    expect(probes[2]?.received()).toMatch(/\r\nx-request-id: req_/i);
+    expect(bodyOf(probes[2] as RawConnection)).toContain('"code":"too_many_connections"');
+
+    // Past the few connections over the cap that are read, new ones get the 503 at once.
     const refused = await Promise.all(Array.from({ length: 12 }, () => openRaw(server.port)));
-    await Promise.all(refused.map((raw) => raw.closedByServer()));
-    for (const raw of refused) {
+    await eventually(
+      () => refused.filter((raw) => raw.isClosed()).length >= 8,
+      15_000,
+      "the connections past the reserve to be refused",
+    );
+    for (const raw of refused.filter((connection) => connection.isClosed())) {
       expect(raw.status()).toBe(503);
       expect(raw.received()).toMatch(/\r\nRetry-After: 1\r\n/);
+      expect(raw.received()).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/i);
       expect(bodyOf(raw)).toContain('"code":"too_many_connections"');
     }
+    for (const raw of refused) raw.destroy();
     expect(alive(server)).toBe(true);
-    expect(held.every((raw) => !raw.isClosed())).toBe(true);
+    expect(busy.every((raw) => !raw.isClosed())).toBe(true);
 
-    for (const raw of held) raw.destroy();
+    for (const raw of busy) raw.destroy();
     await eventually(
-      async () => (await fetch(`${server.baseUrl}/healthz`).catch(() => null))?.status === 200,
+      async () =>
+        (await requestOnce(server.port, "GET", "/v1/messages/msg_x").catch(() => null))?.status === 401,
       15_000,
-      "/healthz to answer again",
+      "the API to answer again",
     );
     const warnings = server.output.filter((line) => line.includes("connection limit reached"));
     expect(warnings.length).toBeGreaterThanOrEqual(1);
-    // Twelve refusals, at most one line per 10 s interval (the test takes far less than 30 s).
+    // Many events, at most one line per 10 s interval (the test takes far less than 30 s).
     expect(warnings.length).toBeLessThanOrEqual(3);
+  });
+
+  it("one address flooding connections holds at most its share; another address is served", async () => {
+    const server = await start({
+      backend: "pglite",
+      env: {
+        MAX_CONNECTIONS: "16",
+        MAX_CONNECTIONS_PER_PEER: "4",
+        HTTP_HEADERS_TIMEOUT_SECONDS: "120",
+        JOBS_ENABLED: "false",
+      },
+    });
+    // The flood: silent connections from 127.0.0.2, opened one after another while the legitimate
+    // client (127.0.0.1) makes requests, each on a new connection.
+    const flood: RawConnection[] = [];
+    let flooding = true;
+    const flooder = (async () => {
+      while (flooding) flood.push(await openRaw(server.port, "127.0.0.1", "127.0.0.2"));
+    })().catch((error: unknown) => {
+      flooding = false;
+      throw error;
+    });
+    await eventually(() => flood.length >= 20, 20_000, "the flood to start");
+    const served: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      served.push((await requestOnce(server.port, "GET", "/healthz")).status);
+      served.push((await requestOnce(server.port, "GET", "/v1/messages/msg_x")).status);
+    }
+    flooding = false;
+    await flooder;
+    // The flooding address is not locked out either: a new connection of its own takes the place of its oldest.
+    const ownProbe = await openRaw(server.port, "127.0.0.1", "127.0.0.2");
+    ownProbe.write(HEALTH);
+    await ownProbe.waitForData((text) => text.includes('"status":"alive"'));
+    expect(served).toEqual(Array.from({ length: 10 }, () => [200, 401]).flat());
+    expect(ownProbe.status()).toBe(200);
+    // The flooder's older connections were closed for its newer ones: at most
+    // its share (4) is open at the server, and none got a 503.
+    await eventually(
+      () => flood.filter((raw) => !raw.isClosed()).length <= 4,
+      15_000,
+      "the flood's connections to be closed",
+    );
+    expect(flood.filter((raw) => !raw.isClosed()).length).toBeGreaterThan(0);
+    expect(flood.every((raw) => raw.received() === "")).toBe(true);
+    for (const raw of [...flood, ownProbe]) raw.destroy();
+    expect(alive(server)).toBe(true);
+  });
+
+  it("at the global cap, the address holding the most gives way", async () => {
+    const server = await start({
+      backend: "pglite",
+      env: {
+        MAX_CONNECTIONS: "8",
+        MAX_CONNECTIONS_PER_PEER: "6",
+        HTTP_HEADERS_TIMEOUT_SECONDS: "120",
+        JOBS_ENABLED: "false",
+      },
+    });
+    // 127.0.0.2 holds six silent connections, 127.0.0.3 two idle keep-alive ones: the cap is full.
+    const flood = [];
+    for (let i = 0; i < 6; i++) flood.push(await openRaw(server.port, "127.0.0.1", "127.0.0.2"));
+    const other = await Promise.all([0, 1].map(() => openRaw(server.port, "127.0.0.1", "127.0.0.3")));
+    for (const raw of other) raw.write(HEALTH);
+    await Promise.all(other.map((raw) => raw.waitForData((text) => text.includes('"status":"alive"'))));
+    // A new client is served; the flood's oldest connection made room, 127.0.0.3 kept both of its own.
+    const status = (await requestOnce(server.port, "GET", "/healthz")).status;
+    expect(status).toBe(200);
+    await flood[0]?.closedByServer();
+    expect(flood.slice(1).every((raw) => !raw.isClosed())).toBe(true);
+    expect(other.every((raw) => !raw.isClosed())).toBe(true);
+    for (const raw of [...flood, ...other]) raw.destroy();
   });
 });
 

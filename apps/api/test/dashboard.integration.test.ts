@@ -535,6 +535,45 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
       expect((await get(page, tampered)).status).toBe(303);
       expect((await get(page, "sms_dashboard=not-a-sealed-value")).status).toBe(303);
     });
+
+    it("an operator's session ends sooner: after an idle hour, and 12 hours after sign-in", async () => {
+      const olga = await signIn("olga-ops");
+      const holder = await signIn("Hana Holder");
+      t.clock.advance(61 * 60_000);
+      expect((await get("/dashboard/operator", olga.cookie)).status).toBe(303);
+      expect((await get("/dashboard/projects", holder.cookie)).status).toBe(200);
+      const again = await signIn("olga-ops");
+      // In use every 50 minutes: alive for 700 minutes, ended at 730 (past 12 hours, 30 minutes idle).
+      for (let minutes = 50; minutes <= 700; minutes += 50) {
+        t.clock.advance(50 * 60_000);
+        expect((await get("/dashboard/operator", again.cookie)).status, `after ${minutes} min`).toBe(200);
+      }
+      t.clock.advance(30 * 60_000);
+      expect((await get("/dashboard/operator", again.cookie)).status).toBe(303);
+    });
+
+    it("signs out everywhere: every session of the identity ends, another identity's does not", async () => {
+      const first = await signIn("Ivy Everywhere");
+      const second = await signIn("Ivy Everywhere");
+      const other = await signIn("Otto Other");
+      const out = await post("/dashboard/sign-out-everywhere", first.cookie, { csrf_token: first.csrf });
+      expect(out.status).toBe(303);
+      expect(out.headers.get("location")).toBe("/dashboard/sign-in?notice=signed_out_everywhere");
+      expect(setCookie(out, "sms_dashboard")).toMatch(/^sms_dashboard=; Path=\/dashboard; Max-Age=0;/);
+      expect((await get("/dashboard/projects", second.cookie)).status).toBe(303);
+      expect((await get("/dashboard/projects", other.cookie)).status).toBe(200);
+      expect(
+        await t.app.db.prisma.dashboardSession.count({
+          where: { provider: "dev", subject: "ivy-everywhere" },
+        }),
+      ).toBe(0);
+      // Without the session's CSRF token nothing ends.
+      const kept = await signIn("Ivy Everywhere");
+      expect((await post("/dashboard/sign-out-everywhere", kept.cookie, { csrf_token: "x" })).status).toBe(
+        403,
+      );
+      expect((await get("/dashboard/projects", kept.cookie)).status).toBe(200);
+    });
   });
 
   it("answers an unknown page, or a method a page does not take, in HTML, and the API's paths in the envelope", async () => {
@@ -683,6 +722,44 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
     expect(pastedHtml).toContain("whole API key");
     expect(pastedHtml).not.toContain(key.api_key.slice(12));
     expect(found.headers.get("location")).toBeNull();
+  });
+
+  it("answers 400 naming the field for values the database could not hold (days, cursors, control characters)", async () => {
+    // issue 25 L6: each of these was a 500 page and an error log line.
+    const key = await claimedBy("Vera Valid");
+    const vera = await signIn("Vera Valid");
+    const olga = await signIn("olga-ops");
+    const base = `/dashboard/projects/${key.project_id}`;
+    const farCursor = Buffer.from(
+      JSON.stringify(["+275760-09-13T00:00:00.000Z", "led_01m83m72x0v8xf4xjtbady3d85"]),
+    ).toString("base64url");
+    const cases: Array<[string, Promise<Response>, string]> = [
+      ["from", get(`${base}/messages?from=0000-01-01`, vera.cookie), "from"],
+      ["to", get(`${base}/messages?to=2026-02-31`, vera.cookie), "to"],
+      ["cursor", get(`${base}/credits?cursor=${farCursor}`, vera.cookie), "cursor"],
+      [
+        "purpose",
+        post(`${base}/sender`, vera.cookie, { name: "Acme", purpose: "codes\u0000x", csrf_token: vera.csrf }),
+        "purpose",
+      ],
+      [
+        "reason",
+        post(`/dashboard/operator/projects/${key.project_id}/suspend`, olga.cookie, {
+          reason: "because\u0000",
+          csrf_token: olga.csrf,
+        }),
+        "reason",
+      ],
+    ];
+    for (const [name, pending, field] of cases) {
+      const response = await pending;
+      expect(response.status, name).toBe(400);
+      expect(await response.text(), name).toContain(field);
+    }
+    expect(await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } })).toMatchObject({
+      suspendedAt: null,
+    });
+    expect(await t.app.db.prisma.senderRequest.count({ where: { projectId: key.project_id } })).toBe(0);
   });
 
   it("shows when each key was last used", async () => {

@@ -41,6 +41,13 @@ describe.skipIf(skip)("GET /docs in Chromium", () => {
     page.on("pageerror", (error) => consoleErrors.push(error.message));
     const response = await page.goto(`${server.baseUrl}/docs`, { waitUntil: "networkidle" });
     expect(response?.status()).toBe(200);
+    // Issue 25 L7: never framed, no inline or eval'd script beyond the page's own (by hash).
+    const csp = (await response?.allHeaders())?.["content-security-policy"] ?? "";
+    expect(csp).toContain("frame-ancestors 'none'");
+    const scriptSrc = csp.split(";").find((directive) => directive.trim().startsWith("script-src")) ?? "";
+    expect(scriptSrc).not.toContain("'unsafe-inline'");
+    expect(scriptSrc).not.toContain("'unsafe-eval'");
+    expect(scriptSrc).toMatch(/'sha256-[A-Za-z0-9+/]+=*'/);
     const sidebar = page.locator("aside, nav").first();
     // The guide pages come first, each rendered from its Markdown.
     const guides: Array<[string, string]> = [

@@ -3,6 +3,7 @@
 // the X-Request-Id header.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServer } from "./harness.ts";
+import { openRaw } from "./support/raw-http.ts";
 
 let server: ServerProcess;
 
@@ -29,6 +30,15 @@ async function expectEnvelope(response: Response, status: number, code: string) 
 
 const url = (path: string) => `${server.baseUrl}${path}`;
 
+/** One test key for the whole file (test keys are limited per address and minute). */
+let sharedKey: Promise<string> | undefined;
+function testKey(): Promise<string> {
+  sharedKey ??= fetch(url("/v1/test-keys"), { method: "POST" })
+    .then((response) => response.json())
+    .then((body) => (body as { api_key: string }).api_key);
+  return sharedKey;
+}
+
 describe("routing", () => {
   it("answers an unknown route with 404 route_not_found", async () => {
     await expectEnvelope(await fetch(url("/nope")), 404, "route_not_found");
@@ -54,11 +64,134 @@ describe("routing", () => {
     await expectEnvelope(await fetch(url("/v1/messages/a/b")), 404, "route_not_found");
   });
 
+  it("echoes at most 200 characters of an unknown path (a 51 KB URL does not give a 51 KB body)", async () => {
+    const long = `/${"a".repeat(51 * 1024)}`;
+    const response = await fetch(url(long));
+    const error = await expectEnvelope(response, 404, "route_not_found");
+    expect(error.message).toContain(`/${"a".repeat(199)}…`);
+    expect(error.message).not.toContain("a".repeat(201));
+    expect(error.message.length).toBeLessThan(300);
+  });
+
+  it("answers HEAD with the Content-Length GET's body has (never 0 for a non-empty body)", async () => {
+    const bundle = /src="(\/docs\/assets\/[^"]+)"/.exec(await (await fetch(url("/docs"))).text())?.[1] ?? "";
+    expect(bundle).toMatch(/^\/docs\/assets\/api-reference\..+\.js$/);
+    const paths = [
+      "/healthz",
+      "/openapi.json",
+      "/docs",
+      bundle,
+      "/docs/assets/nope.js",
+      "/v1/messages/msg_x",
+    ];
+    for (const path of paths) {
+      // Bytes as sent (fetch would decode a compressed body).
+      const identity = { "Accept-Encoding": "identity" };
+      const get = await fetch(url(path), { headers: identity });
+      const length = (await get.arrayBuffer()).byteLength;
+      expect(length, path).toBeGreaterThan(0);
+      const head = await fetch(url(path), { method: "HEAD", headers: identity });
+      expect(head.status, path).toBe(get.status);
+      expect(head.headers.get("content-length"), path).toBe(String(length));
+      expect((await head.arrayBuffer()).byteLength, path).toBe(0);
+    }
+  });
+
+  it("sends X-Content-Type-Options: nosniff on every response", async () => {
+    const apiKey = await testKey();
+    const responses = await Promise.all([
+      fetch(url("/healthz")),
+      fetch(url("/readyz")),
+      fetch(url("/openapi.json")),
+      fetch(url("/docs")),
+      fetch(url("/favicon.ico")),
+      fetch(url("/nope")),
+      fetch(url("/healthz"), { method: "DELETE" }),
+      fetch(url("/healthz"), { method: "HEAD" }),
+      fetch(url("/v1/messages/msg_x")),
+      fetch(url("/v1/messages/msg_x"), { headers: { Authorization: `Bearer ${apiKey}` } }),
+      fetch(url("/v1/messages"), {
+        method: "POST",
+        headers: { Authorization: `Bearer ${apiKey}` },
+        body: "{",
+      }),
+      fetch(url("/dashboard")),
+    ]);
+    for (const response of responses) {
+      await response.arrayBuffer();
+      expect(response.headers.get("x-content-type-options"), `${response.url} ${response.status}`).toBe(
+        "nosniff",
+      );
+    }
+  });
+
   it("answers HEAD like GET without a body", async () => {
     const response = await fetch(url("/healthz"), { method: "HEAD" });
     expect(response.status).toBe(200);
     expect(response.headers.get("x-request-id")).toMatch(/^req_/);
     expect(await response.text()).toBe("");
+  });
+});
+
+describe("headers sent more than once", () => {
+  /** One raw request on its own connection; the whole answer as text. */
+  async function raw(
+    head: string,
+    body = "",
+  ): Promise<{ status: number | null; body: string; text: string }> {
+    const connection = await openRaw(server.port);
+    connection.write(`${head}Connection: close\r\n\r\n${body}`);
+    await connection.closedByServer();
+    const text = connection.received();
+    return { status: connection.status(), body: text.slice(text.indexOf("\r\n\r\n") + 4), text };
+  }
+
+  it("refuses two Idempotency-Key lines with 400 invalid_request naming the header, and sends nothing", async () => {
+    const apiKey = await testKey();
+    const body = JSON.stringify({
+      to: "+995555123456",
+      template: "verification_code",
+      variables: { code: "4821" },
+    });
+    const head = (keys: string[]) =>
+      `POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\n${keys.map((key) => `Idempotency-Key: ${key}\r\n`).join("")}Content-Length: ${body.length}\r\n`;
+    const answer = await raw(head(["dup-k", "dup-k"]), body);
+    expect(answer.status).toBe(400);
+    const error = (
+      JSON.parse(answer.body) as { error: { code: string; message: string; request_id: string } }
+    ).error;
+    expect(error.code).toBe("invalid_request");
+    expect(error.message).toContain("'Idempotency-Key'");
+    expect(answer.text).toMatch(new RegExp(`\r\nx-request-id: ${error.request_id}\r\n`, "i"));
+    // Nothing was stored under "dup-k, dup-k": a send with that one key is a new message (201), not a replay.
+    const single = await fetch(url("/v1/messages"), {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${apiKey}`,
+        "Content-Type": "application/json",
+        "Idempotency-Key": "dup-k, dup-k",
+      },
+      body,
+    });
+    expect(single.status).toBe(201);
+  });
+
+  it("refuses two Authorization lines with 400 invalid_request naming the header", async () => {
+    const answer = await raw(
+      "GET /v1/messages/msg_x HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer sk_test_a\r\nAuthorization: Bearer sk_test_b\r\n",
+    );
+    expect(answer.status).toBe(400);
+    const error = (JSON.parse(answer.body) as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe("invalid_request");
+    expect(error.message).toContain("'Authorization'");
+  });
+
+  it("accepts one Idempotency-Key line whose value contains a comma", async () => {
+    const answer = await raw(
+      "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nIdempotency-Key: a, b\r\nContent-Length: 0\r\n",
+    );
+    // Past the header check: the missing key is what is refused.
+    expect(answer.status).toBe(401);
   });
 });
 
@@ -124,6 +257,58 @@ describe("bodies", () => {
       duplex: "half",
     } as RequestInit);
     await expectEnvelope(chunked, 413, "payload_too_large");
+  });
+
+  it("logs a client that closes its connection mid-body as 499, not as a 500", async () => {
+    const raw = await openRaw(server.port);
+    raw.write(
+      'POST /v1/test-keys HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"to":',
+    );
+    // The headers are read and the body is awaited; then the client goes away (no assertion on time).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    raw.destroy();
+    const line = await server.waitForOutput(
+      (text) =>
+        text.includes('"msg":"request"') &&
+        text.includes('"route":"/v1/test-keys"') &&
+        text.includes('"method":"POST"') &&
+        text.includes('"status":499'),
+      15_000,
+    );
+    expect(line).toContain('"level":"info"');
+    const requestId = (JSON.parse(line) as { request_id: string }).request_id;
+    const lines = server.output.filter((text) => text.includes(requestId));
+    expect(lines.some((text) => text.includes('"status":500'))).toBe(false);
+    expect(lines.some((text) => text.includes('"level":"error"'))).toBe(false);
+  });
+
+  it("answers a body that is not valid UTF-8 with 400 invalid_request, not a field's code", async () => {
+    const apiKey = await testKey();
+    const encoder = new TextEncoder();
+    // {"to":"+99555512345\xff", …}: one byte that is not UTF-8 inside the number.
+    const body = new Uint8Array([
+      ...encoder.encode('{"to":"+99555512345'),
+      0xff,
+      ...encoder.encode('","template":"verification_code","variables":{"code":"4821"}}'),
+    ]);
+    const response = await fetch(url("/v1/messages"), {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${apiKey}`,
+        "Content-Type": "application/json",
+        "Idempotency-Key": "utf8-1",
+      },
+      body,
+    });
+    const error = await expectEnvelope(response, 400, "invalid_request");
+    expect(error.message).toContain("UTF-8");
+    // Authentication still comes first.
+    const anonymous = await fetch(url("/v1/messages"), {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Idempotency-Key": "utf8-2" },
+      body,
+    });
+    await expectEnvelope(anonymous, 401, "unauthorized");
   });
 
   it("still answers after bad input (the process did not crash)", async () => {

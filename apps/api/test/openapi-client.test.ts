@@ -106,7 +106,7 @@ export async function main(baseUrl: string, apiKey: string): Promise<Message> {
   const read = await client.GET("/v1/messages/{message_id}", { params: { path: { message_id: sent.data.id } } });
   if (read.error) {
     const code: "message_not_found" | "route_not_found" | "invalid_request" | "unauthorized" | "invalid_api_key"
-      | "project_suspended" | "internal_error" = read.error.error.code;
+      | "project_suspended" | "rate_limited" | "internal_error" = read.error.error.code;
     throw new Error(code);
   }
   const status: "queued" | "submitted" | "delivered" | "undeliverable" | "failed" | "unknown" = read.data.status;
@@ -128,7 +128,7 @@ export async function main(baseUrl: string, apiKey: string): Promise<Message> {
   if (checked.error) {
     const code: "invalid_request" | "unauthorized" | "invalid_api_key" | "project_suspended" | "route_not_found"
       | "verification_not_found" | "verification_not_pending" | "payload_too_large" | "unsupported_media_type"
-      | "internal_error" = checked.error.error.code;
+      | "rate_limited" | "internal_error" = checked.error.error.code;
     throw new Error(code);
   }
   const approved: boolean = checked.data.status === "approved";

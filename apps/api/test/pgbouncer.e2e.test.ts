@@ -4,11 +4,19 @@
 // status check through the pooler, and migrates through
 // DATABASE_MIGRATION_URL. The control case shows why the switch exists:
 // named statements through the same pooler fail.
+
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createDatabase } from "@sms/db";
 import { availableBackends, createPostgresTestDatabase, type PostgresTestDatabase } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestKey, type ServerProcess, sendMessageRequest, startServer } from "./harness.ts";
-import { type PgBouncer, pgbouncerAvailable, startPgBouncer } from "./support/pgbouncer.ts";
+import { API_DIR, createTestKey, type ServerProcess, sendMessageRequest, startServer } from "./harness.ts";
+import {
+  type PgBouncer,
+  pgbouncerAvailable,
+  RECOMMENDED_PGBOUNCER_SETTINGS,
+  startPgBouncer,
+} from "./support/pgbouncer.ts";
 
 const runs = (await availableBackends()).includes("postgres") && pgbouncerAvailable();
 
@@ -46,6 +54,16 @@ describe.runIf(runs)("behind PgBouncer in transaction mode", () => {
     template: "verification_code",
     variables: { code: "482913" },
     locale: "en",
+  });
+
+  it("runs with the settings docs/operations.md recommends (server_login_retry = 1)", () => {
+    const operations = readFileSync(join(API_DIR, "../../docs/operations.md"), "utf8");
+    const section = operations.slice(operations.indexOf("## Behind PgBouncer"));
+    for (const [name, value] of Object.entries(RECOMMENDED_PGBOUNCER_SETTINGS)) {
+      expect(section).toContain(`${name} = ${value}`);
+      expect(bouncer.setting(name)).toBe(value);
+    }
+    expect(RECOMMENDED_PGBOUNCER_SETTINGS.server_login_retry).toBe("1");
   });
 
   it("migrated through DATABASE_MIGRATION_URL and is ready through the pooler", async () => {

@@ -9,7 +9,7 @@ import { availableBackends, withPrisma } from "@sms/db/testing";
 import { startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { type ServerProcess, startServer } from "./harness.ts";
-import { openRaw } from "./support/raw-http.ts";
+import { openRaw, type RawConnection } from "./support/raw-http.ts";
 import { body, insertLiveKey } from "./support/messages.ts";
 
 const servers: ServerProcess[] = [];
@@ -106,9 +106,43 @@ describe("shutdown without work in flight", () => {
     const silent = await openRaw(server.port);
 
     expect(await server.stop("SIGTERM")).toBe(0);
-    await Promise.all([idle.closedByServer(1_000), silent.closedByServer(1_000)]);
+    // Closed after the drain's grace for a request already on its way (1 s), well before the deadline.
+    await Promise.all([idle.closedByServer(10_000), silent.closedByServer(10_000)]);
     const text = server.output.join("\n");
     expect(text).toContain('"msg":"stopped"');
     expect(text).not.toContain("shutdown deadline reached");
+  });
+});
+
+describe("shutdown and keep-alive", () => {
+  const request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  /** How many responses `raw` received. */
+  const responses = (raw: RawConnection) => raw.received().split("HTTP/1.1 200 OK").length - 1;
+
+  it("answers requests sent on idle keep-alive connections just before SIGTERM instead of resetting them", async () => {
+    const server = await startServer({ backend: "pglite", env: { SHUTDOWN_TIMEOUT_SECONDS: "20" } });
+    servers.push(server);
+    const connections = await Promise.all(Array.from({ length: 24 }, () => openRaw(server.port)));
+    for (const raw of connections) raw.write(request);
+    await Promise.all(connections.map((raw) => raw.waitForData((text) => text.includes('"status":"alive"'))));
+    // Idle keep-alive connections (nothing said they would close). On half of them a request
+    // is on the wire when the signal comes; the other half have sent only part of one, and
+    // send the rest once the server has started to drain.
+    const whole = connections.slice(0, 12);
+    const partial = connections.slice(12);
+    for (const raw of whole) raw.write(request);
+    for (const raw of partial) raw.write(request.slice(0, -2));
+    const exited = server.stop("SIGTERM");
+    await server.waitForOutput((line) => line.includes('"msg":"shutting down"'));
+    for (const raw of partial) raw.write("\r\n");
+    await Promise.all(connections.map((raw) => raw.closedByServer()));
+    expect(await exited).toBe(0);
+    expect(connections.map(responses)).toEqual(connections.map(() => 2));
+    // An answer given during the drain tells the client that the connection ends.
+    for (const raw of partial) {
+      expect(raw.received().slice(raw.received().lastIndexOf("HTTP/1.1 200"))).toMatch(
+        /\r\nconnection: close\r\n/i,
+      );
+    }
   });
 });

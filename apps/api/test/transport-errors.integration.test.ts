@@ -4,6 +4,9 @@
 // object, the body-less POST, and an unexpected crash inside a procedure. Each
 // row checks the status, the envelope, X-Request-Id = error.request_id, the
 // JSON content type and the request's one access-log line.
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { availableBackends } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { INTERNAL_ERROR_MESSAGE } from "../src/contract/wording.ts";
@@ -279,6 +282,41 @@ describe("transport errors (in-process)", () => {
       const error = await expectEnvelope(await t.request("/v1/messages", init), 401, "unauthorized");
       expect(accessLine(t, error.request_id)).toMatchObject({ route: "/v1/messages", status: 401 });
     }
+  });
+
+  it("answers in the order docs/auth-and-limits.md and docs/api-behaviour.md document: 401, then 415/413", async () => {
+    const docs = join(dirname(fileURLToPath(import.meta.url)), "../../../docs");
+    const auth = readFileSync(join(docs, "auth-and-limits.md"), "utf8");
+    expect(auth).toContain("an unauthenticated `POST /v1/messages` gets `401`, never `415`");
+    expect(auth).not.toMatch(/refused earlier/);
+    const precedence =
+      readFileSync(join(docs, "api-behaviour.md"), "utf8").split("## Error precedence")[1] ?? "";
+    expect(precedence.indexOf("2. Authentication")).toBeGreaterThan(0);
+    expect(
+      precedence.indexOf(
+        "4. The transport of the body: `415 unsupported_media_type`, `413 payload_too_large`",
+      ),
+    ).toBeGreaterThan(precedence.indexOf("2. Authentication"));
+    // The behaviour, as documented: without a key 401 whatever the body; with one, 415 and 413.
+    const wrongType = { "Content-Type": "text/plain" };
+    const json = { "Content-Type": "application/json" };
+    const withKey = { Authorization: `Bearer ${apiKey}`, "Idempotency-Key": "order-1" };
+    expect((await t.request("/v1/messages", { method: "POST", headers: wrongType, body: "{}" })).status).toBe(
+      401,
+    );
+    expect((await t.request("/v1/messages", { method: "POST", headers: json, body: oversized })).status).toBe(
+      401,
+    );
+    await expectEnvelope(
+      await t.request("/v1/messages", { method: "POST", headers: { ...wrongType, ...withKey }, body: "{}" }),
+      415,
+      "unsupported_media_type",
+    );
+    await expectEnvelope(
+      await t.request("/v1/messages", { method: "POST", headers: { ...json, ...withKey }, body: oversized }),
+      413,
+      "payload_too_large",
+    );
   });
 
   it("accepts POST /v1/test-keys with no Content-Type and no body (201)", async () => {

@@ -192,6 +192,8 @@ export type Procedures = {
         token: string;
       }): Promise<{ ok: true; viewer: Viewer } | { ok: false; code: "no_session" }>;
       end(input: { token: string }): Promise<{ ended: boolean }>;
+      /** Every session of the viewer's identity and account ("sign out everywhere"). */
+      endAll(): Promise<{ ended: number }>;
     };
     signIns: {
       /** One sign-in start from this request's network (CLAIM_SIGN_INS_PER_MINUTE). */

@@ -33,6 +33,8 @@ export const REFUSAL_MESSAGES = {
   test_keys_rate_limited:
     "Too many test keys requested from this address this minute. Wait a minute and retry.",
   too_many_connections: "The service has too many open connections. Retry shortly.",
+  authentication_rate_limited:
+    "Too many failed authentications from this address this minute. Check the API key; retry after the time in Retry-After.",
   request_timeout: "The request body did not arrive in time. Send it in one go and retry.",
 } as const;
 
@@ -151,7 +153,7 @@ export const ERROR_GUIDE: {
     example: "Send the request body as JSON with 'Content-Type: application/json'.",
   },
   rate_limited: {
-    when: "Too many requests this minute (messages per project, test keys per address, live verifications per number). Nothing was sent.",
+    when: "Too many requests this minute (messages per project, test keys per address, failed authentications per address, live verifications per number). Nothing was sent.",
     action: "Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.",
     example: REFUSAL_MESSAGES.messages_rate_limited,
   },
@@ -174,7 +176,7 @@ export const ERROR_GUIDE: {
     example: REFUSAL_MESSAGES.provider_unavailable,
   },
   too_many_connections: {
-    when: "The instance already holds `MAX_CONNECTIONS` open connections; answered on the new connection, which is then closed.",
+    when: "The instance holds `MAX_CONNECTIONS` open connections (or `MAX_CONNECTIONS_PER_PEER` from this address) and none is idle to make room; answered on the new connection, which is then closed.",
     action:
       "Retry after `Retry-After` (1 s), and reuse keep-alive connections instead of opening one per request.",
     example: REFUSAL_MESSAGES.too_many_connections,

@@ -97,6 +97,10 @@ function sharedResponses(meta: Meta): Record<number, DocumentedResponse> {
       codes: ["unauthorized", "invalid_api_key"],
     };
     shared[403] = { description: "The key's project is suspended.", codes: ["project_suspended"] };
+    shared[429] = {
+      description: "Too many failed authentications from this address this minute (docs/auth-and-limits.md).",
+      codes: ["rate_limited"],
+    };
   }
   shared[404] = {
     description: "Nothing is served at this path (check the base URL).",
@@ -114,7 +118,7 @@ function mergeResponses(own: Record<number, DocumentedResponse>, shared: Record<
   for (const [status, response] of Object.entries(own)) {
     const common = shared[Number(status)];
     merged[Number(status)] = common
-      ? { ...response, codes: [...(response.codes ?? []), ...(common.codes ?? [])] }
+      ? { ...response, codes: [...new Set([...(response.codes ?? []), ...(common.codes ?? [])])] }
       : response;
   }
   return merged;

@@ -25,7 +25,7 @@ import {
   REFUSAL_MESSAGES,
   verificationNotPendingMessage,
 } from "../contract/wording.ts";
-import { retryHeaders } from "./rate-limit-headers.ts";
+import { retryHeaders } from "../contract/rate-limit-headers.ts";
 
 /** POST /v1/messages: the domain's refusal as the caller hears it. */
 export function sendRefusal(result: Extract<SendMessageResult, { ok: false }>, now: Date): ApiError {

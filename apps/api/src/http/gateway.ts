@@ -39,7 +39,8 @@ import {
   isUnexpected,
   toApiError,
 } from "./errors.ts";
-import { readBody } from "./read-body.ts";
+import { headerLineCount } from "./header-lines.ts";
+import { ClientClosedRequest, readBody } from "./read-body.ts";
 
 /** A route served outside tRPC (documents, pages). */
 export type ExtraRoute = {
@@ -134,6 +135,34 @@ function routeTable(router: ApiRouter, extra: ExtraRoute[]): Route[] {
     });
   }
   return routes;
+}
+
+/**
+ * Headers that must arrive in one line: two `Idempotency-Key` lines would be
+ * read as one key "k, k" (and a later retry with one line would send again);
+ * two `Authorization` lines are two credentials.
+ */
+const SINGLE_LINE_HEADERS = ["Authorization", "Idempotency-Key"] as const;
+
+/** 400 invalid_request naming the header, when one of SINGLE_LINE_HEADERS came more than once. */
+function refuseRepeatedHeaders(headers: Headers): void {
+  for (const name of SINGLE_LINE_HEADERS) {
+    const lines = headerLineCount(headers, name);
+    if (lines > 1) {
+      throw new ApiError(
+        "invalid_request",
+        `The '${name}' header was sent ${lines} times: send it exactly once.`,
+      );
+    }
+  }
+}
+
+/** The most of a client's method or path an error message repeats (a 51 KB URL must not give a 51 KB answer). */
+export const MAX_ECHOED_LENGTH = 200;
+
+/** `text` as an error message repeats it: at most MAX_ECHOED_LENGTH characters, then "…". */
+export function echoed(text: string): string {
+  return text.length <= MAX_ECHOED_LENGTH ? text : `${text.slice(0, MAX_ECHOED_LENGTH)}…`;
 }
 
 function isJson(contentType: string | null): boolean {
@@ -260,12 +289,13 @@ export function createGateway(options: {
   ): Promise<Response> {
     const url = new URL(request.url);
     const path = normalizePath(url.pathname);
+    // HEAD is GET without the body: routed, and worded, as GET (its Content-Length is GET's).
     const method = request.method === "HEAD" ? "GET" : request.method;
     const matching = routes.filter((route) => route.pattern.test(path));
     if (matching.length === 0) {
       throw new ApiError(
         "route_not_found",
-        `No route ${request.method} ${url.pathname}. See /docs for the API reference.`,
+        `No route ${echoed(method)} ${echoed(url.pathname)}. See /docs for the API reference.`,
       );
     }
     const route = matching.find((candidate) => candidate.method === method);
@@ -274,13 +304,14 @@ export function createGateway(options: {
       if (allow.includes("GET")) allow.push("HEAD");
       throw new ApiError(
         "method_not_allowed",
-        `${request.method} is not allowed here. Allowed: ${allow.join(", ")}.`,
+        `${echoed(method)} is not allowed here. Allowed: ${allow.join(", ")}.`,
         {
           Allow: allow.join(", "),
         },
       );
     }
     routeInfo.template = route.template;
+    refuseRepeatedHeaders(request.headers);
     if (route.needsDatabase && !options.databaseStarted()) {
       throw databaseUnavailableError();
     }
@@ -314,6 +345,23 @@ export function createGateway(options: {
     return response;
   };
 }
+
+/**
+ * HEAD's answer: GET's status and headers without the body, and the length
+ * GET's body would have had (RFC 9110 §8.6: that length or none, never
+ * another; the runtime would otherwise announce 0).
+ */
+async function headResponse(response: Response): Promise<Response> {
+  const length =
+    response.headers.get("content-length") ??
+    (response.body ? String((await response.arrayBuffer()).byteLength) : "0");
+  const headers = new Headers(response.headers);
+  headers.set("Content-Length", length);
+  return new Response(null, { status: response.status, headers });
+}
+
+/** The status logged for a request whose client closed the connection mid-body (nginx's 499). */
+export const CLIENT_CLOSED_REQUEST = 499;
 
 /**
  * One request's frame, on either listener: its id and state, the envelope for
@@ -350,11 +398,19 @@ export async function frameRequest(
   const route = { template: "unmatched" };
   let response: Response;
   let code: string | undefined;
+  /** The client went away mid-body: logged (and counted) as 499, nobody reads the answer. */
+  let clientClosed = false;
   try {
     response = await dispatch(state, route);
   } catch (error) {
-    if (!(error instanceof ApiError)) state.log.error({ err: error }, "request failed");
-    const apiError = error instanceof ApiError ? error : toApiError(error, undefined);
+    clientClosed = error instanceof ClientClosedRequest;
+    if (!(error instanceof ApiError) && !clientClosed) state.log.error({ err: error }, "request failed");
+    const apiError =
+      error instanceof ApiError
+        ? error
+        : clientClosed
+          ? new ApiError("invalid_request", (error as Error).message)
+          : toApiError(error, undefined);
     code = apiError.code;
     response = errorResponse(apiError, requestId);
     if (options.errorPage) {
@@ -370,11 +426,12 @@ export async function frameRequest(
     }
   }
   response.headers.set("X-Request-Id", requestId);
-  if (request.method === "HEAD")
-    response = new Response(null, { status: response.status, headers: response.headers });
-  const status = response.status;
+  // No response is ever to be content-sniffed (JSON read as HTML, …): issue 25, L7.
+  response.headers.set("X-Content-Type-Options", "nosniff");
+  if (request.method === "HEAD") response = await headResponse(response);
+  const status = clientClosed ? CLIENT_CLOSED_REQUEST : response.status;
   const durationMs = performance.now() - startedAt;
-  logger[status >= 500 ? "error" : "info"](
+  logger[status >= 500 && !clientClosed ? "error" : "info"](
     {
       request_id: requestId,
       ...fields,

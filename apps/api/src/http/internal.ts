@@ -20,7 +20,7 @@ import type { AppDeps } from "../deps.ts";
 import type { RequestState } from "../trpc/request-state.ts";
 import type { ApiRouter, Context, Meta } from "../trpc/trpc.ts";
 import { databaseUnavailableError, isUnexpected } from "./errors.ts";
-import { frameRequest, type Handler } from "./gateway.ts";
+import { echoed, frameRequest, type Handler } from "./gateway.ts";
 import { readBody } from "./read-body.ts";
 
 /** Where Prometheus scrapes (with the same bearer token: `authorization` in its scrape config). */
@@ -76,7 +76,7 @@ export function createInternalHandler(options: {
     if (name === null) {
       throw new ApiError(
         "route_not_found",
-        `No route ${request.method} ${url.pathname}. Procedures are under /trpc/; metrics at /metrics.`,
+        `No route ${echoed(request.method)} ${echoed(url.pathname)}. Procedures are under /trpc/; metrics at /metrics.`,
       );
     }
     routeInfo.template = procedures[name] ? `${TRPC_ENDPOINT}/${name}` : `${TRPC_ENDPOINT}/*`;

@@ -7,6 +7,22 @@
 import { ApiError } from "../contract/errors.ts";
 import { REFUSAL_MESSAGES } from "../contract/wording.ts";
 
+/**
+ * The client closed its connection before its request body arrived in full.
+ * Nobody is left to answer: the access log records it as status 499, never as
+ * a 500 (http/gateway.ts).
+ */
+export class ClientClosedRequest extends Error {
+  override name = "ClientClosedRequest";
+  constructor() {
+    super("The connection closed before the request body arrived.");
+  }
+}
+
+/** Bodies are UTF-8 text (JSON, forms): anything else is refused, never patched with U+FFFD. */
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const NOT_UTF8 = "The request body is not valid UTF-8 text.";
+
 /** When each request's body must have arrived (performance.now() time), set by the server. */
 const deadlines = new WeakMap<Request, number>();
 /** Requests whose body was read to its end. */
@@ -30,7 +46,8 @@ export function bodyLeftUnread(request: Request): boolean {
 /**
  * The body as text, or null when it is larger than `limit` bytes (declared or
  * actual; reading stops at the limit). Throws ApiError `request_timeout` when
- * the body does not arrive by the deadline the server set.
+ * the body does not arrive by the deadline the server set, and ApiError
+ * `invalid_request` when it is not valid UTF-8.
  */
 export async function readBodyText(request: Request, limit: number): Promise<string | null> {
   if (Number(request.headers.get("content-length") ?? "0") > limit) return null;
@@ -48,14 +65,19 @@ export async function readBodyText(request: Request, limit: number): Promise<str
     for (;;) {
       const read = reader.read();
       let result: ReadableStreamReadResult<Uint8Array> | "timeout";
-      if (deadline === undefined) {
-        result = await read;
-      } else {
-        // One timer per body, armed at its first read and cleared when reading ends.
-        expired ??= new Promise((resolve) => {
-          timer = setTimeout(() => resolve("timeout"), Math.max(0, deadline - performance.now()));
-        });
-        result = await Promise.race([read, expired]);
+      try {
+        if (deadline === undefined) {
+          result = await read;
+        } else {
+          // One timer per body, armed at its first read and cleared when reading ends.
+          expired ??= new Promise((resolve) => {
+            timer = setTimeout(() => resolve("timeout"), Math.max(0, deadline - performance.now()));
+          });
+          result = await Promise.race([read, expired]);
+        }
+      } catch {
+        // The body stream fails only when the connection ends before the body does.
+        throw new ClientClosedRequest();
       }
       if (result === "timeout") {
         read.catch(() => {});
@@ -80,11 +102,25 @@ export async function readBodyText(request: Request, limit: number): Promise<str
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return new TextDecoder().decode(bytes);
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new ApiError("invalid_request", NOT_UTF8);
+  }
 }
 
-/** readBodyText for the JSON routes of both listeners: an oversized body is the `413` error. */
+/**
+ * readBodyText for the JSON routes of both listeners: an oversized body is the
+ * `413` error, a body that is not UTF-8 the `400 invalid_request`, both
+ * returned (the caller decides when to report them).
+ */
 export async function readBody(request: Request, limit: number): Promise<string | ApiError> {
-  const text = await readBodyText(request, limit);
+  let text: string | null;
+  try {
+    text = await readBodyText(request, limit);
+  } catch (error) {
+    if (error instanceof ApiError && error.message === NOT_UTF8) return error;
+    throw error;
+  }
   return text ?? new ApiError("payload_too_large", `The request body is larger than ${limit} bytes.`);
 }

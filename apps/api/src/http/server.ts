@@ -3,8 +3,15 @@
 // but connections are accepted here, one at a time, because Deno.serve offers
 // none of what a public service needs (docs/operations.md#connections):
 //
-//   - a cap on open connections (MAX_CONNECTIONS): beyond it a new connection
-//     gets a 503 envelope and is closed;
+//   - a fair cap on open connections: at most MAX_CONNECTIONS in all and
+//     MAX_CONNECTIONS_PER_PEER from one address (an IPv6 /64). At either cap a
+//     new connection first takes the place of the oldest idle one (of its own
+//     address at the per-peer cap; of the address holding the most at the
+//     global cap), so a flood of silent connections only ever displaces
+//     itself. When nothing is idle, a few connections over the cap are still
+//     read, to answer /healthz and /readyz (never shed) and give everything
+//     else a 503 envelope; beyond those, a new connection gets the 503 at once
+//     and is closed;
 //   - an accept loop that survives running out of file descriptors (Deno's
 //     own loop ends the server on EMFILE): it backs off and tries again.
 //     (Deno itself raises the soft RLIMIT_NOFILE to the hard limit at start-up;
@@ -18,7 +25,10 @@
 //   - closing a connection after a response whose request body was not read
 //     to its end (too large, too slow, or ignored by the route): Deno would
 //     otherwise keep draining an endless body forever;
-//   - a drain for shutdown, and a hard close for its deadline.
+//   - a drain for shutdown (a connection with nothing in flight is closed
+//     after DRAIN_IDLE_GRACE_MS, so a request already sent on it is answered,
+//     with `Connection: close`, rather than reset), and a hard close for its
+//     deadline.
 //
 // Each accepted connection is handed to Deno's internal serveHttpOnConnection
 // (`Deno[Deno.internal]`, the per-connection form of Deno.serve), so every
@@ -30,8 +40,10 @@ import { newId } from "@sms/crypto";
 import { ApiError } from "../contract/errors.ts";
 import { INTERNAL_ERROR_MESSAGE, REFUSAL_MESSAGES } from "../contract/wording.ts";
 import type { AppLogger } from "../logger.ts";
+import { rateLimitSubject } from "./client-address.ts";
 import { errorResponse } from "./errors.ts";
 import type { Handler } from "./gateway.ts";
+import { assertHeaderLinesReadable } from "./header-lines.ts";
 import { bodyLeftUnread, setBodyDeadline } from "./read-body.ts";
 
 /** The part of an AbortSignal Deno's per-connection server uses: it registers one "abort" listener. */
@@ -61,10 +73,25 @@ function serveHttpOnConnection(): ServeHttpOnConnection {
 
 /** After a response that must end its connection, how long the client has to read it before the socket closes. */
 const LINGER_MS = 250;
+/**
+ * At the drain, how long a connection with nothing in flight is kept open in
+ * case a request is already on its way (sent just before the signal, not yet
+ * read): such a request is answered with `Connection: close` instead of the
+ * connection being reset under it (issue 27: 4 of 24 requests sent 6-14 ms
+ * before SIGTERM got ECONNRESET).
+ */
+export const DRAIN_IDLE_GRACE_MS = 1000;
 /** At most one warning line per kind (shed connections, failed accepts) per this interval. */
 const WARN_INTERVAL_MS = 10_000;
 /** The internal listener's own cap: it serves a few tools, never the public. */
 export const INTERNAL_MAX_CONNECTIONS = 32;
+/** Routes a connection over the cap is still served for: an orchestrator's probes must not see the flood. */
+const NEVER_SHED_PATHS = new Set(["/healthz", "/readyz"]);
+
+/** How many connections over the cap are read to answer them (health probes): a share of the cap, at least 4. */
+export function overflowReserve(maxConnections: number): number {
+  return Math.max(4, Math.ceil(maxConnections / 32));
+}
 
 export type ServeOptions = {
   /** Names the listener in logs ("public", "internal"). */
@@ -73,6 +100,8 @@ export type ServeOptions = {
   port: number;
   handler: Handler;
   maxConnections: number;
+  /** Open connections from one address (an IPv6 /64); at most maxConnections. */
+  maxConnectionsPerPeer: number;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
   idleTimeoutMs: number;
@@ -93,6 +122,12 @@ export type HttpServer = {
 };
 
 type Connection = {
+  /** The peer's address as the per-peer cap counts it (rateLimitSubject). */
+  peer: string;
+  /** Accepted over the cap: it answers one request (health routes, or a 503) and closes. */
+  overflow: boolean;
+  /** Counted in `open` and its peer's set (until it is closing). */
+  counted: boolean;
   cancel: (() => void) | null;
   /** Requests whose response has not been sent yet. */
   inFlight: number;
@@ -130,7 +165,12 @@ function throttledWarning(logger: AppLogger, message: string, fields: Record<str
 
 const encoder = new TextEncoder();
 
-/** The whole answer to a connection over the cap, written before it is closed. */
+/** The 503 a request on a connection over the cap gets (anything but the health routes). */
+function shedError(): ApiError {
+  return new ApiError("too_many_connections", REFUSAL_MESSAGES.too_many_connections, { "Retry-After": "1" });
+}
+
+/** The whole answer to a connection over the cap that is not read at all, written before it is closed. */
 function shedResponse(): Uint8Array {
   const requestId = newId("req");
   const body = JSON.stringify({
@@ -141,8 +181,15 @@ function shedResponse(): Uint8Array {
     },
   });
   return encoder.encode(
-    `HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${encoder.encode(body).byteLength}\r\nRetry-After: 1\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${encoder.encode(body).byteLength}\r\nRetry-After: 1\r\nX-Request-Id: ${requestId}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
   );
+}
+
+/** A health route: answered even on a connection over the cap. */
+function neverShed(request: Request): boolean {
+  if (request.method !== "GET" && request.method !== "HEAD") return false;
+  const path = request.url.slice(request.url.indexOf("/", request.url.indexOf("//") + 2));
+  return NEVER_SHED_PATHS.has(path.split("?")[0] ?? "");
 }
 
 function isListenerClosed(error: unknown): boolean {
@@ -151,21 +198,45 @@ function isListenerClosed(error: unknown): boolean {
 
 export function serveHttp(options: ServeOptions): HttpServer {
   const serveConnection = serveHttpOnConnection();
+  assertHeaderLinesReadable();
   const { logger } = options;
   const listener = Deno.listen({ hostname: options.hostname, port: options.port });
   const connections = new Set<Connection>();
-  const shed = throttledWarning(logger, "connection limit reached: new connections are refused", {
-    listener: options.name,
-    max_connections: options.maxConnections,
-  });
+  /** Connections counted against the caps, by peer. */
+  const peers = new Map<string, Set<Connection>>();
+  let open = 0;
+  const overflow = new Set<Connection>();
+  const reserve = overflowReserve(options.maxConnections);
+  const perPeer = Math.min(options.maxConnectionsPerPeer, options.maxConnections);
+  const shed = throttledWarning(
+    logger,
+    "connection limit reached: idle connections are closed for new ones, or new ones refused",
+    {
+      listener: options.name,
+      max_connections: options.maxConnections,
+      max_connections_per_peer: perPeer,
+    },
+  );
   const acceptFailures = throttledWarning(logger, "accepting a connection failed; retrying", {
     listener: options.name,
   });
   let draining = false;
   let drained: (() => void) | undefined;
 
+  /** The connection no longer counts against the caps (it is closing, or gone). */
+  function release(connection: Connection) {
+    overflow.delete(connection);
+    if (!connection.counted) return;
+    connection.counted = false;
+    open -= 1;
+    const own = peers.get(connection.peer);
+    own?.delete(connection);
+    if (own?.size === 0) peers.delete(connection.peer);
+  }
+
   function close(connection: Connection) {
     if (connection.closing || !connection.cancel) return;
+    release(connection);
     connection.closing = true;
     try {
       connection.cancel();
@@ -183,6 +254,7 @@ export function serveHttp(options: ServeOptions): HttpServer {
   }
 
   function forget(connection: Connection) {
+    release(connection);
     connections.delete(connection);
     connection.closing = true;
     if (draining && connections.size === 0) drained?.();
@@ -191,11 +263,16 @@ export function serveHttp(options: ServeOptions): HttpServer {
   const onError = (error: unknown) => {
     logger.error({ listener: options.name, err: error }, "request handler failed");
     const requestId = newId("req");
-    return errorResponse(new ApiError("internal_error", INTERNAL_ERROR_MESSAGE), requestId);
+    const response = errorResponse(new ApiError("internal_error", INTERNAL_ERROR_MESSAGE), requestId);
+    response.headers.set("X-Content-Type-Options", "nosniff");
+    return response;
   };
 
-  function serve(conn: Deno.Conn) {
+  function serve(conn: Deno.Conn, peer: string, overCap: boolean) {
     const connection: Connection = {
+      peer,
+      overflow: overCap,
+      counted: !overCap,
       cancel: null,
       inFlight: 0,
       fresh: true,
@@ -205,6 +282,15 @@ export function serveHttp(options: ServeOptions): HttpServer {
       closing: false,
     };
     connections.add(connection);
+    if (overCap) {
+      overflow.add(connection);
+      connection.closeWhenIdle = true;
+    } else {
+      open += 1;
+      const own = peers.get(peer) ?? new Set<Connection>();
+      own.add(connection);
+      peers.set(peer, own);
+    }
     const remoteAddress = conn.remoteAddr.transport === "tcp" ? conn.remoteAddr.hostname : "127.0.0.1";
     const hook: CancelHook = {
       addEventListener: (_type, listener) => {
@@ -217,15 +303,18 @@ export function serveHttp(options: ServeOptions): HttpServer {
       const settle = () => afterResponse(connection);
       info.completed.then(settle, settle);
       setBodyDeadline(request, performance.now() + options.bodyTimeoutMs);
-      const response = await options.handler(request, { remoteAddress });
+      const response =
+        connection.overflow && !neverShed(request)
+          ? errorResponse(shedError(), newId("req"))
+          : await options.handler(request, { remoteAddress });
       connection.sendingSince = performance.now();
       if (bodyLeftUnread(request)) connection.closeWhenIdle = true;
-      if (connection.closeWhenIdle || draining) {
-        try {
-          response.headers.set("Connection", "close");
-        } catch {
-          // Immutable headers: the connection closes all the same.
-        }
+      try {
+        // Every response, whoever made it (the gateway sets it too): issue 25, L7.
+        response.headers.set("X-Content-Type-Options", "nosniff");
+        if (connection.closeWhenIdle || draining) response.headers.set("Connection", "close");
+      } catch {
+        // Immutable headers: the connection closes all the same.
       }
       return response;
     };
@@ -246,8 +335,56 @@ export function serveHttp(options: ServeOptions): HttpServer {
     }
   }
 
+  /** The oldest connection with nothing in flight among `candidates`, or null. */
+  function oldestIdle(candidates: Iterable<Connection>): Connection | null {
+    let oldest: Connection | null = null;
+    for (const connection of candidates) {
+      if (connection.closing || connection.inFlight > 0) continue;
+      if (!oldest || connection.idleSince < oldest.idleSince) oldest = connection;
+    }
+    return oldest;
+  }
+
+  /** At the global cap: the oldest idle connection of the address holding the most (the flood's, first). */
+  function globalVictim(): Connection | null {
+    const byShare = [...peers.values()].sort((a, b) => b.size - a.size);
+    for (const own of byShare) {
+      const victim = oldestIdle(own);
+      if (victim) return victim;
+    }
+    return null;
+  }
+
+  /** Admits a new connection under the caps, making room by closing an idle one if it must. */
+  function admit(conn: Deno.Conn) {
+    const peer = rateLimitSubject(
+      conn.remoteAddr.transport === "tcp" ? conn.remoteAddr.hostname : "127.0.0.1",
+    );
+    const own = peers.get(peer);
+    let full = false;
+    let victim: Connection | null = null;
+    if (own && own.size >= perPeer) {
+      full = true;
+      victim = oldestIdle(own);
+    } else if (open >= options.maxConnections) {
+      full = true;
+      victim = globalVictim();
+    }
+    if (!full) return serve(conn, peer, false);
+    if (victim) {
+      shed.record({ action: "closed_idle" });
+      close(victim);
+      return serve(conn, peer, false);
+    }
+    if (overflow.size < reserve) {
+      shed.record({ action: "health_only" });
+      return serve(conn, peer, true);
+    }
+    refuse(conn);
+  }
+
   function refuse(conn: Deno.Conn) {
-    shed.record();
+    shed.record({ action: "refused" });
     conn
       .write(shedResponse())
       .catch(() => 0)
@@ -280,8 +417,7 @@ export function serveHttp(options: ServeOptions): HttpServer {
         conn.close();
         return;
       }
-      if (connections.size >= options.maxConnections) refuse(conn);
-      else serve(conn);
+      admit(conn);
     }
   }
 
@@ -324,8 +460,11 @@ export function serveHttp(options: ServeOptions): HttpServer {
           // Already closed.
         }
         for (const connection of connections) {
-          if (connection.inFlight === 0) close(connection);
-          else connection.closeWhenIdle = true;
+          connection.closeWhenIdle = true;
+          if (connection.inFlight > 0) continue;
+          setTimeout(() => {
+            if (connection.inFlight === 0) close(connection);
+          }, DRAIN_IDLE_GRACE_MS);
         }
       }
       if (connections.size === 0) {

@@ -7,6 +7,7 @@ import type { Meta } from "../contract/meta.ts";
 import type { Register } from "../contract/refusals.ts";
 import { REFUSAL_MESSAGES } from "../contract/wording.ts";
 import type { AppDeps } from "../deps.ts";
+import { retryHeaders } from "../contract/rate-limit-headers.ts";
 import type { RequestState } from "./request-state.ts";
 
 export type { DocumentedResponse, Meta } from "../contract/meta.ts";
@@ -91,7 +92,24 @@ export const operatorProcedure = t.procedure.use(({ ctx, next }) => {
  * or live) and the key id; or the refusal.
  */
 async function authenticateKey(ctx: Context) {
-  const result = await ctx.deps.auth.authenticate(ctx.state.request.headers.get("authorization"));
+  const authorization = ctx.state.request.headers.get("authorization");
+  const address = ctx.state.clientAddress;
+  const verdict = ctx.deps.authThrottle.before(address, authorization);
+  if (verdict.kind === "throttled") {
+    throw new ApiError(
+      "rate_limited",
+      REFUSAL_MESSAGES.authentication_rate_limited,
+      retryHeaders(
+        { limit: verdict.limit, remaining: 0, resetAt: verdict.resetAt, window: "minute" },
+        ctx.deps.clock.now(),
+      ),
+    );
+  }
+  if (verdict.kind === "known_invalid") {
+    throw new ApiError("invalid_api_key", REFUSAL_MESSAGES.invalid_api_key, { "WWW-Authenticate": "Bearer" });
+  }
+  const result = await ctx.deps.auth.authenticate(authorization);
+  ctx.deps.authThrottle.after(address, verdict, result);
   if (!result.ok) {
     const headers: Record<string, string> =
       result.code === "project_suspended" ? {} : { "WWW-Authenticate": "Bearer" };

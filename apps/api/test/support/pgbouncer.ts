@@ -2,7 +2,7 @@
 // mode, in front of the test PostgreSQL, for the tests that prove the service
 // works behind a pooler. .ci/run installs it; elsewhere a test without it is
 // skipped with a warning (and fails under CI).
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -22,9 +22,19 @@ export function pgbouncerAvailable(): boolean {
   return false;
 }
 
+/**
+ * The settings docs/operations.md ("Behind PgBouncer") recommends, as the CI
+ * pooler runs with them. server_login_retry: after a failed server login
+ * (PostgreSQL restarting) PgBouncer waits this long before trying again; its
+ * default of 15 s kept a 4 s restart unavailable for 10.9 s (issue 27).
+ */
+export const RECOMMENDED_PGBOUNCER_SETTINGS = { server_login_retry: "1" } as const;
+
 export type PgBouncer = {
   /** `databaseUrl` with host and port replaced by the pooler's. */
   through(databaseUrl: string): string;
+  /** A setting as the running PgBouncer reports it (SHOW CONFIG on its admin console). */
+  setting(name: string): string | null;
   stop(): Promise<void>;
 };
 
@@ -50,6 +60,8 @@ export async function startPgBouncer(options: { poolSize?: number } = {}): Promi
       "pool_mode = transaction",
       `default_pool_size = ${options.poolSize ?? 4}`,
       "max_client_conn = 500",
+      ...Object.entries(RECOMMENDED_PGBOUNCER_SETTINGS).map(([name, value]) => `${name} = ${value}`),
+      `admin_users = ${user}`,
       // pg sends these as startup parameters; PgBouncer refuses unknown ones.
       // Behind a pooler, set them on the role instead (docs/operations.md).
       "ignore_startup_parameters = extra_float_digits, statement_timeout, idle_in_transaction_session_timeout",
@@ -87,6 +99,28 @@ export async function startPgBouncer(options: { poolSize?: number } = {}): Promi
       url.hostname = "127.0.0.1";
       url.port = String(port);
       return url.toString();
+    },
+    setting(name) {
+      const out = execFileSync(
+        "psql",
+        [
+          "-h",
+          "127.0.0.1",
+          "-p",
+          String(port),
+          "-U",
+          user,
+          "-At",
+          "-F",
+          "\t",
+          "-c",
+          "SHOW CONFIG",
+          "pgbouncer",
+        ],
+        { encoding: "utf8" },
+      );
+      const row = out.split("\n").find((line) => line.split("\t")[0] === name);
+      return row?.split("\t")[1] ?? null;
     },
     async stop() {
       if (child.exitCode === null) child.kill("SIGINT");

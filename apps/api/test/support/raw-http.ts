@@ -23,8 +23,16 @@ export type RawConnection = {
   destroy(): void;
 };
 
-export async function openRaw(port: number, host = "127.0.0.1"): Promise<RawConnection> {
-  const socket = net.connect(port, host);
+/**
+ * A raw connection to `host:port`, from `localAddress` when given (another
+ * loopback address such as 127.0.0.2 looks like another client to the server).
+ */
+export async function openRaw(
+  port: number,
+  host = "127.0.0.1",
+  localAddress?: string,
+): Promise<RawConnection> {
+  const socket = net.connect({ port, host, ...(localAddress ? { localAddress } : {}) });
   let data = "";
   let closed = false;
   let closedByUs = false;

@@ -373,7 +373,7 @@ export interface components {
             status: "alive";
         };
         /** @description The error envelope of a 500: `internal_error`. */
-        InternalErrorError: {
+        Error500: {
             error: {
                 /**
                  * @description Stable machine-readable code; safe to branch on.
@@ -448,7 +448,7 @@ export interface components {
             };
         };
         /** @description The error envelope of a 429: `rate_limited`, `daily_limit_reached`. */
-        Error429: {
+        CreateTestKeyError429: {
             error: {
                 /**
                  * @description Stable machine-readable code; safe to branch on.
@@ -615,14 +615,14 @@ export interface components {
                 request_id: string | null;
             };
         };
-        /** @description The error envelope of a 500: `internal_error`, `internal_error`. */
-        SendMessageError500: {
+        /** @description The error envelope of a 429: `rate_limited`, `daily_limit_reached`. */
+        SendMessageError429: {
             error: {
                 /**
                  * @description Stable machine-readable code; safe to branch on.
                  * @enum {string}
                  */
-                code: "internal_error";
+                code: "rate_limited" | "daily_limit_reached";
                 /** @description Human-readable; says what to change. Wording may change. */
                 message: string;
                 /**
@@ -674,6 +674,23 @@ export interface components {
                  * @enum {string}
                  */
                 code: "message_not_found" | "route_not_found";
+                /** @description Human-readable; says what to change. Wording may change. */
+                message: string;
+                /**
+                 * @description Echo of the `X-Request-Id` response header.
+                 * @example req_01m81b5h80dyb9cpnywpdjqhd4
+                 */
+                request_id: string | null;
+            };
+        };
+        /** @description The error envelope of a 429: `rate_limited`. */
+        RateLimitedError: {
+            error: {
+                /**
+                 * @description Stable machine-readable code; safe to branch on.
+                 * @enum {string}
+                 */
+                code: "rate_limited";
                 /** @description Human-readable; says what to change. Wording may change. */
                 message: string;
                 /**
@@ -758,14 +775,14 @@ export interface components {
                 request_id: string | null;
             };
         };
-        /** @description The error envelope of a 500: `internal_error`, `internal_error`. */
-        StartVerificationError500: {
+        /** @description The error envelope of a 429: `rate_limited`, `daily_limit_reached`. */
+        StartVerificationError429: {
             error: {
                 /**
                  * @description Stable machine-readable code; safe to branch on.
                  * @enum {string}
                  */
-                code: "internal_error";
+                code: "rate_limited" | "daily_limit_reached";
                 /** @description Human-readable; says what to change. Wording may change. */
                 message: string;
                 /**
@@ -965,7 +982,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InternalErrorError"];
+                    "application/json": components["schemas"]["Error500"];
                 };
             };
         };
@@ -1015,7 +1032,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InternalErrorError"];
+                    "application/json": components["schemas"]["Error500"];
                 };
             };
             /** @description The database cannot be reached (the body still says so). */
@@ -1083,7 +1100,7 @@ export interface operations {
             /**
              * @description `rate_limited`: too many this minute from this address; `daily_limit_reached`: today's share is used up (the message names the reset time). Existing keys keep working.
              *
-             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
+             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
              *     - `daily_limit_reached`: The free tier's live segments for today, today's instant test keys, or today's live verifications for one number are used up. Nothing was sent. Do not retry before the reset time in the message (midnight UTC); add paid credits to lift the free-tier limit.
              */
             429: {
@@ -1096,7 +1113,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error429"];
+                    "application/json": components["schemas"]["CreateTestKeyError429"];
                 };
             };
             /**
@@ -1111,7 +1128,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InternalErrorError"];
+                    "application/json": components["schemas"]["Error500"];
                 };
             };
         };
@@ -1277,7 +1294,7 @@ export interface operations {
             /**
              * @description A limit is reached (per project and minute; live keys also per recipient, or the free tier's day); nothing sent.
              *
-             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
+             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
              *     - `daily_limit_reached`: The free tier's live segments for today, today's instant test keys, or today's live verifications for one number are used up. Nothing was sent. Do not retry before the reset time in the message (midnight UTC); add paid credits to lift the free-tier limit.
              */
             429: {
@@ -1290,13 +1307,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error429"];
+                    "application/json": components["schemas"]["SendMessageError429"];
                 };
             };
             /**
              * @description Unexpected error. With `Retry-After` when the database does not answer, or when the first request with this key never finished: retry then with the same key.
              *
-             *     - `internal_error`: An unexpected error in the service. Retry cautiously with backoff; on `POST /v1/messages` reuse the same `Idempotency-Key`, so a retry never sends twice. Quote `request_id` when asking for help.
              *     - `internal_error`: An unexpected error in the service. Retry cautiously with backoff; on `POST /v1/messages` reuse the same `Idempotency-Key`, so a retry never sends twice. Quote `request_id` when asking for help.
              */
             500: {
@@ -1306,7 +1322,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SendMessageError500"];
+                    "application/json": components["schemas"]["Error500"];
                 };
             };
             /**
@@ -1408,6 +1424,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Too many failed authentications from this address this minute (docs/auth-and-limits.md).
+             *
+             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
+             */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            /**
              * @description An unexpected error.
              *
              *     - `internal_error`: An unexpected error in the service. Retry cautiously with backoff; on `POST /v1/messages` reuse the same `Idempotency-Key`, so a retry never sends twice. Quote `request_id` when asking for help.
@@ -1419,7 +1453,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InternalErrorError"];
+                    "application/json": components["schemas"]["Error500"];
                 };
             };
         };
@@ -1584,7 +1618,7 @@ export interface operations {
             /**
              * @description A limit is reached: the message limits, or (live keys) this number's verifications this minute (`rate_limited`, `Retry-After` ≤ 60) or today (`daily_limit_reached`, until midnight UTC); nothing sent.
              *
-             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
+             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
              *     - `daily_limit_reached`: The free tier's live segments for today, today's instant test keys, or today's live verifications for one number are used up. Nothing was sent. Do not retry before the reset time in the message (midnight UTC); add paid credits to lift the free-tier limit.
              */
             429: {
@@ -1597,13 +1631,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error429"];
+                    "application/json": components["schemas"]["StartVerificationError429"];
                 };
             };
             /**
              * @description Unexpected error. With `Retry-After` when the database does not answer, or when the first request with this key never finished: retry then with the same key.
              *
-             *     - `internal_error`: An unexpected error in the service. Retry cautiously with backoff; on `POST /v1/messages` reuse the same `Idempotency-Key`, so a retry never sends twice. Quote `request_id` when asking for help.
              *     - `internal_error`: An unexpected error in the service. Retry cautiously with backoff; on `POST /v1/messages` reuse the same `Idempotency-Key`, so a retry never sends twice. Quote `request_id` when asking for help.
              */
             500: {
@@ -1613,7 +1646,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StartVerificationError500"];
+                    "application/json": components["schemas"]["Error500"];
                 };
             };
             /**
@@ -1761,6 +1794,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Too many failed authentications from this address this minute (docs/auth-and-limits.md).
+             *
+             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
+             */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            /**
              * @description An unexpected error.
              *
              *     - `internal_error`: An unexpected error in the service. Retry cautiously with backoff; on `POST /v1/messages` reuse the same `Idempotency-Key`, so a retry never sends twice. Quote `request_id` when asking for help.
@@ -1772,7 +1823,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InternalErrorError"];
+                    "application/json": components["schemas"]["Error500"];
                 };
             };
         };
@@ -1859,6 +1910,24 @@ export interface operations {
                 };
             };
             /**
+             * @description Too many failed authentications from this address this minute (docs/auth-and-limits.md).
+             *
+             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
+             */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            /**
              * @description An unexpected error.
              *
              *     - `internal_error`: An unexpected error in the service. Retry cautiously with backoff; on `POST /v1/messages` reuse the same `Idempotency-Key`, so a retry never sends twice. Quote `request_id` when asking for help.
@@ -1870,7 +1939,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InternalErrorError"];
+                    "application/json": components["schemas"]["Error500"];
                 };
             };
         };

@@ -27,7 +27,11 @@ const CREATE_SQL = `
 const RESUME_SQL = `
   WITH s AS (
     UPDATE dashboard_sessions
-    SET last_seen_at = CAST($2 AS timestamptz), idle_expires_at = LEAST(CAST($3 AS timestamptz), expires_at)
+    SET last_seen_at = CAST($2 AS timestamptz),
+        idle_expires_at = LEAST(
+          CASE WHEN provider || ':' || subject = ANY(CAST($4 AS text[])) THEN CAST($5 AS timestamptz)
+               ELSE CAST($3 AS timestamptz) END,
+          expires_at)
     WHERE token_hash = $1 AND idle_expires_at > CAST($2 AS timestamptz) AND expires_at > CAST($2 AS timestamptz)
     RETURNING id, provider, subject, name, created_at, idle_expires_at, expires_at
   )
@@ -35,6 +39,16 @@ const RESUME_SQL = `
   FROM s LEFT JOIN account_identities ai ON ai.provider = s.provider AND ai.subject = s.subject`;
 
 const DELETE_SQL = `DELETE FROM dashboard_sessions WHERE token_hash = $1 RETURNING id`;
+
+// Every session of an identity and of the other identities of its account.
+const DELETE_ALL_SQL = `
+  WITH gone AS (
+    DELETE FROM dashboard_sessions
+    WHERE (provider = $1 AND subject = $2)
+       OR (provider, subject) IN (SELECT provider, subject FROM account_identities WHERE account_id = $3)
+    RETURNING id
+  )
+  SELECT count(*)::int AS ended FROM gone`;
 
 const PURGE_SQL = `
   WITH gone AS (
@@ -71,8 +85,17 @@ export function sessionStore(sql: Sql) {
       ]);
     },
 
-    /** The live session with this token hash, its idle expiry moved to `idleExpiresAt`; null when none. */
-    async resume(tokenHash: string, now: Date, idleExpiresAt: Date): Promise<SessionRecord | null> {
+    /**
+     * The live session with this token hash, its idle expiry moved to
+     * `idleExpiresAt` (`operators.idleExpiresAt` for an identity listed in
+     * `operators.identities`, as `provider:subject`); null when none.
+     */
+    async resume(
+      tokenHash: string,
+      now: Date,
+      idleExpiresAt: Date,
+      operators: { identities: readonly string[]; idleExpiresAt: Date } = { identities: [], idleExpiresAt },
+    ): Promise<SessionRecord | null> {
       const [row] = await sql.query<{
         id: string;
         provider: string;
@@ -82,7 +105,7 @@ export function sessionStore(sql: Sql) {
         idle_expires_at: Date;
         expires_at: Date;
         account_id: string | null;
-      }>(RESUME_SQL, [tokenHash, now, idleExpiresAt]);
+      }>(RESUME_SQL, [tokenHash, now, idleExpiresAt, [...operators.identities], operators.idleExpiresAt]);
       if (!row) return null;
       return {
         id: row.id,
@@ -99,6 +122,19 @@ export function sessionStore(sql: Sql) {
     /** Ends the session with this token hash (sign-out); true when there was one. */
     async delete(tokenHash: string): Promise<boolean> {
       return (await sql.query(DELETE_SQL, [tokenHash])).length > 0;
+    },
+
+    /** Ends every session of this identity and of its account's other identities; how many ended. */
+    async deleteAll(
+      identity: { provider: string; subject: string },
+      accountId: string | null,
+    ): Promise<number> {
+      const [row] = await sql.query<{ ended: number }>(DELETE_ALL_SQL, [
+        identity.provider,
+        identity.subject,
+        accountId,
+      ]);
+      return Number(row?.ended ?? 0);
     },
 
     /** Deletes one batch of sessions idle-expired by `now`; returns how many. */

@@ -25,6 +25,15 @@ const MAX_FORM_BYTES = 8 * 1024;
 
 export type Access = "public" | "viewer" | "operator";
 
+/** The first field holding a control character other than tab and line breaks (the database refuses NUL). */
+function fieldWithControlCharacter(form: URLSearchParams): string | null {
+  for (const [name, value] of form) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses.
+    if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(value)) return name.slice(0, 40);
+  }
+  return null;
+}
+
 /** One request to a dashboard page. */
 export type PageContext<S extends PageState = PageState> = {
   request: Request;
@@ -42,6 +51,7 @@ export type PageContext<S extends PageState = PageState> = {
 /** One-shot notices a redirect may name (`?notice=`): only these, never free text. */
 export const NOTICES: Record<string, string> = {
   signed_out: "You are signed out.",
+  signed_out_everywhere: "You are signed out everywhere: every session of your account has ended.",
   key_revoked: "The key was revoked: it stops working on every server within a few seconds.",
   key_already_revoked: "That key was already revoked; nothing changed.",
   sender_requested: "Your request was sent to the operator.",
@@ -99,6 +109,11 @@ export function dashboardContext<S extends PageState>(options: {
       if (typeof read === "string")
         return badRequestPage(chrome, FORM_PROBLEMS[read].text, FORM_PROBLEMS[read].status);
       form = read;
+      const unreadable = fieldWithControlCharacter(form);
+      if (unreadable !== null) {
+        const text = `The field “${unreadable}” holds a control character, which no field accepts.`;
+        return badRequestPage(chrome, text);
+      }
     }
     if (access !== "public" && !viewer) {
       const cleared = session.hadCookie ? [sessions.clear()] : [];

@@ -4,24 +4,36 @@ import { TEMPLATE_IDS } from "@sms/templates";
 import type { PageState } from "../port.ts";
 import type { MessageFilters } from "../records.ts";
 import { messagePage, messagesPage } from "../views/messages.ts";
+import { badRequestPage } from "../views/problems.ts";
 import { type DashboardContext, emptyToUndefined, param } from "./context.ts";
 
-/** The list's filters from the query: unknown values are dropped, not refused. */
-function filtersOf(url: URL): MessageFilters {
+/** A UTC day the log can be filtered by: a real calendar day from 1970 to 9999. */
+function isDay(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || value < "1970-01-01") return false;
+  const date = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
+}
+
+/**
+ * The list's filters from the query: an unknown status, mode or template is
+ * dropped; a day that is not one is refused (400 naming the field), as the
+ * database could not compare it.
+ */
+function filtersOf(url: URL): MessageFilters | { invalid: "from" | "to" } {
   const pick = <T extends string>(name: string, allowed: readonly T[]): T | undefined => {
     const value = emptyToUndefined(url.searchParams.get(name));
     return value !== undefined && (allowed as readonly string[]).includes(value) ? (value as T) : undefined;
   };
-  const day = (name: string) => {
-    const value = emptyToUndefined(url.searchParams.get(name));
-    return value && /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(value)) ? value : undefined;
-  };
+  const from = emptyToUndefined(url.searchParams.get("from"));
+  const to = emptyToUndefined(url.searchParams.get("to"));
+  if (from !== undefined && !isDay(from)) return { invalid: "from" };
+  if (to !== undefined && !isDay(to)) return { invalid: "to" };
   const filters = {
     status: pick("status", MESSAGE_STATUSES),
     mode: pick("mode", ["live", "test"] as const),
     template: pick("template", TEMPLATE_IDS),
-    from: day("from"),
-    to: day("to"),
+    from,
+    to,
   };
   return Object.fromEntries(
     Object.entries(filters).filter(([, value]) => value !== undefined),
@@ -32,6 +44,10 @@ export function messageRoutes<S extends PageState>({ route }: DashboardContext<S
   const list = route("GET", "/dashboard/projects/{project_id}/messages", "viewer", async (context) => {
     const projectId = param(context, "project_id");
     const filters = filtersOf(context.url);
+    if ("invalid" in filters) {
+      const text = `The “${filters.invalid}” filter must be a day (YYYY-MM-DD) from 1970-01-01 on.`;
+      return badRequestPage(context.chrome, text);
+    }
     const cursor = emptyToUndefined(context.url.searchParams.get("cursor"));
     const found = await context.procedures.dashboard.messages.list({
       project_id: projectId,

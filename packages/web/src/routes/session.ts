@@ -66,12 +66,14 @@ function showSignIn<S extends PageState>({ route, chromeFor, signIn, port }: Das
     const next = safeNext(url.searchParams.get("next"));
     if (viewer) return redirect(next ?? "/dashboard/projects");
     const chrome = await chromeFor(null, signIn.formActionOrigins());
-    const signedOut = url.searchParams.get("notice") === "signed_out";
+    const notice = url.searchParams.get("notice");
+    const signedOut =
+      notice === "signed_out" || notice === "signed_out_everywhere" ? NOTICES[notice] : undefined;
     return signInPage(chrome, {
       providers: signIn.choices(),
       devSignIn: port.config.devSignIn,
       next,
-      ...(signedOut ? { notice: NOTICES.signed_out } : {}),
+      ...(signedOut ? { notice: signedOut } : {}),
     });
   });
 }
@@ -129,6 +131,14 @@ function signOut<S extends PageState>({ route, sessions }: DashboardContext<S>) 
       return redirect("/dashboard/sign-in?notice=signed_out", [sessions.clear()]);
     },
   );
+}
+
+/** Ends every session of the account (a lost device, a shared computer): the viewer's CSRF token is required. */
+function signOutEverywhere<S extends PageState>({ route, sessions }: DashboardContext<S>) {
+  return route("POST", "/dashboard/sign-out-everywhere", "viewer", async ({ procedures }) => {
+    await procedures.pages.sessions.endAll();
+    return redirect("/dashboard/sign-in?notice=signed_out_everywhere", [sessions.clear()]);
+  });
 }
 
 /** The stylesheet and the script: no session needed, so none is looked up. */
@@ -198,7 +208,14 @@ export function sessionRoutes<S extends PageState>(context: DashboardContext<S>)
     redirect(viewer ? "/dashboard/projects" : "/dashboard/sign-in"),
   );
   return {
-    routes: [home, showSignIn(context), startSignIn(context, problem), signOut(context), asset(context)],
+    routes: [
+      home,
+      showSignIn(context),
+      startSignIn(context, problem),
+      signOut(context),
+      signOutEverywhere(context),
+      asset(context),
+    ],
     finishSignIn: finishSignIn(context, problem),
   };
 }

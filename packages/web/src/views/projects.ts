@@ -7,6 +7,7 @@ import { barChart, meter, percent } from "./charts.ts";
 import { conversionSection } from "./verifications.ts";
 import {
   type Chrome,
+  csrfField,
   htmlPage,
   note,
   number,
@@ -46,7 +47,11 @@ ${pager({ first: "/dashboard/projects", next: list.next ? withQuery("/dashboard/
   return htmlPage(chrome, {
     title: "Your projects",
     section: "projects",
-    body: html`<h1>Your projects</h1>\n${body}`,
+    body: html`<h1>Your projects</h1>\n${body}
+<section class="panel" aria-labelledby="sessions-title"><h2 id="sessions-title">Sessions</h2>
+<p class="muted">Signed in on a computer you no longer use? End every session of your account, here and everywhere else.</p>
+<form method="post" action="/dashboard/sign-out-everywhere">${csrfField(chrome)}
+<div class="actions"><button type="submit">Sign out everywhere</button></div></form></section>`,
   });
 }
 

@@ -25,7 +25,9 @@ export function decodeCursor(cursor: string | undefined): Position | null {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown[];
     const createdAt = new Date(String(at));
-    if (typeof id !== "string" || !/^[a-z]{2,4}_[0-9a-z]{26}$/.test(id) || Number.isNaN(createdAt.getTime()))
+    // A time the database can compare (a JavaScript date may lie far outside its range).
+    const year = createdAt.getUTCFullYear();
+    if (typeof id !== "string" || !/^[a-z]{2,4}_[0-9a-z]{26}$/.test(id) || !(year >= 1970 && year <= 9999))
       throw new Error("bad cursor");
     return { createdAt, id };
   } catch {

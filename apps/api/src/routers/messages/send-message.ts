@@ -3,7 +3,7 @@ import { ApiError } from "../../contract/errors.ts";
 import { REFUSAL_MESSAGES } from "../../contract/wording.ts";
 import { sendRefusal } from "../../http/errors.ts";
 import { headerText } from "../../http/header-text.ts";
-import { rateLimitHeaders } from "../../http/rate-limit-headers.ts";
+import { rateLimitHeaders } from "../../contract/rate-limit-headers.ts";
 import { deferredLog, respond } from "../../trpc/request-state.ts";
 import { apiKeyProcedureWith, type Context } from "../../trpc/trpc.ts";
 import { sendMessageMeta, ZSendMessageRequest, ZSendMessageResponse } from "./send-message.types.ts";

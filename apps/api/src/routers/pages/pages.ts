@@ -7,14 +7,15 @@ import { sha256Hex } from "@sms/crypto";
 import type { ClaimRefusal } from "@sms/domain";
 import { formatTimestamp } from "@sms/domain";
 import { rateLimitSubject } from "../../http/client-address.ts";
-import { secondsUntil } from "../../http/rate-limit-headers.ts";
-import { publicProcedure, router } from "../../trpc/trpc.ts";
+import { secondsUntil } from "../../contract/rate-limit-headers.ts";
+import { publicProcedure, router, viewerProcedure } from "../../trpc/trpc.ts";
 import {
   ZClaimRequest,
   ZClaimResponse,
   ZCountSignInResponse,
   ZDescribeClaimRequest,
   ZDescribeClaimResponse,
+  ZEndAllSessionsResponse,
   ZEndSessionResponse,
   ZResumeSessionResponse,
   ZSessionTokenRequest,
@@ -87,6 +88,12 @@ const sessions = router({
     .mutation(async ({ ctx, input }) => ({
       ended: (await ctx.deps.services.dashboard.sessions.end({ token: input.token })).ended,
     })),
+  /** "Sign out everywhere": every session of the signed-in identity and of its account. */
+  endAll: viewerProcedure.output(ZEndAllSessionsResponse).mutation(async ({ ctx }) => {
+    const { ended } = await ctx.deps.services.dashboard.sessions.endAll({ viewer: ctx.viewer });
+    ctx.state.log.info({ ended }, "dashboard: signed out everywhere");
+    return { ended };
+  }),
 });
 
 /** One sign-in start from this request's network, under CLAIM_SIGN_INS_PER_MINUTE. */

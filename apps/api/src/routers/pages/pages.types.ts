@@ -70,6 +70,7 @@ export const ZResumeSessionResponse = z.union([
   z.object({ ok: z.literal(false), code: z.literal("no_session") }),
 ]);
 export const ZEndSessionResponse = z.object({ ended: z.boolean() });
+export const ZEndAllSessionsResponse = z.object({ ended: z.number() });
 
 export const ZCountSignInResponse = z.union([
   z.object({ ok: z.literal(true) }),

@@ -1,7 +1,7 @@
 import { formatTimestamp } from "@sms/domain";
 import { rateLimitSubject } from "../../http/client-address.ts";
 import { testKeyRefusal } from "../../http/errors.ts";
-import { rateLimitHeaders } from "../../http/rate-limit-headers.ts";
+import { rateLimitHeaders } from "../../contract/rate-limit-headers.ts";
 import { respond } from "../../trpc/request-state.ts";
 import { publicProcedure } from "../../trpc/trpc.ts";
 import {

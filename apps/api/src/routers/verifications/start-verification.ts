@@ -1,5 +1,5 @@
 import { startVerificationRefusal } from "../../http/errors.ts";
-import { rateLimitHeaders } from "../../http/rate-limit-headers.ts";
+import { rateLimitHeaders } from "../../contract/rate-limit-headers.ts";
 import { deferredLog, respond } from "../../trpc/request-state.ts";
 import { apiKeyProcedureWith } from "../../trpc/trpc.ts";
 import { requireIdempotencyKey } from "../messages/send-message.ts";
