@@ -65,12 +65,14 @@ describe.each(backends)("verifications in process on %s", (backend) => {
     t.clock.advance(1_000);
     const read = await json(await get(apiKey, started.id));
     expect(read).toMatchObject({ status: "expired", attempts_remaining: 4, updated_at: started.expires_at });
+    const expiredBefore = await metric("test", "expired");
     const refused = await expectError(
       await check(apiKey, started.id, { code: "000000" }),
       409,
       "verification_not_pending",
     );
     expect(refused.error.message).toContain("expired");
+    expect(await metric("test", "expired")).toBe(expiredBefore + 1);
     const row = await t.app.db.prisma.verification.findUniqueOrThrow({ where: { id: started.id } });
     expect(row.status).toBe("expired");
     expect(row.attemptsRemaining).toBe(4);
