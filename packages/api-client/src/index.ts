@@ -1,5 +1,6 @@
 // @sms/api-client: a small typed client for the SMS API's public REST routes
-// (POST /v1/test-keys, POST /v1/messages, GET /v1/messages/{id}, health).
+// (POST /v1/test-keys, POST /v1/messages, GET /v1/messages/{id}, health), and
+// the verifications extension (start, check, get).
 // fetch-based, no runtime dependencies, no server code: its types are
 // generated from the service's OpenAPI document (./generated/openapi.ts,
 // checked against the live document by apps/api/test/openapi-client.test.ts).
@@ -42,6 +43,18 @@ type ErrorBody<Op extends keyof operations> = {
     ? C
     : never;
 }[keyof operations[Op]["responses"]];
+
+/** A verification (the extension of issue 22): the service's one-time code, sent and checked; never the code. */
+export type Verification = Schemas["Verification"];
+export type VerificationStatus = Verification["status"];
+/** The body of `POST /v1/verifications`. */
+export type StartVerificationRequest = Schemas["StartVerificationRequest"];
+/** The codes `POST /v1/verifications` can answer with. */
+export type StartVerificationErrorCode = ErrorBody<"startVerification">;
+/** The codes `POST /v1/verifications/{verification_id}/check` can answer with. */
+export type CheckVerificationErrorCode = ErrorBody<"checkVerification">;
+/** The codes `GET /v1/verifications/{verification_id}` can answer with. */
+export type GetVerificationErrorCode = ErrorBody<"getVerification">;
 
 /** The codes `POST /v1/messages` can answer with. */
 export type SendMessageErrorCode = ErrorBody<"sendMessage">;
@@ -89,6 +102,26 @@ export type SendMessageResult = ResponseInfo & {
 };
 
 export type CreateTestKeyResult = ResponseInfo & { testKey: TestKey };
+
+export type StartVerificationResult = ResponseInfo & {
+  verification: Verification;
+  /** true: `200`, the first answer to this Idempotency-Key again (no second SMS, no new code). */
+  replayed: boolean;
+};
+
+/**
+ * A check's outcome. Let the user in only on `approved`. A timeout or any
+ * thrown error is not an approval.
+ */
+export type CheckVerificationOutcome =
+  /** `200 approved`: the right code (again, if it was checked before). */
+  | { outcome: "approved"; verification: Verification }
+  /** `200 pending`: a wrong code; `verification.attempts_remaining` is one fewer. */
+  | { outcome: "wrong_code"; verification: Verification }
+  /** `200 max_attempts_reached`: the last wrong code; start a new verification. */
+  | { outcome: "max_attempts_reached"; verification: Verification }
+  /** `409 verification_not_pending`: expired, canceled, out of attempts or its SMS failed; `message` names the status. */
+  | { outcome: "not_pending"; message: string; requestId: string | null };
 
 /** An error answer of the API (`{"error":{"code","message","request_id"}}`), or an answer that is not the API's. */
 export class SmsApiError extends Error {
@@ -242,6 +275,15 @@ export type SmsClient = {
    * status is final. Abort with `signal` (it rejects with the signal's reason).
    */
   waitForFinalStatus(messageId: string, options?: WaitOptions): Promise<Message>;
+  /** The verifications extension: the service draws the code, sends it, and checks it. */
+  verifications: {
+    /** `POST /v1/verifications`: send a new code. A retry with the same key replays the first answer. */
+    start(request: StartVerificationRequest, options: SendOptions): Promise<StartVerificationResult>;
+    /** `POST /v1/verifications/{verification_id}/check`: what the user typed; never costs credits. */
+    check(verificationId: string, code: string, options?: CallOptions): Promise<CheckVerificationOutcome>;
+    /** `GET /v1/verifications/{verification_id}`: the current state. */
+    get(verificationId: string, options?: CallOptions): Promise<Verification>;
+  };
   /** `GET /healthz`. */
   liveness(options?: CallOptions): Promise<Liveness>;
   /** `GET /readyz`: `not_ready` (503) is an answer, not an error. */
@@ -314,6 +356,56 @@ export function createSmsClient(options: SmsClientOptions): SmsClient {
         if (isFinalStatus(message.status)) return message;
       }
       throw new Error("unreachable");
+    },
+
+    verifications: {
+      async start(request, startOptions) {
+        const response = await call("POST", "/v1/verifications", {
+          auth: true,
+          headers: { "Idempotency-Key": startOptions.idempotencyKey },
+          body: request,
+          signal: startOptions.signal,
+        });
+        const verification = await json<Verification>(response, [200, 201]);
+        return {
+          ...responseInfo(response),
+          verification,
+          replayed: response.status === 200 && response.headers.get("Idempotent-Replayed") === "true",
+        };
+      },
+
+      async check(verificationId, code, callOptions = {}) {
+        const response = await call("POST", `/v1/verifications/${encodeURIComponent(verificationId)}/check`, {
+          auth: true,
+          body: { code },
+          signal: callOptions.signal,
+        });
+        if (response.status === 409) {
+          const error = await apiError(response);
+          if (error.code === "verification_not_pending")
+            return { outcome: "not_pending", message: error.message, requestId: error.requestId };
+          throw error;
+        }
+        const verification = await json<Verification>(response, [200]);
+        if (verification.status === "approved") return { outcome: "approved", verification };
+        if (verification.status === "max_attempts_reached")
+          return { outcome: "max_attempts_reached", verification };
+        if (verification.status === "pending") return { outcome: "wrong_code", verification };
+        throw new SmsApiError({
+          code: "unexpected_response",
+          message: `Unexpected verification status ${verification.status} in a 200 check answer.`,
+          ...responseInfo(response),
+          retryAfterSeconds: null,
+        });
+      },
+
+      async get(verificationId, callOptions = {}) {
+        const response = await call("GET", `/v1/verifications/${encodeURIComponent(verificationId)}`, {
+          auth: true,
+          signal: callOptions.signal,
+        });
+        return json<Verification>(response, [200]);
+      },
     },
 
     async liveness(callOptions = {}) {
