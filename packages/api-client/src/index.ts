@@ -1,5 +1,6 @@
 // @sms/api-client: a small typed client for the SMS API's public REST routes
-// (POST /v1/test-keys, POST /v1/messages, GET /v1/messages/{id}, health).
+// (POST /v1/test-keys, POST /v1/messages, GET /v1/messages/{id}, health), and
+// the verifications extension (start, check, get).
 // fetch-based, no runtime dependencies, no server code: its types are
 // generated from the service's OpenAPI document (./generated/openapi.ts,
 // checked against the live document by apps/api/test/openapi-client.test.ts).
@@ -14,6 +15,7 @@
 // backoff where the API says a retry is safe (the same Idempotency-Key on
 // every retry of a send; one is generated when none is given), and typed
 // errors (errors.ts) with the API's own code, the status and the request id.
+import { SmsApiError } from "./errors.ts";
 import type { components, operations } from "./generated/openapi.ts";
 
 import {
@@ -66,6 +68,18 @@ type ErrorBody<Op extends keyof operations> = {
     : never;
 }[keyof operations[Op]["responses"]];
 
+/** A verification (the extension of issue 22): the service's one-time code, sent and checked; never the code. */
+export type Verification = Schemas["Verification"];
+export type VerificationStatus = Verification["status"];
+/** The body of `POST /v1/verifications`. */
+export type StartVerificationRequest = Schemas["StartVerificationRequest"];
+/** The codes `POST /v1/verifications` can answer with. */
+export type StartVerificationErrorCode = ErrorBody<"startVerification">;
+/** The codes `POST /v1/verifications/{verification_id}/check` can answer with. */
+export type CheckVerificationErrorCode = ErrorBody<"checkVerification">;
+/** The codes `GET /v1/verifications/{verification_id}` can answer with. */
+export type GetVerificationErrorCode = ErrorBody<"getVerification">;
+
 /** The codes `POST /v1/messages` can answer with. */
 export type SendMessageErrorCode = ErrorBody<"sendMessage">;
 /** The codes `GET /v1/messages/{message_id}` can answer with. */
@@ -104,6 +118,28 @@ export type SendMessageResult = CallInfo & {
 };
 
 export type CreateTestKeyResult = CallInfo & { testKey: TestKey };
+
+export type StartVerificationResult = CallInfo & {
+  verification: Verification;
+  /** true: `200`, the first answer to this Idempotency-Key again (no second SMS, no new code). */
+  replayed: boolean;
+  /** The Idempotency-Key the verification was started with (generated when none was given). */
+  idempotencyKey: string;
+};
+
+/**
+ * A check's outcome. Let the user in only on `approved`. A timeout or any
+ * thrown error is not an approval.
+ */
+export type CheckVerificationOutcome =
+  /** `200 approved`: the right code (again, if it was checked before). */
+  | { outcome: "approved"; verification: Verification }
+  /** `200 pending`: a wrong code; `verification.attempts_remaining` is one fewer. */
+  | { outcome: "wrong_code"; verification: Verification }
+  /** `200 max_attempts_reached`: the last wrong code; start a new verification. */
+  | { outcome: "max_attempts_reached"; verification: Verification }
+  /** `409 verification_not_pending`: expired, canceled, out of attempts or its SMS failed; `message` names the status. */
+  | { outcome: "not_pending"; message: string; requestId: string | null };
 
 export type SmsClientOptions = {
   /** The service's address, e.g. `https://sms.example.ge`. */
@@ -180,6 +216,15 @@ export type SmsClient = {
    * status is final. Abort with `signal` (it rejects with the signal's reason).
    */
   waitForFinalStatus(messageId: string, options?: WaitOptions): Promise<Message>;
+  /** The verifications extension: the service draws the code, sends it, and checks it. */
+  verifications: {
+    /** `POST /v1/verifications`: send a new code. A retry with the same key replays the first answer. */
+    start(request: StartVerificationRequest, options?: SendOptions): Promise<StartVerificationResult>;
+    /** `POST /v1/verifications/{verification_id}/check`: what the user typed; never costs credits. */
+    check(verificationId: string, code: string, options?: CallOptions): Promise<CheckVerificationOutcome>;
+    /** `GET /v1/verifications/{verification_id}`: the current state. */
+    get(verificationId: string, options?: CallOptions): Promise<Verification>;
+  };
   /** `GET /healthz`. */
   liveness(options?: CallOptions): Promise<Liveness>;
   /** `GET /readyz`: `not_ready` (503) is an answer, not an error. */
@@ -250,6 +295,74 @@ export function createSmsClient(options: SmsClientOptions): SmsClient {
         if (isFinalStatus(message.status)) return message;
       }
       throw new Error("unreachable");
+    },
+
+    verifications: {
+      async start(request, startOptions = {}) {
+        const idempotencyKey = startOptions.idempotencyKey ?? crypto.randomUUID();
+        const result = await transport.call<Verification>({
+          method: "POST",
+          path: "/v1/verifications",
+          auth: true,
+          headers: { "Idempotency-Key": idempotencyKey },
+          body: request,
+          ok: [200, 201],
+          safety: "idempotent",
+          signal: startOptions.signal,
+        });
+        return {
+          ...info(result),
+          verification: result.body,
+          replayed: result.status === 200 && result.headers.get("Idempotent-Replayed") === "true",
+          idempotencyKey,
+        };
+      },
+
+      async check(verificationId, code, callOptions = {}) {
+        // "unsafe": a wrong code whose answer was lost would count twice if sent again.
+        const result = await transport
+          .call<Verification>({
+            method: "POST",
+            path: `/v1/verifications/${encodeURIComponent(verificationId)}/check`,
+            auth: true,
+            body: { code },
+            ok: [200],
+            safety: "unsafe",
+            signal: callOptions.signal,
+          })
+          .catch((error: unknown) => {
+            if (error instanceof SmsApiError && error.code === "verification_not_pending") return error;
+            throw error;
+          });
+        if (result instanceof SmsApiError)
+          return { outcome: "not_pending", message: result.message, requestId: result.requestId };
+        const verification = result.body;
+        if (verification.status === "approved") return { outcome: "approved", verification };
+        if (verification.status === "max_attempts_reached")
+          return { outcome: "max_attempts_reached", verification };
+        if (verification.status === "pending") return { outcome: "wrong_code", verification };
+        throw new SmsApiError({
+          code: "unexpected_response",
+          message: `Unexpected verification status ${verification.status} in a 200 check answer.`,
+          status: result.status,
+          requestId: result.requestId,
+          retryAfter: null,
+          rateLimit: result.rateLimit,
+          attempts: result.attempts,
+        });
+      },
+
+      async get(verificationId, callOptions = {}) {
+        const result = await transport.call<Verification>({
+          method: "GET",
+          path: `/v1/verifications/${encodeURIComponent(verificationId)}`,
+          auth: true,
+          ok: [200],
+          safety: "idempotent",
+          signal: callOptions.signal,
+        });
+        return result.body;
+      },
     },
 
     async liveness(callOptions = {}) {

@@ -12,6 +12,7 @@ import {
   SmsError,
   SmsNetworkError,
   SmsTimeoutError,
+  type Verification,
 } from "../src/index.ts";
 
 const message = (status: Message["status"]): Message => ({
@@ -118,6 +119,97 @@ describe("requests and answers", () => {
     const { requests, fetch } = scripted([() => json(200, message("delivered"))]);
     await createSmsClient({ baseUrl: "https://sms.example.ge", apiKey: "k", fetch }).getMessage("a/b?c");
     expect(requests[0]?.url).toBe("https://sms.example.ge/v1/messages/a%2Fb%3Fc");
+  });
+});
+
+const verification = (status: Verification["status"], attempts = 5): Verification => ({
+  id: "vrf_01m81b5h80a4k2x9wq7zt3nd6e",
+  object: "verification",
+  to: "+9955••••••56",
+  status,
+  template: "verification_code",
+  locale: "ka",
+  attempts_remaining: attempts,
+  expires_at: "2026-11-22T10:10:00Z",
+  message_id: "msg_01m81b5h8058wzg6wcqtsa05cx",
+  created_at: "2026-11-22T10:00:00Z",
+  updated_at: "2026-11-22T10:00:00Z",
+});
+
+describe("verifications (the extension)", () => {
+  it("starts with the Idempotency-Key and reads 201 and a replay", async () => {
+    const { requests, fetch } = scripted([
+      () =>
+        json(201, verification("pending"), {
+          "RateLimit-Limit": "100",
+          "RateLimit-Remaining": "99",
+          "RateLimit-Reset": "7",
+        }),
+      () => json(200, verification("pending"), { "Idempotent-Replayed": "true" }),
+    ]);
+    const sms = createSmsClient({ baseUrl: "https://sms.example.ge", apiKey: "sk_test_x", fetch });
+    const first = await sms.verifications.start(
+      { to: "+995555123456", code_length: 6 },
+      { idempotencyKey: "v-1" },
+    );
+    expect(first).toMatchObject({ status: 201, replayed: false, verification: { status: "pending" } });
+    const again = await sms.verifications.start(
+      { to: "+995555123456", code_length: 6 },
+      { idempotencyKey: "v-1" },
+    );
+    expect(again.replayed).toBe(true);
+    const request = requests[0] as Request;
+    expect(request.url).toBe("https://sms.example.ge/v1/verifications");
+    expect(request.headers.get("idempotency-key")).toBe("v-1");
+    expect(await request.json()).toEqual({ to: "+995555123456", code_length: 6 });
+  });
+
+  it("checks: approved, a wrong code, the last wrong code and not pending are typed outcomes; 404 throws", async () => {
+    const { requests, fetch } = scripted([
+      () => json(200, verification("approved")),
+      () => json(200, verification("pending", 4)),
+      () => json(200, verification("max_attempts_reached", 0)),
+      () =>
+        json(409, {
+          error: {
+            code: "verification_not_pending",
+            message:
+              "This verification is expired, so it can no longer be checked. Start a new verification.",
+            request_id: "req_9",
+          },
+        }),
+      () =>
+        json(404, {
+          error: {
+            code: "verification_not_found",
+            message: "No verification with this id exists in this project.",
+            request_id: "req_8",
+          },
+        }),
+    ]);
+    const sms = createSmsClient({ baseUrl: "https://sms.example.ge", apiKey: "sk_test_x", fetch });
+    const id = "vrf_01m81b5h80a4k2x9wq7zt3nd6e";
+    expect((await sms.verifications.check(id, "000000")).outcome).toBe("approved");
+    const wrong = await sms.verifications.check(id, "1");
+    expect(wrong).toMatchObject({ outcome: "wrong_code", verification: { attempts_remaining: 4 } });
+    expect((await sms.verifications.check(id, "1")).outcome).toBe("max_attempts_reached");
+    expect(await sms.verifications.check(id, "1")).toEqual({
+      outcome: "not_pending",
+      message: "This verification is expired, so it can no longer be checked. Start a new verification.",
+      requestId: "req_9",
+    });
+    const missing = await sms.verifications.check("vrf/../x", "1").catch((error: unknown) => error);
+    expect(isSmsApiError(missing) && missing.code).toBe("verification_not_found");
+    expect((requests[0] as Request).url).toBe(`https://sms.example.ge/v1/verifications/${id}/check`);
+    expect(await (requests[0] as Request).json()).toEqual({ code: "000000" });
+    expect((requests[4] as Request).url).toBe("https://sms.example.ge/v1/verifications/vrf%2F..%2Fx/check");
+  });
+
+  it("reads a verification", async () => {
+    const { requests, fetch } = scripted([() => json(200, verification("canceled"))]);
+    const sms = createSmsClient({ baseUrl: "https://sms.example.ge", apiKey: "sk_test_x", fetch });
+    expect((await sms.verifications.get("vrf_01m81b5h80a4k2x9wq7zt3nd6e")).status).toBe("canceled");
+    expect((requests[0] as Request).method).toBe("GET");
   });
 });
 

@@ -97,6 +97,27 @@ describe("createSmsClient against the service", () => {
     expect(await sms.readiness()).toEqual({ status: "ready", database: "ok" });
   });
 
+  it("starts, checks and reads a verification with typed outcomes (test keys: zeros)", async () => {
+    const { testKey } = await createSmsClient({ baseUrl: server.baseUrl }).createTestKey();
+    const sms = createSmsClient({ baseUrl: server.baseUrl, apiKey: testKey.api_key });
+    const started = await sms.verifications.start(
+      { to: "+995555123457", code_length: 4 },
+      { idempotencyKey: "vrf-1" },
+    );
+    expect(started).toMatchObject({ status: 201, replayed: false, verification: { status: "pending" } });
+    const { id } = started.verification;
+    expect(await sms.verifications.check(id, "1234")).toMatchObject({
+      outcome: "wrong_code",
+      verification: { attempts_remaining: 4 },
+    });
+    expect((await sms.verifications.check(id, "0000")).outcome).toBe("approved");
+    expect((await sms.verifications.get(id)).status).toBe("approved");
+    const replaced = await sms.verifications.start({ to: "+995555123458" }, { idempotencyKey: "vrf-2" });
+    await sms.verifications.start({ to: "+995555123458" }, { idempotencyKey: "vrf-3" });
+    const refused = await sms.verifications.check(replaced.verification.id, "000000");
+    expect(refused).toMatchObject({ outcome: "not_pending", requestId: expect.stringMatching(/^req_/) });
+  });
+
   it("fails with the same code as REST for the same input, and the request id", async () => {
     const { testKey } = await createSmsClient({ baseUrl: server.baseUrl }).createTestKey();
     // One attempt: the outage's code, not the retries (tested below).

@@ -62,3 +62,7 @@ export * from "./dashboard/credits.ts";
 export * from "./dashboard/messages.ts";
 export * from "./dashboard/usage.ts";
 export * from "./dashboard/sender.ts";
+export * from "./verifications/start-verification.ts";
+export * from "./verifications/check-verification.ts";
+export * from "./verifications/get-verification.ts";
+export * from "./dashboard/verifications.ts";

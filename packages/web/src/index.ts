@@ -15,6 +15,7 @@ import { operatorRoutes } from "./routes/operator.ts";
 import { projectRoutes } from "./routes/projects.ts";
 import { senderRoutes } from "./routes/sender.ts";
 import { sessionRoutes } from "./routes/session.ts";
+import { verificationRoutes } from "./routes/verifications.ts";
 import { errorPage, badRequestPage, noSuchPage } from "./views/problems.ts";
 
 export { generateCookieSecret } from "./kit/cookies.ts";
@@ -54,6 +55,7 @@ export async function createWeb<S extends PageState>(port: WebPort<S>): Promise<
     ...projectRoutes(dashboard),
     ...keyRoutes(dashboard),
     ...messageRoutes(dashboard),
+    ...verificationRoutes(dashboard),
     ...creditRoutes(dashboard),
     ...senderRoutes(dashboard),
     ...operatorRoutes(dashboard),

@@ -8,7 +8,7 @@ import { inBatches } from "../in-batches.ts";
 
 export const DEFAULT_PURGE_BATCH_SIZE = 500;
 
-type PurgeDeps = { store: Pick<Store, "messages" | "idempotency" | "limits"> };
+type PurgeDeps = { store: Pick<Store, "messages" | "idempotency" | "limits" | "verifications"> };
 
 /**
  * Forgets the text and the full number of messages older than the retention
@@ -21,6 +21,9 @@ type PurgeDeps = { store: Pick<Store, "messages" | "idempotency" | "limits"> };
  * is bounded: once a message is older than `retentionMs + pendingHoldMs` it is
  * purged whatever its status (by then the status check's deadline has turned
  * it `unknown` anyway, unless no instance runs the jobs).
+ *
+ * Verifications' code hashes go at the same cutoff, whatever their message's
+ * status (a code is long expired by then): never later than the text.
  */
 export async function purgeMessageText(
   deps: PurgeDeps,
@@ -39,6 +42,7 @@ export async function purgeMessageText(
   const purged = await inBatches(batchSize, () =>
     deps.store.messages.purgeText({ now, cutoff, hardCutoff, batchSize }),
   );
+  await inBatches(batchSize, () => deps.store.verifications.purgeCodes(cutoff, batchSize));
   return { purged };
 }
 

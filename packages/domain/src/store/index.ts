@@ -24,6 +24,7 @@ import { type AnsweredMessage, insertAnsweredMany, type MessageSendStore, messag
 import { projectStore } from "./projects.ts";
 import { senderRequestStore } from "./sender-requests.ts";
 import { sessionStore } from "./sessions.ts";
+import { verificationStore } from "./verifications.ts";
 
 // The one thing of the database the use cases need to know: that it may not answer for a while.
 export { isDatabaseUnavailable } from "@sms/db";
@@ -49,6 +50,12 @@ export type { MessageSendStore, Outcome, QueuedClaim, QueuedMessage } from "./me
 export type { AccountProjectRow, FoundProject, ProjectRecord, ProjectStore } from "./projects.ts";
 export type { SenderRequestRecord, SenderRequestStatus, SenderRequestStore } from "./sender-requests.ts";
 export type { SessionRecord, SessionStore } from "./sessions.ts";
+export type {
+  LockedVerification,
+  NewVerification,
+  VerificationDay,
+  VerificationStore,
+} from "./verifications.ts";
 
 function families(sql: Sql, batched: { insertAnswered?: (send: AnsweredMessage) => Promise<boolean> } = {}) {
   return {
@@ -66,6 +73,7 @@ function families(sql: Sql, batched: { insertAnswered?: (send: AnsweredMessage) 
     senderRequests: senderRequestStore(sql),
     sessions: sessionStore(sql),
     time: databaseTimeStore(sql),
+    verifications: verificationStore(sql),
   };
 }
 

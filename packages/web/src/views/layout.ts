@@ -146,7 +146,7 @@ export function noticeFrom(url: URL, notices: Record<string, string>): Html | ""
   return text ? note("ok", html`<p>${text}</p>`) : "";
 }
 
-export type Tab = "overview" | "keys" | "messages" | "credits" | "sender";
+export type Tab = "overview" | "keys" | "messages" | "verifications" | "credits" | "sender";
 
 export const projectPath = (projectId: string, rest = "") =>
   `/dashboard/projects/${encodeURIComponent(projectId)}${rest}`;
@@ -157,6 +157,7 @@ export function projectHeader(projectId: string, current: Tab, title: string): H
     ["overview", "Overview", base],
     ["keys", "API keys", `${base}/keys`],
     ["messages", "Messages", `${base}/messages`],
+    ["verifications", "Verifications", `${base}/verifications`],
     ["credits", "Credits", `${base}/credits`],
     ["sender", "Sender name", `${base}/sender`],
   ];

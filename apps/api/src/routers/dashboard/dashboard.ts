@@ -13,6 +13,7 @@ import {
 import { getMessageProcedure, listMessagesProcedure } from "./messages.ts";
 import { listProjectsProcedure, projectOverviewProcedure, projectUsageProcedure } from "./projects.ts";
 import { requestSenderProcedure, senderProcedure } from "./sender.ts";
+import { listVerificationsProcedure, verificationConversionProcedure } from "./verifications.ts";
 
 export const dashboardRouter = router({
   projects: router({
@@ -30,4 +31,5 @@ export const dashboardRouter = router({
   credits: router({ get: creditsProcedure }),
   messages: router({ list: listMessagesProcedure, get: getMessageProcedure }),
   sender: router({ get: senderProcedure, request: requestSenderProcedure }),
+  verifications: router({ list: listVerificationsProcedure, conversion: verificationConversionProcedure }),
 });
