@@ -41,12 +41,18 @@ describe.each(backends)("MCP over HTTP on %s", (backend) => {
   it("lists the tools and makes a test key whose claim_url is for a human", async () => {
     const { tools } = await anonymous.client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([
+      "check_verification",
       "create_test_key",
       "get_message",
+      "get_verification",
       "list_templates",
       "send_message",
+      "start_verification",
       "wait_for_message",
     ]);
+    const start = tools.find((tool) => tool.name === "start_verification");
+    expect(start?.inputSchema.required).toEqual(["to", "idempotency_key"]);
+    expect(start?.description).toMatch(/generate a UUID per logical send and reuse it on every retry/);
     const created = await anonymous.call("create_test_key");
     const testKey = resultOf<{ api_key: string; claim_url: string; next_steps: string; mode: string }>(
       created,
@@ -97,6 +103,32 @@ describe.each(backends)("MCP over HTTP on %s", (backend) => {
     expect(JSON.stringify(read)).not.toContain(ORDINARY);
   }, 120_000);
 
+  it("verifies a phone: start (a test key's code is zeros), a wrong code, the right one, then reads it approved", async () => {
+    const key = crypto.randomUUID();
+    const started = resultOf<{ verification: { id: string; status: string; to: string }; replayed: boolean }>(
+      await session.call("start_verification", { to: ORDINARY, code_length: 6, idempotency_key: key }),
+    );
+    expect(started.verification).toMatchObject({ status: "pending" });
+    expect(started.verification.to).not.toBe(ORDINARY);
+    const again = resultOf<{ verification: { id: string }; replayed: boolean }>(
+      await session.call("start_verification", { to: ORDINARY, code_length: 6, idempotency_key: key }),
+    );
+    expect(again).toMatchObject({ replayed: true, verification: { id: started.verification.id } });
+    const id = started.verification.id;
+    const wrong = resultOf<{
+      approved: boolean;
+      verification: { status: string; attempts_remaining: number };
+    }>(await session.call("check_verification", { verification_id: id, code: "123456" }));
+    expect(wrong).toMatchObject({ approved: false, verification: { status: "pending" } });
+    const right = await session.call("check_verification", { verification_id: id, code: "000000" });
+    expect(resultOf(right)).toMatchObject({ approved: true, verification: { status: "approved" } });
+    expect(JSON.stringify(right)).not.toContain("000000");
+    const read = resultOf<{ verification: { status: string } }>(
+      await session.call("get_verification", { verification_id: id }),
+    );
+    expect(read.verification.status).toBe("approved");
+  });
+
   it("lists the templates, their rules and the simulator numbers", async () => {
     const listed = resultOf<{
       templates: Array<{ id: string; variables: Array<{ name: string }> }>;
@@ -140,6 +172,21 @@ describe.each(backends)("MCP over HTTP on %s", (backend) => {
       [session, "get_message", { message_id: "msg_00000000000000000000000000" }, "message_not_found"],
       [session, "wait_for_message", { message_id: "msg_x", timeout_seconds: 3600 }, "invalid_request"],
       [anonymous, "list_templates", { locale: "en" }, "invalid_request"],
+      [session, "start_verification", { to: ORDINARY }, "idempotency_key_required"],
+      [session, "start_verification", { to: "+1555", idempotency_key: "v1" }, "invalid_recipient"],
+      [
+        session,
+        "check_verification",
+        { verification_id: "vrf_00000000000000000000000000", code: "0000" },
+        "verification_not_found",
+      ],
+      [anonymous, "get_verification", { verification_id: "vrf_00000000000000000000000000" }, "unauthorized"],
+      [
+        session,
+        "get_verification",
+        { verification_id: "vrf_00000000000000000000000000" },
+        "verification_not_found",
+      ],
     ];
     for (const [who, tool, args, code] of cases) {
       const error = errorOf(await who.call(tool, args));

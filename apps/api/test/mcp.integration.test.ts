@@ -74,6 +74,9 @@ describe.each(backends)("the MCP server on %s", (backend) => {
       "get_message",
       "wait_for_message",
       "list_templates",
+      "start_verification",
+      "check_verification",
+      "get_verification",
     ]);
     const sendTool = tools.find((tool) => tool.name === "send_message");
     expect(sendTool?.inputSchema.required).toEqual(["to", "template", "variables", "idempotency_key"]);

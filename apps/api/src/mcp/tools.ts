@@ -4,7 +4,13 @@
 // route, through a server-side caller with the MCP request's context
 // (mcp.ts): the procedure authenticates, validates and answers exactly as it
 // does over REST. The tools add nothing to the domain.
-import { IDEMPOTENCY_KEY_MAX_LENGTH, RECIPIENT_PATTERN, type Timer } from "@sms/domain";
+import {
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  RECIPIENT_PATTERN,
+  type Timer,
+  VERIFICATION_CODE_LENGTH,
+  VERIFICATION_TEMPLATES,
+} from "@sms/domain";
 import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
 import { LOCALES, TEMPLATE_IDS, TEMPLATES, VARIABLE_RULES } from "@sms/templates";
 import { z } from "zod";
@@ -13,6 +19,9 @@ import { POLLING } from "../docs/guide.ts";
 import { getMessageMeta } from "../routers/messages/get-message.types.ts";
 import { sendMessageMeta } from "../routers/messages/send-message.types.ts";
 import { createTestKeyMeta } from "../routers/test-keys/create-test-key.types.ts";
+import { checkVerificationMeta } from "../routers/verifications/check-verification.types.ts";
+import { getVerificationMeta } from "../routers/verifications/get-verification.types.ts";
+import { startVerificationMeta } from "../routers/verifications/start-verification.types.ts";
 import type { Caller } from "./caller.ts";
 
 /**
@@ -245,6 +254,97 @@ async function sleepUnlessAborted(context: ToolContext, ms: number): Promise<voi
   }
 }
 
+const ZVerificationId = z
+  .string()
+  .describe("The verification's id (vrf_…), as start_verification returned it.");
+
+const ZStartVerificationArguments = z.strictObject({
+  to: z
+    .string()
+    .regex(RECIPIENT_PATTERN)
+    .describe(
+      "The phone to verify: exactly +9955 followed by eight digits, no spaces; never normalised. " +
+        `With a test key, ${SIMULATOR_NUMBERS.rejected} to ${SIMULATOR_NUMBERS.undeliverable} simulate failures.`,
+    ),
+  template: z
+    .enum(VERIFICATION_TEMPLATES)
+    .optional()
+    .describe("The SMS's wording: verification_code (default), login_code or password_reset_code."),
+  locale: z.enum(LOCALES).optional().describe("ka (Georgian, the default) or en."),
+  code_length: z
+    .number()
+    .int()
+    .min(VERIFICATION_CODE_LENGTH.min)
+    .max(VERIFICATION_CODE_LENGTH.max)
+    .optional()
+    .describe(
+      `Digits in the code, ${VERIFICATION_CODE_LENGTH.min} to ${VERIFICATION_CODE_LENGTH.max} (default ${VERIFICATION_CODE_LENGTH.default}). A test key's code is that many zeros.`,
+    ),
+  idempotency_key: ZSendMessageArguments.shape.idempotency_key,
+});
+
+const startVerification: Tool = {
+  name: "start_verification",
+  title: "Send a verification code",
+  description:
+    "The service draws a one-time code and sends it by SMS to the phone; returns the verification (id, status, " +
+    "expires_at, attempts_remaining, masked recipient; never the code). Needs an API key in the Authorization header. " +
+    "idempotency_key is required: generate a UUID per logical send and reuse it on every retry of that send. Then ask " +
+    "the user for the code they received and call check_verification. A new verification to the same phone cancels " +
+    "the pending one.",
+  input: ZStartVerificationArguments,
+  meta: startVerificationMeta,
+  readOnly: false,
+  async run(args, context) {
+    const { idempotency_key: idempotencyKey, ...request } = args;
+    const headers = typeof idempotencyKey === "string" ? { "Idempotency-Key": idempotencyKey } : undefined;
+    const call = context.call(headers);
+    const verification = await call.api.verifications.start(request as never);
+    const replayed = call.answer().headers["Idempotent-Replayed"] === "true";
+    return {
+      result: { verification, replayed },
+      notes: [
+        `Next: ask the user for the code, then check_verification with verification_id ${verification.id}.`,
+      ],
+    };
+  },
+};
+
+const checkVerification: Tool = {
+  name: "check_verification",
+  title: "Check a verification code",
+  description:
+    "Checks the code the user typed. Let the user in only when the result has approved: true (status approved). A " +
+    "wrong code is not an error: the status stays pending with one attempt fewer; the fifth wrong code ends it " +
+    "(max_attempts_reached). An expired or ended verification is the tool error verification_not_pending: start a new " +
+    "one. Checking never costs credits and an approved verification checked again with the right code stays approved.",
+  input: z.strictObject({
+    verification_id: ZVerificationId,
+    code: z.string().describe("Exactly what the user typed (1 to 16 characters)."),
+  }),
+  meta: checkVerificationMeta,
+  readOnly: false,
+  async run(args, context) {
+    const verification = await context.call().api.verifications.check(args as never);
+    return { result: { verification, approved: verification.status === "approved" } };
+  },
+};
+
+const getVerification: Tool = {
+  name: "get_verification",
+  title: "Read a verification",
+  description:
+    "Returns a verification's current state (status, attempts_remaining, expires_at, masked recipient; never the " +
+    "code). Needs the API key of the project that started it in the Authorization header.",
+  input: z.strictObject({ verification_id: ZVerificationId }),
+  meta: getVerificationMeta,
+  readOnly: true,
+  async run(args, context) {
+    const verification = await context.call().api.verifications.get(args as never);
+    return { result: { verification } };
+  },
+};
+
 const listTemplates: Tool = {
   name: "list_templates",
   title: "List templates and test numbers",
@@ -276,7 +376,16 @@ const listTemplates: Tool = {
   },
 };
 
-export const TOOLS: readonly Tool[] = [createTestKey, sendMessage, getMessage, waitForMessage, listTemplates];
+export const TOOLS: readonly Tool[] = [
+  createTestKey,
+  sendMessage,
+  getMessage,
+  waitForMessage,
+  listTemplates,
+  startVerification,
+  checkVerification,
+  getVerification,
+];
 
 /**
  * A tool's own arguments, checked against its schema; a failure throws the
