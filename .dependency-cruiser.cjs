@@ -40,10 +40,10 @@ module.exports = {
     },
     {
       name: "edge-below-procedures",
-      comment: "The HTTP edge and the procedure tiers never reach up into procedures, pages or documentation builders.",
+      comment: "The HTTP edge and the procedure tiers never reach up into procedures, pages, documentation builders or the MCP tools.",
       severity: "error",
       from: { path: "^apps/api/src/(http|trpc)/" },
-      to: { path: "^apps/api/src/(routers|pages|docs)/" },
+      to: { path: "^apps/api/src/(routers|pages|docs|mcp)/" },
     },
     {
       name: "trpc-without-http",

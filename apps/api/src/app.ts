@@ -22,6 +22,8 @@ import {
   type SmsProvider,
   type Store,
   systemClock,
+  systemTimer,
+  type Timer,
 } from "@sms/domain";
 import { createSimulatorProvider } from "@sms/provider-sim";
 import { createUbillProvider } from "@sms/provider-ubill";
@@ -37,6 +39,7 @@ import { createInternalHandler } from "./http/internal.ts";
 import { periodicJobs } from "./jobs/jobs.ts";
 import { type Job, type Scheduler, startScheduler } from "./jobs/scheduler.ts";
 import { type AppLogger, createLogger } from "./logger.ts";
+import { mcpRoutes } from "./mcp/mcp.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { requestRecord } from "./request-log.ts";
 import { appRouter } from "./router.ts";
@@ -82,6 +85,8 @@ export type AppOverrides = {
   logDestination?: DestinationStream;
   /** An already-open, migrated database (tests); it is not closed by app.close(). */
   db?: Database;
+  /** Real waiting (the MCP wait_for_message tool's polling); tests record the waits instead. */
+  timer?: Timer;
 };
 
 /** The database's address for logs: host, port and name, never the credentials. */
@@ -336,7 +341,11 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const handler = createGateway({
     router: appRouter,
     deps,
-    extraRoutes: [...(await docsRoutes(document)), ...web.routes],
+    extraRoutes: [
+      ...(await docsRoutes(document)),
+      ...mcpRoutes({ deps, maxBodyBytes: config.http.maxBodyBytes, timer: overrides.timer ?? systemTimer }),
+      ...web.routes,
+    ],
     trustProxy: config.http.trustProxy,
     maxBodyBytes: config.http.maxBodyBytes,
     onFinished: (request) =>

@@ -3,7 +3,11 @@
 // as networks, each optional integration as one object or null). Nothing else
 // in the service reads process.env / Deno.env.
 import { DEFAULT_POOL_SIZE } from "@sms/db";
-import { DEFAULT_PURGE_BATCH_SIZE, OPERATOR_IDENTITY_PATTERN } from "@sms/domain";
+import {
+  DEFAULT_PURGE_BATCH_SIZE,
+  DEFAULT_VERIFICATION_LIFETIME_MINUTES,
+  OPERATOR_IDENTITY_PATTERN,
+} from "@sms/domain";
 import { DEFAULT_DELIVERY_DELAY_MS } from "@sms/provider-sim";
 import { DEFAULT_STATUS_TIMEOUT_MS, DEFAULT_SUBMIT_TIMEOUT_MS } from "@sms/provider-ubill";
 import { z } from "zod";
@@ -43,6 +47,7 @@ const optionalInt = (min: number, max: number) =>
 
 const SECOND_MS = 1000;
 const HOUR_MS = 3_600_000;
+const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
 
 /**
@@ -115,6 +120,11 @@ const ZEnv = z.object({
   /** How long a send keeps trying to record the provider's answer while the database is unavailable. */
   SEND_RECORD_RETRY_SECONDS: int(30, 0, 600),
   FREE_TIER_DAILY_SEGMENTS: int(20, 0),
+  /** Verifications (docs/auth-and-limits.md): how long a code stays valid. */
+  VERIFICATION_LIFETIME_MINUTES: int(DEFAULT_VERIFICATION_LIFETIME_MINUTES, 1, 60),
+  /** Live verifications a project may start for one number per minute, and per UTC day (anti-pumping). */
+  VERIFICATIONS_PER_RECIPIENT_PER_MINUTE: int(2, 1),
+  VERIFICATIONS_PER_RECIPIENT_PER_DAY: int(10, 1),
 
   CLAIM_FREE_CREDITS: int(50, 0),
   CLAIM_SIGN_INS_PER_MINUTE: int(20, 1),
@@ -214,6 +224,11 @@ export type Config = {
   /** Failed API-key authentications per address and minute, per instance, before 429 rate_limited. */
   authFailuresPerMinute: number;
   testKeys: { perMinute: number; perDay: number; perDayTotal: number };
+  verifications: {
+    lifetimeMs: number;
+    /** Live starts of a project for one number (anti-pumping). */
+    startsPerRecipient: { perMinute: number; perDay: number };
+  };
   messages: {
     perMinute: number;
     /** Live messages of a project to one number (anti-pumping). */
@@ -417,6 +432,13 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
       perMinute: env.TEST_KEYS_PER_MINUTE,
       perDay: env.TEST_KEYS_PER_DAY,
       perDayTotal: env.TEST_KEYS_PER_DAY_TOTAL,
+    },
+    verifications: {
+      lifetimeMs: env.VERIFICATION_LIFETIME_MINUTES * MINUTE_MS,
+      startsPerRecipient: {
+        perMinute: env.VERIFICATIONS_PER_RECIPIENT_PER_MINUTE,
+        perDay: env.VERIFICATIONS_PER_RECIPIENT_PER_DAY,
+      },
     },
     messages: {
       perMinute: env.MESSAGES_PER_MINUTE,

@@ -57,6 +57,12 @@ export function createMetrics(sources: {
     labelNames: ["mode", "outcome"] as const,
     registers: [registry],
   });
+  const verifications = new Counter({
+    name: "sms_verifications_total",
+    help: "Verifications by key mode and event: started, approved, expired, failed (send_failed at start), canceled, max_attempts_reached.",
+    labelNames: ["mode", "event"] as const,
+    registers: [registry],
+  });
   const refusals = new Counter({
     name: "sms_limit_refusals_total",
     help: "Requests refused by a limit, by code (rate_limited, daily_limit_reached) and route template.",
@@ -132,6 +138,10 @@ export function createMetrics(sources: {
     send(mode: string, outcome: string) {
       sends.inc({ mode, outcome });
     },
+    /** A verification's event (never its code): started, approved, expired, failed, canceled, max_attempts_reached. */
+    verification(mode: string, event: VerificationEvent, count = 1) {
+      if (count > 0) verifications.inc({ mode, event }, count);
+    },
     jobRound(job: string, seconds: number, counts: Record<string, number> | null) {
       jobDuration.observe({ job }, seconds);
       if (!counts) {
@@ -182,3 +192,11 @@ export function createMetrics(sources: {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+export type VerificationEvent =
+  | "started"
+  | "approved"
+  | "expired"
+  | "failed"
+  | "canceled"
+  | "max_attempts_reached";

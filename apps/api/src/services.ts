@@ -59,8 +59,13 @@ import {
   type SmsProvider,
   type Store,
   searchProject,
-  sendMessage,
   setDailyCreditCap,
+  checkVerification,
+  getVerification,
+  listProjectVerifications,
+  sendMessage,
+  startVerification,
+  verificationConversion,
   setProjectSender,
   setProjectSpending,
   startSession,
@@ -145,13 +150,16 @@ export function dashboardServices(options: {
       rollTest: bind(rollTestKey, deps),
     },
     credits: bind(projectCredits, { ...deps, ...freeTier }),
+    verifications: {
+      list: bind(listProjectVerifications, deps),
+      conversion: bind(verificationConversion, deps),
+    },
     messages: {
       list: bind(listProjectMessages, deps),
       get: bind(projectMessage, deps),
       requests: bind(messageRequests, deps),
     },
     requests: { list: bind(listProjectRequests, deps), get: bind(projectRequest, deps) },
-    // Verifications join the search when they exist (findVerification).
     search: bind(searchProject, deps),
     spending: { get: bind(ownProjectSpending, deps), set: bind(setProjectSpending, deps) },
     testSender: bind(dashboardTestSender, deps),
@@ -173,32 +181,37 @@ export function apiServices(options: {
 }) {
   const { store, keyring, clock, logger, providers, config } = options;
   const now = () => clock.now();
+  const sendDeps = {
+    store,
+    keyring,
+    clock,
+    providers,
+    answered: createAnsweredKeys(),
+    config: {
+      messagesPerMinute: config.messages.perMinute,
+      recipientLimits: {
+        perMinute: config.messages.recipientPerMinute,
+        perDay: config.messages.recipientPerDay,
+      },
+      freeTierDailySegments: config.messages.freeTierDailySegments,
+      defaultSender: config.messages.defaultSender,
+      simulatorDelayMs: config.messages.simulatorDelayMs,
+      inFlightWaitMs: config.messages.inFlightWaitMs,
+      recordRetryMs: config.messages.recordRetryMs,
+      // By then the recovery sweep has settled a first request that crashed.
+      unresolvedRetryAfterMs: config.queuedRecoveryMs,
+    },
+  };
+  const send = bind(sendMessage, sendDeps);
   return {
     dashboard: dashboardServices({ store, clock, config }),
     operator: operatorServices({ store, clock, brands: options.brands, keyring, config }),
-    messages: {
-      send: bind(sendMessage, {
-        store,
-        keyring,
-        clock,
-        providers,
-        answered: createAnsweredKeys(),
-        config: {
-          messagesPerMinute: config.messages.perMinute,
-          recipientLimits: {
-            perMinute: config.messages.recipientPerMinute,
-            perDay: config.messages.recipientPerDay,
-          },
-          freeTierDailySegments: config.messages.freeTierDailySegments,
-          defaultSender: config.messages.defaultSender,
-          simulatorDelayMs: config.messages.simulatorDelayMs,
-          inFlightWaitMs: config.messages.inFlightWaitMs,
-          recordRetryMs: config.messages.recordRetryMs,
-          // By then the recovery sweep has settled a first request that crashed.
-          unresolvedRetryAfterMs: config.queuedRecoveryMs,
-        },
-      }),
-      get: bind(getMessage, { store }),
+    messages: { send, get: bind(getMessage, { store }) },
+    // The verifications extension (issue 22): its SMS goes through `send`, the message path itself.
+    verifications: {
+      start: bind(startVerification, { store, keyring, clock, send, config: config.verifications }),
+      check: bind(checkVerification, { store, keyring, clock }),
+      get: bind(getVerification, { store, clock }),
     },
     testKeys: {
       create: (input: { callerSubject: string }) =>

@@ -247,7 +247,9 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     const overview = await mainText(page);
     expect(overview).toContain("Active");
     expect(overview).toMatch(/Credit balance\s+50/);
-    expect(await page.locator("figure.chart svg").count()).toBe(2);
+    // Usage by status, segments, and (issue 22) verifications approved and not.
+    expect(await page.locator("figure.chart svg").count()).toBe(3);
+    expect(overview).toContain("Verifications, last 30 days");
     await shots(page, "overview");
 
     // The projects list.

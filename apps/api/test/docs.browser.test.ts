@@ -57,6 +57,7 @@ describe.skipIf(skip)("GET /docs in Chromium", () => {
       ["Errors", "idempotency_key_reused"],
       ["Polling and the status lifecycle", "double the wait after each read"],
       ["Limits", "payload_too_large"],
+      ["Verify a phone number", "Let the user in only on"],
     ];
     for (const [title, text] of guides) {
       await sidebar.getByText(title, { exact: true }).first().click();
@@ -64,14 +65,15 @@ describe.skipIf(skip)("GET /docs in Chromium", () => {
       await page.getByText(text).first().waitFor({ timeout: 10_000 });
     }
     const labels = (await sidebar.textContent()) ?? "";
-    const order = ["Getting started", "Limits", "Messages", "Test keys", "Health"].map((label) =>
-      labels.indexOf(label),
+    const order = ["Getting started", "Limits", "Messages", "Verifications", "Test keys", "Health"].map(
+      (label) => labels.indexOf(label),
     );
     expect(order.every((index) => index >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     // Expand each tag group in the sidebar and find its operations.
     const groups: Array<[string, string[]]> = [
       ["Messages", ["Send a message", "Read a message"]],
+      ["Verifications", ["Start a verification", "Check a code", "Read a verification"]],
       ["Test keys", ["Get an instant test key"]],
       ["Health", ["Liveness", "Readiness"]],
     ];

@@ -12,13 +12,13 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Clock } from "@sms/domain";
 import {
   type BackendKind,
   createPostgresTestDatabase,
   createTestDatabase,
   type PrismaDatabase,
 } from "@sms/db/testing";
+import type { Clock, Timer } from "@sms/domain";
 import { denoBinary, denoRunArgs } from "../../../scripts/deno.mjs";
 
 export { denoRunArgs };
@@ -95,6 +95,8 @@ export async function startTestApp(options: {
   backend: BackendKind;
   env?: Record<string, string>;
   clock?: ManualClock;
+  /** Real waiting as the app sees it (the MCP polling); the real timer unless given. */
+  timer?: Timer;
 }): Promise<TestApp> {
   const database = await createTestDatabase(options.backend);
   const clock = options.clock ?? new ManualClock();
@@ -109,9 +111,17 @@ export async function startTestApp(options: {
     ...options.env,
   };
   const env = parseEnv(variables);
-  const app = Object.assign(await createApp(env, { db: database.db, clock, logDestination: logs }), {
-    db: database.db,
-  });
+  const app = Object.assign(
+    await createApp(env, {
+      db: database.db,
+      clock,
+      logDestination: logs,
+      ...(options.timer ? { timer: options.timer } : {}),
+    }),
+    {
+      db: database.db,
+    },
+  );
   registerApiOrigin(BASE_URL);
   return {
     app,

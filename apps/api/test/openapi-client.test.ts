@@ -111,6 +111,39 @@ export async function main(baseUrl: string, apiKey: string): Promise<Message> {
   }
   const status: "queued" | "submitted" | "delivered" | "undeliverable" | "failed" | "unknown" = read.data.status;
   void status;
+
+  // The verifications extension: start, check, read; the user is in only on 200 + approved.
+  const started = await client.POST("/v1/verifications", { ...idem, body: { to: "+995555123456", template: "login_code", code_length: 6 } });
+  if (started.error) {
+    const code: "invalid_request" | "invalid_recipient" | "invalid_template" | "idempotency_key_required"
+      | "unauthorized" | "invalid_api_key" | "insufficient_credits" | "project_suspended" | "route_not_found"
+      | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limited"
+      | "daily_limit_reached" | "internal_error" | "provider_unavailable" = started.error.error.code;
+    throw new Error(code);
+  }
+  const checked = await client.POST("/v1/verifications/{verification_id}/check", {
+    params: { path: { verification_id: started.data.id } },
+    body: { code: "000000" },
+  });
+  if (checked.error) {
+    const code: "invalid_request" | "unauthorized" | "invalid_api_key" | "project_suspended" | "route_not_found"
+      | "verification_not_found" | "verification_not_pending" | "payload_too_large" | "unsupported_media_type"
+      | "rate_limited" | "internal_error" = checked.error.error.code;
+    throw new Error(code);
+  }
+  const approved: boolean = checked.data.status === "approved";
+  void approved;
+  // @ts-expect-error: a check without \`code\`
+  await client.POST("/v1/verifications/{verification_id}/check", { params: { path: { verification_id: started.data.id } }, body: {} });
+  // @ts-expect-error: a numeric code
+  await client.POST("/v1/verifications/{verification_id}/check", { params: { path: { verification_id: started.data.id } }, body: { code: 482913 } });
+  // @ts-expect-error: an unknown template
+  await client.POST("/v1/verifications", { ...idem, body: { to: "+995555123456", template: "marketing" } });
+  const current = await client.GET("/v1/verifications/{verification_id}", { params: { path: { verification_id: started.data.id } } });
+  if (current.data) {
+    const state: "pending" | "approved" | "expired" | "canceled" | "max_attempts_reached" | "send_failed" = current.data.status;
+    void state;
+  }
   return read.data;
 }
 `;

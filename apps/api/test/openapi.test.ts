@@ -95,7 +95,7 @@ describe("GET /openapi.json", () => {
     expect(document).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument(appRouter, t.baseUrl))));
   });
 
-  it("documents exactly the public routes of spec 1.6, messages first and health last", () => {
+  it("documents exactly the public routes of spec 1.6 and the verifications extension, messages first and health last", () => {
     expect(
       operations()
         .map(({ route }) => route)
@@ -107,15 +107,30 @@ describe("GET /openapi.json", () => {
         "GET /v1/messages/{message_id}",
         "POST /v1/messages",
         "POST /v1/test-keys",
+        // The verifications extension (issue 22).
+        "POST /v1/verifications",
+        "POST /v1/verifications/{verification_id}/check",
+        "GET /v1/verifications/{verification_id}",
       ].sort(),
     );
     expect(
       operations()
         .map(({ op }) => op.operationId)
         .sort(),
-    ).toEqual(["createTestKey", "getMessage", "liveness", "readiness", "sendMessage"].sort());
+    ).toEqual(
+      [
+        "createTestKey",
+        "getMessage",
+        "liveness",
+        "readiness",
+        "sendMessage",
+        "startVerification",
+        "checkVerification",
+        "getVerification",
+      ].sort(),
+    );
     const reference = document["x-tagGroups"].find((group) => group.name === "Reference");
-    expect(reference?.tags).toEqual(["Messages", "Test keys", "Health"]);
+    expect(reference?.tags).toEqual(["Messages", "Verifications", "Test keys", "Health"]);
   });
 
   it("describes the request body of POST /v1/messages as one schema per template", () => {
@@ -185,6 +200,34 @@ describe("GET /openapi.json", () => {
         "503",
       ],
       "GET /v1/messages/{message_id}": ["200", "400", "401", "403", "404", "429", "500"],
+      "POST /v1/verifications": [
+        "200",
+        "201",
+        "400",
+        "401",
+        "402",
+        "403",
+        "404",
+        "409",
+        "413",
+        "415",
+        "429",
+        "500",
+        "503",
+      ],
+      "POST /v1/verifications/{verification_id}/check": [
+        "200",
+        "400",
+        "401",
+        "403",
+        "404",
+        "409",
+        "413",
+        "415",
+        "429",
+        "500",
+      ],
+      "GET /v1/verifications/{verification_id}": ["200", "400", "401", "403", "404", "429", "500"],
       "POST /v1/test-keys": ["201", "404", "413", "429", "500"],
       "GET /healthz": ["200", "404", "500"],
       "GET /readyz": ["200", "404", "500", "503"],
@@ -358,6 +401,7 @@ describe("GET /openapi.json", () => {
       "Errors",
       "Polling and the status lifecycle",
       "Limits",
+      "Verify a phone number",
     ]);
     const page = (name: string) => document.tags.find((tag) => tag.name === name)?.description ?? "";
     for (const code of API_ERROR_CODES) expect(page("Errors")).toContain(`\`${code}\``);
@@ -365,5 +409,11 @@ describe("GET /openapi.json", () => {
     expect(page("Getting started")).toMatch(/Idempotency-Key: \$\(cat \/proc\/sys\/kernel\/random\/uuid\)/);
     expect(page("Test mode and the simulator")).toContain("+995500000004");
     expect(page("Polling and the status lifecycle")).toMatch(/2 seconds.*30 seconds/s);
+    // The verifications guide: the user is in only on 200 + approved; a timeout is not approved.
+    expect(page("Verify a phone number")).toContain(
+      'Let the user in only on `200` with `"status": "approved"`',
+    );
+    expect(page("Verify a phone number")).toMatch(/timeout.*\*\*Not approved\.\*\*/);
+    expect(page("Verify a phone number")).toContain("`000000` by default");
   });
 });

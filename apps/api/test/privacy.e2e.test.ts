@@ -1,5 +1,6 @@
 // Privacy issue, point 3, over real HTTP against the Deno process: every route
-// and every periodic job is driven with recognisable values (numbers, codes,
+// (the verifications extension's too: the code the service draws, and a wrong
+// one typed) and every periodic job is driven with recognisable values (numbers, codes,
 // texts, API keys, a claim token, encryption key material, a uBill key, uBill
 // smsIDs and raw statuses), then every response (status line, headers, body)
 // and every line the process printed is searched for them.
@@ -538,6 +539,39 @@ describe(`leak scan over HTTP on ${backend}`, () => {
     expect(fake.sends()[0]!.body).toContain("91827364");
     for (const live of [LIVE.delivered, LIVE.undeliverable, LIVE.failedLater])
       fake.setReport(live.smsId, live.report, live.to.slice(1));
+
+    // -- verifications (issue 22): the service draws a live code; it is checked wrong, then right
+    const verifyTo = "+995599246809";
+    needles.push(...numberNeedles(`number ${verifyTo}`, verifyTo));
+    const started = await call("/v1/verifications", {
+      method: "POST",
+      headers: {
+        ...bearer(LIVE_KEY),
+        "Content-Type": "application/json",
+        "Idempotency-Key": "privacy-vrf-1",
+      },
+      body: JSON.stringify({ to: verifyTo, code_length: 8, locale: "en" }),
+    });
+    expect(started.status, started.text).toBe(201);
+    const verificationId = started.json<{ id: string }>().id;
+    const smsText = String((fake.sends().at(-1)!.json as { text?: string }).text ?? "");
+    const drawn = /(\d{8})/.exec(smsText)?.[1];
+    expect(drawn).toMatch(/^\d{8}$/);
+    const typed = drawn!.startsWith("9") ? `8${drawn!.slice(1)}` : `9${drawn!.slice(1)}`;
+    needles.push({ label: "verification code", value: drawn! }, { label: "typed wrong code", value: typed });
+    const checkVerification = (code: string) =>
+      call(`/v1/verifications/${verificationId}/check`, {
+        method: "POST",
+        headers: { ...bearer(LIVE_KEY), "Content-Type": "application/json" },
+        body: JSON.stringify({ code }),
+      });
+    expect((await checkVerification(typed)).status).toBe(200);
+    expect((await checkVerification(drawn!)).json<{ status: string }>().status).toBe("approved");
+    expect((await call(`/v1/verifications/${verificationId}`, { headers: bearer(LIVE_KEY) })).status).toBe(
+      200,
+    );
+    // A malformed check (its "code" is a number) is refused without echoing it.
+    expect((await checkVerification(Number(typed) as unknown as string)).status).toBe(400);
 
     // -- the jobs: wait for final states, then for a round of every job
     for (const message of testMessages) {

@@ -3,10 +3,12 @@
 // table hold no plaintext number or text; ciphertexts only open with their own
 // message id; retention empties the ciphertext columns while the API keeps
 // answering; idempotency records end after 24 hours; rotation re-keys rows so
-// the old key can go.
+// the old key can go. Verifications (issue 22): their codes are nowhere in
+// the database (only a keyed hash) nor in the logs.
 import { DecryptError, parseKeyring } from "@sms/crypto";
 import { availableBackends } from "@sms/db/testing";
 import type { RotateMessageKeysCounts } from "@sms/domain";
+import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { renderMessage } from "@sms/templates";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runOperatorCli } from "../../operator/src/cli.ts";
@@ -15,6 +17,8 @@ import { parseEnv } from "../src/env.ts";
 import { createInternalClient } from "../src/internal-client.ts";
 import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 import { bytesAsText, findLeaks, type Haystack, type Needle, numberNeedles } from "./support/leaks.ts";
+import { insertLiveKey } from "./support/messages.ts";
+import { codeInText, type VerificationJson, verificationClient } from "./support/verifications.ts";
 
 const backends = await availableBackends();
 
@@ -49,6 +53,7 @@ function rendered(send: Send): string {
 
 describe.each(backends)("privacy in the database on %s", (backend) => {
   let t: TestApp;
+  let fake: FakeUbill;
   const needles: Needle[] = [];
   const sends: Send[] = [];
   let sequence = 0;
@@ -139,9 +144,13 @@ describe.each(backends)("privacy in the database on %s", (backend) => {
   };
 
   beforeAll(async () => {
+    fake = await startFakeUbill();
     t = await startTestApp({
       backend,
       env: {
+        UBILL_BASE_URL: fake.baseUrl,
+        UBILL_API_KEY: fake.apiKey,
+        UBILL_DEFAULT_BRAND_ID: "1",
         MESSAGE_ENCRYPTION_KEYS: K1,
         MESSAGE_TEXT_RETENTION_DAYS: "7",
         SIMULATOR_DELIVERY_DELAY_MS: "5000",
@@ -154,6 +163,7 @@ describe.each(backends)("privacy in the database on %s", (backend) => {
   });
   afterAll(async () => {
     await t?.close();
+    await fake?.close();
   });
 
   it("stores no plaintext number, text, code or key in any column of any table", async () => {
@@ -207,6 +217,43 @@ describe.each(backends)("privacy in the database on %s", (backend) => {
       expect(await keyring.decrypt(row.text_ciphertext!, body.id)).toBe(rendered(sends.at(-6 + index)!));
       expect(keyring.keyIdOf(row.text_ciphertext!)).toBe("k1");
     }
+  });
+
+  it("stores no verification code: only its keyed hash, in no column of any table", async () => {
+    const { start, check } = verificationClient(t.request);
+    const { apiKey } = await insertLiveKey(t.app.db.prisma, { credits: 20 });
+    const codes: string[] = [];
+    for (const [index, to] of ["+995577246899", "+995591357988"].entries()) {
+      const response = await start(apiKey, `privacy-vrf-${index}`, { to, code_length: 8, locale: "en" });
+      expect(response.status).toBe(201);
+      const started = (await response.json()) as VerificationJson;
+      const sent = fake.sends().at(-1)!;
+      const code = codeInText(String((sent.json as { text?: string }).text ?? sent.body));
+      // A typed wrong code is the user's secret too.
+      const typed = `9${code.slice(1)}` === code ? `8${code.slice(1)}` : `9${code.slice(1)}`;
+      codes.push(code, typed);
+      needles.push(...numberNeedles(`number ${to}`, to), { label: `verification code ${code}`, value: code });
+      needles.push({ label: `typed code ${typed}`, value: typed });
+      expect((await check(apiKey, started.id, { code: typed })).status).toBe(200);
+      const approved = await check(apiKey, started.id, { code });
+      expect(((await approved.json()) as VerificationJson).status).toBe("approved");
+    }
+    const haystacks = await everyRow();
+    expect(haystacks.map((h) => h.where)).toContain("table verifications");
+    expect(findLeaks(haystacks, needles)).toEqual([]);
+    // What is stored is the keyring's HMAC of (id, code), and it is what a check compares with.
+    const rows = await t.app.db.prisma.verification.findMany({ where: { mode: "live" } });
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(row.codeHash).toMatch(/^k1:[0-9a-f]{64}$/);
+    // Control: the same scan finds a code stored in the clear.
+    await t.app.db.prisma.verification.update({ where: { id: rows[0]!.id }, data: { template: codes[0]! } });
+    expect(findLeaks(await everyRow(), needles).some((leak) => leak.includes("table verifications"))).toBe(
+      true,
+    );
+    await t.app.db.prisma.verification.update({
+      where: { id: rows[0]!.id },
+      data: { template: "verification_code" },
+    });
   });
 
   it("binds each ciphertext to its message id: swapped blobs do not decrypt", async () => {

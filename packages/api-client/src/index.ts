@@ -1,21 +1,49 @@
 // @sms/api-client: a small typed client for the SMS API's public REST routes
-// (POST /v1/test-keys, POST /v1/messages, GET /v1/messages/{id}, health).
+// (POST /v1/test-keys, POST /v1/messages, GET /v1/messages/{id}, health), and
+// the verifications extension (start, check, get).
 // fetch-based, no runtime dependencies, no server code: its types are
 // generated from the service's OpenAPI document (./generated/openapi.ts,
 // checked against the live document by apps/api/test/openapi-client.test.ts).
 //
 //   const sms = createSmsClient({ baseUrl: "https://sms.example.ge", apiKey: process.env.SMS_API_KEY });
-//   const { message } = await sms.sendMessage(
-//     { to: "+995555123456", template: "verification_code", variables: { code: "482913" } },
-//     { idempotencyKey: crypto.randomUUID() },
-//   );
+//   const { message, idempotencyKey } = await sms.sendMessage({
+//     to: "+995555123456", template: "verification_code", variables: { code: "482913" },
+//   });
 //   const final = await sms.waitForFinalStatus(message.id);
 //
-// Failures are SmsApiError with the API's own code (`invalid_recipient`, …),
-// the HTTP status and the request id.
+// Every call goes through transport.ts: a request timeout, retries with
+// backoff where the API says a retry is safe (the same Idempotency-Key on
+// every retry of a send; one is generated when none is given), and typed
+// errors (errors.ts) with the API's own code, the status and the request id.
+import { SmsApiError } from "./errors.ts";
 import type { components, operations } from "./generated/openapi.ts";
 
+import {
+  type CallResult,
+  createTransport,
+  type ResponseInfo,
+  sleep,
+  type TransportOptions,
+} from "./transport.ts";
+
+export {
+  type ApiErrorCode,
+  type ClientErrorCode,
+  isSmsApiError,
+  type RateLimit,
+  SmsApiError,
+  SmsError,
+  SmsNetworkError,
+  SmsTimeoutError,
+} from "./errors.ts";
 export type { components, operations, paths } from "./generated/openapi.ts";
+export {
+  DEFAULT_RETRY,
+  DEFAULT_TIMEOUT_MS,
+  type ResponseInfo,
+  type RetryEvent,
+  type RetryOptions,
+} from "./transport.ts";
 
 type Schemas = components["schemas"];
 
@@ -32,9 +60,6 @@ export type Locale = Schemas["Locale"];
 export type TestKey = Schemas["TestKey"];
 export type Liveness = Schemas["Liveness"];
 export type Readiness = Schemas["Readiness"];
-/** Every stable error code the API answers with. */
-export type ApiErrorCode = Schemas["Error"]["error"]["code"];
-
 type ErrorBody<Op extends keyof operations> = {
   [S in keyof operations[Op]["responses"]]: operations[Op]["responses"][S] extends {
     content: { "application/json": { error: { code: infer C } } };
@@ -42,6 +67,18 @@ type ErrorBody<Op extends keyof operations> = {
     ? C
     : never;
 }[keyof operations[Op]["responses"]];
+
+/** A verification (the extension of issue 22): the service's one-time code, sent and checked; never the code. */
+export type Verification = Schemas["Verification"];
+export type VerificationStatus = Verification["status"];
+/** The body of `POST /v1/verifications`. */
+export type StartVerificationRequest = Schemas["StartVerificationRequest"];
+/** The codes `POST /v1/verifications` can answer with. */
+export type StartVerificationErrorCode = ErrorBody<"startVerification">;
+/** The codes `POST /v1/verifications/{verification_id}/check` can answer with. */
+export type CheckVerificationErrorCode = ErrorBody<"checkVerification">;
+/** The codes `GET /v1/verifications/{verification_id}` can answer with. */
+export type GetVerificationErrorCode = ErrorBody<"getVerification">;
 
 /** The codes `POST /v1/messages` can answer with. */
 export type SendMessageErrorCode = ErrorBody<"sendMessage">;
@@ -62,68 +99,47 @@ export function isFinalStatus(status: MessageStatus): boolean {
   return (FINAL_STATUSES as readonly string[]).includes(status);
 }
 
-/** The `RateLimit-*` headers of an answer: the limit nearest to exhaustion. */
-export type RateLimit = {
-  limit: number;
-  remaining: number;
-  /** Seconds until the window resets. */
-  resetSeconds: number;
+/** What every result tells besides its body: the last answer's status, request id, rate limit, and the attempts made. */
+export type CallInfo = ResponseInfo & {
+  /** Requests made for this call (1 unless it was retried). */
+  attempts: number;
 };
 
-/** What every answer carries besides its body. */
-export type ResponseInfo = {
-  status: number;
-  /** The `X-Request-Id` of the answer: quote it when asking for help. */
-  requestId: string | null;
-  rateLimit: RateLimit | null;
-};
-
-export type SendMessageResult = ResponseInfo & {
+export type SendMessageResult = CallInfo & {
   message: Message;
   /**
    * true: `200` with `Idempotent-Replayed: true`, the stored answer to an
-   * earlier request with the same Idempotency-Key (nothing was sent again);
-   * false: `201`, a new message.
+   * earlier request with the same Idempotency-Key (nothing was sent again;
+   * also what a retry after a lost answer gets); false: `201`, a new message.
    */
   replayed: boolean;
+  /** The Idempotency-Key the message was sent with (generated when none was given): store it to retry later. */
+  idempotencyKey: string;
 };
 
-export type CreateTestKeyResult = ResponseInfo & { testKey: TestKey };
+export type CreateTestKeyResult = CallInfo & { testKey: TestKey };
 
-/** An error answer of the API (`{"error":{"code","message","request_id"}}`), or an answer that is not the API's. */
-export class SmsApiError extends Error {
-  override readonly name = "SmsApiError";
-  /**
-   * The API's stable code; `unexpected_response` when the answer is not the
-   * API's error envelope (a proxy's page, say).
-   */
-  readonly code: ApiErrorCode | "unexpected_response";
-  readonly status: number;
-  readonly requestId: string | null;
-  /** `Retry-After` in seconds, when the answer names one (429, and some 5xx). */
-  readonly retryAfterSeconds: number | null;
-  readonly rateLimit: RateLimit | null;
+export type StartVerificationResult = CallInfo & {
+  verification: Verification;
+  /** true: `200`, the first answer to this Idempotency-Key again (no second SMS, no new code). */
+  replayed: boolean;
+  /** The Idempotency-Key the verification was started with (generated when none was given). */
+  idempotencyKey: string;
+};
 
-  constructor(options: {
-    code: ApiErrorCode | "unexpected_response";
-    message: string;
-    status: number;
-    requestId: string | null;
-    retryAfterSeconds: number | null;
-    rateLimit: RateLimit | null;
-  }) {
-    super(options.message);
-    this.code = options.code;
-    this.status = options.status;
-    this.requestId = options.requestId;
-    this.retryAfterSeconds = options.retryAfterSeconds;
-    this.rateLimit = options.rateLimit;
-  }
-}
-
-export function isSmsApiError(error: unknown): error is SmsApiError {
-  return error instanceof SmsApiError;
-}
+/**
+ * A check's outcome. Let the user in only on `approved`. A timeout or any
+ * thrown error is not an approval.
+ */
+export type CheckVerificationOutcome =
+  /** `200 approved`: the right code (again, if it was checked before). */
+  | { outcome: "approved"; verification: Verification }
+  /** `200 pending`: a wrong code; `verification.attempts_remaining` is one fewer. */
+  | { outcome: "wrong_code"; verification: Verification }
+  /** `200 max_attempts_reached`: the last wrong code; start a new verification. */
+  | { outcome: "max_attempts_reached"; verification: Verification }
+  /** `409 verification_not_pending`: expired, canceled, out of attempts or its SMS failed; `message` names the status. */
+  | { outcome: "not_pending"; message: string; requestId: string | null };
 
 export type SmsClientOptions = {
   /** The service's address, e.g. `https://sms.example.ge`. */
@@ -132,16 +148,31 @@ export type SmsClientOptions = {
   apiKey?: string;
   /** A fetch to use instead of the global one (proxies, tests). */
   fetch?: (input: Request) => Promise<Response>;
+  /** How long one request may take, answer included, in ms (default 30000). A timed-out send is retried with the same key. */
+  timeoutMs?: number;
+  /**
+   * Retries where the API says they are safe (429 rate_limited, 503, 500
+   * internal_error, timeouts and network failures on reads and sends):
+   * attempts (default 3), backoff (500 ms doubling, with jitter; Retry-After
+   * when the answer names one) and an `onRetry` hook. `{ attempts: 1 }` turns
+   * them off.
+   */
+  retry?: TransportOptions["retry"];
+  /** How the client waits between attempts and polls (tests). */
+  sleep?: TransportOptions["sleep"];
+  /** The jitter's source of numbers in [0, 1) (tests). */
+  random?: TransportOptions["random"];
 };
 
 export type CallOptions = { signal?: AbortSignal };
 
 export type SendOptions = CallOptions & {
   /**
-   * Required: 1–200 characters, new for each logical message (a UUID is
-   * ideal) and the same for every retry of that message.
+   * 1–200 characters, new for each logical message and the same for every
+   * retry of it. Generated (a UUID v4) when omitted, and returned in the
+   * result: store it if you may retry the message later yourself.
    */
-  idempotencyKey: string;
+  idempotencyKey?: string;
 };
 
 /** Spec 6: read first after about 2 s, double the wait, cap it at 30 s. */
@@ -155,67 +186,6 @@ export type WaitOptions = CallOptions & {
   /** Called with every state read, final or not. */
   onUpdate?: (message: Message) => void;
 };
-
-function integerHeader(headers: Headers, name: string): number | null {
-  const value = headers.get(name);
-  return value !== null && /^\d+$/.test(value) ? Number(value) : null;
-}
-
-function responseInfo(response: Response): ResponseInfo {
-  const limit = integerHeader(response.headers, "RateLimit-Limit");
-  const remaining = integerHeader(response.headers, "RateLimit-Remaining");
-  const reset = integerHeader(response.headers, "RateLimit-Reset");
-  return {
-    status: response.status,
-    requestId: response.headers.get("X-Request-Id"),
-    rateLimit:
-      limit !== null && remaining !== null && reset !== null
-        ? { limit, remaining, resetSeconds: reset }
-        : null,
-  };
-}
-
-async function apiError(response: Response): Promise<SmsApiError> {
-  const info = responseInfo(response);
-  const text = await response.text().catch(() => "");
-  let envelope: { error?: { code?: unknown; message?: unknown; request_id?: unknown } } | undefined;
-  try {
-    envelope = JSON.parse(text) as typeof envelope;
-  } catch {
-    envelope = undefined;
-  }
-  const error = envelope?.error;
-  const known = typeof error?.code === "string" && typeof error.message === "string";
-  return new SmsApiError({
-    code: known ? (error?.code as ApiErrorCode) : "unexpected_response",
-    message: known
-      ? (error?.message as string)
-      : `Unexpected HTTP ${response.status} answer (not the API's error envelope).`,
-    status: response.status,
-    requestId: typeof error?.request_id === "string" ? error.request_id : info.requestId,
-    retryAfterSeconds: integerHeader(response.headers, "Retry-After"),
-    rateLimit: info.rateLimit,
-  });
-}
-
-/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
 
 /** The waits between reads the polling helper uses: 2, 4, 8, 16, 30, 30, … s by default. */
 export function* pollingDelays(
@@ -232,8 +202,12 @@ export function* pollingDelays(
 export type SmsClient = {
   /** `POST /v1/test-keys`: a new test key for a new project; no API key needed. */
   createTestKey(options?: CallOptions): Promise<CreateTestKeyResult>;
-  /** `POST /v1/messages`: one templated SMS. A retry with the same key replays the first answer. */
-  sendMessage(request: SendMessageRequest, options: SendOptions): Promise<SendMessageResult>;
+  /**
+   * `POST /v1/messages`: one templated SMS. Retried with the same
+   * Idempotency-Key where safe; a `201` is never retried, whatever its status
+   * (`unknown` may have been sent).
+   */
+  sendMessage(request: SendMessageRequest, options?: SendOptions): Promise<SendMessageResult>;
   /** `GET /v1/messages/{message_id}`: the message's current state. */
   getMessage(messageId: string, options?: CallOptions): Promise<Message>;
   /**
@@ -242,86 +216,175 @@ export type SmsClient = {
    * status is final. Abort with `signal` (it rejects with the signal's reason).
    */
   waitForFinalStatus(messageId: string, options?: WaitOptions): Promise<Message>;
+  /** The verifications extension: the service draws the code, sends it, and checks it. */
+  verifications: {
+    /** `POST /v1/verifications`: send a new code. A retry with the same key replays the first answer. */
+    start(request: StartVerificationRequest, options?: SendOptions): Promise<StartVerificationResult>;
+    /** `POST /v1/verifications/{verification_id}/check`: what the user typed; never costs credits. */
+    check(verificationId: string, code: string, options?: CallOptions): Promise<CheckVerificationOutcome>;
+    /** `GET /v1/verifications/{verification_id}`: the current state. */
+    get(verificationId: string, options?: CallOptions): Promise<Verification>;
+  };
   /** `GET /healthz`. */
   liveness(options?: CallOptions): Promise<Liveness>;
   /** `GET /readyz`: `not_ready` (503) is an answer, not an error. */
   readiness(options?: CallOptions): Promise<Readiness>;
 };
 
+const info = <T>({ status, requestId, rateLimit, attempts }: CallResult<T>): CallInfo => ({
+  status,
+  requestId,
+  rateLimit,
+  attempts,
+});
+
 export function createSmsClient(options: SmsClientOptions): SmsClient {
-  const base = options.baseUrl.replace(/\/+$/, "");
-  const send = options.fetch ?? ((request: Request) => fetch(request));
-
-  async function call(
-    method: "GET" | "POST",
-    path: string,
-    init: { headers?: Record<string, string>; body?: unknown; signal?: AbortSignal; auth?: boolean } = {},
-  ): Promise<Response> {
-    const headers: Record<string, string> = { Accept: "application/json", ...init.headers };
-    if (init.auth && options.apiKey) headers.Authorization = `Bearer ${options.apiKey}`;
-    if (init.body !== undefined) headers["Content-Type"] = "application/json";
-    return send(
-      new Request(`${base}${path}`, {
-        method,
-        headers,
-        ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-        ...(init.signal ? { signal: init.signal } : {}),
-      }),
-    );
-  }
-
-  async function json<T>(response: Response, ok: readonly number[]): Promise<T> {
-    if (!ok.includes(response.status)) throw await apiError(response);
-    return (await response.json()) as T;
-  }
+  const transport = createTransport(options);
+  const wait = options.sleep ?? sleep;
 
   const client: SmsClient = {
     async createTestKey(callOptions = {}) {
-      const response = await call("POST", "/v1/test-keys", { signal: callOptions.signal });
-      const testKey = await json<TestKey>(response, [201]);
-      return { ...responseInfo(response), testKey };
+      const result = await transport.call<TestKey>({
+        method: "POST",
+        path: "/v1/test-keys",
+        ok: [201],
+        safety: "unsafe",
+        signal: callOptions.signal,
+      });
+      return { ...info(result), testKey: result.body };
     },
 
-    async sendMessage(request, sendOptions) {
-      const response = await call("POST", "/v1/messages", {
+    async sendMessage(request, sendOptions = {}) {
+      const idempotencyKey = sendOptions.idempotencyKey ?? crypto.randomUUID();
+      const result = await transport.call<Message>({
+        method: "POST",
+        path: "/v1/messages",
         auth: true,
-        headers: { "Idempotency-Key": sendOptions.idempotencyKey },
+        headers: { "Idempotency-Key": idempotencyKey },
         body: request,
+        ok: [200, 201],
+        safety: "idempotent",
         signal: sendOptions.signal,
       });
-      const message = await json<Message>(response, [200, 201]);
       return {
-        ...responseInfo(response),
-        message,
-        replayed: response.status === 200 && response.headers.get("Idempotent-Replayed") === "true",
+        ...info(result),
+        message: result.body,
+        replayed: result.status === 200 && result.headers.get("Idempotent-Replayed") === "true",
+        idempotencyKey,
       };
     },
 
     async getMessage(messageId, callOptions = {}) {
-      const response = await call("GET", `/v1/messages/${encodeURIComponent(messageId)}`, {
+      const result = await transport.call<Message>({
+        method: "GET",
+        path: `/v1/messages/${encodeURIComponent(messageId)}`,
         auth: true,
+        ok: [200],
+        safety: "idempotent",
         signal: callOptions.signal,
       });
-      return json<Message>(response, [200]);
+      return result.body;
     },
 
     async waitForFinalStatus(messageId, waitOptions = {}) {
       const { signal, onUpdate } = waitOptions;
       for (const delay of pollingDelays(waitOptions.initialDelayMs, waitOptions.maxDelayMs)) {
-        await sleep(delay, signal);
-        const message = await client.getMessage(messageId, { signal });
+        await wait(delay, signal);
+        const message = await client.getMessage(messageId, signal ? { signal } : {});
         onUpdate?.(message);
         if (isFinalStatus(message.status)) return message;
       }
       throw new Error("unreachable");
     },
 
+    verifications: {
+      async start(request, startOptions = {}) {
+        const idempotencyKey = startOptions.idempotencyKey ?? crypto.randomUUID();
+        const result = await transport.call<Verification>({
+          method: "POST",
+          path: "/v1/verifications",
+          auth: true,
+          headers: { "Idempotency-Key": idempotencyKey },
+          body: request,
+          ok: [200, 201],
+          safety: "idempotent",
+          signal: startOptions.signal,
+        });
+        return {
+          ...info(result),
+          verification: result.body,
+          replayed: result.status === 200 && result.headers.get("Idempotent-Replayed") === "true",
+          idempotencyKey,
+        };
+      },
+
+      async check(verificationId, code, callOptions = {}) {
+        // "unsafe": a wrong code whose answer was lost would count twice if sent again.
+        const result = await transport
+          .call<Verification>({
+            method: "POST",
+            path: `/v1/verifications/${encodeURIComponent(verificationId)}/check`,
+            auth: true,
+            body: { code },
+            ok: [200],
+            safety: "unsafe",
+            signal: callOptions.signal,
+          })
+          .catch((error: unknown) => {
+            if (error instanceof SmsApiError && error.code === "verification_not_pending") return error;
+            throw error;
+          });
+        if (result instanceof SmsApiError)
+          return { outcome: "not_pending", message: result.message, requestId: result.requestId };
+        const verification = result.body;
+        if (verification.status === "approved") return { outcome: "approved", verification };
+        if (verification.status === "max_attempts_reached")
+          return { outcome: "max_attempts_reached", verification };
+        if (verification.status === "pending") return { outcome: "wrong_code", verification };
+        throw new SmsApiError({
+          code: "unexpected_response",
+          message: `Unexpected verification status ${verification.status} in a 200 check answer.`,
+          status: result.status,
+          requestId: result.requestId,
+          retryAfter: null,
+          rateLimit: result.rateLimit,
+          attempts: result.attempts,
+        });
+      },
+
+      async get(verificationId, callOptions = {}) {
+        const result = await transport.call<Verification>({
+          method: "GET",
+          path: `/v1/verifications/${encodeURIComponent(verificationId)}`,
+          auth: true,
+          ok: [200],
+          safety: "idempotent",
+          signal: callOptions.signal,
+        });
+        return result.body;
+      },
+    },
+
     async liveness(callOptions = {}) {
-      return json<Liveness>(await call("GET", "/healthz", { signal: callOptions.signal }), [200]);
+      const result = await transport.call<Liveness>({
+        method: "GET",
+        path: "/healthz",
+        ok: [200],
+        safety: "idempotent",
+        signal: callOptions.signal,
+      });
+      return result.body;
     },
 
     async readiness(callOptions = {}) {
-      return json<Readiness>(await call("GET", "/readyz", { signal: callOptions.signal }), [200, 503]);
+      const result = await transport.call<Readiness>({
+        method: "GET",
+        path: "/readyz",
+        ok: [200, 503],
+        safety: "idempotent",
+        signal: callOptions.signal,
+      });
+      return result.body;
     },
   };
   return client;

@@ -6,14 +6,22 @@
 // TypeScript with its bundled types → calling the same server.
 import { execFile } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ServerProcess, startServer } from "../../../apps/api/test/harness.ts";
-import { createSmsClient, type SendMessageRequest, SmsApiError } from "../src/index.ts";
+import { DENO, type ServerProcess, startServer } from "../../../apps/api/test/harness.ts";
+import {
+  createSmsClient,
+  type RetryEvent,
+  type SendMessageRequest,
+  SmsApiError,
+  SmsTimeoutError,
+} from "../src/index.ts";
 
 const run = promisify(execFile);
 const PACKAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -22,8 +30,17 @@ const TSC = createRequire(import.meta.url).resolve("typescript/bin/tsc");
 
 let server: ServerProcess;
 let work: string;
+/** A server that takes requests and never answers (the timeout's test); what it received. */
+let silent: Server;
+let silentUrl: string;
+const silentRequests: IncomingMessage[] = [];
 
 beforeAll(async () => {
+  silent = createServer((request) => {
+    silentRequests.push(request);
+  });
+  await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
   [server, work] = await Promise.all([
     startServer({
       backend: "pglite",
@@ -33,6 +50,8 @@ beforeAll(async () => {
   ]);
 });
 afterAll(async () => {
+  silent?.closeAllConnections();
+  silent?.close();
   await server?.cleanup();
   if (work) await rm(work, { recursive: true, force: true });
 });
@@ -78,9 +97,31 @@ describe("createSmsClient against the service", () => {
     expect(await sms.readiness()).toEqual({ status: "ready", database: "ok" });
   });
 
-  it("fails with the same code as REST for the same input, and the request id", async () => {
+  it("starts, checks and reads a verification with typed outcomes (test keys: zeros)", async () => {
     const { testKey } = await createSmsClient({ baseUrl: server.baseUrl }).createTestKey();
     const sms = createSmsClient({ baseUrl: server.baseUrl, apiKey: testKey.api_key });
+    const started = await sms.verifications.start(
+      { to: "+995555123457", code_length: 4 },
+      { idempotencyKey: "vrf-1" },
+    );
+    expect(started).toMatchObject({ status: 201, replayed: false, verification: { status: "pending" } });
+    const { id } = started.verification;
+    expect(await sms.verifications.check(id, "1234")).toMatchObject({
+      outcome: "wrong_code",
+      verification: { attempts_remaining: 4 },
+    });
+    expect((await sms.verifications.check(id, "0000")).outcome).toBe("approved");
+    expect((await sms.verifications.get(id)).status).toBe("approved");
+    const replaced = await sms.verifications.start({ to: "+995555123458" }, { idempotencyKey: "vrf-2" });
+    await sms.verifications.start({ to: "+995555123458" }, { idempotencyKey: "vrf-3" });
+    const refused = await sms.verifications.check(replaced.verification.id, "000000");
+    expect(refused).toMatchObject({ outcome: "not_pending", requestId: expect.stringMatching(/^req_/) });
+  });
+
+  it("fails with the same code as REST for the same input, and the request id", async () => {
+    const { testKey } = await createSmsClient({ baseUrl: server.baseUrl }).createTestKey();
+    // One attempt: the outage's code, not the retries (tested below).
+    const sms = createSmsClient({ baseUrl: server.baseUrl, apiKey: testKey.api_key, retry: { attempts: 1 } });
     const cases: Array<[string, unknown]> = [
       ["bad recipient", { ...valid, to: "555123456" }],
       ["unknown template", { ...valid, template: "marketing" }],
@@ -127,6 +168,110 @@ describe("createSmsClient against the service", () => {
   });
 });
 
+describe("retries, timeouts and replays against the service", () => {
+  /** The access-log lines of the server's answers to POST /v1/messages with this status. */
+  const answered = (status: number) =>
+    server.output.filter(
+      (line) => line.includes('"route":"/v1/messages"') && line.includes(`"status":${status},`),
+    ).length;
+
+  it("+995500000002 answers 503 every time: the client gives up after its attempts; the server saw exactly those and kept nothing", async () => {
+    const { testKey } = await createSmsClient({ baseUrl: server.baseUrl }).createTestKey();
+    const retries: RetryEvent[] = [];
+    const waits: number[] = [];
+    const sms = createSmsClient({
+      baseUrl: server.baseUrl,
+      apiKey: testKey.api_key,
+      retry: { attempts: 4, onRetry: (event) => retries.push(event) },
+      // Retry-After is honoured (recorded here rather than slept).
+      sleep: async (ms) => {
+        waits.push(ms);
+      },
+    });
+    const before = answered(503);
+    const error = await sms
+      .sendMessage({ ...valid, to: "+995500000002" }, { idempotencyKey: "outage-1" })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SmsApiError);
+    expect(error).toMatchObject({ code: "provider_unavailable", status: 503, retryAfter: 5, attempts: 4 });
+    expect((error as SmsApiError).requestId).toMatch(/^req_/);
+    expect(waits).toEqual([5000, 5000, 5000]);
+    expect(retries.map((event) => event.attempt)).toEqual([1, 2, 3]);
+    await server.waitForOutput(() => answered(503) - before >= 4);
+    expect(answered(503) - before).toBe(4);
+    // Nothing was kept under the key: it is free for a different message (a kept key would answer 409).
+    const reused = await sms.sendMessage(valid, { idempotencyKey: "outage-1" });
+    expect(reused).toMatchObject({ status: 201, replayed: false, attempts: 1 });
+  });
+
+  it("an answer lost on the way back: the retry with the same key replays the original message", async () => {
+    const { testKey } = await createSmsClient({ baseUrl: server.baseUrl }).createTestKey();
+    const first: Array<{ status: number; body: unknown }> = [];
+    let lose = true;
+    const sms = createSmsClient({
+      baseUrl: server.baseUrl,
+      apiKey: testKey.api_key,
+      sleep: async () => {},
+      fetch: async (request) => {
+        const response = await fetch(request);
+        if (!lose) return response;
+        lose = false;
+        first.push({ status: response.status, body: await response.json() });
+        throw new TypeError("connection reset");
+      },
+    });
+    const result = await sms.sendMessage(valid);
+    expect(first).toHaveLength(1);
+    expect(first[0]?.status).toBe(201);
+    expect(result).toMatchObject({ status: 200, replayed: true, attempts: 2 });
+    expect(result.message).toEqual(first[0]?.body);
+    expect(await sms.getMessage(result.message.id)).toMatchObject({ id: result.message.id });
+  });
+
+  it("a server that never answers: each attempt times out, the send is retried with the same key, then SmsTimeoutError", async () => {
+    silentRequests.length = 0;
+    const sms = createSmsClient({
+      baseUrl: silentUrl,
+      apiKey: "sk_test_x",
+      timeoutMs: 300,
+      retry: { attempts: 3 },
+      sleep: async () => {},
+    });
+    const error = await sms.sendMessage(valid, { idempotencyKey: "silent-1" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SmsTimeoutError);
+    expect(error).toMatchObject({ code: "timeout", status: null, attempts: 3 });
+    expect(silentRequests.map((request) => request.headers["idempotency-key"])).toEqual([
+      "silent-1",
+      "silent-1",
+      "silent-1",
+    ]);
+  });
+
+  it("runs unchanged under Deno: a send with a generated key, its replay, the outage and the timeout", async () => {
+    const { stdout } = await run(
+      DENO,
+      [
+        "run",
+        "--quiet",
+        "--allow-net",
+        "--allow-env",
+        join(PACKAGE_DIR, "test", "fixtures", "deno-client.ts"),
+      ],
+      {
+        cwd: PACKAGE_DIR,
+        env: { ...process.env, BASE_URL: server.baseUrl, SILENT_URL: silentUrl, DENO_NO_UPDATE_CHECK: "1" },
+      },
+    );
+    expect(JSON.parse(stdout)).toEqual({
+      sent: "submitted",
+      key: true,
+      replayed: true,
+      outage: ["provider_unavailable", 2],
+      timeout: ["timeout", 2],
+    });
+  });
+});
+
 const MODULE_CHECK = `import { createSmsClient, SmsApiError, FINAL_STATUSES } from "@sms/api-client";
 const sms = createSmsClient({ baseUrl: process.env.BASE_URL });
 const { testKey } = await sms.createTestKey();
@@ -142,7 +287,7 @@ console.log(JSON.stringify({ status, message: message.status, read: (await clien
   error: error instanceof SmsApiError ? error.code : String(error), finals: FINAL_STATUSES.length }));
 `;
 
-const TYPES_CHECK = `import { createSmsClient, type Message, type SendMessageErrorCode, type SmsApiError } from "@sms/api-client";
+const TYPES_CHECK = `import { createSmsClient, type Message, type SendMessageErrorCode, type SmsApiError, SmsTimeoutError } from "@sms/api-client";
 
 export async function send(baseUrl: string, apiKey: string): Promise<Message> {
   const sms = createSmsClient({ baseUrl, apiKey });
@@ -158,8 +303,11 @@ export async function send(baseUrl: string, apiKey: string): Promise<Message> {
   await sms.sendMessage({ to: "+995555123456", template: "password_reset_code", variables: { code: "482913" } }, { idempotencyKey: "x" });
   // @ts-expect-error: an extra variable
   await sms.sendMessage({ to: "+995555123456", template: "login_code", variables: { code: "4821", minutes: "5" } }, { idempotencyKey: "x" });
-  // @ts-expect-error: no Idempotency-Key
-  await sms.sendMessage({ to: "+995555123456", template: "login_code", variables: { code: "4821" } });
+  // No Idempotency-Key: the client makes one and returns it.
+  const generated: string = (await sms.sendMessage({ to: "+995555123456", template: "login_code", variables: { code: "4821" } })).idempotencyKey;
+  void generated;
+  const isTimeout = (error: unknown): boolean => error instanceof SmsTimeoutError && error.status === null;
+  void isTimeout;
   // @ts-expect-error: not a code the API has
   const wrong: SendMessageErrorCode = "no_such_code";
   void wrong;

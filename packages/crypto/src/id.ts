@@ -14,6 +14,7 @@ export const ID_PREFIXES = [
   "aud",
   "dss",
   "srq",
+  "vrf",
 ] as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[number];

@@ -34,6 +34,12 @@ const SQL_ONLY_ADDITIONS: Partial<DbSchema> = {
       columns: ["credit_balance"],
       definition: "CHECK (credit_balance >= 0)",
     },
+    verifications_attempts_remaining_check: {
+      table: "verifications",
+      type: "CHECK",
+      columns: ["attempts_remaining"],
+      definition: "CHECK (attempts_remaining >= 0)",
+    },
   },
 };
 
@@ -247,6 +253,7 @@ describe.each(await availableBackends())("schema on %s", (kind) => {
         "rate_limit_counters",
         "request_log",
         "sender_requests",
+        "verifications",
       ].sort(),
     );
   });

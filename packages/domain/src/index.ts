@@ -71,3 +71,7 @@ export * from "./dashboard/try-send.ts";
 export * from "./dashboard/onboarding.ts";
 export * from "./operator/set-daily-credit-cap.ts";
 export * from "./request-log/record-requests.ts";
+export * from "./verifications/start-verification.ts";
+export * from "./verifications/check-verification.ts";
+export * from "./verifications/get-verification.ts";
+export * from "./dashboard/verifications.ts";

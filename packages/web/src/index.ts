@@ -19,6 +19,7 @@ import { spendingRoutes } from "./routes/spending.ts";
 import { tryRoutes } from "./routes/try.ts";
 import { exportRoutes } from "./routes/exports.ts";
 import { sessionRoutes } from "./routes/session.ts";
+import { verificationRoutes } from "./routes/verifications.ts";
 import { errorPage, badRequestPage, noSuchPage } from "./views/problems.ts";
 
 export { generateCookieSecret } from "./kit/cookies.ts";
@@ -62,6 +63,7 @@ export async function createWeb<S extends PageState>(port: WebPort<S>): Promise<
     ...spendingRoutes(dashboard),
     ...tryRoutes(dashboard),
     ...exportRoutes(dashboard),
+    ...verificationRoutes(dashboard),
     ...creditRoutes(dashboard),
     ...senderRoutes(dashboard),
     ...operatorRoutes(dashboard),

@@ -2,7 +2,7 @@
 // plain types. The app's procedures return at least these (their outputs are
 // wider); the compiler checks that where the app implements the port.
 // Timestamps are ISO 8601 strings in UTC.
-import type { DashboardViewer, KeyMode, MessageStatus } from "@sms/domain";
+import type { DashboardViewer, KeyMode, MessageStatus, VerificationStatus } from "@sms/domain";
 
 export type Refusal = { ok: false; code: string; message: string };
 export type Result<T> = ({ ok: true } & T) | Refusal;
@@ -102,6 +102,26 @@ export type Usage = {
 };
 export type KeysList = { project: ProjectRecord; keys: KeyRecord[] } & Paged;
 export type MessagesList = { messages: MessageRow[] } & Paged;
+/** One verification in the log (issue 22): never its code. */
+export type VerificationRow = {
+  id: string;
+  mode: KeyMode;
+  to: string;
+  status: VerificationStatus;
+  attempts_used: number;
+  message_id: string;
+  created_at: string;
+  approved_at: string | null;
+};
+export type VerificationsList = { verifications: VerificationRow[] } & Paged;
+/** Approved ÷ started per UTC day for the last 30 days, and the median time to approve. */
+export type VerificationConversion = {
+  days: Array<{ day: string; started: number; approved: number; rate: number | null }>;
+  started: number;
+  approved: number;
+  conversion_rate: number | null;
+  median_seconds_to_approve: number | null;
+};
 export type MessageFound = {
   message: MessageDetail;
   timeline: Array<{ status: MessageStatus; error_code: string | null; at: string }>;
@@ -274,6 +294,10 @@ export type Procedures = {
     sender: {
       get(input: { project_id: string }): Promise<SenderPage>;
       request(input: { project_id: string; name: string; purpose: string }): Promise<Result<object>>;
+    };
+    verifications: {
+      list(input: { project_id: string } & Cursor): Promise<VerificationsList>;
+      conversion(input: { project_id: string }): Promise<VerificationConversion>;
     };
   };
   operator: {

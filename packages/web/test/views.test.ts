@@ -38,6 +38,7 @@ import { senderPage } from "../src/views/sender.ts";
 import { spendingPage } from "../src/views/spending.ts";
 import { curlLine, triedPage, tryPage } from "../src/views/try.ts";
 import { signInPage } from "../src/views/sign-in.ts";
+import { verificationsPage } from "../src/views/verifications.ts";
 
 const HOSTILE = [
   `<script>alert(1)</script>`,
@@ -202,7 +203,38 @@ describe("the dashboard escapes what users, operators and providers supply", () 
       totals: { messages: 2, segments: 2 },
       delivery_rate: 1,
     };
-    await expectEscaped(overviewPage(chrome, overview, usage, { mode: null, defaultSender: H }));
+    const conversion = {
+      days: [{ day: "2026-11-25", started: 2, approved: 1, rate: 0.5 }],
+      started: 2,
+      approved: 1,
+      conversion_rate: 0.5,
+      median_seconds_to_approve: 42,
+    };
+    await expectEscaped(overviewPage(chrome, overview, usage, { mode: null, defaultSender: H, conversion }));
+  });
+
+  it("verifications: the log (issue 22)", async () => {
+    await expectEscaped(
+      verificationsPage(chrome, {
+        projectId: JS,
+        list: {
+          verifications: [
+            {
+              id: H,
+              mode: "live",
+              to: H,
+              status: "approved",
+              attempts_used: 1,
+              message_id: JS,
+              created_at: T,
+              approved_at: T,
+            },
+          ],
+          next: H,
+        },
+        isFirst: false,
+      }),
+    );
   });
 
   it("keys: the list, a new key, revoking and rolling", async () => {

@@ -4,7 +4,8 @@
 /**
  * Every stable error code the API can answer with, and its HTTP status:
  * spec section 7 first, then the transport-level codes (unknown route, wrong
- * method, a body too slow, too large or not JSON, a connection over the cap).
+ * method, a body too slow, too large or not JSON, a connection over the cap),
+ * and the verifications extension's two (issue 22, docs/verifications.md).
  */
 export const ERROR_STATUS = {
   invalid_request: 400,
@@ -17,10 +18,12 @@ export const ERROR_STATUS = {
   insufficient_credits: 402,
   project_suspended: 403,
   message_not_found: 404,
+  verification_not_found: 404,
   route_not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
   idempotency_key_reused: 409,
+  verification_not_pending: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

@@ -13,6 +13,9 @@ export const REFUSAL_MESSAGES = {
   idempotency_key_required: `Send an 'Idempotency-Key' header (1–${IDEMPOTENCY_KEY_MAX_LENGTH} characters, unique per logical send).`,
   idempotency_key_too_long: `The 'Idempotency-Key' header must be at most ${IDEMPOTENCY_KEY_MAX_LENGTH} characters.`,
   message_not_found: "No message with this id exists in this project.",
+  verification_not_found: "No verification with this id exists in this project.",
+  verification_recipient_rate_limited:
+    "Too many verifications started for this number this minute; nothing was sent. Retry after the time in Retry-After with the same Idempotency-Key.",
   idempotency_key_reused:
     "This Idempotency-Key was already used with a different request. Use a new key for a new message.",
   first_request_unresolved:
@@ -34,6 +37,13 @@ export const REFUSAL_MESSAGES = {
     "Too many failed authentications from this address this minute. Check the API key; retry after the time in Retry-After.",
   request_timeout: "The request body did not arrive in time. Send it in one go and retry.",
 } as const;
+
+/** 409 verification_not_pending: the sentence names the verification's status. */
+export function verificationNotPendingMessage(status: string): string {
+  if (status === "approved")
+    return "This verification is already approved and the code does not match; nothing was counted. Do not let the user in on this check.";
+  return `This verification is ${status}, so it can no longer be checked. Start a new verification.`;
+}
 
 export const INTERNAL_ERROR_MESSAGE =
   "An unexpected error occurred. Retry cautiously; on POST /v1/messages reuse the same Idempotency-Key.";
@@ -99,6 +109,17 @@ export const ERROR_GUIDE: {
     action: "Check the id, and that you read with a key of the project that sent it.",
     example: REFUSAL_MESSAGES.message_not_found,
   },
+  verification_not_found: {
+    when: "No verification with this id in the key's project (absent and another project's look the same).",
+    action: "Check the id, and that you check with a key of the project that started it.",
+    example: REFUSAL_MESSAGES.verification_not_found,
+  },
+  verification_not_pending: {
+    when: "A check of a verification that is no longer pending: expired, canceled (a newer one to the same number replaced it), out of attempts, its SMS failed, or approved and checked with a wrong code. The message names the status.",
+    action:
+      "Do not let the user in. Start a new verification (a new `Idempotency-Key`) if they still need a code.",
+    example: verificationNotPendingMessage("expired"),
+  },
   route_not_found: {
     when: "Nothing is served at this path.",
     action: "Check the base URL and the path (`/v1/messages`, not `/messages`).",
@@ -132,12 +153,12 @@ export const ERROR_GUIDE: {
     example: "Send the request body as JSON with 'Content-Type: application/json'.",
   },
   rate_limited: {
-    when: "Too many requests this minute (messages per project, test keys per address, failed authentications per address). Nothing was sent.",
+    when: "Too many requests this minute (messages per project, test keys per address, failed authentications per address, live verifications per number). Nothing was sent.",
     action: "Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.",
     example: REFUSAL_MESSAGES.messages_rate_limited,
   },
   daily_limit_reached: {
-    when: "The free tier's live segments for today, or today's instant test keys, are used up. Nothing was sent.",
+    when: "The free tier's live segments for today, today's instant test keys, or today's live verifications for one number are used up. Nothing was sent.",
     action:
       "Do not retry before the reset time in the message (midnight UTC); add paid credits to lift the free-tier limit.",
     example:

@@ -1,6 +1,7 @@
 // GET /docs: interactive documentation served entirely from our own origin
-// (Scalar's standalone bundle, no CDN, no fonts, no telemetry), and
-// GET /openapi.json. Static: served even before the database is reached.
+// (Scalar's standalone bundle, no CDN, no fonts, no telemetry),
+// GET /openapi.json, and GET /llms.txt and /llms-full.txt (the same document
+// as Markdown, llms.ts). Static: served even before the database is reached.
 //
 // The bundle (about 4 MB) is gzipped once at start-up (off the request path,
 // and off the main thread), served under a URL that carries its content hash
@@ -17,6 +18,7 @@ import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import type { ExtraRoute } from "../http/gateway.ts";
+import { buildLlmsTexts, type LlmsSource } from "./llms.ts";
 
 async function loadScalarBundle(): Promise<Uint8Array<ArrayBuffer>> {
   // The package does not export its browser bundle; it sits beside the entry.
@@ -166,6 +168,9 @@ export async function docsRoutes(document: OpenAPIObject): Promise<ExtraRoute[]>
   const bundlePath = `/docs/assets/api-reference.${bundle.hash}.js` as const;
   const openapi = asset(bytes(JSON.stringify(document)), "application/json", "no-cache");
   const page = asset(bytes(docsPage(bundlePath)), "text/html; charset=utf-8", "no-cache");
+  const llms = buildLlmsTexts(document as unknown as LlmsSource);
+  const llmsIndex = asset(bytes(llms.index), "text/plain; charset=utf-8", "no-cache");
+  const llmsFull = asset(bytes(llms.full), "text/plain; charset=utf-8", "no-cache");
   return [
     {
       method: "GET",
@@ -178,6 +183,18 @@ export async function docsRoutes(document: OpenAPIObject): Promise<ExtraRoute[]>
       path: "/docs",
       withoutDatabase: true,
       handle: (request) => serve(page, request, SECURITY_HEADERS),
+    },
+    {
+      method: "GET",
+      path: "/llms.txt",
+      withoutDatabase: true,
+      handle: (request) => serve(llmsIndex, request),
+    },
+    {
+      method: "GET",
+      path: "/llms-full.txt",
+      withoutDatabase: true,
+      handle: (request) => serve(llmsFull, request),
     },
     {
       // Browsers ask for it on every page; answer instead of a 404.

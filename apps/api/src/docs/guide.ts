@@ -3,13 +3,19 @@
 // before the operations. Built from the same facts the service uses (the
 // error table, the simulator's numbers, real response shapes), so that the
 // guide cannot drift from the API. Depth stays in docs/*.md.
-import { IDEMPOTENCY_KEY_MAX_LENGTH } from "@sms/domain";
+import {
+  DEFAULT_VERIFICATION_LIFETIME_MINUTES,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  VERIFICATION_CODE_LENGTH,
+  VERIFICATION_MAX_ATTEMPTS,
+} from "@sms/domain";
 import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
 import { TEMPLATE_IDS, TEMPLATES } from "@sms/templates";
 import { API_ERROR_CODES, ERROR_STATUS } from "../contract/errors.ts";
 import { ERROR_GUIDE } from "../contract/wording.ts";
 import { MESSAGE_EXAMPLES } from "../routers/messages/message.types.ts";
 import { TEST_KEY_EXAMPLE } from "../routers/test-keys/create-test-key.types.ts";
+import { VERIFICATION_EXAMPLES } from "../routers/verifications/verification.types.ts";
 
 /** Spec 6: when to read a message again. The client package follows the same numbers. */
 export const POLLING = { firstDelaySeconds: 2, factor: 2, maxDelaySeconds: 30 } as const;
@@ -189,6 +195,63 @@ function limits(): string {
 \`Retry-After\` in seconds.`;
 }
 
+/** The "Verify a phone number" page: the verifications extension (issue 22), start → check → let the user in. */
+function verifyPhone(baseUrl: string): string {
+  const started = VERIFICATION_EXAMPLES.pending.value;
+  return `## Verify a phone number
+
+An extension of the API: the service draws the one-time code, sends it through the same path as
+\`POST /v1/messages\` (same credits, free tier, limits, simulator numbers and \`Idempotency-Key\` rules), keeps only a
+keyed hash of it, and checks what your user typed: in constant time, at most ${VERIFICATION_MAX_ATTEMPTS} wrong codes, for
+${DEFAULT_VERIFICATION_LIFETIME_MINUTES} minutes (by default). You never see or store the code.
+
+**1. Start**: \`POST /v1/verifications\` with a new \`Idempotency-Key\`
+
+\`\`\`bash
+VERIFICATION=$(curl -sS -X POST ${baseUrl}/v1/verifications \\
+  -H "Authorization: Bearer $API_KEY" \\
+  -H "Idempotency-Key: $(cat /proc/sys/kernel/random/uuid)" \\
+  -H "Content-Type: application/json" \\
+  -d '{"to":"+995555123456","template":"login_code","locale":"en"}')
+VERIFICATION_ID=$(node -pe 'JSON.parse(process.argv[1]).id' "$VERIFICATION")
+\`\`\`
+
+\`201 Created\`, and the code is on its way (\`template\`: \`verification_code\` by default, \`login_code\` or
+\`password_reset_code\`; \`code_length\`: ${VERIFICATION_CODE_LENGTH.min} to ${VERIFICATION_CODE_LENGTH.max}, default ${VERIFICATION_CODE_LENGTH.default}):
+
+${json(started)}
+
+**2. Check** what the user typed: \`POST /v1/verifications/{verification_id}/check\`
+
+\`\`\`bash
+curl -sS -X POST ${baseUrl}/v1/verifications/$VERIFICATION_ID/check \\
+  -H "Authorization: Bearer $API_KEY" -H "Content-Type: application/json" -d '{"code":"000000"}'
+\`\`\`
+
+**3. Let the user in only on \`200\` with \`"status": "approved"\`.** Anything else is a no:
+
+| Answer | Meaning | What to do |
+|---|---|---|
+| \`200\`, \`approved\` | The right code | Let the user in. Checking the right code again answers \`approved\` again (a retry is safe). |
+| \`200\`, \`pending\` | A wrong code; \`attempts_remaining\` is one fewer | Ask again. |
+| \`200\`, \`max_attempts_reached\` | The ${VERIFICATION_MAX_ATTEMPTS}th wrong code | Start a new verification. |
+| \`409 verification_not_pending\` | Expired, canceled (a newer verification to the number replaced it), out of attempts, or its SMS failed (\`send_failed\`) | Start a new verification. |
+| \`404 verification_not_found\` | Not this project's | Check the id and the key. |
+| A timeout, \`5xx\`, no answer | Unknown | **Not approved.** Retry the check, or ask the user to try again. |
+
+A check never costs credits; a start costs what its SMS costs. \`GET /v1/verifications/{verification_id}\` reads the
+current state (\`message_id\` is the SMS, readable with \`GET /v1/messages/{message_id}\`).
+
+**Test keys** send nothing; their code is always zeros of the requested length (\`000000\` by default), so your own
+tests can finish a verification. The simulator numbers behave as for messages: \`${SIMULATOR_NUMBERS.rejected}\` gives
+\`send_failed\`, \`${SIMULATOR_NUMBERS.unreachable}\` answers \`503 provider_unavailable\` and keeps nothing (retry with the same key),
+\`${SIMULATOR_NUMBERS.indeterminate}\` and \`${SIMULATOR_NUMBERS.undeliverable}\` give \`pending\` (the message becomes \`unknown\` or \`undeliverable\`).
+
+**Live keys** are limited per number against SMS pumping: a few starts per minute (\`429 rate_limited\`, \`Retry-After\` at
+most 60 seconds) and per UTC day (\`429 daily_limit_reached\` until midnight UTC). Watch the dashboard's conversion rate
+(approved / started): a sudden drop is the sign of pumping.`;
+}
+
 /** info.description: what the API is, and where to start. */
 export function referenceIntro(): string {
   return (
@@ -208,6 +271,7 @@ export function guidePages(baseUrl: string): Array<{ name: string; description: 
     ["Errors", errors()],
     ["Polling and the status lifecycle", polling()],
     ["Limits", limits()],
+    ["Verify a phone number", verifyPhone(baseUrl)],
   ].map(([name, markdown]) => ({
     name: name as string,
     // The page's own title is the tag's name.
@@ -223,6 +287,12 @@ export const TAGS = [
       "Send a templated SMS and read its state. Authenticate with `Authorization: Bearer <API_KEY>`. " +
       `Test keys: \`${SIMULATOR_NUMBERS.rejected}\`…\`${SIMULATOR_NUMBERS.undeliverable.slice(-4)}\` simulate failures (see *Test mode and the simulator*). ` +
       `Poll for the outcome: first read after about ${POLLING.firstDelaySeconds} s, doubling, capped at ${POLLING.maxDelaySeconds} s.`,
+  },
+  {
+    name: "Verifications",
+    description:
+      "An extension of the contract: the service draws a one-time code, sends it, and checks it (see *Verify a phone number*). " +
+      "The same keys, headers and limits as messages; the code is never returned, logged or stored.",
   },
   {
     name: "Test keys",

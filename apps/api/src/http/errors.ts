@@ -5,7 +5,13 @@
 // (contract/errors.ts, contract/wording.ts).
 
 import { isDatabaseUnavailable } from "@sms/db";
-import { type CreateTestKeyResult, formatTimestamp, type SendMessageResult } from "@sms/domain";
+import {
+  type CheckVerificationResult,
+  type CreateTestKeyResult,
+  formatTimestamp,
+  type SendMessageResult,
+  type StartVerificationResult,
+} from "@sms/domain";
 import { TRPCError } from "@trpc/server";
 import {
   ApiError,
@@ -14,7 +20,11 @@ import {
   PROVIDER_RETRY_AFTER_SECONDS,
 } from "../contract/errors.ts";
 import type { Meta } from "../contract/meta.ts";
-import { INTERNAL_ERROR_MESSAGE, REFUSAL_MESSAGES } from "../contract/wording.ts";
+import {
+  INTERNAL_ERROR_MESSAGE,
+  REFUSAL_MESSAGES,
+  verificationNotPendingMessage,
+} from "../contract/wording.ts";
 import { retryHeaders } from "../contract/rate-limit-headers.ts";
 
 /** POST /v1/messages: the domain's refusal as the caller hears it. */
@@ -61,6 +71,31 @@ export function sendRefusal(result: Extract<SendMessageResult, { ok: false }>, n
         "Retry-After": String(PROVIDER_RETRY_AFTER_SECONDS),
       });
   }
+}
+
+/** POST /v1/verifications: the recipient's start limits, or the message path's refusal. */
+export function startVerificationRefusal(
+  result: Extract<StartVerificationResult, { ok: false }>,
+  now: Date,
+): ApiError {
+  if (!("subject" in result) || result.subject !== "verification_recipient") return sendRefusal(result, now);
+  const headers = retryHeaders(result.limit, now);
+  if (result.code === "rate_limited")
+    return new ApiError("rate_limited", REFUSAL_MESSAGES.verification_recipient_rate_limited, headers);
+  return new ApiError(
+    "daily_limit_reached",
+    `The ${result.limit.limit} live verifications a day for this number are used up; nothing was sent. Do not retry before ${formatTimestamp(result.limit.resetAt)} (midnight UTC).`,
+    headers,
+  );
+}
+
+/** POST /v1/verifications/{id}/check and GET /v1/verifications/{id}: a refusal as the caller hears it. */
+export function verificationRefusal(
+  result: Extract<CheckVerificationResult, { ok: false }> | { ok: false; code: "verification_not_found" },
+): ApiError {
+  if (result.code === "verification_not_found")
+    return new ApiError("verification_not_found", REFUSAL_MESSAGES.verification_not_found);
+  return new ApiError("verification_not_pending", verificationNotPendingMessage(result.status));
 }
 
 /** POST /v1/test-keys: a limit's refusal as the caller hears it. */

@@ -104,6 +104,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/verifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a verification
+         * @description An extension of the contract. The service draws a one-time code (test keys: zeros), sends it as an SMS through the same path as `POST /v1/messages` (the same credits, free tier, limits, simulator numbers and exactly-once `Idempotency-Key`), and answers the Verification. Then check what the user typed with `POST /v1/verifications/{verification_id}/check`. A new verification to the same number replaces a pending one (it becomes `canceled`). Live keys: at most a few starts per number per minute and per UTC day (anti-pumping).
+         */
+        post: operations["startVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/verifications/{verification_id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a code
+         * @description An extension of the contract. Let the user in only on `200` with `status: "approved"`. A wrong code is an expected outcome, not an error: `200`, still `pending`, one attempt fewer; the fifth wrong code ends the verification as `max_attempts_reached`. Checking an approved verification with the right code again answers `approved` again without counting, so a check may be retried safely. A check never costs credits.
+         */
+        post: operations["checkVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/verifications/{verification_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a verification
+         * @description An extension of the contract: the verification's current state (a pending one past `expires_at` reads as `expired`). Only the authenticated project's verifications are readable.
+         */
+        get: operations["getVerification"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -220,6 +280,54 @@ export interface components {
                 minutes: string;
             };
             locale?: components["schemas"]["Locale"];
+        };
+        /**
+         * @description Who gets the code and how it reads. No other field is accepted: the service draws the code.
+         * @example {
+         *       "to": "+995555123456",
+         *       "template": "login_code",
+         *       "locale": "en",
+         *       "code_length": 6
+         *     }
+         */
+        StartVerificationRequest: {
+            /**
+             * @description Exactly `+9955` followed by eight digits: no spaces, no other country; never normalised. Test keys: `+995500000001`…`0004` simulate failures.
+             * @example +995555123456
+             */
+            to: string;
+            template?: components["schemas"]["VerificationTemplate"];
+            locale?: components["schemas"]["VerificationLocale"];
+            code_length?: components["schemas"]["VerificationCodeLength"];
+        };
+        /**
+         * @description The SMS's wording: `verification_code` (default), `login_code`, or `password_reset_code` (its `minutes` is the verification's lifetime).
+         * @default verification_code
+         * @enum {string}
+         */
+        VerificationTemplate: "verification_code" | "login_code" | "password_reset_code";
+        /**
+         * @description `ka` (Georgian, the default) or `en`.
+         * @default ka
+         * @enum {string}
+         */
+        VerificationLocale: "ka" | "en";
+        /**
+         * @description Digits in the code, 4 to 8 (default 6). Test keys' code is that many zeros.
+         * @default 6
+         */
+        VerificationCodeLength: number;
+        /**
+         * @example {
+         *       "code": "482913"
+         *     }
+         */
+        CheckVerificationRequest: {
+            /**
+             * @description What the user typed. Compared in constant time; never stored, logged or returned.
+             * @example 482913
+             */
+            code: string;
         };
         /** @description The error envelope of a 404: `route_not_found`. */
         RouteNotFoundError: {
@@ -474,7 +582,7 @@ export interface components {
             };
         };
         /** @description The error envelope of a 409: `idempotency_key_reused`. */
-        Error409: {
+        IdempotencyKeyReusedError: {
             error: {
                 /**
                  * @description Stable machine-readable code; safe to branch on.
@@ -592,6 +700,149 @@ export interface components {
                 request_id: string | null;
             };
         };
+        /** @description A one-time code the service generated and sent, and its state. All eleven fields are always present; the code never is. */
+        Verification: {
+            /**
+             * @description Opaque verification identifier: check and read the verification with it.
+             * @example vrf_01m81b5h8058wzg6wcqtsa05cx
+             */
+            id: string;
+            /** @constant */
+            object: "verification";
+            /**
+             * @description Masked recipient: `+9955`, six bullets (U+2022), the last two digits. Never the full number.
+             * @example +9955••••••56
+             */
+            to: string;
+            /**
+             * @description `pending` (the code was sent; checks are accepted) → `approved` (a check gave the right code: let the user in). Final otherwise: `expired` (its lifetime passed), `canceled` (a newer verification to the same number replaced it), `max_attempts_reached` (five wrong codes), `send_failed` (the SMS was rejected: nothing to check).
+             * @enum {string}
+             */
+            status: "pending" | "approved" | "expired" | "canceled" | "max_attempts_reached" | "send_failed";
+            /**
+             * @description The template the code was sent with.
+             * @enum {string}
+             */
+            template: "verification_code" | "login_code" | "password_reset_code";
+            /**
+             * @description `ka` or `en`.
+             * @enum {string}
+             */
+            locale: "ka" | "en";
+            /**
+             * @description Wrong codes this verification still accepts (5 at the start).
+             * @example 5
+             */
+            attempts_remaining: number;
+            /**
+             * Format: date-time
+             * @description When the code stops being accepted (10 minutes after the start by default). ISO 8601 UTC, second precision, `Z` suffix.
+             * @example 2026-11-22T10:10:00Z
+             */
+            expires_at: string;
+            /**
+             * @description The SMS that carried the code: read it with `GET /v1/messages/{message_id}`.
+             * @example msg_01m81b5h8058wzg6wcqtsa05cx
+             */
+            message_id: string;
+            /**
+             * Format: date-time
+             * @description When the verification was started. ISO 8601 UTC, second precision, `Z` suffix.
+             * @example 2026-11-22T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When its status or attempts last changed. ISO 8601 UTC, second precision, `Z` suffix.
+             * @example 2026-11-22T10:00:00Z
+             */
+            updated_at: string;
+        };
+        /** @description The error envelope of a 400: `invalid_request`, `invalid_recipient`, `invalid_template`, `idempotency_key_required`. */
+        StartVerificationError400: {
+            error: {
+                /**
+                 * @description Stable machine-readable code; safe to branch on.
+                 * @enum {string}
+                 */
+                code: "invalid_request" | "invalid_recipient" | "invalid_template" | "idempotency_key_required";
+                /** @description Human-readable; says what to change. Wording may change. */
+                message: string;
+                /**
+                 * @description Echo of the `X-Request-Id` response header.
+                 * @example req_01m81b5h80dyb9cpnywpdjqhd4
+                 */
+                request_id: string | null;
+            };
+        };
+        /** @description The error envelope of a 429: `rate_limited`, `daily_limit_reached`. */
+        StartVerificationError429: {
+            error: {
+                /**
+                 * @description Stable machine-readable code; safe to branch on.
+                 * @enum {string}
+                 */
+                code: "rate_limited" | "daily_limit_reached";
+                /** @description Human-readable; says what to change. Wording may change. */
+                message: string;
+                /**
+                 * @description Echo of the `X-Request-Id` response header.
+                 * @example req_01m81b5h80dyb9cpnywpdjqhd4
+                 */
+                request_id: string | null;
+            };
+        };
+        /** @description The error envelope of a 404: `verification_not_found`, `route_not_found`. */
+        CheckVerificationError404: {
+            error: {
+                /**
+                 * @description Stable machine-readable code; safe to branch on.
+                 * @enum {string}
+                 */
+                code: "verification_not_found" | "route_not_found";
+                /** @description Human-readable; says what to change. Wording may change. */
+                message: string;
+                /**
+                 * @description Echo of the `X-Request-Id` response header.
+                 * @example req_01m81b5h80dyb9cpnywpdjqhd4
+                 */
+                request_id: string | null;
+            };
+        };
+        /** @description The error envelope of a 409: `verification_not_pending`. */
+        VerificationNotPendingError: {
+            error: {
+                /**
+                 * @description Stable machine-readable code; safe to branch on.
+                 * @enum {string}
+                 */
+                code: "verification_not_pending";
+                /** @description Human-readable; says what to change. Wording may change. */
+                message: string;
+                /**
+                 * @description Echo of the `X-Request-Id` response header.
+                 * @example req_01m81b5h80dyb9cpnywpdjqhd4
+                 */
+                request_id: string | null;
+            };
+        };
+        /** @description The error envelope of a 404: `verification_not_found`, `route_not_found`. */
+        GetVerificationError404: {
+            error: {
+                /**
+                 * @description Stable machine-readable code; safe to branch on.
+                 * @enum {string}
+                 */
+                code: "verification_not_found" | "route_not_found";
+                /** @description Human-readable; says what to change. Wording may change. */
+                message: string;
+                /**
+                 * @description Echo of the `X-Request-Id` response header.
+                 * @example req_01m81b5h80dyb9cpnywpdjqhd4
+                 */
+                request_id: string | null;
+            };
+        };
         /** @description The error envelope (spec 2.4), with every code the API uses. */
         Error: {
             error: {
@@ -599,7 +850,7 @@ export interface components {
                  * @description Stable machine-readable code; safe to branch on.
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_recipient" | "invalid_template" | "invalid_variables" | "idempotency_key_required" | "unauthorized" | "invalid_api_key" | "insufficient_credits" | "project_suspended" | "message_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_reused" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "daily_limit_reached" | "internal_error" | "provider_unavailable" | "too_many_connections";
+                code: "invalid_request" | "invalid_recipient" | "invalid_template" | "invalid_variables" | "idempotency_key_required" | "unauthorized" | "invalid_api_key" | "insufficient_credits" | "project_suspended" | "message_not_found" | "verification_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_reused" | "verification_not_pending" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "daily_limit_reached" | "internal_error" | "provider_unavailable" | "too_many_connections";
                 /** @description Human-readable; says what to change. Wording may change. */
                 message: string;
                 /**
@@ -849,8 +1100,8 @@ export interface operations {
             /**
              * @description `rate_limited`: too many this minute from this address; `daily_limit_reached`: today's share is used up (the message names the reset time). Existing keys keep working.
              *
-             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
-             *     - `daily_limit_reached`: The free tier's live segments for today, or today's instant test keys, are used up. Nothing was sent. Do not retry before the reset time in the message (midnight UTC); add paid credits to lift the free-tier limit.
+             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
+             *     - `daily_limit_reached`: The free tier's live segments for today, today's instant test keys, or today's live verifications for one number are used up. Nothing was sent. Do not retry before the reset time in the message (midnight UTC); add paid credits to lift the free-tier limit.
              */
             429: {
                 headers: {
@@ -1009,7 +1260,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error409"];
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"];
                 };
             };
             /**
@@ -1043,8 +1294,8 @@ export interface operations {
             /**
              * @description A limit is reached (per project and minute; live keys also per recipient, or the free tier's day); nothing sent.
              *
-             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
-             *     - `daily_limit_reached`: The free tier's live segments for today, or today's instant test keys, are used up. Nothing was sent. Do not retry before the reset time in the message (midnight UTC); add paid credits to lift the free-tier limit.
+             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
+             *     - `daily_limit_reached`: The free tier's live segments for today, today's instant test keys, or today's live verifications for one number are used up. Nothing was sent. Do not retry before the reset time in the message (midnight UTC); add paid credits to lift the free-tier limit.
              */
             429: {
                 headers: {
@@ -1175,7 +1426,493 @@ export interface operations {
             /**
              * @description Too many failed authentications from this address this minute (docs/auth-and-limits.md).
              *
-             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
+             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
+             */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            /**
+             * @description An unexpected error.
+             *
+             *     - `internal_error`: An unexpected error in the service. Retry cautiously with backoff; on `POST /v1/messages` reuse the same `Idempotency-Key`, so a retry never sends twice. Quote `request_id` when asking for help.
+             */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+        };
+    };
+    startVerification: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1–200 characters, unique per logical send (a UUID is ideal). Retries of the same message reuse it; kept 24 hours. */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartVerificationRequest"];
+            };
+        };
+        responses: {
+            /** @description Idempotent replay (`Idempotent-Replayed: true`): the first answer, unchanged. No second SMS, no new code. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Verification"];
+                };
+            };
+            /** @description The code was sent (`pending`), or its SMS was rejected (`send_failed`: start a new one later). Never contains the code. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Verification"];
+                };
+            };
+            /**
+             * @description The request is invalid; nothing was stored.
+             *
+             *     - `invalid_request`: The body is not JSON, not an object, has a field other than `to`, `template`, `variables`, `locale`, or `locale` is not `ka`/`en`; an unexpected query parameter; an `Idempotency-Key` over 200 characters. Fix the request as the message says; do not retry it unchanged.
+             *     - `invalid_recipient`: `to` is missing or not exactly `+9955` followed by eight digits. Send the number as `+9955XXXXXXXX`: no spaces, no other country. Numbers are never normalised.
+             *     - `invalid_template`: `template` is missing or not one of the built-in template ids. Use `verification_code`, `login_code` or `password_reset_code`.
+             *     - `idempotency_key_required`: `POST /v1/messages` without an `Idempotency-Key` header (or an empty one). Send a new unique key per logical message (a UUID), and reuse it only to retry that message.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StartVerificationError400"];
+                };
+            };
+            /**
+             * @description The API key is missing or invalid.
+             *
+             *     - `unauthorized`: No `Authorization` header, or `Bearer` with no key. Send `Authorization: Bearer sk_test_…` (or `sk_live_…`).
+             *     - `invalid_api_key`: The key is malformed, unknown or revoked (or the scheme is not `Bearer`). Check the key; get a new test key from `POST /v1/test-keys`, or a live key from the dashboard.
+             */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /**
+             * @description Live key, too few credits; nothing sent.
+             *
+             *     - `insufficient_credits`: A live key's project has fewer credits than the message's segments. Nothing was sent. Add credits on the dashboard, then retry with the same `Idempotency-Key`.
+             */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error402"];
+                };
+            };
+            /**
+             * @description The key's project is suspended.
+             *
+             *     - `project_suspended`: The key is valid but its project is suspended. Contact support; retrying does not help.
+             */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /**
+             * @description Nothing is served at this path (check the base URL).
+             *
+             *     - `route_not_found`: Nothing is served at this path. Check the base URL and the path (`/v1/messages`, not `/messages`).
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RouteNotFoundError"];
+                };
+            };
+            /**
+             * @description The same key with a different request (or one used for a message).
+             *
+             *     - `idempotency_key_reused`: The `Idempotency-Key` was used in the last 24 hours with a different body, or its first request is still in progress. For a new message use a new key. If the message says “in progress”, retry shortly with the same key.
+             */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"];
+                };
+            };
+            /**
+             * @description The request body is too large.
+             *
+             *     - `payload_too_large`: The body is larger than the service's limit (16 KiB by default). Send only the documented fields.
+             */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /**
+             * @description The body is not JSON.
+             *
+             *     - `unsupported_media_type`: `POST /v1/messages` with a `Content-Type` that is not JSON. Send `Content-Type: application/json`.
+             */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /**
+             * @description A limit is reached: the message limits, or (live keys) this number's verifications this minute (`rate_limited`, `Retry-After` ≤ 60) or today (`daily_limit_reached`, until midnight UTC); nothing sent.
+             *
+             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
+             *     - `daily_limit_reached`: The free tier's live segments for today, today's instant test keys, or today's live verifications for one number are used up. Nothing was sent. Do not retry before the reset time in the message (midnight UTC); add paid credits to lift the free-tier limit.
+             */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StartVerificationError429"];
+                };
+            };
+            /**
+             * @description Unexpected error. With `Retry-After` when the database does not answer, or when the first request with this key never finished: retry then with the same key.
+             *
+             *     - `internal_error`: An unexpected error in the service. Retry cautiously with backoff; on `POST /v1/messages` reuse the same `Idempotency-Key`, so a retry never sends twice. Quote `request_id` when asking for help.
+             */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description The provider was not reached; nothing sent, nothing kept (test: `+995500000002`). Retry with the same key.
+             *
+             *     - `provider_unavailable`: The SMS provider could not be reached. Nothing was sent (test mode: `+995500000002`). Retry with the same `Idempotency-Key`; it is safe.
+             */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    checkVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `id` returned when the verification was started. */
+                verification_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckVerificationRequest"];
+            };
+        };
+        responses: {
+            /** @description The check's outcome: `approved` (let the user in), `pending` with one attempt fewer (a wrong code), or `max_attempts_reached`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Verification"];
+                };
+            };
+            /**
+             * @description `code` is missing or not a string of 1–16 characters.
+             *
+             *     - `invalid_request`: The body is not JSON, not an object, has a field other than `to`, `template`, `variables`, `locale`, or `locale` is not `ka`/`en`; an unexpected query parameter; an `Idempotency-Key` over 200 characters. Fix the request as the message says; do not retry it unchanged.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /**
+             * @description The API key is missing or invalid.
+             *
+             *     - `unauthorized`: No `Authorization` header, or `Bearer` with no key. Send `Authorization: Bearer sk_test_…` (or `sk_live_…`).
+             *     - `invalid_api_key`: The key is malformed, unknown or revoked (or the scheme is not `Bearer`). Check the key; get a new test key from `POST /v1/test-keys`, or a live key from the dashboard.
+             */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /**
+             * @description The key's project is suspended.
+             *
+             *     - `project_suspended`: The key is valid but its project is suspended. Contact support; retrying does not help.
+             */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /**
+             * @description No such verification in this project (absent and another project's look the same).
+             *
+             *     - `verification_not_found`: No verification with this id in the key's project (absent and another project's look the same). Check the id, and that you check with a key of the project that started it.
+             *     - `route_not_found`: Nothing is served at this path. Check the base URL and the path (`/v1/messages`, not `/messages`).
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckVerificationError404"];
+                };
+            };
+            /**
+             * @description The verification is no longer pending (expired, canceled, out of attempts, its SMS failed, or approved and checked with a wrong code); the message names its status. Do not let the user in.
+             *
+             *     - `verification_not_pending`: A check of a verification that is no longer pending: expired, canceled (a newer one to the same number replaced it), out of attempts, its SMS failed, or approved and checked with a wrong code. The message names the status. Do not let the user in. Start a new verification (a new `Idempotency-Key`) if they still need a code.
+             */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationNotPendingError"];
+                };
+            };
+            /**
+             * @description The request body is too large.
+             *
+             *     - `payload_too_large`: The body is larger than the service's limit (16 KiB by default). Send only the documented fields.
+             */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /**
+             * @description The body is not JSON.
+             *
+             *     - `unsupported_media_type`: `POST /v1/messages` with a `Content-Type` that is not JSON. Send `Content-Type: application/json`.
+             */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error415"];
+                };
+            };
+            /**
+             * @description Too many failed authentications from this address this minute (docs/auth-and-limits.md).
+             *
+             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
+             */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedError"];
+                };
+            };
+            /**
+             * @description An unexpected error.
+             *
+             *     - `internal_error`: An unexpected error in the service. Retry cautiously with backoff; on `POST /v1/messages` reuse the same `Idempotency-Key`, so a retry never sends twice. Quote `request_id` when asking for help.
+             */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+        };
+    };
+    getVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `id` returned when the verification was started. */
+                verification_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verification, current state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Verification"];
+                };
+            };
+            /**
+             * @description An unexpected query parameter.
+             *
+             *     - `invalid_request`: The body is not JSON, not an object, has a field other than `to`, `template`, `variables`, `locale`, or `locale` is not `ka`/`en`; an unexpected query parameter; an `Idempotency-Key` over 200 characters. Fix the request as the message says; do not retry it unchanged.
+             */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /**
+             * @description The API key is missing or invalid.
+             *
+             *     - `unauthorized`: No `Authorization` header, or `Bearer` with no key. Send `Authorization: Bearer sk_test_…` (or `sk_live_…`).
+             *     - `invalid_api_key`: The key is malformed, unknown or revoked (or the scheme is not `Bearer`). Check the key; get a new test key from `POST /v1/test-keys`, or a live key from the dashboard.
+             */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error401"];
+                };
+            };
+            /**
+             * @description The key's project is suspended.
+             *
+             *     - `project_suspended`: The key is valid but its project is suspended. Contact support; retrying does not help.
+             */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error403"];
+                };
+            };
+            /**
+             * @description No such verification in this project (absent and another project's look the same).
+             *
+             *     - `verification_not_found`: No verification with this id in the key's project (absent and another project's look the same). Check the id, and that you check with a key of the project that started it.
+             *     - `route_not_found`: Nothing is served at this path. Check the base URL and the path (`/v1/messages`, not `/messages`).
+             */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetVerificationError404"];
+                };
+            };
+            /**
+             * @description Too many failed authentications from this address this minute (docs/auth-and-limits.md).
+             *
+             *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
              */
             429: {
                 headers: {

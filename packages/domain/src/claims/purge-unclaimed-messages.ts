@@ -1,6 +1,6 @@
 // The purge of unclaimed projects' messages (spec 4.1, 8): a message of a
 // project nobody has claimed is deleted 30 days after it was sent, with its
-// idempotency records. Claimed projects keep theirs.
+// idempotency records and verifications. Claimed projects keep theirs.
 //
 // Batches are taken with FOR UPDATE SKIP LOCKED, so any number of instances
 // can run the job at once without waiting for or double-counting each other.
@@ -34,6 +34,7 @@ export async function purgeUnclaimedMessages(deps: {
       const ids = await tx.messages.lockUnclaimedBefore(cutoff, batchSize);
       if (ids.length === 0) return { selected: 0, messages: 0, idempotency: 0 };
       const idempotency = await tx.idempotency.deleteForMessages(ids);
+      await tx.verifications.deleteForMessages(ids);
       const messages = await tx.messages.delete(ids);
       return { selected: ids.length, messages, idempotency };
     });

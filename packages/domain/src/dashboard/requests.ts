@@ -67,8 +67,7 @@ export async function messageRequests(
 /**
  * Where the search box leads: one message, one verification or one request
  * (its page), the requests made with an Idempotency-Key (a list), or nothing.
- * A `vrf_` id is looked up through `findVerification` once verifications
- * exist; until then it is reported as `not_found` like any unknown id.
+ * A `vrf_` id is looked up among the project's verifications.
  */
 export type SearchResult =
   | { ok: true; kind: "message"; id: string }
@@ -84,8 +83,8 @@ const VERIFICATION_ID = /^vrf_[0-9A-Za-z]{10,40}$/;
 
 export async function searchProject(
   deps: {
-    store: Pick<Store, "projects" | "requestLog" | "messageLog">;
-    /** The seam for verifications (issue: vrf_ ids): true when the project has this verification. */
+    store: Pick<Store, "projects" | "requestLog" | "messageLog" | "verifications">;
+    /** Whether the project has this verification (default: the verifications store). */
     findVerification?: (projectId: string, verificationId: string) => Promise<boolean>;
   },
   input: { viewer: AccountViewer; projectId: string; query: string },
@@ -102,7 +101,10 @@ export async function searchProject(
     const request = await deps.store.requestLog.find(project.id, query);
     if (request) return { ok: true, kind: "request", id: query };
   } else if (VERIFICATION_ID.test(query)) {
-    if (deps.findVerification && (await deps.findVerification(project.id, query))) {
+    const find =
+      deps.findVerification ??
+      (async (projectId: string, id: string) => (await deps.store.verifications.read(id, projectId)) !== null);
+    if (await find(project.id, query)) {
       return { ok: true, kind: "verification", id: query };
     }
   }

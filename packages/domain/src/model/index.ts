@@ -9,3 +9,4 @@ export * from "./limits.ts";
 export * from "./message.ts";
 export * from "./recipient.ts";
 export * from "./time.ts";
+export * from "./verification.ts";

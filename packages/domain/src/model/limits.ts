@@ -67,6 +67,12 @@ export const BUCKETS = {
   recipientMinute: (projectId: string, recipient: string) => `recipient:${projectId}:${recipient}:minute`,
   /** Live messages of a project to one recipient, per UTC day (RECIPIENT_MESSAGES_PER_DAY). */
   recipientDay: (projectId: string, recipient: string) => `recipient:${projectId}:${recipient}:day`,
+  /** Live verifications of a project started for one recipient, per minute (VERIFICATIONS_PER_RECIPIENT_PER_MINUTE). */
+  verificationStartsMinute: (projectId: string, recipient: string) =>
+    `verifications:${projectId}:${recipient}:minute`,
+  /** Live verifications of a project started for one recipient, per UTC day (VERIFICATIONS_PER_RECIPIENT_PER_DAY). */
+  verificationStartsDay: (projectId: string, recipient: string) =>
+    `verifications:${projectId}:${recipient}:day`,
   /** Live segments of a project without paid credits, per UTC day (FREE_TIER_DAILY_SEGMENTS). */
   freeTierSegments: (projectId: string) => `free_tier_segments:${projectId}`,
   /** Instant test keys per caller address, per UTC day. */

@@ -9,7 +9,7 @@ import type { Store } from "../store/index.ts";
 
 export const DEFAULT_PURGE_BATCH_SIZE = 500;
 
-type PurgeDeps = { store: Pick<Store, "messages" | "idempotency" | "limits" | "requestLog"> };
+type PurgeDeps = { store: Pick<Store, "messages" | "idempotency" | "limits" | "verifications" | "requestLog"> };
 
 /**
  * Forgets the text and the full number of messages older than the retention
@@ -22,6 +22,9 @@ type PurgeDeps = { store: Pick<Store, "messages" | "idempotency" | "limits" | "r
  * is bounded: once a message is older than `retentionMs + pendingHoldMs` it is
  * purged whatever its status (by then the status check's deadline has turned
  * it `unknown` anyway, unless no instance runs the jobs).
+ *
+ * Verifications' code hashes go at the same cutoff, whatever their message's
+ * status (a code is long expired by then): never later than the text.
  */
 export async function purgeMessageText(
   deps: PurgeDeps,
@@ -40,6 +43,7 @@ export async function purgeMessageText(
   const purged = await inBatches(batchSize, () =>
     deps.store.messages.purgeText({ now, cutoff, hardCutoff, batchSize }),
   );
+  await inBatches(batchSize, () => deps.store.verifications.purgeCodes(cutoff, batchSize));
   return { purged };
 }
 

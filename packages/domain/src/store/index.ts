@@ -25,6 +25,7 @@ import { projectStore } from "./projects.ts";
 import { requestLogStore } from "./request-log.ts";
 import { senderRequestStore } from "./sender-requests.ts";
 import { sessionStore } from "./sessions.ts";
+import { verificationStore } from "./verifications.ts";
 
 // The one thing of the database the use cases need to know: that it may not answer for a while.
 export { isDatabaseUnavailable } from "@sms/db";
@@ -51,6 +52,12 @@ export type { AccountProjectRow, FoundProject, ProjectRecord, ProjectStore } fro
 export type { RequestLogEntry, RequestLogFilter, RequestLogStore, RequestRecord } from "./request-log.ts";
 export type { SenderRequestRecord, SenderRequestStatus, SenderRequestStore } from "./sender-requests.ts";
 export type { SessionRecord, SessionStore } from "./sessions.ts";
+export type {
+  LockedVerification,
+  NewVerification,
+  VerificationDay,
+  VerificationStore,
+} from "./verifications.ts";
 
 function families(sql: Sql, batched: { insertAnswered?: (send: AnsweredMessage) => Promise<boolean> } = {}) {
   return {
@@ -69,6 +76,7 @@ function families(sql: Sql, batched: { insertAnswered?: (send: AnsweredMessage) 
     sessions: sessionStore(sql),
     requestLog: requestLogStore(sql),
     time: databaseTimeStore(sql),
+    verifications: verificationStore(sql),
   };
 }
 

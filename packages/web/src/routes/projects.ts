@@ -16,14 +16,16 @@ export function projectRoutes<S extends PageState>({ route, port }: DashboardCon
     const projectId = param(context, "project_id");
     const mode = url.searchParams.get("mode");
     const chosen = mode === "live" || mode === "test" ? mode : null;
-    const [found, usage, onboarding] = await Promise.all([
+    const [found, usage, conversion, onboarding] = await Promise.all([
       procedures.dashboard.projects.get({ project_id: projectId }),
       procedures.dashboard.projects.usage({ project_id: projectId, ...(chosen ? { mode: chosen } : {}) }),
+      procedures.dashboard.verifications.conversion({ project_id: projectId }),
       procedures.dashboard.projects.onboarding({ project_id: projectId }),
     ]);
     return overviewPage(chrome, found, usage, {
       mode: chosen,
       defaultSender: port.config.defaultSender,
+      conversion,
       console: consoleOverview(projectId, onboarding),
     });
   });

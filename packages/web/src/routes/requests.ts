@@ -89,7 +89,8 @@ export function requestRoutes<S extends PageState>({ route, port }: DashboardCon
       case "request":
         return redirect(projectPath(projectId, `/requests/${encodeURIComponent(found.id)}`));
       case "verification":
-        return redirect(projectPath(projectId, `/verifications/${encodeURIComponent(found.id)}`));
+        // The verifications log (there is no page per verification yet).
+        return redirect(projectPath(projectId, "/verifications"));
       case "idempotency_key":
         return searchResultsPage(context.chrome, { projectId, query, requests: found.requests });
       case "not_found":

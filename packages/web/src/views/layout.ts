@@ -164,7 +164,7 @@ export function noticeFrom(url: URL, notices: Record<string, string>): Html | ""
   return text ? note("ok", html`<p>${text}</p>`) : "";
 }
 
-export type Tab = "overview" | "keys" | "messages" | "requests" | "credits" | "sender";
+export type Tab = "overview" | "keys" | "messages" | "verifications" | "requests" | "credits" | "sender";
 
 export const projectPath = (projectId: string, rest = "") =>
   `/dashboard/projects/${encodeURIComponent(projectId)}${rest}`;
@@ -175,6 +175,7 @@ export function projectHeader(projectId: string, current: Tab, title: string, qu
     ["overview", "Overview", base],
     ["keys", "API keys", `${base}/keys`],
     ["messages", "Messages", `${base}/messages`],
+    ["verifications", "Verifications", `${base}/verifications`],
     ["requests", "Requests", `${base}/requests`],
     ["credits", "Credits", `${base}/credits`],
     ["sender", "Sender name", `${base}/sender`],

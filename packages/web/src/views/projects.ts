@@ -2,8 +2,9 @@
 // usage charts.
 import { MESSAGE_STATUSES } from "@sms/domain";
 import { type Html, html } from "../kit/html.ts";
-import type { Overview, ProjectsList, Usage } from "../records.ts";
+import type { Overview, ProjectsList, Usage, VerificationConversion } from "../records.ts";
 import { barChart, meter, percent } from "./charts.ts";
+import { conversionSection } from "./verifications.ts";
 import {
   type Chrome,
   csrfField,
@@ -67,7 +68,12 @@ export function overviewPage(
   chrome: Chrome,
   overview: Overview,
   usage: Usage,
-  options: { mode: "live" | "test" | null; defaultSender: string; console?: Html },
+  options: {
+    mode: "live" | "test" | null;
+    defaultSender: string;
+    conversion: VerificationConversion;
+    console?: Html;
+  },
 ): Response {
   const { project, credits, free_tier: freeTier } = overview;
   const base = projectPath(project.id);
@@ -127,6 +133,7 @@ ${barChart({
   unit: "segments",
 })}
 </div>
-<p class="muted">Days are UTC. Live segments cost one credit each; test keys never send real SMS.</p>`,
+<p class="muted">Days are UTC. Live segments cost one credit each; test keys never send real SMS.</p>
+${conversionSection(options.conversion)}`,
   });
 }

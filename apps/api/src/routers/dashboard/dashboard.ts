@@ -21,6 +21,7 @@ import {
 import { requestSenderProcedure, senderProcedure } from "./sender.ts";
 import { sendTestProcedure } from "./try-send.ts";
 import { onboardingProcedure, setSpendingProcedure, spendingProcedure } from "./spending.ts";
+import { listVerificationsProcedure, verificationConversionProcedure } from "./verifications.ts";
 
 export const dashboardRouter = router({
   projects: router({
@@ -48,4 +49,5 @@ export const dashboardRouter = router({
   requests: router({ list: listRequestsProcedure, get: getRequestProcedure }),
   search: searchProcedure,
   sender: router({ get: senderProcedure, request: requestSenderProcedure }),
+  verifications: router({ list: listVerificationsProcedure, conversion: verificationConversionProcedure }),
 });

@@ -13,7 +13,7 @@ import { sendMessageMeta, ZSendMessageRequest, ZSendMessageResponse } from "./se
  * before the body. Its length is counted in characters, so it is decoded from
  * the bytes it arrived as first.
  */
-function requireIdempotencyKey(ctx: Context): { idempotencyKey: string } {
+export function requireIdempotencyKey(ctx: Context): { idempotencyKey: string } {
   const key = headerText(ctx.state.request.headers.get("idempotency-key"));
   const problem = idempotencyKeyProblem(key);
   if (problem === "missing")

@@ -58,7 +58,7 @@ export async function sendMessage(
 ): Promise<SendMessageResult> {
   const { request } = input;
   const locale = request.locale ?? DEFAULT_LOCALE;
-  const fingerprintInput = canonicalRequest(request, locale);
+  const fingerprintInput = input.identity ?? canonicalRequest(request, locale);
   const scope: IdempotencyScope = {
     projectId: input.project.id,
     mode: input.mode,
@@ -88,6 +88,7 @@ export async function sendMessage(
       if (attempt < MAX_ATTEMPTS) continue;
       return { ok: false, code: "first_request_unresolved", retryAfterMs: 1_000 };
     }
+    await input.beforeSubmit?.(draft.queued.messageId);
     const outcome = await submit(draft, input.logger);
     return record(deps, input, draft, outcome, written);
   }

@@ -78,6 +78,18 @@ export type SendMessageInput = {
   request: SendMessageRequest;
   /** The request's logger (carries its request id). */
   logger: Logger;
+  /**
+   * The request's identity for idempotency when it is not the message body
+   * (a verification's start: its code differs on every request). Default:
+   * canonicalRequest(request, locale).
+   */
+  identity?: string;
+  /**
+   * Called once the key is claimed (and a live send's queued message is
+   * durable), before the provider is contacted: a verification writes its row
+   * here, so no code reaches a phone without it.
+   */
+  beforeSubmit?: (messageId: string) => Promise<void>;
 };
 
 export type SendMessageResult =

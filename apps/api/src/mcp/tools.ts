@@ -1,0 +1,399 @@
+// The MCP server's tools: what each one is called, what it tells an agent, the
+// zod schema of its arguments (advertised by tools/list), and what it does.
+// Every tool that touches the API calls the same tRPC procedure as its REST
+// route, through a server-side caller with the MCP request's context
+// (mcp.ts): the procedure authenticates, validates and answers exactly as it
+// does over REST. The tools add nothing to the domain.
+import {
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  RECIPIENT_PATTERN,
+  type Timer,
+  VERIFICATION_CODE_LENGTH,
+  VERIFICATION_TEMPLATES,
+} from "@sms/domain";
+import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
+import { LOCALES, TEMPLATE_IDS, TEMPLATES, VARIABLE_RULES } from "@sms/templates";
+import { z } from "zod";
+import type { Meta } from "../contract/meta.ts";
+import { POLLING } from "../docs/guide.ts";
+import { getMessageMeta } from "../routers/messages/get-message.types.ts";
+import { sendMessageMeta } from "../routers/messages/send-message.types.ts";
+import { createTestKeyMeta } from "../routers/test-keys/create-test-key.types.ts";
+import { checkVerificationMeta } from "../routers/verifications/check-verification.types.ts";
+import { getVerificationMeta } from "../routers/verifications/get-verification.types.ts";
+import { startVerificationMeta } from "../routers/verifications/start-verification.types.ts";
+import type { Caller } from "./caller.ts";
+
+/**
+ * One procedure call's road: the caller, and the status and headers the
+ * procedure chose for its answer (respond(): 201, or 200 with
+ * Idempotent-Replayed) once it has answered.
+ */
+export type ToolCall = { api: Caller; answer(): { status: number; headers: Record<string, string> } };
+
+/** What a tool gets: calls whose request carries `headers` besides the MCP request's Authorization. */
+export type ToolContext = {
+  call(headers?: Record<string, string>): ToolCall;
+  timer: Timer;
+  signal: AbortSignal;
+};
+
+/** A tool's answer: its structured result and the lines an agent reads first. */
+export type ToolOutcome = { result: Record<string, unknown>; notes?: string[] };
+
+export type Tool = {
+  name: string;
+  title: string;
+  description: string;
+  /** The arguments as advertised (tools/list). The procedures validate what they take. */
+  input: z.ZodObject;
+  /** The route whose procedure the tool calls: its input errors map to the same codes. */
+  meta?: Meta;
+  readOnly: boolean;
+  run(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome>;
+};
+
+/** The wait_for_message bounds, in seconds. */
+export const WAIT_TIMEOUT = { defaultSeconds: 30, maxSeconds: 60 } as const;
+
+const FINAL_STATUSES = new Set(["delivered", "undeliverable", "failed", "unknown"]);
+
+const SIMULATOR_TABLE = [
+  { to: SIMULATOR_NUMBERS.rejected, answer: "failed, error provider_rejected", advice: "do not retry" },
+  {
+    to: SIMULATOR_NUMBERS.unreachable,
+    answer: "tool error provider_unavailable (nothing kept)",
+    advice: "retry with the same idempotency_key",
+  },
+  {
+    to: SIMULATOR_NUMBERS.indeterminate,
+    answer: "unknown, error provider_unavailable",
+    advice: "do not retry: it may have been sent",
+  },
+  {
+    to: SIMULATOR_NUMBERS.undeliverable,
+    answer: "submitted, then undeliverable",
+    advice: "wait_for_message; handle the failure",
+  },
+  { to: "any other valid number", answer: "submitted, then delivered", advice: "wait_for_message" },
+] as const;
+
+/** The arguments of send_message as advertised: the REST body plus the Idempotency-Key. */
+const ZSendMessageArguments = z.strictObject({
+  to: z
+    .string()
+    .regex(RECIPIENT_PATTERN)
+    .describe(
+      "The recipient: exactly +9955 followed by eight digits (e.g. +995555123456), no spaces; never normalised. " +
+        `With a test key, ${SIMULATOR_NUMBERS.rejected} to ${SIMULATOR_NUMBERS.undeliverable} simulate failures (list_templates).`,
+    ),
+  template: z.enum(TEMPLATE_IDS).describe("The built-in template (list_templates shows each one's text)."),
+  variables: z
+    .record(z.string(), z.string())
+    .describe(
+      `Exactly the template's variables, as strings: code (${VARIABLE_RULES.code.requirement}); ` +
+        `password_reset_code also minutes (${VARIABLE_RULES.minutes.requirement}). E.g. {"code":"482913"}.`,
+    ),
+  locale: z.enum(LOCALES).optional().describe("ka (Georgian, the default) or en."),
+  idempotency_key: z
+    .string()
+    .min(1)
+    .max(IDEMPOTENCY_KEY_MAX_LENGTH)
+    .describe(
+      "Required. Generate a new UUID for each logical message and reuse the same value when you retry that message " +
+        "(after a network error, internal_error, provider_unavailable or rate_limited): a retry then returns the " +
+        "original message instead of sending twice. Never reuse it for a different message.",
+    ),
+});
+
+const ZMessageId = z.string().describe("The message's id (msg_…), as send_message returned it.");
+
+const createTestKey: Tool = {
+  name: "create_test_key",
+  title: "Create a test API key",
+  description:
+    "Creates a new project with a test API key (sk_test_…) and returns api_key, claim_url, expires_at and next_steps. " +
+    "Needs no authentication and no account; test keys never send a real SMS and cost nothing. " +
+    "Put api_key in this MCP server's Authorization header (Authorization: Bearer <api_key>, e.g. through an environment " +
+    "variable of your MCP client configuration), never in a tool argument; it is shown only once. " +
+    "Give claim_url to a human: they open it in a browser to claim the project (free credits, live keys).",
+  input: z.strictObject({}),
+  meta: createTestKeyMeta,
+  readOnly: false,
+  async run(args, context) {
+    parseArguments(this.input, args);
+    const testKey = await context.call().api.testKeys.create();
+    return {
+      result: testKey,
+      notes: [
+        `Give this claim_url to a human, who opens it in a browser to claim the project before ${testKey.expires_at}: ${testKey.claim_url}`,
+        "Configure api_key as 'Authorization: Bearer <api_key>' on this MCP server; it is not shown again.",
+      ],
+    };
+  },
+};
+
+const sendMessage: Tool = {
+  name: "send_message",
+  title: "Send a templated SMS",
+  description:
+    "Sends one templated SMS (verification, sign-in or password-reset code) to a Georgian mobile number and returns the " +
+    "message (id, status, masked recipient; never the text). Needs an API key in the Authorization header of this MCP " +
+    "server. idempotency_key is required: generate a UUID per logical send and reuse it on every retry of that send. " +
+    "status submitted means accepted, not delivered: call wait_for_message with the id. A result with status unknown " +
+    "may have been sent: do not retry it. Errors carry the API's code, message and request_id.",
+  input: ZSendMessageArguments,
+  meta: sendMessageMeta,
+  readOnly: false,
+  async run(args, context) {
+    const { idempotency_key: idempotencyKey, ...request } = args;
+    const headers = typeof idempotencyKey === "string" ? { "Idempotency-Key": idempotencyKey } : undefined;
+    // The procedure validates the body (and the key) as over REST.
+    const call = context.call(headers);
+    const message = await call.api.messages.send(request as never);
+    const replayed = call.answer().headers["Idempotent-Replayed"] === "true";
+    return {
+      result: { message, replayed },
+      notes: replayed
+        ? ["Replayed: this idempotency_key was already used for this message; nothing was sent again."]
+        : [`Next: wait_for_message with message_id ${message.id}.`],
+    };
+  },
+};
+
+const getMessage: Tool = {
+  name: "get_message",
+  title: "Read a message",
+  description:
+    "Returns a message's current state (status, error, masked recipient, timestamps) by its id. Final statuses: " +
+    "delivered, undeliverable, failed, unknown; queued and submitted change later (use wait_for_message to poll). " +
+    "Needs the API key of the project that sent it in the Authorization header.",
+  input: z.strictObject({ message_id: ZMessageId }),
+  meta: getMessageMeta,
+  readOnly: true,
+  async run(args, context) {
+    const message = await context.call().api.messages.get(args as never);
+    return { result: { message } };
+  },
+};
+
+/** The waits between reads, as spec 6 recommends: 2, 4, 8, 16, 30, 30, … s. */
+export function* pollingDelaysMs(): Generator<number, never> {
+  let delay = POLLING.firstDelaySeconds * 1000;
+  for (;;) {
+    yield delay;
+    delay = Math.min(delay * POLLING.factor, POLLING.maxDelaySeconds * 1000);
+  }
+}
+
+const ZWaitArguments = z.strictObject({
+  message_id: ZMessageId,
+  timeout_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(WAIT_TIMEOUT.maxSeconds)
+    .optional()
+    .describe(
+      `How long to wait at most (default ${WAIT_TIMEOUT.defaultSeconds}, at most ${WAIT_TIMEOUT.maxSeconds}). ` +
+        "Test messages settle within about 30 s; live ones usually within seconds, sometimes minutes.",
+    ),
+});
+
+const waitForMessage: Tool = {
+  name: "wait_for_message",
+  title: "Wait for a message's final status",
+  description:
+    `Polls the message as the API recommends (first read after ${POLLING.firstDelaySeconds} s, the wait doubling, capped ` +
+    `at ${POLLING.maxDelaySeconds} s) until its status is final or timeout_seconds have passed, and returns the final or ` +
+    "latest state with final: true or false. If final is false, call it again later. Needs the API key of the project " +
+    "that sent the message in the Authorization header.",
+  input: ZWaitArguments,
+  meta: getMessageMeta,
+  readOnly: true,
+  async run(args, context) {
+    const { message_id: messageId, timeout_seconds: timeoutSeconds } = parseArguments(ZWaitArguments, args);
+    const budgetMs = (timeoutSeconds ?? WAIT_TIMEOUT.defaultSeconds) * 1000;
+    const { api } = context.call();
+    let waitedMs = 0;
+    let reads = 0;
+    for (const delay of pollingDelaysMs()) {
+      // The last wait is cut to what is left, so that the budget ends with a read.
+      const wait = Math.min(delay, budgetMs - waitedMs);
+      await sleepUnlessAborted(context, wait);
+      waitedMs += wait;
+      const message = await api.messages.get({ message_id: messageId });
+      reads++;
+      const final = FINAL_STATUSES.has(message.status);
+      if (final || waitedMs >= budgetMs) {
+        return {
+          result: { message, final, waited_seconds: Math.round(waitedMs / 1000), reads },
+          notes: final
+            ? []
+            : [
+                `Still ${message.status} after ${Math.round(waitedMs / 1000)} s: call wait_for_message again later.`,
+              ],
+        };
+      }
+    }
+    throw new Error("unreachable");
+  },
+};
+
+async function sleepUnlessAborted(context: ToolContext, ms: number): Promise<void> {
+  if (context.signal.aborted) throw context.signal.reason;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(context.signal.reason);
+    context.signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    await Promise.race([context.timer.sleep(ms), aborted]);
+  } finally {
+    if (onAbort) context.signal.removeEventListener("abort", onAbort);
+  }
+}
+
+const ZVerificationId = z
+  .string()
+  .describe("The verification's id (vrf_…), as start_verification returned it.");
+
+const ZStartVerificationArguments = z.strictObject({
+  to: z
+    .string()
+    .regex(RECIPIENT_PATTERN)
+    .describe(
+      "The phone to verify: exactly +9955 followed by eight digits, no spaces; never normalised. " +
+        `With a test key, ${SIMULATOR_NUMBERS.rejected} to ${SIMULATOR_NUMBERS.undeliverable} simulate failures.`,
+    ),
+  template: z
+    .enum(VERIFICATION_TEMPLATES)
+    .optional()
+    .describe("The SMS's wording: verification_code (default), login_code or password_reset_code."),
+  locale: z.enum(LOCALES).optional().describe("ka (Georgian, the default) or en."),
+  code_length: z
+    .number()
+    .int()
+    .min(VERIFICATION_CODE_LENGTH.min)
+    .max(VERIFICATION_CODE_LENGTH.max)
+    .optional()
+    .describe(
+      `Digits in the code, ${VERIFICATION_CODE_LENGTH.min} to ${VERIFICATION_CODE_LENGTH.max} (default ${VERIFICATION_CODE_LENGTH.default}). A test key's code is that many zeros.`,
+    ),
+  idempotency_key: ZSendMessageArguments.shape.idempotency_key,
+});
+
+const startVerification: Tool = {
+  name: "start_verification",
+  title: "Send a verification code",
+  description:
+    "The service draws a one-time code and sends it by SMS to the phone; returns the verification (id, status, " +
+    "expires_at, attempts_remaining, masked recipient; never the code). Needs an API key in the Authorization header. " +
+    "idempotency_key is required: generate a UUID per logical send and reuse it on every retry of that send. Then ask " +
+    "the user for the code they received and call check_verification. A new verification to the same phone cancels " +
+    "the pending one.",
+  input: ZStartVerificationArguments,
+  meta: startVerificationMeta,
+  readOnly: false,
+  async run(args, context) {
+    const { idempotency_key: idempotencyKey, ...request } = args;
+    const headers = typeof idempotencyKey === "string" ? { "Idempotency-Key": idempotencyKey } : undefined;
+    const call = context.call(headers);
+    const verification = await call.api.verifications.start(request as never);
+    const replayed = call.answer().headers["Idempotent-Replayed"] === "true";
+    return {
+      result: { verification, replayed },
+      notes: [
+        `Next: ask the user for the code, then check_verification with verification_id ${verification.id}.`,
+      ],
+    };
+  },
+};
+
+const checkVerification: Tool = {
+  name: "check_verification",
+  title: "Check a verification code",
+  description:
+    "Checks the code the user typed. Let the user in only when the result has approved: true (status approved). A " +
+    "wrong code is not an error: the status stays pending with one attempt fewer; the fifth wrong code ends it " +
+    "(max_attempts_reached). An expired or ended verification is the tool error verification_not_pending: start a new " +
+    "one. Checking never costs credits and an approved verification checked again with the right code stays approved.",
+  input: z.strictObject({
+    verification_id: ZVerificationId,
+    code: z.string().describe("Exactly what the user typed (1 to 16 characters)."),
+  }),
+  meta: checkVerificationMeta,
+  readOnly: false,
+  async run(args, context) {
+    const verification = await context.call().api.verifications.check(args as never);
+    return { result: { verification, approved: verification.status === "approved" } };
+  },
+};
+
+const getVerification: Tool = {
+  name: "get_verification",
+  title: "Read a verification",
+  description:
+    "Returns a verification's current state (status, attempts_remaining, expires_at, masked recipient; never the " +
+    "code). Needs the API key of the project that started it in the Authorization header.",
+  input: z.strictObject({ verification_id: ZVerificationId }),
+  meta: getVerificationMeta,
+  readOnly: true,
+  async run(args, context) {
+    const verification = await context.call().api.verifications.get(args as never);
+    return { result: { verification } };
+  },
+};
+
+const listTemplates: Tool = {
+  name: "list_templates",
+  title: "List templates and test numbers",
+  description:
+    "Lists the message templates (id, variables, their rules, the text in Georgian and English), the locales, the " +
+    "recipient format, and the simulator numbers that make a test key answer as a failing provider would. Needs no " +
+    "authentication.",
+  input: z.strictObject({}),
+  readOnly: true,
+  async run(args) {
+    parseArguments(this.input, args);
+    return {
+      result: {
+        templates: TEMPLATE_IDS.map((id) => ({
+          id,
+          variables: TEMPLATES[id].variables.map((name) => ({
+            name,
+            rule: VARIABLE_RULES[name].requirement,
+            example: VARIABLE_RULES[name].example,
+          })),
+          text: { ...TEMPLATES[id].text },
+        })),
+        locales: [...LOCALES],
+        default_locale: "ka",
+        recipient_format: "+9955 followed by exactly eight digits, e.g. +995555123456; never normalised",
+        simulator_numbers: SIMULATOR_TABLE.map((row) => ({ ...row })),
+      },
+    };
+  },
+};
+
+export const TOOLS: readonly Tool[] = [
+  createTestKey,
+  sendMessage,
+  getMessage,
+  waitForMessage,
+  listTemplates,
+  startVerification,
+  checkVerification,
+  getVerification,
+];
+
+/**
+ * A tool's own arguments, checked against its schema; a failure throws the
+ * ZodError, which mcp.ts answers as a procedure's input failure
+ * (invalid_request, naming the field).
+ */
+function parseArguments<T extends z.ZodObject>(schema: T, args: Record<string, unknown>): z.output<T> {
+  const parsed = schema.safeParse(args);
+  if (!parsed.success) throw parsed.error;
+  return parsed.data;
+}

@@ -1,0 +1,28 @@
+import { verificationRefusal } from "../../http/errors.ts";
+import { apiKeyProcedure } from "../../trpc/trpc.ts";
+import {
+  checkVerificationMeta,
+  ZCheckVerificationRequest,
+  ZCheckVerificationResponse,
+} from "./check-verification.types.ts";
+
+/** POST /v1/verifications/{verification_id}/check (issue 22). */
+export const checkVerificationProcedure = apiKeyProcedure
+  .meta(checkVerificationMeta)
+  .input(ZCheckVerificationRequest)
+  .output(ZCheckVerificationResponse)
+  .mutation(async ({ ctx, input }) => {
+    const result = await ctx.deps.services.verifications.check({
+      projectId: ctx.project.id,
+      verificationId: input.verification_id,
+      code: input.code,
+    });
+    if (!result.ok) {
+      if (result.code === "verification_not_pending" && result.expiredNow)
+        ctx.deps.metrics.verification(ctx.mode, "expired");
+      throw verificationRefusal(result);
+    }
+    if (result.transition === "approved" || result.transition === "max_attempts_reached")
+      ctx.deps.metrics.verification(ctx.mode, result.transition);
+    return result.verification;
+  });

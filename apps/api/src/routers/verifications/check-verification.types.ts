@@ -1,0 +1,65 @@
+import { z } from "zod";
+import type { Meta } from "../../trpc/trpc.ts";
+import { VERIFICATION_EXAMPLES, ZVerification } from "./verification.types.ts";
+
+const CODE_RULE = "must be a string of 1 to 16 characters: the code the user typed";
+
+const ZCode = z.string({ error: CODE_RULE }).min(1, { error: CODE_RULE }).max(16, { error: CODE_RULE }).meta({
+  description: "What the user typed. Compared in constant time; never stored, logged or returned.",
+  example: "482913",
+});
+
+/** The path's verification id and the body's code, as the procedure receives them. */
+export const ZCheckVerificationRequest = z.strictObject({
+  verification_id: z.string().meta({
+    description: "The `id` returned when the verification was started.",
+    example: "vrf_01m81b5h80a4k2x9wq7zt3nd6e",
+  }),
+  code: ZCode,
+});
+
+/** The body alone, as the OpenAPI document states it (the id is in the path). */
+const ZCheckVerificationBody = z
+  .strictObject({ code: ZCode })
+  .meta({ id: "CheckVerificationRequest", example: { code: "482913" } });
+
+export const ZCheckVerificationResponse = ZVerification;
+
+export const checkVerificationMeta: Meta = {
+  openapi: {
+    method: "POST",
+    path: "/v1/verifications/{verification_id}/check",
+    operationId: "checkVerification",
+    tags: ["Verifications"],
+    summary: "Check a code",
+    description:
+      'An extension of the contract. Let the user in only on `200` with `status: "approved"`. A wrong code is an ' +
+      "expected outcome, not an error: `200`, still `pending`, one attempt fewer; the fifth wrong code ends the " +
+      "verification as `max_attempts_reached`. Checking an approved verification with the right code again answers " +
+      "`approved` again without counting, so a check may be retried safely. A check never costs credits.",
+    protect: true,
+  },
+  documentBody: ZCheckVerificationBody,
+  responses: {
+    200: {
+      description:
+        "The check's outcome: `approved` (let the user in), `pending` with one attempt fewer (a wrong code), or `max_attempts_reached`.",
+      examples: {
+        approved: VERIFICATION_EXAMPLES.approved,
+        wrong_code: VERIFICATION_EXAMPLES.wrong_code,
+        max_attempts_reached: VERIFICATION_EXAMPLES.max_attempts_reached,
+      },
+    },
+    400: { description: "`code` is missing or not a string of 1–16 characters.", codes: ["invalid_request"] },
+    404: {
+      description: "No such verification in this project (absent and another project's look the same).",
+      codes: ["verification_not_found"],
+    },
+    409: {
+      description:
+        "The verification is no longer pending (expired, canceled, out of attempts, its SMS failed, or approved and checked with a wrong code); the message names its status. Do not let the user in.",
+      codes: ["verification_not_pending"],
+    },
+    415: { description: "The body is not JSON.", codes: ["unsupported_media_type"] },
+  },
+};

@@ -1,0 +1,202 @@
+// The MCP server in process, on both backends, with a manual clock and a
+// recording timer: wait_for_message's backoff and its bound, replays, live
+// keys as over REST, the Authorization header as the only road for a key,
+// what results never carry, and the transport's bounds (body limit, GET).
+// The real Deno server is exercised by mcp.e2e.test.ts.
+import { availableBackends } from "@sms/db/testing";
+import type { Timer } from "@sms/domain";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "./harness.ts";
+import { findLeaks, numberNeedles } from "./support/leaks.ts";
+import { connectMcp, errorOf, type McpSession, resultOf, resultText } from "./support/mcp.ts";
+import { insertLiveKey, type MessageJson, ORDINARY, SIM } from "./support/messages.ts";
+
+const backends = await availableBackends();
+
+describe.each(backends)("the MCP server on %s", (backend) => {
+  let t: TestApp;
+  /** Every wait wait_for_message asked for, in ms; each one moves the clock and runs the status check. */
+  const waits: number[] = [];
+  let settle = true;
+  const timer: Timer = {
+    monotonicMs: () => 0,
+    async sleep(ms) {
+      waits.push(ms);
+      if (!settle) return;
+      t.clock.advance(ms);
+      await t.app.jobs.find((job) => job.name === "status-check")?.run();
+    },
+  };
+  const fetchInProcess = (request: Request) =>
+    t.request(new URL(request.url).pathname, {
+      method: request.method,
+      headers: request.headers,
+      body: request.method === "POST" ? request.body : null,
+      duplex: "half",
+    } as RequestInit);
+  const connect = (apiKey?: string) =>
+    connectMcp({ baseUrl: t.baseUrl, fetch: fetchInProcess, ...(apiKey ? { apiKey } : {}) });
+
+  let anonymous: McpSession;
+  let apiKey: string;
+  let session: McpSession;
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      backend,
+      timer,
+      env: { TEST_KEYS_PER_MINUTE: "1000", TEST_KEYS_PER_DAY: "1000", SIMULATOR_DELIVERY_DELAY_MS: "5000" },
+    });
+    anonymous = await connect();
+    apiKey = resultOf<{ api_key: string }>(await anonymous.call("create_test_key")).api_key;
+    session = await connect(apiKey);
+  });
+  afterAll(async () => {
+    await session?.close();
+    await anonymous?.close();
+    await t?.close();
+  });
+
+  const send = (s: McpSession, to: string, idempotencyKey: string = crypto.randomUUID()) =>
+    s.call("send_message", {
+      to,
+      template: "verification_code",
+      variables: { code: "482913" },
+      locale: "en",
+      idempotency_key: idempotencyKey,
+    });
+
+  it("advertises each tool with its schema; send_message requires idempotency_key and says how to choose it", async () => {
+    const { tools } = await session.client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual([
+      "create_test_key",
+      "send_message",
+      "get_message",
+      "wait_for_message",
+      "list_templates",
+      "start_verification",
+      "check_verification",
+      "get_verification",
+    ]);
+    const sendTool = tools.find((tool) => tool.name === "send_message");
+    expect(sendTool?.inputSchema.required).toEqual(["to", "template", "variables", "idempotency_key"]);
+    expect(sendTool?.description).toMatch(/generate a UUID per logical send and reuse it on every retry/);
+    expect(JSON.stringify(tools)).not.toMatch(/api_key"\s*:\s*\{|"authorization"/i);
+    for (const tool of tools) expect(tool.inputSchema.properties).not.toHaveProperty("api_key");
+  });
+
+  it("wait_for_message polls at 2, 4, … s and returns the final state", async () => {
+    const message = resultOf<{ message: MessageJson }>(await send(session, ORDINARY)).message;
+    expect(message.status).toBe("submitted");
+    waits.length = 0;
+    const waited = resultOf<{ message: MessageJson; final: boolean; reads: number }>(
+      await session.call("wait_for_message", { message_id: message.id }),
+    );
+    // Delivered 5 s after sending: the first read (2 s) finds it submitted, the second (6 s) delivered.
+    expect(waits).toEqual([2000, 4000]);
+    expect(waited).toMatchObject({ final: true, reads: 2, message: { id: message.id, status: "delivered" } });
+  });
+
+  it("wait_for_message stops at timeout_seconds with the latest state, the last wait cut to fit", async () => {
+    const message = resultOf<{ message: MessageJson }>(await send(session, ORDINARY)).message;
+    settle = false;
+    waits.length = 0;
+    try {
+      const waited = resultOf<{ message: MessageJson; final: boolean; waited_seconds: number }>(
+        await session.call("wait_for_message", { message_id: message.id, timeout_seconds: 45 }),
+      );
+      expect(waits).toEqual([2000, 4000, 8000, 16000, 15000]);
+      expect(waited).toMatchObject({ final: false, waited_seconds: 45, message: { status: "submitted" } });
+      waits.length = 0;
+      await session.call("wait_for_message", { message_id: message.id, timeout_seconds: 60 });
+      expect(waits).toEqual([2000, 4000, 8000, 16000, 30000]);
+    } finally {
+      settle = true;
+    }
+  });
+
+  it("a retry with the same idempotency_key replays the first message; one row, one send", async () => {
+    const key = crypto.randomUUID();
+    const first = resultOf<{ message: MessageJson; replayed: boolean }>(await send(session, ORDINARY, key));
+    const again = resultOf<{ message: MessageJson; replayed: boolean }>(await send(session, ORDINARY, key));
+    expect(first.replayed).toBe(false);
+    expect(again).toEqual({ message: first.message, replayed: true });
+    const other = errorOf(await send(session, SIM.undeliverable, key));
+    expect(other.code).toBe("idempotency_key_reused");
+    expect(await t.app.db.prisma.message.count({ where: { id: first.message.id } })).toBe(1);
+  });
+
+  it("+995500000002: a tool error provider_unavailable with Retry-After, and nothing kept", async () => {
+    const before = await t.app.db.prisma.message.count();
+    const result = await send(session, SIM.unreachable);
+    expect(errorOf(result).code).toBe("provider_unavailable");
+    expect(result._meta).toEqual({ retry_after_seconds: 5 });
+    expect(await t.app.db.prisma.message.count()).toBe(before);
+  });
+
+  it("the key travels only in the Authorization header: none, a wrong one, and another project's message", async () => {
+    expect(errorOf(await send(anonymous, ORDINARY)).code).toBe("unauthorized");
+    const wrong = await connect("sk_test_not-a-key");
+    expect(errorOf(await wrong.call("get_message", { message_id: "msg_x" })).code).toBe("invalid_api_key");
+    await wrong.close();
+    const mine = resultOf<{ message: MessageJson }>(await send(session, ORDINARY)).message;
+    const otherKey = resultOf<{ api_key: string }>(await anonymous.call("create_test_key")).api_key;
+    const other = await connect(otherKey);
+    expect(errorOf(await other.call("get_message", { message_id: mine.id })).code).toBe("message_not_found");
+    await other.close();
+    // An api_key argument is refused, never used.
+    const refused = errorOf(await session.call("get_message", { message_id: mine.id, api_key: apiKey }));
+    expect(refused).toMatchObject({ code: "invalid_request" });
+    expect(refused.message).toContain("api_key");
+  });
+
+  it("a live key is held to its credits as over REST: too few answer insufficient_credits, nothing kept", async () => {
+    const live = await insertLiveKey(t.app.db.prisma, { credits: 0, paid: true });
+    const broke = await connect(live.apiKey);
+    const before = await t.app.db.prisma.message.count();
+    expect(errorOf(await send(broke, ORDINARY)).code).toBe("insufficient_credits");
+    expect(await t.app.db.prisma.message.count()).toBe(before);
+    await broke.close();
+  });
+
+  it("results and errors carry the request id of their HTTP answer, and never a code or a full number", async () => {
+    const texts: string[] = [];
+    const result = await send(session, ORDINARY);
+    texts.push(resultText(result));
+    const message = resultOf<{ message: MessageJson }>(result).message;
+    expect(message.to).not.toBe(ORDINARY);
+    texts.push(resultText(await session.call("get_message", { message_id: message.id })));
+    const failure = await session.call("get_message", { message_id: "msg_unknown" });
+    texts.push(resultText(failure));
+    expect(errorOf(failure).request_id).toBe(session.requestIds.at(-1));
+    const needles = [...numberNeedles("to", ORDINARY), { label: "code", value: "482913" }];
+    expect(findLeaks([{ where: "tool results", text: texts.join("\n") }], needles)).toEqual([]);
+    expect(findLeaks([{ where: "logs", text: t.logs.text }], needles)).toEqual([]);
+  });
+
+  it("the endpoint: POST only, the public body limit, the error envelope for HTTP failures", async () => {
+    const get = await t.request("/mcp", { headers: { Accept: "text/event-stream" } });
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST");
+    expect(((await get.json()) as { error: { code: string } }).error.code).toBe("method_not_allowed");
+    const big = await t.request("/mcp", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: { pad: "x".repeat(20_000) },
+      }),
+    });
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
+    const notJson = await t.request("/mcp", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+      body: "{not json",
+    });
+    expect(notJson.status).toBe(400);
+    expect(((await notJson.json()) as { error: { code: number } }).error.code).toBe(-32700);
+  });
+});

@@ -1,0 +1,141 @@
+// The Verification resource (issue 22, docs/verifications.md): a one-time
+// code the service draws, sends as an SMS through the message path, and
+// checks. Its statuses, its limits, how its code is drawn and named for the
+// keyed hash, and the resource a caller sees. The code itself never leaves
+// this module's callers except inside the SMS.
+import type { Locale } from "@sms/templates";
+import type { KeyMode } from "./keys.ts";
+import { formatTimestamp } from "./time.ts";
+
+export const VERIFICATION_STATUSES = [
+  "pending",
+  "approved",
+  "expired",
+  "canceled",
+  "max_attempts_reached",
+  "send_failed",
+] as const;
+export type VerificationStatus = (typeof VERIFICATION_STATUSES)[number];
+
+/** The templates a verification may be sent with (all three of the catalogue take a `code`). */
+export const VERIFICATION_TEMPLATES = ["verification_code", "login_code", "password_reset_code"] as const;
+export type VerificationTemplate = (typeof VERIFICATION_TEMPLATES)[number];
+export const DEFAULT_VERIFICATION_TEMPLATE = "verification_code" satisfies VerificationTemplate;
+
+/** Wrong codes a verification accepts; the last one ends it as `max_attempts_reached`. */
+export const VERIFICATION_MAX_ATTEMPTS = 5;
+
+/** How long a verification stays pending unless VERIFICATION_LIFETIME_MINUTES says otherwise. */
+export const DEFAULT_VERIFICATION_LIFETIME_MINUTES = 10;
+
+/** Code lengths a caller may ask for, and the default. */
+export const VERIFICATION_CODE_LENGTH = { min: 4, max: 8, default: 6 } as const;
+
+export type VerificationResource = {
+  id: string;
+  object: "verification";
+  to: string;
+  status: VerificationStatus;
+  template: VerificationTemplate;
+  locale: Locale;
+  attempts_remaining: number;
+  expires_at: string;
+  message_id: string;
+  created_at: string;
+  updated_at: string;
+};
+
+/** A verification's row as the store reads it (never its code hash). */
+export type VerificationState = {
+  id: string;
+  projectId: string;
+  mode: KeyMode;
+  messageId: string;
+  recipientMasked: string;
+  template: VerificationTemplate;
+  locale: Locale;
+  status: VerificationStatus;
+  attemptsRemaining: number;
+  expiresAt: Date;
+  approvedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+/**
+ * The status a caller sees at `now`: a pending verification whose lifetime
+ * has passed is expired, whether or not a check has written that down yet.
+ */
+export function effectiveStatus(
+  state: Pick<VerificationState, "status" | "expiresAt">,
+  now: Date,
+): VerificationStatus {
+  if (state.status === "pending" && state.expiresAt.getTime() <= now.getTime()) return "expired";
+  return state.status;
+}
+
+export function toVerificationResource(state: VerificationState, now: Date): VerificationResource {
+  const status = effectiveStatus(state, now);
+  // An expiry nobody has written down yet happened at expires_at.
+  const updatedAt = status === "expired" && state.status === "pending" ? state.expiresAt : state.updatedAt;
+  return {
+    id: state.id,
+    object: "verification",
+    to: state.recipientMasked,
+    status,
+    template: state.template,
+    locale: state.locale,
+    attempts_remaining: state.attemptsRemaining,
+    expires_at: formatTimestamp(state.expiresAt),
+    message_id: state.messageId,
+    created_at: formatTimestamp(state.createdAt),
+    updated_at: formatTimestamp(updatedAt),
+  };
+}
+
+/**
+ * A new code of `length` decimal digits from the platform's CSPRNG
+ * (crypto.getRandomValues), without modulo bias: bytes of 250 or more are
+ * drawn again.
+ */
+export function drawCode(length: number): string {
+  let code = "";
+  const bytes = new Uint8Array(length * 2);
+  while (code.length < length) {
+    crypto.getRandomValues(bytes);
+    for (const byte of bytes) {
+      if (byte >= 250) continue;
+      code += String(byte % 10);
+      if (code.length === length) break;
+    }
+  }
+  return code;
+}
+
+/** Test keys' code: zeros of the requested length, so integrators' own tests can finish a verification. */
+export function testModeCode(length: number): string {
+  return "0".repeat(length);
+}
+
+/**
+ * What the keyring's HMAC names for a verification's code: the id is part of
+ * it, so equal codes of two verifications never hash alike.
+ */
+export function codeHashInput(verificationId: string, code: string): string {
+  return JSON.stringify(["verification_code", verificationId, code]);
+}
+
+/**
+ * The identity of a start request for idempotency (the message path's
+ * fingerprint input): five elements, so it can never equal a message's
+ * (canonicalRequest: four), and a key used for a message and then for a
+ * verification is a reuse (409).
+ */
+export function canonicalVerificationRequest(request: {
+  to: string;
+  template: string;
+  locale: string;
+  codeLength: number;
+}): string {
+  return JSON.stringify(["verification", request.to, request.template, request.locale, request.codeLength]);
+}

@@ -1,0 +1,108 @@
+// The check path's work does not depend on the code: a right and a wrong code
+// make the same calls (one lock, one keyed-hash comparison, one write), and
+// an unknown id hashes and compares too. Against an in-memory store and the
+// real keyring, recording every call.
+import { generateKeySpec, type Keyring, parseKeyring } from "@sms/crypto";
+import { describe, expect, it } from "vitest";
+import { codeHashInput, type VerificationState } from "../model/verification.ts";
+import type { LockedVerification } from "../store/index.ts";
+import { checkVerification } from "./check-verification.ts";
+
+const NOW = new Date("2026-11-22T10:00:00Z");
+const ID = "vrf_01m81b5h80a4k2x9wq7zt3nd6e";
+
+async function setup(code: string) {
+  const calls: string[] = [];
+  const real = parseKeyring(generateKeySpec("t1"));
+  const keyring: Keyring = {
+    ...real,
+    async verifyFingerprint(data, fingerprint) {
+      calls.push("keyring.verifyFingerprint");
+      return real.verifyFingerprint(data, fingerprint);
+    },
+  };
+  let row: LockedVerification | null = {
+    id: ID,
+    projectId: "prj_1",
+    mode: "test",
+    messageId: "msg_1",
+    recipientMasked: "+9955••••••56",
+    template: "verification_code",
+    locale: "ka",
+    status: "pending",
+    attemptsRemaining: 5,
+    expiresAt: new Date(NOW.getTime() + 600_000),
+    approvedAt: null,
+    createdAt: NOW,
+    updatedAt: NOW,
+    codeHash: await real.fingerprint(codeHashInput(ID, code)),
+  };
+  const verifications = {
+    async lockForCheck(id: string) {
+      calls.push("lockForCheck");
+      return row && row.id === id ? row : null;
+    },
+    async recordCheck(change: { status: VerificationState["status"]; attemptsRemaining: number }) {
+      calls.push("recordCheck");
+      if (!row) throw new Error("no row");
+      row = { ...row, status: change.status, attemptsRemaining: change.attemptsRemaining };
+      return row;
+    },
+  };
+  const store = {
+    async transaction<T>(work: (tx: { verifications: typeof verifications }) => Promise<T>) {
+      calls.push("begin");
+      const result = await work({ verifications });
+      calls.push("commit");
+      return result;
+    },
+  };
+  const deps = { store, keyring, clock: { now: () => NOW } };
+  return { calls, deps };
+}
+
+describe("checkVerification's work", () => {
+  it("is the same for a right and a wrong code", async () => {
+    const right = await setup("482913");
+    const wrong = await setup("482913");
+    const approved = await checkVerification(right.deps, {
+      projectId: "prj_1",
+      verificationId: ID,
+      code: "482913",
+    });
+    const counted = await checkVerification(wrong.deps, {
+      projectId: "prj_1",
+      verificationId: ID,
+      code: "482914",
+    });
+    expect(approved).toMatchObject({ ok: true, transition: "approved" });
+    expect(counted).toMatchObject({ ok: true, transition: "attempt" });
+    expect(right.calls).toEqual([
+      "begin",
+      "lockForCheck",
+      "keyring.verifyFingerprint",
+      "recordCheck",
+      "commit",
+    ]);
+    expect(wrong.calls).toEqual(right.calls);
+  });
+
+  it("hashes and compares for an unknown or malformed id too", async () => {
+    for (const verificationId of ["vrf_00000000000000000000000000", "not-an-id"]) {
+      const { calls, deps } = await setup("482913");
+      const result = await checkVerification(deps, { projectId: "prj_1", verificationId, code: "482913" });
+      expect(result).toEqual({ ok: false, code: "verification_not_found" });
+      expect(calls).toEqual(["begin", "lockForCheck", "keyring.verifyFingerprint", "commit"]);
+    }
+  });
+
+  it("never matches a code against another verification's hash (the id is part of what is hashed)", async () => {
+    const { deps } = await setup("482913");
+    const real = parseKeyring(generateKeySpec("t2"));
+    expect(await real.fingerprint(codeHashInput(ID, "1"))).not.toBe(
+      await real.fingerprint(codeHashInput("vrf_other", "1")),
+    );
+    const result = await checkVerification(deps, { projectId: "prj_1", verificationId: ID, code: "482913" });
+    expect(result).toMatchObject({ ok: true, transition: "approved" });
+  });
+});
