@@ -257,7 +257,7 @@ export type Config = {
   claims: {
     freeCredits: number;
     signInsPerMinute: number;
-    /** undefined outside production: a throw-away secret is generated (claim-page.ts). */
+    /** undefined outside production: a throw-away secret is generated (app.ts, developmentSecret). */
     cookieSecret: string | undefined;
     google: GoogleConfig | null;
     github: GithubConfig | null;
