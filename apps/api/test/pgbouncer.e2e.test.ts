@@ -120,7 +120,10 @@ describe.runIf(runs)("behind PgBouncer in transaction mode", () => {
         { timeout: 30_000, interval: 500 },
       )
       .toBe(40);
-    expect(server.output.join("\n")).not.toMatch(/prepared statement|"status":5\d\d/);
+    // The harness polls /readyz until the database is reached; its "not ready" (503) at start-up is the
+    // documented answer, not a failure through the pooler.
+    const served = server.output.filter((line) => !line.includes('"route":"/readyz"'));
+    expect(served.join("\n")).not.toMatch(/prepared statement|"status":5\d\d/);
   }, 90_000);
 
   it("control: named prepared statements through the same pooler fail", async () => {
