@@ -5,6 +5,9 @@
 // unique/check constraints and foreign keys (information_schema.table_constraints
 // lists the same constraints but also every NOT NULL as a nameless CHECK, and
 // has neither column order nor referential actions).
+// A partitioned table is one table here: its partitions (and the indexes and
+// constraints PostgreSQL clones onto them) are left out, as Prisma sees only
+// the parent.
 import type { SqlSession } from "../../sql-session.ts";
 import type { ConstraintShape, DbSchema, ReferentialAction } from "./db-schema.ts";
 import { emptySchema } from "./db-schema.ts";
@@ -57,7 +60,9 @@ export async function introspectSchema(
 
   const tableRows = await session.query<{ name: string }>(
     `SELECT table_name::text AS name FROM information_schema.tables
-     WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`,
+     WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'
+       AND NOT EXISTS (SELECT 1 FROM pg_class p WHERE p.oid = format('%I.%I', table_schema, table_name)::regclass
+                       AND p.relispartition)`,
   );
   for (const { name } of tableRows) if (!excluded.has(name)) schema.tables[name] = {};
 
@@ -116,7 +121,7 @@ export async function introspectSchema(
      JOIN pg_class t ON t.oid = ix.indrelid
      JOIN pg_am am ON am.oid = i.relam
      JOIN pg_namespace n ON n.oid = t.relnamespace
-     WHERE n.nspname = current_schema() AND t.relkind IN ('r', 'p')`,
+     WHERE n.nspname = current_schema() AND t.relkind IN ('r', 'p') AND NOT t.relispartition`,
   );
   for (const row of indexRows) {
     if (excluded.has(row.table)) continue;
@@ -143,7 +148,7 @@ export async function introspectSchema(
      FROM pg_constraint con
      JOIN pg_class t ON t.oid = con.conrelid
      JOIN pg_namespace n ON n.oid = t.relnamespace
-     WHERE n.nspname = current_schema() AND con.contype IN ('p', 'u', 'c', 'x')`,
+     WHERE n.nspname = current_schema() AND con.contype IN ('p', 'u', 'c', 'x') AND NOT t.relispartition`,
   );
   for (const row of constraintRows) {
     if (excluded.has(row.table)) continue;
@@ -172,7 +177,7 @@ export async function introspectSchema(
      JOIN pg_class t ON t.oid = con.conrelid
      JOIN pg_class rt ON rt.oid = con.confrelid
      JOIN pg_namespace n ON n.oid = t.relnamespace
-     WHERE n.nspname = current_schema() AND con.contype = 'f'`,
+     WHERE n.nspname = current_schema() AND con.contype = 'f' AND NOT t.relispartition`,
   );
   for (const row of foreignKeyRows) {
     if (excluded.has(row.table)) continue;
