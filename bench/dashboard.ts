@@ -72,10 +72,10 @@ async function seedProject(client: Client, projectId: string, keyTag: string, co
     [projectId, testKey, liveKey, keyTag, count],
   );
   await client.query(
-    `INSERT INTO message_events (message_id, status, error_code, created_at)
-     SELECT id, CAST('queued' AS "MessageStatus"), NULL, created_at FROM messages WHERE project_id = $1
-     UNION ALL SELECT id, CAST('submitted' AS "MessageStatus"), NULL, submitted_at FROM messages WHERE project_id = $1 AND submitted_at IS NOT NULL
-     UNION ALL SELECT id, status, error_code, updated_at FROM messages
+    `INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
+     SELECT id, CAST('queued' AS "MessageStatus"), NULL, created_at, created_at FROM messages WHERE project_id = $1
+     UNION ALL SELECT id, CAST('submitted' AS "MessageStatus"), NULL, submitted_at, created_at FROM messages WHERE project_id = $1 AND submitted_at IS NOT NULL
+     UNION ALL SELECT id, status, error_code, updated_at, created_at FROM messages
                WHERE project_id = $1 AND status NOT IN ('queued', 'submitted')`,
     [projectId],
   );

@@ -17,6 +17,7 @@ import {
   createApiKeyAuthenticator,
   createRequestRecorder,
   createStore,
+  ensurePartitions,
   messageBacklog,
   type RequestRecorder,
   type SmsProvider,
@@ -38,7 +39,7 @@ import { createGateway, type Handler } from "./http/gateway.ts";
 import { createInternalHandler } from "./http/internal.ts";
 import { periodicJobs } from "./jobs/jobs.ts";
 import { type Job, type Scheduler, startScheduler } from "./jobs/scheduler.ts";
-import { type AppLogger, createLogger } from "./logger.ts";
+import { type AppLogger, createLogger, serializeError } from "./logger.ts";
 import { mcpRoutes } from "./mcp/mcp.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { requestRecord } from "./request-log.ts";
@@ -275,6 +276,11 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const databaseReady = starting.ready.then(async () => {
     await databaseClock?.sync();
     databaseClock?.start();
+    // This month's partitions (and the next ones) exist before the first send;
+    // should this fail, the DEFAULT partitions take the rows meanwhile.
+    await ensurePartitions({ store }, { now: clock.now() }).catch((error: unknown) =>
+      logger.warn({ err: serializeError(error) }, "could not create this month's partitions at start-up"),
+    );
     started = true;
   });
   // Observed by main.ts; never an unhandled rejection in tests that do not wait.

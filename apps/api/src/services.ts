@@ -44,6 +44,7 @@ import {
   purgeIdempotencyRecords,
   purgeMessageText,
   purgeRateLimitCounters,
+  maintainPartitions,
   purgeRequestLog,
   purgeUnclaimedMessages,
   recoverQueuedMessages,
@@ -280,6 +281,9 @@ export function apiServices(options: {
         purgeRateLimitCounters({ store }, { now: now(), batchSize: config.retention.purgeBatchSize }),
       dashboardSessionPurge: () =>
         purgeDashboardSessions({ store }, { now: now(), batchSize: config.retention.purgeBatchSize }),
+      // Monthly partitions: created ahead, dropped whole once past retention (docs/scaling.md).
+      partitionMaintenance: () =>
+        maintainPartitions({ store }, { now: now(), requestLogRetentionMs: config.retention.requestLogMs }),
       requestLogPurge: () =>
         purgeRequestLog(
           { store },

@@ -178,7 +178,7 @@ describe.each(backends)("API-key authentication on %s", (backend) => {
     const keyRow = await t.app.db.prisma.apiKey.findFirstOrThrow({
       where: { projectId: owner.project_id },
     });
-    const message = await t.app.db.prisma.message.findUniqueOrThrow({ where: { id } });
+    const message = await t.app.db.prisma.message.findFirstOrThrow({ where: { id } });
     expect({ projectId: message.projectId, mode: message.mode, apiKeyId: message.apiKeyId }).toEqual({
       projectId: owner.project_id,
       mode: "test",

@@ -84,7 +84,7 @@ describe.each(backends)("an instance whose clock is wrong, on %s", (backend) => 
     expect(response.status).toBe(201);
     const message = (await response.json()) as MessageJson;
     expect(message.status).toBe("submitted");
-    const row = await t.app.db.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+    const row = await t.app.db.prisma.message.findFirstOrThrow({ where: { id: message.id } });
     expect(row).toMatchObject({ status: "submitted", providerRef: smsId, projectId });
   });
 

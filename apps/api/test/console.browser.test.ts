@@ -246,7 +246,7 @@ describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", 
       "the three requests in the log",
       async () => (await db.prisma.requestLogEntry.count({ where: { projectId: key.project_id } })) >= 3,
     );
-    const row = await db.prisma.requestLogEntry.findUniqueOrThrow({ where: { id: requestId } });
+    const row = await db.prisma.requestLogEntry.findFirstOrThrow({ where: { id: requestId } });
     expect(row).toMatchObject({
       status: 400,
       errorCode: "invalid_variables",

@@ -161,7 +161,7 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
     expect(await ledgerOf(projectId, sent.body.id as string)).toEqual([["reservation", -1]]);
     const [request] = fake.sends();
     expect(request?.json).toMatchObject({ brandID: 1, numbers: [995555123456], stopList: false });
-    const stored = await prisma().message.findUniqueOrThrow({ where: { id: sent.body.id as string } });
+    const stored = await prisma().message.findFirstOrThrow({ where: { id: sent.body.id as string } });
     expect(stored).toMatchObject({
       mode: "live",
       provider: "ubill",
@@ -342,7 +342,7 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push((await send(apiKey)).body.id as string);
     const refs = await Promise.all(
-      ids.map(async (id) => (await prisma().message.findUniqueOrThrow({ where: { id } })).providerRef ?? ""),
+      ids.map(async (id) => (await prisma().message.findFirstOrThrow({ where: { id } })).providerRef ?? ""),
     );
     fake.setReport(refs[0]!, "1");
     fake.setReport(refs[1]!, "2");

@@ -288,7 +288,7 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     const message = (await sent.json()) as { id: string; status: string; to: string };
     expect(message).toMatchObject({ status: "submitted", to: "+9955••••••56" });
     expect(ubill.sends()).toHaveLength(1);
-    const { providerRef } = await db.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+    const { providerRef } = await db.prisma.message.findFirstOrThrow({ where: { id: message.id } });
     ubill.setReport(providerRef!, "1");
     await eventually(
       "delivered",

@@ -185,7 +185,7 @@ describe.runIf(backends.includes("postgres"))("database faults", () => {
       expect(response.status).toBe(201);
       const message = (await response.json()) as MessageJson;
       expect(message.status).toBe("submitted");
-      const row = await withPrisma(app.db).prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      const row = await withPrisma(app.db).prisma.message.findFirstOrThrow({ where: { id: message.id } });
       expect(row).toMatchObject({ status: "submitted", providerRef: smsId, projectId });
       const record = await withPrisma(app.db).prisma.idempotencyRecord.findFirstOrThrow({
         where: { messageId: message.id },
@@ -268,7 +268,7 @@ describe.each(backends)("a database that refuses writes, on %s", (backend) => {
       expect(response.status).toBe(201);
       const message = (await response.json()) as MessageJson;
       expect(message.status).toBe("submitted");
-      const row = await t.app.db.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      const row = await t.app.db.prisma.message.findFirstOrThrow({ where: { id: message.id } });
       expect(row).toMatchObject({ status: "submitted", providerRef: smsId, projectId });
       expect(fake.sends().length).toBe(sendsBefore + 1);
       expect(await t.app.db.prisma.message.count({ where: { projectId } })).toBe(1);

@@ -139,7 +139,7 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
       expect.objectContaining({ brandID: 1, numbers: [995555123456] }),
     ]);
     const ref = async (id: unknown) =>
-      (await db.prisma.message.findUniqueOrThrow({ where: { id: id as string } })).providerRef ?? "";
+      (await db.prisma.message.findFirstOrThrow({ where: { id: id as string } })).providerRef ?? "";
     fake.setReport(await ref(first.body.id), "3"); // awaiting status: still submitted
     fake.setReport(await ref(second.body.id), "2");
     expect(await waitForStatus(apiKey, second.body.id as string, "undeliverable")).toMatchObject({

@@ -518,7 +518,7 @@ describe.skipIf(!hasPostgres)("a crash mid-send", () => {
     });
     await until(
       async () =>
-        (await db.prisma.message.findUniqueOrThrow({ where: { id: stuck.id } })).status === "unknown",
+        (await db.prisma.message.findFirstOrThrow({ where: { id: stuck.id } })).status === "unknown",
       20_000,
       200,
     );

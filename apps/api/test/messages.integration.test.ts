@@ -387,7 +387,7 @@ describe.each(backends)("messages on %s", (backend) => {
       expectMessageShape(message, ORDINARY);
       expect(message).toMatchObject({ status: "submitted", error: null, created_at: "2026-11-22T10:00:00Z" });
       expect(JSON.stringify(message)).not.toContain("555123456");
-      const row = await t.app.db.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      const row = await t.app.db.prisma.message.findFirstOrThrow({ where: { id: message.id } });
       expect(row).toMatchObject({ sender: "SMSGE", provider: "simulator", mode: "test", creditsReserved: 0 });
     });
 
@@ -423,12 +423,12 @@ describe.each(backends)("messages on %s", (backend) => {
     it("uses the project's approved sender, or the shared default; the caller cannot choose", async () => {
       const apiKey = await newKey();
       const first = (await (await send(apiKey, key(), body())).json()) as MessageJson;
-      const row = await t.app.db.prisma.message.findUniqueOrThrow({ where: { id: first.id } });
+      const row = await t.app.db.prisma.message.findFirstOrThrow({ where: { id: first.id } });
       expect(row.sender).toBe("SMSGE");
       await t.app.db.prisma.project.update({ where: { id: row.projectId }, data: { sender: "ACME" } });
       t.app.deps.auth.forget();
       const second = (await (await send(apiKey, key(), body())).json()) as MessageJson;
-      expect((await t.app.db.prisma.message.findUniqueOrThrow({ where: { id: second.id } })).sender).toBe(
+      expect((await t.app.db.prisma.message.findFirstOrThrow({ where: { id: second.id } })).sender).toBe(
         "ACME",
       );
       const chosen = await send(apiKey, key(), { ...body(), sender: "EVIL" });
@@ -678,7 +678,7 @@ describe.each(backends)("messages on %s", (backend) => {
       }
       const pending = (await (await read(live.apiKey, message.id)).json()) as MessageJson;
       expect(pending).toEqual(message);
-      const row = await t.app.db.prisma.message.findUniqueOrThrow({ where: { id: message.id } });
+      const row = await t.app.db.prisma.message.findFirstOrThrow({ where: { id: message.id } });
       fake.setReport(row.providerRef ?? "", "1");
       t.clock.advance(20_000);
       await runStatusCheck();

@@ -193,7 +193,7 @@ describe.each(backends)("privacy in the database on %s", (backend) => {
     const prisma = t.app.db.prisma;
     const control = created[0]!.body.id;
     const original = await rawMessage(control);
-    await prisma.message.update({
+    await prisma.message.updateMany({
       where: { id: control },
       data: { textCiphertext: new TextEncoder().encode(rendered(sends.at(-6)!)) },
     });
@@ -203,7 +203,7 @@ describe.each(backends)("privacy in the database on %s", (backend) => {
     const leaks = findLeaks(await everyRow(), needles);
     expect(leaks.some((leak) => leak.startsWith("text ") && leak.includes("table messages"))).toBe(true);
     expect(leaks.some((leak) => leak.includes("table audit_log"))).toBe(true);
-    await prisma.message.update({
+    await prisma.message.updateMany({
       where: { id: control },
       data: { textCiphertext: original.text_ciphertext as Uint8Array<ArrayBuffer> },
     });

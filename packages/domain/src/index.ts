@@ -37,6 +37,7 @@ export * from "./messages/get-message.ts";
 export * from "./messages/check-statuses.ts";
 export * from "./messages/recover-queued.ts";
 export * from "./messages/message-backlog.ts";
+export * from "./privacy/partitions.ts";
 export * from "./privacy/retention.ts";
 export * from "./privacy/rotate-message-keys.ts";
 export * from "./claims/describe-claim.ts";

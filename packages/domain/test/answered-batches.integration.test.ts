@@ -119,11 +119,17 @@ describe.each(databases)("messages.insertAnswered in batches on %s", (_, open) =
   }
 
   async function written(messageIds: string[]) {
-    const messages = await t.db.prisma.message.findMany({
-      where: { id: { in: messageIds } },
-      include: { events: { orderBy: { createdAt: "asc" } } },
+    const messages = await t.db.prisma.message.findMany({ where: { id: { in: messageIds } } });
+    const events = await t.db.prisma.messageEvent.findMany({
+      where: { messageId: { in: messageIds } },
+      orderBy: { createdAt: "asc" },
     });
-    return new Map(messages.map((message) => [message.id, message]));
+    return new Map(
+      messages.map((message) => [
+        message.id,
+        { ...message, events: events.filter((event) => event.messageId === message.id) },
+      ]),
+    );
   }
 
   it("writes sends that arrive while others are written in one statement, each once, answered, with both events", async () => {
@@ -153,9 +159,9 @@ describe.each(databases)("messages.insertAnswered in batches on %s", (_, open) =
         creditsReserved: 0,
       });
       expect([...(row?.textCiphertext ?? [])]).toEqual([4, 5, 6, 0, 255]);
-      expect(row?.events.map((event) => [event.status, event.createdAt])).toEqual([
-        ["queued", NOW],
-        ["submitted", LATER],
+      expect(row?.events.map((event) => [event.status, event.createdAt, event.messageCreatedAt])).toEqual([
+        ["queued", NOW, NOW],
+        ["submitted", LATER, NOW],
       ]);
       const record = await t.db.prisma.idempotencyRecord.findUnique({ where: { id: message.idempotencyId } });
       expect(record?.responseBody).toEqual(response);

@@ -361,7 +361,9 @@ describe.each(backends)("the dashboard's domain on %s", (kind) => {
         updatedAt: T0,
       },
     });
-    await t.db.prisma.messageEvent.create({ data: { messageId: stranded, status: "queued", createdAt: T0 } });
+    await t.db.prisma.messageEvent.create({
+      data: { messageId: stranded, status: "queued", createdAt: T0, messageCreatedAt: T0 },
+    });
     clock.set(new Date(T0.getTime() + 5 * 60_000));
     expect(
       await recoverQueuedMessages({ store: store(), clock, config: { olderThanMs: 60_000, batchSize: 10 } }),
@@ -392,7 +394,10 @@ describe.each(backends)("the dashboard's domain on %s", (kind) => {
     ]);
     // The released send left nothing behind, events included.
     expect(await t.db.prisma.message.count({ where: { projectId } })).toBe(4);
-    expect(await t.db.prisma.messageEvent.count({ where: { message: { projectId } } })).toBe(9);
+    const ids = (await t.db.prisma.message.findMany({ where: { projectId }, select: { id: true } })).map(
+      (message) => message.id,
+    );
+    expect(await t.db.prisma.messageEvent.count({ where: { messageId: { in: ids } } })).toBe(9);
     // The detail carries no ciphertext and no provider reference.
     const detail = await projectMessage(deps(), { viewer, projectId, messageId: delivered.message.id });
     expect(JSON.stringify(detail)).not.toMatch(/ref-|Ciphertext|555000001"/);

@@ -123,7 +123,7 @@ describe.each(backends)("privacy on %s", (kind) => {
         expect(row.text_purged_at).toEqual(NOW);
       }
       expect((await rawMessage(prisma, old[0]!)).updated_at).toEqual(before.updated_at);
-      const kept = await prisma.message.findUniqueOrThrow({ where: { id: old[0]! } });
+      const kept = await prisma.message.findFirstOrThrow({ where: { id: old[0]! } });
       expect(kept).toMatchObject({ recipientMasked: "+9955••••••21", status: "delivered", segments: 1 });
       const youngRow = await rawMessage(prisma, young);
       expect(youngRow.text_ciphertext).not.toBeNull();
@@ -156,7 +156,7 @@ describe.each(backends)("privacy on %s", (kind) => {
       expect((await rawMessage(prisma, submitted)).recipient_ciphertext).not.toBeNull();
       expect((await rawMessage(prisma, queued)).recipient_ciphertext).not.toBeNull();
 
-      await prisma.message.update({ where: { id: submitted }, data: { status: "delivered" } });
+      await prisma.message.updateMany({ where: { id: submitted }, data: { status: "delivered" } });
       expect(await purgeMessageText(deps(), options)).toEqual({ purged: 1 });
       expect((await rawMessage(prisma, submitted)).recipient_ciphertext).toBeNull();
     });
@@ -255,7 +255,7 @@ describe.each(backends)("privacy on %s", (kind) => {
         texts.set(id, text);
       }
       const purged = await insertMessage(prisma, old, projectId, { ageMs: 1000, status: "delivered" });
-      await prisma.message.update({
+      await prisma.message.updateMany({
         where: { id: purged },
         data: { recipientCiphertext: null, textCiphertext: null, textPurgedAt: NOW },
       });
@@ -306,7 +306,7 @@ describe.each(backends)("privacy on %s", (kind) => {
       const unknownKey = await insertMessage(prisma, lost, projectId, { ageMs: 1000, status: "delivered" });
       // A blob bound to another row (as if copied over): authentication fails.
       const swapped = await insertMessage(prisma, old, projectId, { ageMs: 1000, status: "delivered" });
-      await prisma.message.update({
+      await prisma.message.updateMany({
         where: { id: swapped },
         data: { textCiphertext: await old.encrypt("copied", newId("msg")) },
       });

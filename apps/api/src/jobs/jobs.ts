@@ -13,6 +13,14 @@ export function periodicJobs(rounds: ApiServices["rounds"], config: Config): Job
       intervalMs: Math.min(config.queuedRecoveryMs, 60_000),
       run: rounds.queuedRecovery,
     },
+    // The monthly partitions of messages, message_events and request_log: this
+    // month and the next two kept ready, whole months dropped once every row in
+    // them is past retention (before the per-row purges below reach them).
+    {
+      name: "partition-maintenance",
+      intervalMs: config.retention.purgeIntervalMs,
+      run: rounds.partitionMaintenance,
+    },
     // Spec 4.1: messages of unclaimed projects are deleted 30 days after sending.
     {
       name: "unclaimed-messages-purge",

@@ -12,7 +12,8 @@ import { DAY_MS } from "../model/time.ts";
 import type { Clock } from "../ports.ts";
 import type { Store } from "../store/index.ts";
 
-const UNCLAIMED_MESSAGE_RETENTION_MS = 30 * DAY_MS;
+/** Spec 4.1: an unclaimed project's messages are deleted 30 days after sending. */
+export const UNCLAIMED_MESSAGE_RETENTION_MS = 30 * DAY_MS;
 
 export type PurgeUnclaimedCounts = { messages: number; idempotency_records: number };
 

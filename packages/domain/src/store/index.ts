@@ -21,6 +21,7 @@ import { limitStore } from "./limits.ts";
 import { messageLogStore } from "./message-log.ts";
 import { type MessageSweepStore, messageSweepStore } from "./message-sweeps.ts";
 import { type AnsweredMessage, insertAnsweredMany, type MessageSendStore, messageStore } from "./messages.ts";
+import { partitionStore } from "./partitions.ts";
 import { projectStore } from "./projects.ts";
 import { requestLogStore } from "./request-log.ts";
 import { senderRequestStore } from "./sender-requests.ts";
@@ -48,6 +49,7 @@ export type {
 } from "./message-log.ts";
 export type { DueMessage, MessageSweepStore } from "./message-sweeps.ts";
 export type { MessageSendStore, Outcome, QueuedClaim, QueuedMessage } from "./messages.ts";
+export type { MonthPartition, PartitionedTable, PartitionStore } from "./partitions.ts";
 export type { AccountProjectRow, FoundProject, ProjectRecord, ProjectStore } from "./projects.ts";
 export type { RequestLogEntry, RequestLogFilter, RequestLogStore, RequestRecord } from "./request-log.ts";
 export type { SenderRequestRecord, SenderRequestStatus, SenderRequestStore } from "./sender-requests.ts";
@@ -77,6 +79,7 @@ function families(sql: Sql, batched: { insertAnswered?: (send: AnsweredMessage) 
     requestLog: requestLogStore(sql),
     time: databaseTimeStore(sql),
     verifications: verificationStore(sql),
+    partitions: partitionStore(sql),
   };
 }
 

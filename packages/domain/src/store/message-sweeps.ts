@@ -41,10 +41,10 @@ const SETTLE_MANY_SQL = `
     FROM unnest(CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]))
          AS c(id, status, error_code, error_message)
     WHERE m.id = c.id AND m.status = 'submitted'
-    RETURNING m.id, m.status, m.error_code, m.updated_at
+    RETURNING m.id, m.status, m.error_code, m.updated_at, m.created_at
   ), event AS (
-    INSERT INTO message_events (message_id, status, error_code, created_at)
-    SELECT id, status, error_code, updated_at FROM moved
+    INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
+    SELECT id, status, error_code, updated_at, created_at FROM moved
   )
   SELECT id FROM moved`;
 
@@ -59,8 +59,8 @@ const RECOVER_SQL = `
     )
     RETURNING ${RESOURCE_COLUMNS}
   ), event AS (
-    INSERT INTO message_events (message_id, status, error_code, created_at)
-    SELECT id, CAST('unknown' AS "MessageStatus"), error_code, updated_at FROM moved
+    INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
+    SELECT id, CAST('unknown' AS "MessageStatus"), error_code, updated_at, created_at FROM moved
   )
   SELECT * FROM moved`;
 

@@ -90,8 +90,8 @@ const INSERT_QUEUED_SQL = `
     FROM idem
     RETURNING id, created_at
   ), event AS (
-    INSERT INTO message_events (message_id, status, error_code, created_at)
-    SELECT id, CAST('queued' AS "MessageStatus"), NULL, created_at FROM msg
+    INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
+    SELECT id, CAST('queued' AS "MessageStatus"), NULL, created_at, created_at FROM msg
   )
   SELECT (SELECT count(*)::int FROM msg) AS written, ${PRIOR_COLUMNS}`;
 
@@ -119,14 +119,14 @@ const RECORD_OUTCOME_SQL = `
         provider_ref = CAST($4 AS text), submitted_at = CAST($5 AS timestamptz),
         next_check_at = CAST($6 AS timestamptz), updated_at = CAST($7 AS timestamptz)
     WHERE id = $8 AND status = 'queued'
-    RETURNING id, status, error_code, updated_at
+    RETURNING id, status, error_code, updated_at, created_at
   ), answered AS (
     UPDATE idempotency_records SET response_body = CAST($9 AS jsonb)
     WHERE id = $10 AND EXISTS (SELECT 1 FROM moved)
     RETURNING id
   ), event AS (
-    INSERT INTO message_events (message_id, status, error_code, created_at)
-    SELECT id, status, error_code, updated_at FROM moved
+    INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
+    SELECT id, status, error_code, updated_at, created_at FROM moved
   )
   SELECT count(*)::int AS moved FROM moved`;
 
@@ -167,10 +167,10 @@ const INSERT_ANSWERED_SQL = `
     FROM input i JOIN answered a ON a.id = i.idempotency_id
     RETURNING id, status, error_code, created_at, updated_at
   ), event AS (
-    INSERT INTO message_events (message_id, status, error_code, created_at)
-    SELECT id, CAST('queued' AS "MessageStatus"), NULL, created_at FROM msg
+    INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
+    SELECT id, CAST('queued' AS "MessageStatus"), NULL, created_at, created_at FROM msg
     UNION ALL
-    SELECT id, status, error_code, updated_at FROM msg
+    SELECT id, status, error_code, updated_at, created_at FROM msg
   )
   SELECT id FROM msg`;
 

@@ -59,7 +59,7 @@ const INSERT_MANY_SQL = `
        AS r(id, project_id, key_id, mode, method, route, status, error_code, idempotency_key, replayed,
             duration_ms, message_id, verification_id, created_at)
   WHERE EXISTS (SELECT 1 FROM projects p WHERE p.id = r.project_id)
-  ON CONFLICT (id) DO NOTHING`;
+  ON CONFLICT (id, created_at) DO NOTHING`;
 
 // As the message log: unnamed statements are planned with their values, so
 // each "$n IS NULL OR …" folds away.
