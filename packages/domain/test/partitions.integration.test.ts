@@ -1,0 +1,305 @@
+// The monthly partitions of messages, message_events and request_log on PGlite
+// and PostgreSQL (docs/scaling.md#partitioned-by-month): created ahead by the
+// job, rows outside the prepared months kept by the DEFAULT partition and
+// moved out when their month is created, whole months dropped once past
+// retention (and only then), the per-row purges taking the rest.
+import { newId } from "@sms/crypto";
+import { availableBackends, createTestDatabase, type TestDatabase } from "@sms/db/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { purgeUnclaimedMessages } from "../src/claims/purge-unclaimed-messages.ts";
+import { DAY_MS } from "../src/model/time.ts";
+import { ensureMonth, ensurePartitions, maintainPartitions } from "../src/privacy/partitions.ts";
+import { purgeRequestLog } from "../src/privacy/retention.ts";
+import { createStore, type Store } from "../src/store/index.ts";
+
+const backends = await availableBackends();
+
+describe.each(backends)("partitions on %s", (kind) => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase(kind);
+  }, 120_000);
+  afterAll(() => t?.drop());
+
+  const store = (): Store => createStore(t.db);
+  const prisma = () => t.db.prisma;
+
+  /** Attached partitions of `table`, by name. */
+  async function partitions(table: string): Promise<string[]> {
+    const rows = await t.db.query<{ name: string }>(
+      `SELECT c.relname::text AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+       WHERE i.inhparent = CAST($1 AS regclass) ORDER BY 1`,
+      [table],
+    );
+    return rows.map((row) => row.name);
+  }
+
+  /** Which partition holds the row of `table` with `column` = `id`. */
+  async function home(table: string, column: string, id: string): Promise<string[]> {
+    const rows = await t.db.query<{ part: string }>(
+      `SELECT tableoid::regclass::text AS part FROM ${table} WHERE ${column} = $1 ORDER BY 1`,
+      [id],
+    );
+    return rows.map((row) => row.part);
+  }
+
+  async function project(claimed: boolean): Promise<string> {
+    const id = newId("prj");
+    await prisma().project.create({ data: { id, claimedAt: claimed ? new Date("2023-12-01T00:00:00Z") : null } });
+    return id;
+  }
+
+  /** A delivered message at `createdAt` with its two timeline events. */
+  async function message(projectId: string, createdAt: Date): Promise<string> {
+    const id = newId("msg", createdAt.getTime());
+    await prisma().message.create({
+      data: {
+        id,
+        projectId,
+        mode: "test",
+        recipientMasked: "+9955••••••12",
+        recipientCiphertext: new Uint8Array([1, 2, 3]),
+        template: "verification_code",
+        locale: "en",
+        sender: "SMSGE",
+        segments: 1,
+        encoding: "gsm7",
+        provider: "simulator",
+        status: "delivered",
+        createdAt,
+        updatedAt: new Date(createdAt.getTime() + 5_000),
+      },
+    });
+    await prisma().messageEvent.createMany({
+      data: [
+        { messageId: id, status: "queued", createdAt, messageCreatedAt: createdAt },
+        {
+          messageId: id,
+          status: "delivered",
+          createdAt: new Date(createdAt.getTime() + 5_000),
+          messageCreatedAt: createdAt,
+        },
+      ],
+    });
+    return id;
+  }
+
+  async function requestLog(projectId: string, createdAt: Date): Promise<string> {
+    const id = newId("req", createdAt.getTime());
+    await store().requestLog.insertMany([
+      {
+        id,
+        projectId,
+        keyId: null,
+        mode: "test",
+        method: "GET",
+        route: "/v1/messages/{id}",
+        status: 200,
+        errorCode: null,
+        idempotencyKey: null,
+        replayed: false,
+        durationMs: 3,
+        messageId: null,
+        verificationId: null,
+        createdAt,
+      },
+    ]);
+    return id;
+  }
+
+  it("creates this month's and the next two months' partitions of every table, once", async () => {
+    const now = new Date("2031-06-15T12:00:00Z");
+    expect(await ensurePartitions({ store: store() }, { now })).toEqual({ created: 9 });
+    expect(await ensurePartitions({ store: store() }, { now })).toEqual({ created: 0 });
+    for (const table of ["messages", "message_events", "request_log"]) {
+      const names = await partitions(table);
+      for (const month of ["2031_06", "2031_07", "2031_08"]) expect(names).toContain(`${table}_p${month}`);
+      expect(names).not.toContain(`${table}_p2031_09`);
+      expect(names).toContain(`${table}_default`);
+    }
+    // A message of July lands in July's partition, its timeline in July's too.
+    const id = await message(await project(true), new Date("2031-07-31T23:59:59.999Z"));
+    expect(await home("messages", "id", id)).toEqual(["messages_p2031_07"]);
+    expect(await home("message_events", "message_id", id)).toEqual([
+      "message_events_p2031_07",
+      "message_events_p2031_07",
+    ]);
+  });
+
+  it("keeps a row far outside the prepared months in the DEFAULT partition, and moves it when its month is created", async () => {
+    const projectId = await project(true);
+    const future = new Date("2040-02-29T08:00:00Z");
+    const id = await message(projectId, future);
+    const past = await message(projectId, new Date("2001-03-04T05:06:07Z"));
+    const request = await requestLog(projectId, future);
+    expect(await home("messages", "id", id)).toEqual(["messages_default"]);
+    expect(await home("messages", "id", past)).toEqual(["messages_default"]);
+    expect(await home("request_log", "id", request)).toEqual(["request_log_default"]);
+    // It reads like any other.
+    expect(await store().messages.read(id)).toMatchObject({ id, status: "delivered" });
+    const before = await prisma().message.findFirstOrThrow({ where: { id } });
+
+    expect(await ensureMonth({ store: store() }, new Date("2040-02-01T00:00:00Z"))).toBe(3);
+    expect(await home("messages", "id", id)).toEqual(["messages_p2040_02"]);
+    expect(await home("message_events", "message_id", id)).toEqual([
+      "message_events_p2040_02",
+      "message_events_p2040_02",
+    ]);
+    expect(await home("request_log", "id", request)).toEqual(["request_log_p2040_02"]);
+    // Nothing was lost or changed on the way, and the other stray row stayed.
+    expect(await prisma().message.findFirstOrThrow({ where: { id } })).toEqual(before);
+    expect(await home("messages", "id", past)).toEqual(["messages_default"]);
+    expect(await partitions("messages")).toContain("messages_default");
+  });
+
+  it("drops the request-log months wholly past retention; the per-row purge takes the rest", async () => {
+    const projectId = await project(true);
+    await ensureMonth({ store: store() }, new Date("2025-01-01T00:00:00Z"));
+    await ensureMonth({ store: store() }, new Date("2025-02-01T00:00:00Z"));
+    const january = [
+      await requestLog(projectId, new Date("2025-01-01T00:00:00Z")),
+      await requestLog(projectId, new Date("2025-01-15T00:00:00Z")),
+      await requestLog(projectId, new Date("2025-01-31T23:59:59.999Z")),
+    ];
+    const early = await requestLog(projectId, new Date("2025-02-01T00:00:00Z"));
+    const late = await requestLog(projectId, new Date("2025-02-27T00:00:00Z"));
+    expect(await home("request_log", "id", january[0]!)).toEqual(["request_log_p2025_01"]);
+
+    // 30 days before 2025-03-20 is 2025-02-18: January ended before it, February did not.
+    const now = new Date("2025-03-20T00:00:00Z");
+    const counts = await maintainPartitions({ store: store() }, { now, requestLogRetentionMs: 30 * DAY_MS });
+    // January of request_log (3 rows) and the empty January of messages.
+    expect(counts).toMatchObject({ created: 9, dropped: 2, rows_dropped: 3 });
+    expect(await partitions("messages")).not.toContain("messages_p2025_01");
+    expect(await partitions("request_log")).not.toContain("request_log_p2025_01");
+    expect(await partitions("request_log")).toContain("request_log_p2025_02");
+    expect(await prisma().requestLogEntry.count({ where: { id: { in: january } } })).toBe(0);
+
+    expect(await purgeRequestLog({ store: store() }, { now, retentionMs: 30 * DAY_MS })).toEqual({ purged: 1 });
+    expect(await prisma().requestLogEntry.count({ where: { id: early } })).toBe(0);
+    expect(await prisma().requestLogEntry.count({ where: { id: late } })).toBe(1);
+    // Run again: nothing more to drop.
+    expect(
+      await maintainPartitions({ store: store() }, { now, requestLogRetentionMs: 30 * DAY_MS }),
+    ).toMatchObject({ created: 0, dropped: 0, rows_dropped: 0 });
+  });
+
+  it("drops a month of messages only when all of it is unclaimed projects' past 30 days, with its timeline, idempotency records and verifications", async () => {
+    const unclaimed = await project(false);
+    const claimed = await project(true);
+    await ensureMonth({ store: store() }, new Date("2024-01-01T00:00:00Z"));
+    await ensureMonth({ store: store() }, new Date("2024-02-01T00:00:00Z"));
+    // January: unclaimed only. February: both.
+    const jan = [
+      await message(unclaimed, new Date("2024-01-03T00:00:00Z")),
+      await message(unclaimed, new Date("2024-01-30T00:00:00Z")),
+    ];
+    await prisma().idempotencyRecord.create({
+      data: {
+        id: newId("idem"),
+        projectId: unclaimed,
+        mode: "test",
+        key: "k-jan",
+        fingerprint: "f",
+        messageId: jan[0]!,
+        expiresAt: new Date("2024-01-04T00:00:00Z"),
+        createdAt: new Date("2024-01-03T00:00:00Z"),
+      },
+    });
+    await prisma().verification.create({
+      data: {
+        id: newId("vrf"),
+        projectId: unclaimed,
+        mode: "test",
+        messageId: jan[1]!,
+        recipientMasked: "+9955••••••12",
+        recipientFingerprint: "fp",
+        template: "verification_code",
+        locale: "en",
+        attemptsRemaining: 5,
+        expiresAt: new Date("2024-01-30T00:10:00Z"),
+        createdAt: new Date("2024-01-30T00:00:00Z"),
+      },
+    });
+    const febUnclaimed = await message(unclaimed, new Date("2024-02-10T00:00:00Z"));
+    const febClaimed = await message(claimed, new Date("2024-02-11T00:00:00Z"));
+    // An unclaimed message younger than 30 days stays whatever happens.
+    const recent = await message(unclaimed, new Date("2024-03-30T00:00:00Z"));
+
+    const now = new Date("2024-04-15T00:00:00Z");
+    const counts = await maintainPartitions(
+      { store: store() },
+      { now, requestLogRetentionMs: 30 * DAY_MS },
+    );
+    // January of messages (2 rows, with its timeline), and the empty January and February of request_log.
+    expect(counts).toMatchObject({ dropped: 3, rows_dropped: 2 });
+    expect(await partitions("messages")).not.toContain("messages_p2024_01");
+    expect(await partitions("message_events")).not.toContain("message_events_p2024_01");
+    expect(await partitions("messages")).toContain("messages_p2024_02");
+    expect(await prisma().message.count({ where: { id: { in: jan } } })).toBe(0);
+    expect(await prisma().messageEvent.count({ where: { messageId: { in: jan } } })).toBe(0);
+    expect(await prisma().idempotencyRecord.count({ where: { projectId: unclaimed } })).toBe(0);
+    expect(await prisma().verification.count({ where: { projectId: unclaimed } })).toBe(0);
+
+    // The per-row purge takes February's unclaimed message (and, through the
+    // trigger, its timeline) and leaves the claimed project's.
+    expect(
+      await purgeUnclaimedMessages({ store: store(), clock: { now: () => now }, config: { batchSize: 10 } }),
+    ).toEqual({ messages: 1, idempotency_records: 0 });
+    expect(await prisma().message.count({ where: { id: febUnclaimed } })).toBe(0);
+    expect(await prisma().messageEvent.count({ where: { messageId: febUnclaimed } })).toBe(0);
+    expect(await prisma().message.count({ where: { id: { in: [febClaimed, recent] } } })).toBe(2);
+    expect(await prisma().messageEvent.count({ where: { messageId: { in: [febClaimed, recent] } } })).toBe(4);
+
+    // February still holds a claimed project's message: kept, round after round.
+    expect(
+      await maintainPartitions({ store: store() }, { now, requestLogRetentionMs: 30 * DAY_MS }),
+    ).toMatchObject({ dropped: 0 });
+    expect(await partitions("messages")).toContain("messages_p2024_02");
+  });
+
+  it("keeps a month whose project was claimed after sending, and never drops the DEFAULT partition", async () => {
+    const unclaimed = await project(false);
+    await ensureMonth({ store: store() }, new Date("2023-05-01T00:00:00Z"));
+    const may = await message(unclaimed, new Date("2023-05-05T00:00:00Z"));
+    const stray = await message(unclaimed, new Date("1999-05-05T00:00:00Z"));
+    // Claimed after its messages were sent: they are kept from then on.
+    await prisma().project.update({ where: { id: unclaimed }, data: { claimedAt: new Date("2023-06-01") } });
+    const now = new Date("2023-08-01T00:00:00Z");
+    expect(
+      await maintainPartitions({ store: store() }, { now, requestLogRetentionMs: 30 * DAY_MS }),
+    ).toMatchObject({ dropped: 1, rows_dropped: 0 }); // the empty May of request_log
+    expect(await partitions("request_log")).not.toContain("request_log_p2023_05");
+    expect(await prisma().message.count({ where: { id: { in: [may, stray] } } })).toBe(2);
+    expect(await partitions("messages")).toContain("messages_p2023_05");
+    expect(await partitions("messages")).toContain("messages_default");
+  });
+
+  it.runIf(kind === "postgres")(
+    "waits for a claim being confirmed while it looks at a month, then keeps the month",
+    async () => {
+      const claiming = await project(false);
+      await ensureMonth({ store: store() }, new Date("2022-03-01T00:00:00Z"));
+      const march = await message(claiming, new Date("2022-03-10T00:00:00Z"));
+      const now = new Date("2022-06-01T00:00:00Z");
+      let maintained: Promise<unknown> | undefined;
+      await t.db.transaction(async (sql) => {
+        // The claim holds its project row, as claimProject's transaction does.
+        await sql.query("UPDATE projects SET claimed_at = CAST($2 AS timestamptz) WHERE id = $1", [claiming, now]);
+        maintained = maintainPartitions({ store: store() }, { now, requestLogRetentionMs: 30 * DAY_MS });
+        // Commit only once the drop is waiting for that row.
+        for (;;) {
+          const [row] = await t.db.query<{ waiting: number }>(
+            `SELECT count(*)::int AS waiting FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          );
+          if ((row?.waiting ?? 0) > 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      });
+      await maintained;
+      expect(await partitions("messages")).toContain("messages_p2022_03");
+      expect(await prisma().message.count({ where: { id: march } })).toBe(1);
+    },
+  );
+});
