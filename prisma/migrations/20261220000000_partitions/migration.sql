@@ -100,14 +100,17 @@ DROP FUNCTION "migration_partition_by_month"(text, text, integer);
 
 -- Not from schema.prisma: what the foreign key's ON DELETE CASCADE did. A
 -- message row deleted one by one (the unclaimed-messages purge, a send undone,
--- a project deleted) takes its timeline with it; a dropped partition of
--- messages is dropped with the same month of message_events instead.
+-- a project deleted) takes its timeline with it: one DELETE per statement over
+-- the deleted rows (a transition table), not one per row. A dropped partition
+-- of messages is dropped with the same month of message_events instead.
 CREATE FUNCTION "messages_delete_events"() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  DELETE FROM message_events WHERE message_id = OLD.id AND message_created_at = OLD.created_at;
+  DELETE FROM message_events e USING gone
+  WHERE e.message_id = gone.id AND e.message_created_at = gone.created_at;
   RETURN NULL;
 END
 $fn$;
 CREATE TRIGGER "messages_delete_events" AFTER DELETE ON "messages"
-  FOR EACH ROW EXECUTE FUNCTION "messages_delete_events"();
+  REFERENCING OLD TABLE AS gone
+  FOR EACH STATEMENT EXECUTE FUNCTION "messages_delete_events"();
