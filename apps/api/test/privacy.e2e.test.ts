@@ -593,6 +593,7 @@ describe(`leak scan over HTTP on ${backend}`, () => {
       "idempotency-purge",
       "rate-limit-purge",
       "dashboard-session-purge",
+      "partition-maintenance",
     ];
     for (const name of jobNames) {
       await server!.waitForOutput((line) => line.includes(`"job":"${name}"`), 20_000);

@@ -106,16 +106,18 @@ describe.each(backends)("the partitions migration on %s", (kind) => {
 
     // Still one row per id: a second row with the same key is refused, and the
     // request log's ON CONFLICT target exists.
-    await expect(db.query("INSERT INTO messages SELECT * FROM messages WHERE id = 'msg_0001'")).rejects.toThrow();
+    await expect(
+      db.query("INSERT INTO messages SELECT * FROM messages WHERE id = 'msg_0001'"),
+    ).rejects.toThrow();
     await db.query(
       `INSERT INTO request_log SELECT * FROM request_log WHERE id = 'req_0001' ON CONFLICT (id, created_at) DO NOTHING`,
     );
     expect(await db.query("SELECT count(*)::int AS n FROM request_log")).toEqual([{ n: 20 }]);
     // Deleting a message row takes its timeline along, as the foreign key's cascade did.
     await db.query("DELETE FROM messages WHERE id = 'msg_0006'");
-    expect(await db.query("SELECT count(*)::int AS n FROM message_events WHERE message_id = 'msg_0006'")).toEqual([
-      { n: 0 },
-    ]);
+    expect(
+      await db.query("SELECT count(*)::int AS n FROM message_events WHERE message_id = 'msg_0006'"),
+    ).toEqual([{ n: 0 }]);
     // Deleting the project does too, through messages' own cascade.
     await db.query("DELETE FROM projects WHERE id = 'prj_b'");
     expect(

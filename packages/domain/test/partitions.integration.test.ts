@@ -45,7 +45,9 @@ describe.each(backends)("partitions on %s", (kind) => {
 
   async function project(claimed: boolean): Promise<string> {
     const id = newId("prj");
-    await prisma().project.create({ data: { id, claimedAt: claimed ? new Date("2023-12-01T00:00:00Z") : null } });
+    await prisma().project.create({
+      data: { id, claimedAt: claimed ? new Date("2023-12-01T00:00:00Z") : null },
+    });
     return id;
   }
 
@@ -175,7 +177,9 @@ describe.each(backends)("partitions on %s", (kind) => {
     expect(await partitions("request_log")).toContain("request_log_p2025_02");
     expect(await prisma().requestLogEntry.count({ where: { id: { in: january } } })).toBe(0);
 
-    expect(await purgeRequestLog({ store: store() }, { now, retentionMs: 30 * DAY_MS })).toEqual({ purged: 1 });
+    expect(await purgeRequestLog({ store: store() }, { now, retentionMs: 30 * DAY_MS })).toEqual({
+      purged: 1,
+    });
     expect(await prisma().requestLogEntry.count({ where: { id: early } })).toBe(0);
     expect(await prisma().requestLogEntry.count({ where: { id: late } })).toBe(1);
     // Run again: nothing more to drop.
@@ -227,10 +231,7 @@ describe.each(backends)("partitions on %s", (kind) => {
     const recent = await message(unclaimed, new Date("2024-03-30T00:00:00Z"));
 
     const now = new Date("2024-04-15T00:00:00Z");
-    const counts = await maintainPartitions(
-      { store: store() },
-      { now, requestLogRetentionMs: 30 * DAY_MS },
-    );
+    const counts = await maintainPartitions({ store: store() }, { now, requestLogRetentionMs: 30 * DAY_MS });
     // January of messages (2 rows, with its timeline), and the empty January and February of request_log.
     expect(counts).toMatchObject({ dropped: 3, rows_dropped: 2 });
     expect(await partitions("messages")).not.toContain("messages_p2024_01");
@@ -285,7 +286,10 @@ describe.each(backends)("partitions on %s", (kind) => {
       let maintained: Promise<unknown> | undefined;
       await t.db.transaction(async (sql) => {
         // The claim holds its project row, as claimProject's transaction does.
-        await sql.query("UPDATE projects SET claimed_at = CAST($2 AS timestamptz) WHERE id = $1", [claiming, now]);
+        await sql.query("UPDATE projects SET claimed_at = CAST($2 AS timestamptz) WHERE id = $1", [
+          claiming,
+          now,
+        ]);
         maintained = maintainPartitions({ store: store() }, { now, requestLogRetentionMs: 30 * DAY_MS });
         // Commit only once the drop is waiting for that row.
         for (;;) {

@@ -16,9 +16,9 @@
 // is what they had not reached yet (a backlog after downtime, a shortened
 // retention) plus the empty table and indexes they leave behind, which a drop
 // returns to the system at once instead of through vacuum.
+import { UNCLAIMED_MESSAGE_RETENTION_MS } from "../claims/purge-unclaimed-messages.ts";
 import type { Store } from "../store/index.ts";
 import { monthStart, PARTITIONED_TABLES, type PartitionedTable } from "../store/partitions.ts";
-import { UNCLAIMED_MESSAGE_RETENTION_MS } from "../claims/purge-unclaimed-messages.ts";
 
 /** Partitions kept ready beyond the current month. */
 export const DEFAULT_PARTITION_MONTHS_AHEAD = 2;
@@ -111,7 +111,10 @@ export async function dropExpiredUnclaimedMessages(
   let rows = 0;
   let kept = 0;
   const events = new Map(
-    (await deps.store.partitions.list("message_events")).map((partition) => [partition.from.getTime(), partition]),
+    (await deps.store.partitions.list("message_events")).map((partition) => [
+      partition.from.getTime(),
+      partition,
+    ]),
   );
   for (const partition of await expired(deps, "messages", input.cutoff)) {
     const gone = await deps.store.transaction(async (tx) => {
