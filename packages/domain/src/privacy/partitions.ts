@@ -121,9 +121,11 @@ export async function dropExpiredUnclaimedMessages(
       if (await tx.partitions.holdsClaimedProject(partition.name)) return null;
       const count = await tx.partitions.countRows(partition.name);
       await tx.partitions.deleteDependentsOfMessages(partition.name);
+      // messages before message_events: the order in which a send's statement
+      // (and the events trigger) locks them, so the two never deadlock.
+      await tx.partitions.drop("messages", partition.name);
       const timeline = events.get(partition.from.getTime());
       if (timeline) await tx.partitions.drop("message_events", timeline.name);
-      await tx.partitions.drop("messages", partition.name);
       return count;
     });
     if (gone === null) {
