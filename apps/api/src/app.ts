@@ -273,15 +273,18 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     : createDatabaseClock({ store, local: overrides.localClock ?? systemClock, logger });
   const clock: Clock = overrides.clock ?? (databaseClock as DatabaseClock);
   let started = false;
+  // This month's partitions and the next two (docs/scaling.md#messages-partitioned-by-month),
+  // made right after the database is reached; requests do not wait for them
+  // (the migration made this month's, and the DEFAULT partitions take any row meanwhile).
+  let partitionsEnsured: Promise<unknown> = Promise.resolve();
   const databaseReady = starting.ready.then(async () => {
     await databaseClock?.sync();
     databaseClock?.start();
-    // This month's partitions (and the next ones) exist before the first send;
-    // should this fail, the DEFAULT partitions take the rows meanwhile.
-    await ensurePartitions({ store }, { now: clock.now() }).catch((error: unknown) =>
+    started = true;
+    partitionsEnsured = ensurePartitions({ store }, { now: clock.now() }).catch((error: unknown) =>
       logger.warn({ err: serializeError(error) }, "could not create this month's partitions at start-up"),
     );
-    started = true;
+    await partitionsEnsured;
   });
   // Observed by main.ts; never an unhandled rejection in tests that do not wait.
   databaseReady.catch(() => {});
@@ -417,6 +420,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       if (closed) return;
       closed = true;
       starting.stop();
+      await partitionsEnsured;
       await requestLog.close();
       databaseClock?.stop();
       metrics.stop();
