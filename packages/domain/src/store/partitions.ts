@@ -137,16 +137,17 @@ export function partitionStore(sql: Sql) {
     /**
      * What the per-row purge deletes with a message and that lives outside
      * its partition: its idempotency records and verification. Returns how
-     * many idempotency records went.
+     * many of each went.
      */
-    async deleteDependentsOfMessages(name: string): Promise<{ idempotency: number }> {
-      const [row] = await sql.query<{ idempotency: number }>(
+    async deleteDependentsOfMessages(name: string): Promise<{ idempotency: number; verifications: number }> {
+      const [row] = await sql.query<{ idempotency: number; verifications: number }>(
         `WITH ids AS (SELECT id FROM ${quoted(name)}),
          verifications AS (DELETE FROM verifications v USING ids WHERE v.message_id = ids.id RETURNING 1),
          idempotency AS (DELETE FROM idempotency_records r USING ids WHERE r.message_id = ids.id RETURNING 1)
-         SELECT (SELECT count(*) FROM idempotency)::int AS idempotency, (SELECT count(*) FROM verifications)::int AS v`,
+         SELECT (SELECT count(*) FROM idempotency)::int AS idempotency,
+                (SELECT count(*) FROM verifications)::int AS verifications`,
       );
-      return { idempotency: Number(row?.idempotency ?? 0) };
+      return { idempotency: Number(row?.idempotency ?? 0), verifications: Number(row?.verifications ?? 0) };
     },
 
     /**
