@@ -68,6 +68,7 @@ function describeLines(description: Description, cacheTtlMs: number): string[] {
     `  sender      ${project.sender ? `${project.sender} (uBill brand ${project.sender_brand_id ?? "-"})` : "the shared default"}`,
     `  credits     ${credits.balance}${credits.consistent ? " (matches the ledger)" : ` (LEDGER SUMS TO ${credits.ledger_sum}: investigate)`}`,
     `  paid        ${credits.has_paid_credits ? "yes (no free-tier allowance)" : "no"}`,
+    `  daily cap   ${project.daily_credit_cap === null ? "none" : `${project.daily_credit_cap} live credits a UTC day`}`,
     freeTier.applies
       ? `  free tier   ${freeTier.used_today} of ${freeTier.limit} live segments used today; resets ${freeTier.reset_at}`
       : "  free tier   does not apply (paid credits)",
@@ -202,6 +203,30 @@ const COMMANDS: Command[] = [
     },
   },
   {
+    name: "set-daily-cap",
+    flags: ["project", "cap"],
+    required: ["project", "cap"],
+    usage: "set-daily-cap   --project prj_… --cap N|none       live credits a UTC day (none: no cap)",
+    async run(flags, { operator }) {
+      const cap = flags.cap === "none" ? null : wholeNumber("cap", flags.cap);
+      const result = await operator.projects.setDailyCreditCap.mutate({
+        project_id: flags.project ?? "",
+        cap: cap ?? null,
+      });
+      if (!result.ok) return result;
+      const { ok: _ok, ...json } = result;
+      return {
+        ok: true,
+        json,
+        lines: [
+          result.daily_credit_cap === null
+            ? `Project ${result.project_id} has no daily credit cap now: live sends are limited by the balance only.`
+            : `Project ${result.project_id} may now reserve at most ${result.daily_credit_cap} live credits a UTC day; a send past it is refused with 429 daily_limit_reached.`,
+        ],
+      };
+    },
+  },
+  {
     name: "set-sender",
     flags: ["project", "name", "brand-id"],
     required: ["project", "name"],
@@ -270,6 +295,7 @@ const COMMANDS: Command[] = [
             suspended_at: project.suspended_at,
             sender: project.sender,
             sender_brand_id: project.sender_brand_id,
+            daily_credit_cap: project.daily_credit_cap,
           },
           credits: result.credits,
           free_tier: result.free_tier,
