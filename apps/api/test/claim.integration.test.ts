@@ -121,7 +121,13 @@ describe("the claim pages (in-process)", () => {
     const html = await response.text();
     expect(html).toContain("Sign in with GitHub");
     expect(html).not.toContain("Sign in with Google");
-    expect(html).not.toMatch(/<script|<link\b|src="http/i);
+    // No script; one stylesheet, the dashboard's own (same origin; the page sends no Referer).
+    expect(html).not.toMatch(/<script|src="http/i);
+    expect(html.match(/<link\b[^>]*>/g)).toEqual([
+      expect.stringMatching(/^<link rel="stylesheet" href="\/dashboard\/assets\/dashboard\.css\?v=[0-9a-f]{12}">$/),
+    ]);
+    expect(response.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(html).toContain('<meta name="referrer" content="no-referrer">');
     // The token appears only in this page's own form action.
     expect(html.split(tokenOf(key)).length - 1).toBe(1);
     expect(html).toContain(`action="/claim/${tokenOf(key)}/sign-in"`);

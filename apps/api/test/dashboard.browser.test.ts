@@ -7,17 +7,26 @@
 // operator's grant, sender approval and suspension (→ 403); another account
 // sees nothing. Screenshots of every page, desktop (1280 px) and mobile
 // (390 px), light and dark: test-output/screenshots/dashboard-*.png.
-import { join } from "node:path";
 import { createDatabase } from "@sms/db";
 import { availableBackends, type PrismaDatabase, withPrisma } from "@sms/db/testing";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
-import type { Browser, BrowserContext, Locator, Page, Response as PageResponse } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeGitHub, type FakeGitHubUser, startFakeGitHub } from "./fakes/fake-github.ts";
 import { type FakeGoogle, startFakeGoogle } from "./fakes/fake-google.ts";
 import type { FakeUser } from "./fakes/fake-page.ts";
 import { createTestKey, type ServerProcess, sendMessageRequest, startServer } from "./harness.ts";
-import { chromiumMissing, launchChromium, SCREENSHOT_DIR } from "./support/browser.ts";
+import { chromiumMissing, launchChromium } from "./support/browser.ts";
+import {
+  checkPage,
+  claimAsDeveloper as claimInBrowser,
+  DESKTOP,
+  eventually,
+  type PageKit,
+  pageKit,
+  devSignIn as signInAsDeveloper,
+  type TestKey,
+} from "./support/pages.ts";
 
 const skipBrowser = chromiumMissing();
 const noPostgres = !(await availableBackends()).includes("postgres");
@@ -40,10 +49,8 @@ const UBILL_KEY = "ubill-dashboard-browser-secret-5c1e";
 const CODE = "90817263";
 const NUMBER = "+995555123456";
 const FREE_CREDITS = 50;
-const DESKTOP = { width: 1280, height: 900 };
-const MOBILE = { width: 390, height: 844 };
 
-type Key = { api_key: string; project_id: string; claim_url: string; expires_at: string };
+type Key = TestKey;
 
 describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
   let server: ServerProcess;
@@ -52,6 +59,7 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
   let ubill: FakeUbill;
   let browser: Browser;
   let db: PrismaDatabase;
+  let kit: PageKit;
   /** Every API key, claim token and cookie value seen: none may reach the server's output. */
   const secrets = new Set<string>();
   /** Every HTML page the browsers loaded: URL and body. */
@@ -103,6 +111,7 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     google.allowRedirectUri(`${server.baseUrl}/claim/callback/google`);
     github.allowRedirectUri(`${server.baseUrl}/claim/callback/github`);
     db = withPrisma(await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 2 }));
+    kit = pageKit(server.baseUrl);
   }, 120_000);
 
   afterAll(async () => {
@@ -126,15 +135,6 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
   const read = (apiKey: string, id: string) =>
     api(`/v1/messages/${id}`, { headers: { Authorization: `Bearer ${apiKey}` } });
 
-  /** Polls `check` until it holds (the key cache and the status check take a moment), at most 20 s. */
-  async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
-    const deadline = Date.now() + 20_000;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-
   async function newPage(context?: BrowserContext): Promise<Page> {
     const page = await (context ?? (await browser.newContext({ viewport: DESKTOP }))).newPage();
     page.on("response", async (response) => {
@@ -147,27 +147,13 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     return page;
   }
 
-  /** Runs `action` and resolves the main frame's first non-redirect navigation response. */
-  async function navigation(page: Page, action: () => Promise<unknown>): Promise<PageResponse> {
-    const response = page.waitForResponse(
-      (r) =>
-        r.request().isNavigationRequest() &&
-        r.frame() === page.mainFrame() &&
-        (r.status() < 300 || r.status() >= 400),
-    );
-    await action();
-    const result = await response;
-    await page.waitForLoadState("load");
-    return result;
-  }
-  const click = (page: Page, target: Locator) => navigation(page, () => target.click());
-  const go = (page: Page, path: string) => navigation(page, () => page.goto(`${server.baseUrl}${path}`));
-  const button = (page: Page, name: string | RegExp) => page.getByRole("button", { name });
-  const link = (page: Page, name: string | RegExp) => page.getByRole("link", { name });
-  // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText (the rendered text), not the DOM property
-  const mainText = (page: Page) => page.locator("main").innerText();
-  // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText (the rendered text), not the DOM property
-  const headerText = (page: Page) => page.locator("header").innerText();
+  const navigation: PageKit["navigation"] = (...args) => kit.navigation(...args);
+  const click: PageKit["click"] = (...args) => kit.click(...args);
+  const go: PageKit["go"] = (...args) => kit.go(...args);
+  const button: PageKit["button"] = (...args) => kit.button(...args);
+  const link: PageKit["link"] = (...args) => kit.link(...args);
+  const mainText: PageKit["mainText"] = (...args) => kit.mainText(...args);
+  const headerText: PageKit["headerText"] = (...args) => kit.headerText(...args);
 
   async function rememberCookies(context: BrowserContext) {
     const cookies = await context.cookies();
@@ -176,58 +162,26 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
   }
 
   /**
-   * The current page, desktop and mobile, light and dark. At 390 px nothing
-   * may make the page itself scroll sideways (wide tables scroll in their frame).
+   * The current page, desktop and mobile, light and dark (screenshots), with
+   * the checks every page passes: axe in both schemes, at 390 px no sideways
+   * scroll and every id on one line.
    */
   async function shots(page: Page, name: string): Promise<void> {
     shotNames.add(name);
-    const original = page.viewportSize() ?? DESKTOP;
-    for (const [size, viewport] of [
-      ["desktop", DESKTOP],
-      ["mobile", MOBILE],
-    ] as const) {
-      await page.setViewportSize(viewport);
-      if (size === "mobile") {
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-        expect(overflow, `${name} is wider than 390 px`).toBeLessThanOrEqual(0);
-      }
-      for (const scheme of ["light", "dark"] as const) {
-        await page.emulateMedia({ colorScheme: scheme });
-        await page.screenshot({
-          path: join(SCREENSHOT_DIR, `dashboard-${name}-${size}-${scheme}.png`),
-          fullPage: true,
-        });
-      }
-    }
-    await page.emulateMedia({ colorScheme: "light" });
-    await page.setViewportSize(original);
+    await checkPage(page, `dashboard-${name}`);
   }
 
   /** Claims `key` in `page` as a local developer named `name`, and opens the project in the dashboard. */
   async function claimAsDeveloper(page: Page, key: Key, name: string, shotPrefix?: string): Promise<void> {
-    expect((await navigation(page, () => page.goto(key.claim_url))).status()).toBe(200);
-    expect(await mainText(page)).toContain("Development sign-in is on");
-    if (shotPrefix) await shots(page, `${shotPrefix}-claim-landing`);
-    await page.getByLabel("Your name").fill(name);
-    const confirm = await click(page, button(page, "Sign in as a local developer"));
-    expect(confirm.status()).toBe(200);
-    expect(await mainText(page)).toContain(`signed in with Development sign-in as ${name}`);
-    const claimed = await click(page, button(page, "Claim this project"));
-    expect(claimed.status()).toBe(200);
-    expect(await mainText(page)).toContain("Project claimed");
-    if (shotPrefix) await shots(page, `${shotPrefix}-claimed`);
-    const dashboard = await click(page, link(page, "Open the project in the dashboard"));
-    expect(dashboard.status()).toBe(200);
-    expect(page.url()).toBe(`${server.baseUrl}/dashboard/projects/${key.project_id}`);
+    await claimInBrowser(kit, page, key, name, async (claimPage, step) => {
+      if (shotPrefix) await shots(claimPage, `${shotPrefix}-${step}`);
+    });
     await rememberCookies(page.context());
   }
 
   /** Signs in to the dashboard as a local developer. */
   async function devSignIn(page: Page, name: string): Promise<void> {
-    await go(page, "/dashboard/sign-in");
-    await page.getByLabel("Your name").fill(name);
-    const signedIn = await click(page, button(page, "Sign in as a local developer"));
-    expect(signedIn.status()).toBe(200);
+    await signInAsDeveloper(kit, page, name);
     await rememberCookies(page.context());
   }
 
@@ -354,7 +308,7 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     await shots(page, "sender");
     journey = { key, liveKey, rolledKey, messageId: message.id };
     await page.context().close();
-  }, 120_000);
+  }, 300_000);
 
   it("the operator: finds the project, grants credits (idempotent), approves the sender, suspends (→ 403), reads the audit log", async () => {
     expect(journey).toBeDefined();
@@ -366,9 +320,49 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     await click(page, button(page, "Find"));
     expect(await mainText(page)).toContain(key.project_id);
     expect(await mainText(page)).toMatch(/Acme[\s\S]*Sign-in codes for the Acme shop/);
+    // The latest actions, in words (the account holder's, from the journey).
+    const home = await mainText(page);
+    expect(home).toMatch(/Latest actions[\s\S]*dev:alice-dev: Asked for the sender name “Acme”/);
+    expect(home).toContain("Rolled the test key");
+    expect(home).toMatch(/Revoked the live key key_/);
+    expect(home).not.toMatch(/[{}]/);
     await shots(page, "operator-home");
+    // Opening a project writes no audit row: only actions do.
+    const auditRows = () => db.prisma.auditEntry.count({ where: { projectId: key.project_id } });
+    const rowsBefore = await auditRows();
     await click(page, page.getByRole("link", { name: key.project_id }).first());
     await shots(page, "operator-project");
+    await go(page, `/dashboard/operator/projects/${key.project_id}`);
+    expect(await auditRows()).toBe(rowsBefore);
+
+    // The daily credit cap, set and cleared by the operator.
+    expect(await mainText(page)).toMatch(/Daily credit cap\s+None/);
+    await page.getByLabel(/Credits a UTC day/).fill("25");
+    await click(page, button(page, "Set the daily cap"));
+    expect(await mainText(page)).toContain("The daily credit cap was saved.");
+    expect(await mainText(page)).toMatch(/Daily credit cap\s+25/);
+    expect(
+      (await db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } })).dailyCreditCap,
+    ).toBe(25);
+    await page.getByLabel(/Credits a UTC day/).fill("lots");
+    const badCap = await click(page, button(page, "Set the daily cap"));
+    expect(badCap.status()).toBe(409);
+    expect(await mainText(page)).toContain("The daily credit cap must be a whole number");
+    await go(page, `/dashboard/operator/projects/${key.project_id}`);
+    await page.getByLabel(/Credits a UTC day/).fill("");
+    await click(page, button(page, "Set the daily cap"));
+    expect(await mainText(page)).toContain("The daily credit cap was removed");
+    expect(
+      (await db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } })).dailyCreditCap,
+    ).toBeNull();
+    const capRows = await db.prisma.auditEntry.findMany({
+      where: { projectId: key.project_id, action: "project.spending_set" },
+      orderBy: { createdAt: "asc" },
+    });
+    expect(capRows.map((row) => [row.actor, row.details])).toEqual([
+      ["dev:olga-ops", { daily_credit_cap: 25 }],
+      ["dev:olga-ops", { daily_credit_cap: null }],
+    ]);
 
     // Paid credits with a reference; the same reference again changes nothing.
     for (const notice of [
@@ -421,6 +415,7 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     const audit = await mainText(page);
     for (const action of [
       "project.suspended",
+      "project.spending_set",
       "sender.request_approved",
       "sender.set",
       "credits.granted",
@@ -434,6 +429,11 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     expect(audit).toContain("dev:olga-ops");
     expect(audit).toContain("dev:alice-dev");
     expect(audit).toContain("Abuse report #12");
+    // In words, not JSON.
+    expect(audit).toContain("Suspended the project: “Abuse report #12”");
+    expect(audit).toContain("Set the daily credit cap to 25 credits");
+    expect(audit).toContain("Granted 100 paid credits (reference “INV-2026-7”)");
+    expect(audit).not.toMatch(/[{}]/);
     await shots(page, "operator-audit");
     const rows = await db.prisma.auditEntry.findMany({ where: { projectId: key.project_id } });
     expect(rows.filter((row) => row.action === "credits.granted").map((row) => row.actor)).toEqual([
@@ -452,7 +452,7 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     await shots(holder, "overview-suspended");
     await holder.context().close();
     await page.context().close();
-  }, 120_000);
+  }, 300_000);
 
   it("GitHub and Google: claim, land in the dashboard, sign out, sign in again from the dashboard", async () => {
     for (const [provider, user, name] of [
@@ -539,6 +539,7 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
   it("every page was screenshotted; no page and no log line holds a full number, the code, a key or a token", async () => {
     for (const name of [
       "journey-claim-landing",
+      "journey-claim-confirm",
       "journey-claimed",
       "sign-in",
       "projects",

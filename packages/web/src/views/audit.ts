@@ -53,10 +53,10 @@ export function auditSentence(entry: AuditRecord): Html {
     case "sender.request_refused":
       return html`Refused the sender name “${text(d.name) ?? "?"}”${withReason(d)}`;
     case "project.spending_set": {
-      const cap = html`daily credit cap ${limit(d.daily_credit_cap, "none")}`;
+      const cap = limit(d.daily_credit_cap, "none");
       return "low_balance_threshold" in d
-        ? html`Set the spending limits: ${cap}, low-balance warning ${limit(d.low_balance_threshold, "off")}`
-        : html`Set the ${cap}`;
+        ? html`Set the spending limits: daily credit cap ${cap}, low-balance warning ${limit(d.low_balance_threshold, "off")}`
+        : html`Set the daily credit cap to ${cap}`;
     }
     case "message_keys.rotated":
       return html`Re-encrypted ${count(d.rotated)} messages under key ${id(d.current_key_id)}${typeof d.failed === "number" && d.failed > 0 ? html`; ${number(d.failed)} could not be read` : ""}`;
