@@ -49,6 +49,7 @@ code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font
 .note{border-left:4px solid var(--info);background:var(--card);padding:.6rem .9rem;margin:1rem 0;border-radius:0 8px 8px 0}
 .note.ok{border-color:var(--ok)}.note.warn{border-color:var(--warn)}.note.bad{border-color:var(--bad)}
 .note p{margin:.25rem 0}
+.table-wrap:focus-visible{outline-offset:0}
 .table-wrap{position:relative;overflow-x:auto;border:1px solid var(--border);border-radius:10px;background:var(--card)}
 table{border-collapse:collapse;width:100%;font-size:.93rem}
 th,td{text-align:left;padding:.55rem .7rem;border-bottom:1px solid var(--border);vertical-align:top}

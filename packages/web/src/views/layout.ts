@@ -231,10 +231,14 @@ export function projectHeader(projectId: string, current: Tab, title: string, qu
 ${tabs.map(([tab, label, href]) => html`<li><a href="${href}"${tab === current && html` aria-current="page"`}>${label}</a></li>\n`)}</ul></nav>`;
 }
 
-/** A table in a horizontally scrollable frame (narrow screens), with a caption for screen readers. */
+/**
+ * A table in a horizontally scrollable frame (narrow screens), with a caption
+ * for screen readers; the frame is focusable so that a keyboard can scroll it.
+ */
 export function table(caption: string, head: Child[], rows: Child[][], numeric: number[] = []): Html {
   const cls = (index: number) => numeric.includes(index) && html` class="num"`;
-  return html`<div class="table-wrap"><table>
+  // A frame that may scroll is a named region a keyboard can reach (and scroll with the arrow keys).
+  return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0"><table>
 <caption class="sr-only">${caption}</caption>
 <thead><tr>${head.map((cell, index) => html`<th scope="col"${cls(index)}>${cell}</th>`)}</tr></thead>
 <tbody>
