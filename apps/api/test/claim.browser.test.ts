@@ -7,22 +7,25 @@
 // sideways and ids whole), its action in view on a phone. Screenshots of every
 // page, desktop and mobile, light and dark: test-output/screenshots/claim-*.png.
 import { join } from "node:path";
-import { availableBackends, type PrismaDatabase } from "@sms/db/testing";
+import type { PrismaDatabase } from "@sms/db/testing";
 import type { Browser, BrowserContext, Cookie, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FakeGitHub, FakeGitHubUser } from "./fakes/fake-github.ts";
 import type { FakeGoogle } from "./fakes/fake-google.ts";
 import type { FakeUser } from "./fakes/fake-page.ts";
 import { createTestKey, type ServerProcess, sendMessageRequest } from "./harness.ts";
-import { chromiumMissing, SCREENSHOT_DIR } from "./support/browser.ts";
-import { type BrowserSuite, startBrowserSuite } from "./support/browser-suite.ts";
+import { SCREENSHOT_DIR } from "./support/browser.ts";
+import {
+  type BrowserSuite,
+  browserSuiteUnavailable,
+  OCTOCAT,
+  startBrowserSuite,
+} from "./support/browser-suite.ts";
 import { checkPage, expectInViewOnPhone, type PageKit, type TestKey } from "./support/pages.ts";
 
-const skipBrowser = chromiumMissing();
 // The test moves claim links past their expiry in the server's database, so
 // it needs PostgreSQL (in CI, availableBackends() insists on it).
-const noPostgres = !(await availableBackends()).includes("postgres");
-if (noPostgres && !skipBrowser) console.warn("skipping claim browser tests: PostgreSQL is not available");
+const unavailable = await browserSuiteUnavailable("claim browser tests");
 
 const ALICE: FakeUser = {
   subject: "108234567890123456789",
@@ -30,13 +33,7 @@ const ALICE: FakeUser = {
   name: "Alice Example",
 };
 const BOB: FakeUser = { subject: "108999999999999999999", email: "bob@example.com", name: "Bob Example" };
-const OCTO: FakeGitHubUser = {
-  id: 583231,
-  login: "octocat",
-  subject: "583231",
-  email: "octocat@example.com",
-  name: "The Octocat",
-};
+const OCTO = OCTOCAT;
 const HUBOT: FakeGitHubUser = {
   id: 1031,
   login: "hubot",
@@ -48,7 +45,7 @@ const FREE_CREDITS = 50;
 
 type Key = TestKey;
 
-describe.skipIf(skipBrowser || noPostgres)("claiming a test project in Chromium", () => {
+describe.skipIf(unavailable)("claiming a test project in Chromium", () => {
   let suite: BrowserSuite;
   let server: ServerProcess;
   let google: FakeGoogle;
@@ -61,15 +58,9 @@ describe.skipIf(skipBrowser || noPostgres)("claiming a test project in Chromium"
 
   beforeAll(async () => {
     suite = await startBrowserSuite({
+      name: "claim",
       identities: { google: [ALICE, BOB], github: [OCTO, HUBOT] },
-      env: {
-        CLAIM_FREE_CREDITS: String(FREE_CREDITS),
-        CLAIM_COOKIE_SECRET: "claim-browser-test-cookie-secret-0123456789",
-        // Every browser here signs in from 127.0.0.1; the limit itself is tested in-process.
-        CLAIM_SIGN_INS_PER_MINUTE: "1000",
-        TEST_KEYS_PER_MINUTE: "100",
-        SIMULATOR_DELIVERY_DELAY_MS: "0",
-      },
+      env: { CLAIM_FREE_CREDITS: String(FREE_CREDITS) },
     });
     ({ server, browser, db, kit } = suite);
     google = suite.google as FakeGoogle;

@@ -10,20 +10,17 @@
 // serious or critical issue. Screenshots (desktop and mobile, light and dark):
 // test-output/screenshots/console-*.png.
 import { readFile } from "node:fs/promises";
-import { availableBackends, type PrismaDatabase } from "@sms/db/testing";
-import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
+import type { PrismaDatabase } from "@sms/db/testing";
+import type { FakeUbill } from "@sms/provider-ubill/testing";
 import type { Browser, Page, Response as PageResponse } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServerProcess, sendMessageRequest } from "./harness.ts";
-import { chromiumMissing } from "./support/browser.ts";
-import { type BrowserSuite, startBrowserSuite } from "./support/browser-suite.ts";
+import { type BrowserSuite, browserSuiteUnavailable, startBrowserSuite } from "./support/browser-suite.ts";
 import { checkPage, claimedProjectWithLiveKey, eventually, type PageKit } from "./support/pages.ts";
 
-const skipBrowser = chromiumMissing();
-const noPostgres = !(await availableBackends()).includes("postgres");
-const UBILL_KEY = "ubill-console-browser-secret-7d2a";
+const unavailable = await browserSuiteUnavailable("the console browser tests");
 
-describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", () => {
+describe.skipIf(unavailable)("the developer console in Chromium", () => {
   let suite: BrowserSuite;
   let ubill: FakeUbill;
   let server: ServerProcess;
@@ -32,19 +29,13 @@ describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", 
   let kit: PageKit;
 
   beforeAll(async () => {
-    ubill = await startFakeUbill({ apiKey: UBILL_KEY, brands: [{ id: 1, name: "SMSGE", approved: true }] });
     suite = await startBrowserSuite({
+      name: "console",
+      ubill: { brands: [{ id: 1, name: "SMSGE", approved: true }] },
       env: {
         CLAIM_FREE_CREDITS: "50",
-        CLAIM_COOKIE_SECRET: "console-browser-test-cookie-secret-0123456789",
-        CLAIM_SIGN_INS_PER_MINUTE: "1000",
         DEV_SIGN_IN: "true",
-        UBILL_BASE_URL: ubill.baseUrl,
-        UBILL_API_KEY: UBILL_KEY,
-        UBILL_DEFAULT_BRAND_ID: "1",
         STATUS_CHECK_INTERVAL_SECONDS: "1",
-        SIMULATOR_DELIVERY_DELAY_MS: "0",
-        TEST_KEYS_PER_MINUTE: "100",
         MESSAGES_PER_MINUTE: "1000",
         FREE_TIER_DAILY_SEGMENTS: "1000",
         RECIPIENT_MESSAGES_PER_MINUTE: "100",
@@ -52,11 +43,11 @@ describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", 
       },
     });
     ({ server, browser, db, kit } = suite);
+    ubill = (suite.ubill as { fake: FakeUbill }).fake;
   }, 120_000);
 
   afterAll(async () => {
     await suite?.close();
-    await ubill?.close();
   });
 
   const api = (path: string, init?: RequestInit) => fetch(`${server.baseUrl}${path}`, init);

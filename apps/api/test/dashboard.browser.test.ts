@@ -7,15 +7,18 @@
 // operator's grant, sender approval and suspension (→ 403); another account
 // sees nothing. Screenshots of every page, desktop (1280 px) and mobile
 // (390 px), light and dark: test-output/screenshots/dashboard-*.png.
-import { availableBackends, type PrismaDatabase } from "@sms/db/testing";
-import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
+import type { PrismaDatabase } from "@sms/db/testing";
+import type { FakeUbill } from "@sms/provider-ubill/testing";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FakeGitHubUser } from "./fakes/fake-github.ts";
 import type { FakeUser } from "./fakes/fake-page.ts";
 import { createTestKey, type ServerProcess, sendMessageRequest } from "./harness.ts";
-import { chromiumMissing } from "./support/browser.ts";
-import { type BrowserSuite, startBrowserSuite } from "./support/browser-suite.ts";
+import {
+  type BrowserSuite,
+  browserSuiteUnavailable,
+  OCTOCAT,
+  startBrowserSuite,
+} from "./support/browser-suite.ts";
 import {
   checkPage,
   claimAsDeveloper as claimInBrowser,
@@ -26,9 +29,7 @@ import {
   type TestKey,
 } from "./support/pages.ts";
 
-const skipBrowser = chromiumMissing();
-const noPostgres = !(await availableBackends()).includes("postgres");
-if (noPostgres && !skipBrowser) console.warn("skipping dashboard browser tests: PostgreSQL is not available");
+const unavailable = await browserSuiteUnavailable("dashboard browser tests");
 
 const ALICE_G: FakeUser = {
   subject: "108234567890123456781",
@@ -36,21 +37,14 @@ const ALICE_G: FakeUser = {
   name: "Alice Google",
 };
 const BOB_G: FakeUser = { subject: "108999999999999999991", email: "bob@example.com", name: "Bob Google" };
-const OCTO: FakeGitHubUser = {
-  id: 583231,
-  login: "octocat",
-  subject: "583231",
-  email: "octocat@example.com",
-  name: "The Octocat",
-};
-const UBILL_KEY = "ubill-dashboard-browser-secret-5c1e";
+const OCTO = OCTOCAT;
 const CODE = "90817263";
 const NUMBER = "+995555123456";
 const FREE_CREDITS = 50;
 
 type Key = TestKey;
 
-describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
+describe.skipIf(unavailable)("the dashboard in Chromium", () => {
   let suite: BrowserSuite;
   let server: ServerProcess;
   let ubill: FakeUbill;
@@ -66,36 +60,29 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    ubill = await startFakeUbill({
-      apiKey: UBILL_KEY,
-      brands: [
-        { id: 1, name: "SMSGE", approved: true },
-        { id: 7, name: "Acme", approved: true },
-      ],
-    });
     suite = await startBrowserSuite({
+      name: "dashboard",
       identities: { google: [ALICE_G, BOB_G], github: [OCTO] },
+      ubill: {
+        brands: [
+          { id: 1, name: "SMSGE", approved: true },
+          { id: 7, name: "Acme", approved: true },
+        ],
+      },
       env: {
         CLAIM_FREE_CREDITS: String(FREE_CREDITS),
-        CLAIM_COOKIE_SECRET: "dashboard-browser-test-cookie-secret-0123456789",
-        CLAIM_SIGN_INS_PER_MINUTE: "1000",
         // Real providers are configured: the development provider only because this says so.
         DEV_SIGN_IN: "true",
         OPERATOR_IDENTITIES: "dev:olga-ops",
-        UBILL_BASE_URL: ubill.baseUrl,
-        UBILL_API_KEY: UBILL_KEY,
-        UBILL_DEFAULT_BRAND_ID: "1",
         STATUS_CHECK_INTERVAL_SECONDS: "1",
-        SIMULATOR_DELIVERY_DELAY_MS: "0",
-        TEST_KEYS_PER_MINUTE: "100",
       },
     });
     ({ server, browser, db, kit } = suite);
+    ubill = (suite.ubill as { fake: FakeUbill }).fake;
   }, 120_000);
 
   afterAll(async () => {
     await suite?.close();
-    await ubill?.close();
   });
 
   const api = (path: string, init?: RequestInit) => fetch(`${server.baseUrl}${path}`, init);
@@ -566,6 +553,6 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     for (const secret of secrets) expect(output).not.toContain(secret);
     expect(output).not.toContain(digits);
     expect(output).not.toContain(CODE);
-    expect(output).not.toContain(UBILL_KEY);
+    expect(output).not.toContain(suite.ubill?.apiKey);
   });
 });
