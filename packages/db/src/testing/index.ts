@@ -505,3 +505,8 @@ export async function createDatabaseProxy(targetUrl: string): Promise<DatabasePr
     },
   };
 }
+export {
+  type ReplicatedPostgres,
+  replicaHarnessAvailable,
+  startReplicatedPostgres,
+} from "./replica.ts";
