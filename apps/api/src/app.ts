@@ -309,7 +309,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       ? withReplicaReads(store, {
           replica,
           recentWindowMs: read.recentWindowMs,
-        now: () => clock.now().getTime(),
+        // Ids carry the wall time of the instance that minted them (newId), not the decision clock.
+        now: () => Date.now(),
         onFallback: (reason) => metrics.readFallback(reason),
       })
     : store;
