@@ -12,12 +12,11 @@ import { createCookieSealer, generateKeySpec, type Keyring, parseKeyring } from 
 import { createDatabase, type Database, openReadReplica, type ReadReplica, unavailableReason } from "@sms/db";
 import {
   type Clock,
-  createDatabaseClock,
-  type DatabaseClock,
   createApiKeyAuthenticator,
+  createDatabaseClock,
   createRequestRecorder,
   createStore,
-  withReplicaReads,
+  type DatabaseClock,
   messageBacklog,
   type RequestRecorder,
   type SmsProvider,
@@ -25,6 +24,7 @@ import {
   systemClock,
   systemTimer,
   type Timer,
+  withReplicaReads,
 } from "@sms/domain";
 import { createSimulatorProvider } from "@sms/provider-sim";
 import { createUbillProvider } from "@sms/provider-ubill";
@@ -309,11 +309,11 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       ? withReplicaReads(store, {
           replica,
           recentWindowMs: read.recentWindowMs,
-        // Ids carry the wall time of the instance that minted them (newId), not the decision clock.
-        now: () => Date.now(),
-        onFallback: (reason) => metrics.readFallback(reason),
-      })
-    : store;
+          // Ids carry the wall time of the instance that minted them (newId), not the decision clock.
+          now: () => Date.now(),
+          onFallback: (reason) => metrics.readFallback(reason),
+        })
+      : store;
   const ubill = config.ubill ? createUbillProvider({ ...config.ubill, logger }) : null;
   const live = ubill ? metrics.instrument(ubill) : null;
   if (!live) {

@@ -48,7 +48,11 @@ describe.runIf(replicaHarnessAvailable())("reads from a replica over HTTP", () =
     sent++;
     const response = await fetch(
       `${server.baseUrl}/v1/messages`,
-      sendMessageRequest(apiKey, crypto.randomUUID(), body({ to: `+99555520${String(sent).padStart(4, "0")}` })),
+      sendMessageRequest(
+        apiKey,
+        crypto.randomUUID(),
+        body({ to: `+99555520${String(sent).padStart(4, "0")}` }),
+      ),
     );
     expect(response.status).toBe(201);
     return ((await response.json()) as { id: string }).id;
@@ -91,7 +95,9 @@ describe.runIf(replicaHarnessAvailable())("reads from a replica over HTTP", () =
     expect(before.status).toBe(200);
     await paused(async () => {
       // A change on the primary only (as a status update would be).
-      await primary.query("UPDATE messages SET updated_at = updated_at + interval '1 hour' WHERE id = $1", [id]);
+      await primary.query("UPDATE messages SET updated_at = updated_at + interval '1 hour' WHERE id = $1", [
+        id,
+      ]);
       const stale = await getMessage(id);
       expect(stale.status).toBe(200);
       expect(stale.json.updated_at).toBe(before.json.updated_at);

@@ -7,8 +7,8 @@
 // read shows then tells which server answered. The window is measured on the
 // ids' own creation time (their first ten characters), never by waiting.
 import { sha256Hex } from "@sms/crypto";
-import { type ReplicatedPostgres, replicaHarnessAvailable, startReplicatedPostgres } from "@sms/db/testing";
 import { openReadReplica } from "@sms/db";
+import { type ReplicatedPostgres, replicaHarnessAvailable, startReplicatedPostgres } from "@sms/db/testing";
 import {
   claimProject,
   type DashboardViewer,
@@ -78,7 +78,11 @@ describe.runIf(replicaHarnessAvailable())("reads from a replica (in-process)", (
     sent++;
     const response = await t.request(
       "/v1/messages",
-      sendMessageRequest(apiKey, crypto.randomUUID(), body({ to: `+99555510${String(sent).padStart(4, "0")}` })),
+      sendMessageRequest(
+        apiKey,
+        crypto.randomUUID(),
+        body({ to: `+99555510${String(sent).padStart(4, "0")}` }),
+      ),
     );
     expect(response.status).toBe(201);
     return ((await response.json()) as { id: string }).id;
@@ -105,7 +109,9 @@ describe.runIf(replicaHarnessAvailable())("reads from a replica (in-process)", (
   };
 
   async function fallbacks(): Promise<Record<string, number>> {
-    const text = await (await t.internal("/metrics", { headers: { Authorization: `Bearer ${TOKEN}` } })).text();
+    const text = await (
+      await t.internal("/metrics", { headers: { Authorization: `Bearer ${TOKEN}` } })
+    ).text();
     const counts: Record<string, number> = { not_found_recent: 0, replica_error: 0 };
     for (const match of text.matchAll(/^sms_db_read_fallbacks_total\{reason="(\w+)"\} (\d+)/gm)) {
       counts[match[1]!] = Number(match[2]);
@@ -166,7 +172,9 @@ describe.runIf(replicaHarnessAvailable())("reads from a replica (in-process)", (
       expect(page.ok && page.timeline.length).toBeGreaterThan(0);
 
       const verifications = verificationClient((path, init) => t.request(path, init));
-      const startedVerification = await verifications.start(apiKey, crypto.randomUUID(), { to: "+995555109999" });
+      const startedVerification = await verifications.start(apiKey, crypto.randomUUID(), {
+        to: "+995555109999",
+      });
       expect(startedVerification.status).toBe(201);
       const verificationId = ((await startedVerification.json()) as { id: string }).id;
       expect((await verifications.get(apiKey, verificationId)).status).toBe(200);
@@ -198,7 +206,9 @@ describe.runIf(replicaHarnessAvailable())("reads from a replica (in-process)", (
           now: () => Date.now(),
           onFallback: (reason) => late.push(reason),
         });
-        expect(await getMessageUseCase({ store: recent }, { projectId, messageId: id })).toMatchObject({ ok: true });
+        expect(await getMessageUseCase({ store: recent }, { projectId, messageId: id })).toMatchObject({
+          ok: true,
+        });
         expect(late).toEqual(["not_found_recent"]);
       } finally {
         await replica.close();

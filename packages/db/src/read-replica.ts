@@ -13,7 +13,7 @@
 // fall back for that statement only.
 //
 // Readiness is the primary's alone: nothing here is pinged by /readyz.
-import { createDatabase, type CreateDatabaseOptions, type Database, type Sql } from "./database.ts";
+import { type CreateDatabaseOptions, createDatabase, type Database, type Sql } from "./database.ts";
 import { consoleLogger, errorMessage } from "./logger.ts";
 import { unavailableReason } from "./unavailable.ts";
 
@@ -94,7 +94,10 @@ export async function openReadReplica(options: OpenReadReplicaOptions): Promise<
           open = true;
           skipUntil = now() + retryAfterMs;
         } else {
-          logger.warn({ error: errorMessage(error) }, "the read replica failed a read: it runs on the primary");
+          logger.warn(
+            { error: errorMessage(error) },
+            "the read replica failed a read: it runs on the primary",
+          );
         }
         return fallback<Row>(sql, params);
       } finally {

@@ -177,7 +177,14 @@ export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
       bin,
       "pg_ctl",
       action === "start"
-        ? ["-D", dataDir, "-l", join(dir, `${dataDir === primaryDir ? "primary" : "replica"}.log`), "-w", "start"]
+        ? [
+            "-D",
+            dataDir,
+            "-l",
+            join(dir, `${dataDir === primaryDir ? "primary" : "replica"}.log`),
+            "-w",
+            "start",
+          ]
         : ["-D", dataDir, "-w", "stop", ...extra],
       owner,
     );
@@ -217,7 +224,19 @@ export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
     await run(
       bin,
       "pg_basebackup",
-      ["-h", "127.0.0.1", "-p", String(primaryPort), "-U", "postgres", "-D", replicaDir, "-R", "-X", "stream"],
+      [
+        "-h",
+        "127.0.0.1",
+        "-p",
+        String(primaryPort),
+        "-U",
+        "postgres",
+        "-D",
+        replicaDir,
+        "-R",
+        "-X",
+        "stream",
+      ],
       owner,
     );
     // The copied postgresql.conf names the primary's port; a later line wins.
@@ -230,7 +249,9 @@ export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
 
   const caughtUp = async () => {
     const [{ lsn }] = (
-      await withClient(primaryUrl, (client) => client.query<{ lsn: string }>("SELECT pg_current_wal_insert_lsn() AS lsn"))
+      await withClient(primaryUrl, (client) =>
+        client.query<{ lsn: string }>("SELECT pg_current_wal_insert_lsn() AS lsn"),
+      )
     ).rows as [{ lsn: string }];
     await until("the standby has replayed the primary's WAL", () =>
       withClient(replicaUrl, async (client) => {
@@ -251,7 +272,9 @@ export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
       await withClient(replicaUrl, async (client) => {
         await client.query("SELECT pg_wal_replay_pause()");
         await until("the standby's replay has paused", async () => {
-          const { rows } = await client.query<{ state: string }>("SELECT pg_get_wal_replay_pause_state() AS state");
+          const { rows } = await client.query<{ state: string }>(
+            "SELECT pg_get_wal_replay_pause_state() AS state",
+          );
           return rows[0]?.state === "paused";
         });
       });

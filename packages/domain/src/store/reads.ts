@@ -31,11 +31,7 @@ function isRecent(reads: ReplicaReads, id: string): boolean {
  * recent `id`, runs `onPrimary` instead.
  */
 export function readYourWrites(reads: ReplicaReads) {
-  return async <T>(
-    id: string,
-    onReplica: () => Promise<T>,
-    onPrimary: () => Promise<T>,
-  ): Promise<T> => {
+  return async <T>(id: string, onReplica: () => Promise<T>, onPrimary: () => Promise<T>): Promise<T> => {
     const found = await onReplica();
     const missing = found === null || (Array.isArray(found) && found.length === 0);
     if (!missing || !isRecent(reads, id)) return found;
