@@ -14,7 +14,7 @@
 // CI that is an error instead.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
-import { appendFile, chown, mkdtemp, readdir, rm } from "node:fs/promises";
+import { appendFile, chown, mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -157,12 +157,36 @@ const CLUSTER_SETTINGS = [
   "hot_standby_feedback = on",
 ];
 
+const DIR_PREFIX = "sms-replica-";
+const STALE_AFTER_MS = 6 * 60 * 60 * 1000;
+let staleSweep: Promise<void> | undefined;
+
+/** Stops and removes the clusters of killed runs: directories of ours untouched for six hours. */
+async function removeStaleClusters(bin: string, owner: { uid: number; gid: number } | null): Promise<void> {
+  for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
+    if (!name.startsWith(DIR_PREFIX)) continue;
+    const dir = join(tmpdir(), name);
+    const info = await stat(dir).catch(() => null);
+    if (!info || Date.now() - info.mtimeMs < STALE_AFTER_MS) continue;
+    for (const server of ["replica", "primary"]) {
+      if (existsSync(join(dir, server, "postmaster.pid"))) {
+        await run(bin, "pg_ctl", ["-D", join(dir, server), "-w", "stop", "-m", "immediate"], owner).catch(
+          () => undefined,
+        );
+      }
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Starts a primary and a streaming hot standby of it (see the top of this file). */
 export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
   const bin = findBinaries();
   if (!bin) throw new Error("PostgreSQL's server binaries are not installed (replicaHarnessAvailable)");
   const owner = serverUser();
-  const dir = await mkdtemp(join(tmpdir(), "sms-replica-"));
+  staleSweep ??= removeStaleClusters(bin, owner).catch(() => undefined);
+  await staleSweep;
+  const dir = await mkdtemp(join(tmpdir(), DIR_PREFIX));
   const primaryDir = join(dir, "primary");
   const replicaDir = join(dir, "replica");
   const [primaryPort, replicaPort] = [await freePort(), await freePort()];
