@@ -11,7 +11,7 @@
 //
 // Options (all optional):
 //   --duration=20       seconds per scenario (after a 3 s warm-up)
-//   --connections=64    concurrent connections
+//   --connections=64    concurrent connections; a list (32,256) runs every scenario at each
 //   --scenarios=send,replay,read
 //   --tool=wrk|autocannon
 //   --pool=20           DATABASE_POOL_SIZE of the server
@@ -19,7 +19,19 @@
 //   --inspect=127.0.0.1:9229  start the server with the V8 inspector (for a CPU profile)
 //   --baseline          also start bench/raw-baseline.ts (Deno.serve + pg, the least a request can
 //                       cost) on the same database, alternate rounds between the two, and report
-//                       the service's throughput and p99 as ratios of the baseline's
+//                       the service's throughput and p99 as ratios of the baseline's. For send, a
+//                       second, minimal baseline runs too (MINIMAL=1: key lookup, one transaction
+//                       with two inserts, one commit; no read of the idempotency record first),
+//                       and the ratios are given against both
+//   --phases            run the service with its internal listener and report, from its metrics,
+//                       each step's latency (sms_request_phase_duration_seconds: authenticate and a
+//                       send's prepare, write_ahead, submit, record), the event loop's delays and
+//                       the most requests seen waiting for a database connection
+//   --v8-flags=…        the service's V8 flags instead of scripts/deno.mjs's (an experiment)
+//   --env=A=1,B=2       extra environment for the service (an experiment)
+//   --compare-env=A=1   with --baseline: a second service with this environment too (e.g.
+//                       REQUEST_LOG_ENABLED=false), in the same alternating rounds, reported as
+//                       `variant` with its own ratios
 //   --rounds=3          rounds per server and scenario with --baseline (each --duration/rounds s)
 //   --profile           take a V8 CPU profile of the service during each scenario's measured run and
 //                       print the functions with the most self time (implies the inspector)
@@ -27,19 +39,35 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { createPostgresTestDatabase, testPostgresAdminUrl } from "@sms/db/testing";
 import pg from "pg";
+import { type Histograms, histogramDelta, quantile, scrapeMetrics } from "./metrics-scrape.ts";
 import {
   answersOk,
   benchArgs,
   freePort,
   ROOT,
   type ServerProcess,
+  sleep,
   startApi,
   startServerProcess,
 } from "./support.ts";
 
 const args = benchArgs();
 const DURATION_S = Number(args.duration ?? 20);
-const CONNECTIONS = Number(args.connections ?? 64);
+const CONNECTION_LEVELS = String(args.connections ?? 64)
+  .split(",")
+  .map((level) => Number(level));
+let CONNECTIONS = CONNECTION_LEVELS[0] ?? 64;
+const PHASES = args.phases === "true";
+const INTERNAL_TOKEN = "bench-internal-token-0123456789abcdef0123";
+const envList = (text: string | undefined): Record<string, string> =>
+  Object.fromEntries(
+    String(text ?? "")
+      .split(",")
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+  );
+const EXTRA_ENV = envList(args.env);
+const COMPARE_ENV = args["compare-env"] ? envList(args["compare-env"]) : null;
 const SCENARIOS = String(args.scenarios ?? "send,replay,read").split(",");
 const POOL = String(args.pool ?? 20);
 const LOG_LEVEL = String(args["log-level"] ?? "info");
@@ -132,10 +160,20 @@ async function backendPids(adminUrl: string, databaseUrl: string): Promise<numbe
   }
 }
 
-function startServer(databaseUrl: string): Promise<ServerProcess> {
+const internalPort = PHASES ? freePort() : 0;
+const metricsUrl = `http://127.0.0.1:${internalPort}/metrics`;
+
+function startServer(databaseUrl: string, variantEnv: Record<string, string> = {}): Promise<ServerProcess> {
+  const withPhases = PHASES && Object.keys(variantEnv).length === 0;
   return startApi({
-    denoArgs: args.inspect ? [`--inspect=${args.inspect}`] : [],
+    denoArgs: [
+      ...(args.inspect ? [`--inspect=${args.inspect}`] : []),
+      ...(args["v8-flags"] ? [`--v8-flags=${args["v8-flags"]}`] : []),
+    ],
     env: {
+      ...(withPhases ? { INTERNAL_PORT: String(internalPort), INTERNAL_API_TOKEN: INTERNAL_TOKEN } : {}),
+      ...EXTRA_ENV,
+      ...variantEnv,
       DATABASE_URL: databaseUrl,
       DATABASE_POOL_SIZE: POOL,
       LOG_LEVEL,
@@ -148,13 +186,13 @@ function startServer(databaseUrl: string): Promise<ServerProcess> {
 }
 
 /** bench/raw-baseline.ts on a free port, against the same database. */
-async function startBaseline(databaseUrl: string): Promise<ServerProcess> {
+async function startBaseline(databaseUrl: string, minimal = false): Promise<ServerProcess> {
   const port = freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const server = await startServerProcess({
     args: [join(ROOT, "bench", "raw-baseline.ts"), String(port), databaseUrl],
     cwd: ROOT,
-    env: { POOL, DENO_NO_UPDATE_CHECK: "1" },
+    env: { POOL, DENO_NO_UPDATE_CHECK: "1", ...(minimal ? { MINIMAL: "1" } : {}) },
     // Any answer will do: the baseline has no readiness route.
     ready: () => answersOk(`${baseUrl}/`).then(() => true),
     what: "the baseline",
@@ -397,9 +435,13 @@ const drive = (baseUrl: string, scenario: Scenario, seconds: number) =>
 const database = await createPostgresTestDatabase();
 let server: ServerProcess | undefined;
 let baseline: ServerProcess | undefined;
+let minimal: ServerProcess | undefined;
+let variant: ServerProcess | undefined;
 try {
   server = await startServer(database.databaseUrl);
+  if (BASELINE && COMPARE_ENV) variant = await startServer(database.databaseUrl, COMPARE_ENV);
   if (BASELINE) baseline = await startBaseline(database.databaseUrl);
+  if (BASELINE && SCENARIOS.includes("send")) minimal = await startBaseline(database.databaseUrl, true);
   const key = await fetch(`${server.baseUrl}/v1/test-keys`, { method: "POST" });
   if (key.status !== 201) throw new Error(`creating a test key failed: ${key.status} ${await key.text()}`);
   const { api_key: apiKey } = (await key.json()) as { api_key: string };
@@ -437,8 +479,81 @@ try {
   };
 
   console.error(
-    `bench: ${TOOL}, ${CONNECTIONS} connections, ${DURATION_S} s per scenario, pool ${POOL}, LOG_LEVEL=${LOG_LEVEL}, ${navigator.hardwareConcurrency} CPUs`,
+    `bench: ${TOOL}, ${CONNECTION_LEVELS.join(",")} connections, ${DURATION_S} s per scenario, pool ${POOL}, LOG_LEVEL=${LOG_LEVEL}, ${navigator.hardwareConcurrency} CPUs`,
   );
+  /** The service's metrics over `work`: each phase's histogram, and the most requests seen waiting for a connection. */
+  const observed = async <T>(
+    work: () => Promise<T>,
+  ): Promise<{ result: T; phases: Histograms; poolWaitingMax: number }> => {
+    if (!PHASES) return { result: await work(), phases: new Map(), poolWaitingMax: 0 };
+    const before = await scrapeMetrics(metricsUrl, INTERNAL_TOKEN);
+    let poolWaitingMax = 0;
+    let running = true;
+    const sampler = (async () => {
+      while (running) {
+        const now = await scrapeMetrics(metricsUrl, INTERNAL_TOKEN).catch(() => null);
+        poolWaitingMax = Math.max(
+          poolWaitingMax,
+          now?.gauges.get('sms_db_pool_connections{state="waiting"}') ?? 0,
+        );
+        await sleep(250);
+      }
+    })();
+    // What the service's PostgreSQL backends wait on (pg_stat_activity, every 100 ms): lock waits
+    // on one row show as Lock:transactionid / Lock:tuple.
+    const admin = new pg.Client({ connectionString: testPostgresAdminUrl() });
+    await admin.connect();
+    const waits = new Map<string, number>();
+    const waitSampler = (async () => {
+      while (running) {
+        const { rows } = await admin.query(
+          "SELECT coalesce(wait_event_type || ':' || wait_event, 'cpu') AS wait, count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND pid <> pg_backend_pid() GROUP BY 1",
+          [new URL(database.databaseUrl).pathname.slice(1)],
+        );
+        for (const row of rows as Array<{ wait: string; n: number }>)
+          waits.set(row.wait, (waits.get(row.wait) ?? 0) + row.n);
+        waits.set("(samples)", (waits.get("(samples)") ?? 0) + 1);
+        await sleep(100);
+      }
+    })();
+    const result = await work();
+    running = false;
+    await sampler;
+    await waitSampler;
+    await admin.end();
+    const after = await scrapeMetrics(metricsUrl, INTERNAL_TOKEN);
+    const phases = histogramDelta(before.histograms, after.histograms);
+    console.error(
+      `db waits (active backends summed over samples): ${JSON.stringify(Object.fromEntries(waits))}`,
+    );
+    return { result, phases, poolWaitingMax };
+  };
+  /** p50/p99 (ms) of each phase over all of a scenario's service rounds. */
+  const phaseSummary = (all: Histograms[]) => {
+    const merged: Histograms = new Map();
+    for (const histograms of all) {
+      for (const [name, buckets] of histograms) {
+        const into = merged.get(name) ?? new Map<number, number>();
+        for (const [le, count] of buckets) into.set(le, (into.get(le) ?? 0) + count);
+        merged.set(name, into);
+      }
+    }
+    return Object.fromEntries(
+      [...merged.entries()]
+        .filter(([name]) => name.startsWith("sms_request_phase") || name.startsWith("sms_event_loop"))
+        .map(([name, buckets]) => [
+          name
+            .replace(/^sms_request_phase_duration_seconds\{phase="([^"]+)"\}$/, "$1")
+            .replace(/^sms_event_loop_delay_seconds$/, "event_loop_delay"),
+          {
+            count: buckets.get(Number.POSITIVE_INFINITY) ?? 0,
+            p50_ms: Math.round(quantile(buckets, 0.5) * 1e4) / 10,
+            p99_ms: Math.round(quantile(buckets, 0.99) * 1e4) / 10,
+            p999_ms: Math.round(quantile(buckets, 0.999) * 1e4) / 10,
+          },
+        ]),
+    );
+  };
   /** One measured run against `target`, with the CPU time its process and PostgreSQL spent per request. */
   const measure = async (target: { baseUrl: string; pid: number }, scenario: Scenario, seconds: number) => {
     const backends = () => backendPids(testPostgresAdminUrl(), database.databaseUrl);
@@ -454,56 +569,102 @@ try {
     return result;
   };
 
-  for (const name of SCENARIOS) {
-    const scenario = scenarios[name];
-    if (!scenario) throw new Error(`unknown scenario ${name}`);
-    await drive(server.baseUrl, scenario, 3); // warm-up (JIT, pool, caches)
-    if (!baseline) {
-      const run = () => measure(server as { baseUrl: string; pid: number }, scenario, DURATION_S);
-      console.log(JSON.stringify(PROFILE ? await profiled(run) : await run()));
-      continue;
-    }
-    await drive(baseline.baseUrl, scenario, 3);
-    // Alternate short rounds, so both see the same machine load.
-    const seconds = Math.max(2, Math.round(DURATION_S / ROUNDS));
-    const rounds: { service: Result[]; baseline: Result[] } = { service: [], baseline: [] };
-    for (let round = 0; round < ROUNDS; round++) {
-      rounds.service.push(await measure(server, scenario, seconds));
-      rounds.baseline.push(await measure(baseline, scenario, seconds));
-    }
-    const summary = (results: Result[]) => ({
-      requests_per_s: median(results.map((r) => r.requests_per_s)),
-      p50_ms: median(results.map((r) => r.latency_ms.p50)),
-      p99_ms: median(results.map((r) => r.latency_ms.p99)),
-      non_2xx: results.reduce((sum, r) => sum + r.non_2xx, 0),
-      errors: results.reduce((sum, r) => sum + r.errors, 0),
-      cpu_ms_per_request: {
-        api: median(results.map((r) => r.cpu_ms_per_request?.api ?? 0)),
-        postgres: median(results.map((r) => r.cpu_ms_per_request?.postgres ?? 0)),
-      },
-      rss_mb_per_round: results.map((r) => r.rss_mb ?? 0),
-    });
-    const service = summary(rounds.service);
-    const raw = summary(rounds.baseline);
-    const ratio = (a: number, b: number) => Math.round((a / Math.max(1e-9, b)) * 100) / 100;
-    console.log(
-      JSON.stringify({
-        scenario: name,
-        throughput_ratio: ratio(service.requests_per_s, raw.requests_per_s),
-        p99_ratio: ratio(service.p99_ms, raw.p99_ms),
-        rounds: ROUNDS,
-        seconds_per_round: seconds,
-        service,
-        baseline: raw,
-        per_round_rps: {
-          service: rounds.service.map((r) => r.requests_per_s),
-          baseline: rounds.baseline.map((r) => r.requests_per_s),
+  for (const level of CONNECTION_LEVELS)
+    for (const name of SCENARIOS) {
+      CONNECTIONS = level;
+      const scenario = scenarios[name];
+      if (!scenario) throw new Error(`unknown scenario ${name}`);
+      await drive(server.baseUrl, scenario, 3); // warm-up (JIT, pool, caches)
+      if (!baseline) {
+        const run = () => measure(server as { baseUrl: string; pid: number }, scenario, DURATION_S);
+        const seen = await observed(() => (PROFILE ? profiled(run) : run()));
+        console.log(
+          JSON.stringify({
+            ...seen.result,
+            ...(PHASES ? { phases: phaseSummary([seen.phases]), pool_waiting_max: seen.poolWaitingMax } : {}),
+          }),
+        );
+        continue;
+      }
+      await drive(baseline.baseUrl, scenario, 3);
+      const minimalHere = name === "send" ? minimal : undefined;
+      if (minimalHere) await drive(minimalHere.baseUrl, scenario, 3);
+      if (variant) await drive(variant.baseUrl, scenario, 3);
+      // Alternate short rounds, so all see the same machine load.
+      const seconds = Math.max(2, Math.round(DURATION_S / ROUNDS));
+      const rounds: { service: Result[]; baseline: Result[]; minimal: Result[]; variant: Result[] } = {
+        service: [],
+        baseline: [],
+        minimal: [],
+        variant: [],
+      };
+      const phaseRounds: Histograms[] = [];
+      let poolWaitingMax = 0;
+      for (let round = 0; round < ROUNDS; round++) {
+        const seen = await observed(() => measure(server as ServerProcess, scenario, seconds));
+        rounds.service.push(seen.result);
+        phaseRounds.push(seen.phases);
+        poolWaitingMax = Math.max(poolWaitingMax, seen.poolWaitingMax);
+        rounds.baseline.push(await measure(baseline, scenario, seconds));
+        if (minimalHere) rounds.minimal.push(await measure(minimalHere, scenario, seconds));
+        if (variant) rounds.variant.push(await measure(variant, scenario, seconds));
+      }
+      const summary = (results: Result[]) => ({
+        requests_per_s: median(results.map((r) => r.requests_per_s)),
+        p50_ms: median(results.map((r) => r.latency_ms.p50)),
+        p99_ms: median(results.map((r) => r.latency_ms.p99)),
+        non_2xx: results.reduce((sum, r) => sum + r.non_2xx, 0),
+        errors: results.reduce((sum, r) => sum + r.errors, 0),
+        cpu_ms_per_request: {
+          api: median(results.map((r) => r.cpu_ms_per_request?.api ?? 0)),
+          postgres: median(results.map((r) => r.cpu_ms_per_request?.postgres ?? 0)),
         },
-      }),
-    );
-  }
+        rss_mb_per_round: results.map((r) => r.rss_mb ?? 0),
+      });
+      const service = summary(rounds.service);
+      const raw = summary(rounds.baseline);
+      const least = rounds.minimal.length ? summary(rounds.minimal) : null;
+      const other = rounds.variant.length ? summary(rounds.variant) : null;
+      const ratio = (a: number, b: number) => Math.round((a / Math.max(1e-9, b)) * 100) / 100;
+      console.log(
+        JSON.stringify({
+          scenario: name,
+          connections: CONNECTIONS,
+          throughput_ratio: ratio(service.requests_per_s, raw.requests_per_s),
+          p99_ratio: ratio(service.p99_ms, raw.p99_ms),
+          ...(least
+            ? {
+                minimal_throughput_ratio: ratio(service.requests_per_s, least.requests_per_s),
+                minimal_p99_ratio: ratio(service.p99_ms, least.p99_ms),
+              }
+            : {}),
+          rounds: ROUNDS,
+          seconds_per_round: seconds,
+          service,
+          baseline: raw,
+          ...(least ? { minimal_baseline: least } : {}),
+          ...(other
+            ? {
+                variant: {
+                  env: COMPARE_ENV,
+                  throughput_ratio: ratio(other.requests_per_s, raw.requests_per_s),
+                  p99_ratio: ratio(other.p99_ms, raw.p99_ms),
+                  ...other,
+                },
+              }
+            : {}),
+          ...(PHASES ? { phases: phaseSummary(phaseRounds), pool_waiting_max: poolWaitingMax } : {}),
+          per_round_rps: {
+            service: rounds.service.map((r) => r.requests_per_s),
+            baseline: rounds.baseline.map((r) => r.requests_per_s),
+          },
+        }),
+      );
+    }
 } finally {
   await server?.stop();
   await baseline?.stop();
+  await minimal?.stop();
+  await variant?.stop();
   await database.drop();
 }

@@ -10,11 +10,16 @@
 // No validation, no rate limit, no encryption, no logging, no framework: a
 // ceiling, not an alternative. Started by bench/messages.ts as its own
 // process: deno run … bench/raw-baseline.ts <port> <databaseUrl>
+//
+// With MINIMAL=1 it is the minimal baseline (issue 26): a send does not read
+// the idempotency record first, so it is exactly a key lookup and one
+// transaction with two inserts and one commit.
 import pg from "pg";
 
 const [portText, databaseUrl] = Deno.args;
 if (!portText || !databaseUrl) throw new Error("usage: raw-baseline.ts <port> <databaseUrl>");
 
+const MINIMAL = Deno.env.get("MINIMAL") === "1";
 const pool = new pg.Pool({ connectionString: databaseUrl, max: Number(Deno.env.get("POOL") ?? 20) });
 const encoder = new TextEncoder();
 
@@ -60,12 +65,14 @@ Deno.serve(
     if (request.method === "POST" && url.pathname === "/v1/messages") {
       const idempotencyKey = request.headers.get("idempotency-key") ?? "";
       const body = (await request.json()) as { to: string; template: string; locale?: string };
-      const prior = await pool.query({
-        name: "raw_prior",
-        text: 'SELECT response_body FROM idempotency_records WHERE project_id = $1 AND mode = CAST($2 AS "KeyMode") AND key = $3',
-        values: [key.projectId, key.mode, idempotencyKey],
-      });
-      if (prior.rows[0]) return json(200, prior.rows[0].response_body);
+      if (!MINIMAL) {
+        const prior = await pool.query({
+          name: "raw_prior",
+          text: 'SELECT response_body FROM idempotency_records WHERE project_id = $1 AND mode = CAST($2 AS "KeyMode") AND key = $3',
+          values: [key.projectId, key.mode, idempotencyKey],
+        });
+        if (prior.rows[0]) return json(200, prior.rows[0].response_body);
+      }
       const now = new Date();
       const id = newId("msg");
       const message = {

@@ -328,11 +328,32 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     ),
     live,
   };
-  const services = apiServices({ store, reads, keyring, clock, logger, providers, brands: ubill, config });
+  const services = apiServices({
+    store,
+    reads,
+    keyring,
+    clock,
+    logger,
+    providers,
+    brands: ubill,
+    config,
+    observeSend: (phase, ms) => metrics.phase(`send_${phase}`, ms),
+  });
+  const authenticator = createApiKeyAuthenticator({ store, clock, cacheTtlMs: config.apiKeyCacheTtlMs });
 
   const deps: AppDeps = {
     services,
-    auth: createApiKeyAuthenticator({ store, clock, cacheTtlMs: config.apiKeyCacheTtlMs }),
+    auth: {
+      ...authenticator,
+      async authenticate(authorization) {
+        const started = performance.now();
+        try {
+          return await authenticator.authenticate(authorization);
+        } finally {
+          metrics.phase("authenticate", performance.now() - started);
+        }
+      },
+    },
     authThrottle: createAuthThrottle({ clock, maxFailuresPerMinute: config.authFailuresPerMinute }),
     clock,
     logger,
@@ -381,7 +402,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       metrics.request(request.route, request.method, request.status, request.seconds, request.code),
     onAnswered: (state, finished, response) => {
       const record = requestRecord(state, finished, response, clock.now());
-      if (record) requestLog.record(record);
+      if (record && config.requestLogEnabled) requestLog.record(record);
     },
     databaseStarted,
     pageErrors: web.errors,
@@ -422,6 +443,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       starting.stop();
       await requestLog.close();
       databaseClock?.stop();
+      metrics.stop();
       await replica?.close();
       if (!overrides.db) await db.close();
       logger.flush();

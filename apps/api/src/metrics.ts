@@ -3,13 +3,23 @@
 // labels are route templates, statuses, codes, modes, job and provider names.
 import process from "node:process";
 import type { Database, ReadFallbackReason } from "@sms/db";
-import type { MessageBacklog, SmsProvider, SubmitOutcome } from "@sms/domain";
+import type { MessageBacklog, SendPhase, SmsProvider, SubmitOutcome } from "@sms/domain";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 /** Seconds; from 1 ms to 30 s, the range between a cached read and a provider deadline. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
+/** Seconds; finer, from 0.25 ms to 4 s: the steps of one request and the event loop's delays. */
+const PHASE_BUCKETS = [
+  0.00025, 0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1, 2, 4,
+];
+/** How often the event loop's delay is sampled. */
+const EVENT_LOOP_SAMPLE_MS = 20;
+
 type PoolStats = ReturnType<Database["poolStats"]>;
+
+/** A step of a request that is timed on its own: the API key's check, and the steps of a new send. */
+export type RequestPhase = "authenticate" | `send_${SendPhase}`;
 
 export function createMetrics(sources: {
   /** Messages due for a status check, still queued, and unknown (read at scrape time). */
@@ -84,6 +94,26 @@ export function createMetrics(sources: {
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
+  const phases = new Histogram({
+    name: "sms_request_phase_duration_seconds",
+    help: "Duration of one step of a request: authenticate (the API key), and a new send's prepare, write_ahead, submit and record.",
+    labelNames: ["phase"] as const,
+    buckets: PHASE_BUCKETS,
+    registers: [registry],
+  });
+  const eventLoopDelay = new Histogram({
+    name: "sms_event_loop_delay_seconds",
+    help: `How late a timer due every ${EVENT_LOOP_SAMPLE_MS} ms fired: time the event loop spent blocked (CPU work, garbage collection).`,
+    buckets: PHASE_BUCKETS,
+    registers: [registry],
+  });
+  let expected = performance.now() + EVENT_LOOP_SAMPLE_MS;
+  const eventLoopSampler = setInterval(() => {
+    const now = performance.now();
+    eventLoopDelay.observe(Math.max(0, now - expected) / 1000);
+    expected = now + EVENT_LOOP_SAMPLE_MS;
+  }, EVENT_LOOP_SAMPLE_MS);
+  unrefTimer(eventLoopSampler);
   const jobDuration = new Histogram({
     name: "sms_job_round_duration_seconds",
     help: "Duration of one round of a periodic job.",
@@ -157,6 +187,14 @@ export function createMetrics(sources: {
       requestDuration.observe({ route, method }, seconds);
       if (status === 429 && code) refusals.inc({ code, route });
     },
+    /** One timed step of a request (RequestPhase), in milliseconds. */
+    phase(phase: RequestPhase, ms: number) {
+      phases.observe({ phase }, ms / 1000);
+    },
+    /** Stops the event loop's sampler (the process ends, or a test's app is closed). */
+    stop() {
+      clearInterval(eventLoopSampler);
+    },
     send(mode: string, outcome: string) {
       sends.inc({ mode, outcome });
     },
@@ -214,6 +252,13 @@ export function createMetrics(sources: {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** A timer that never keeps the process alive: Deno's ids are numbers (Deno.unrefTimer), Node's are objects. */
+function unrefTimer(timer: unknown): void {
+  const deno = (globalThis as { Deno?: { unrefTimer(id: number): void } }).Deno;
+  if (typeof timer === "number") deno?.unrefTimer(timer);
+  else (timer as { unref?(): void }).unref?.();
+}
 
 export type VerificationEvent =
   | "started"

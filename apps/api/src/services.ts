@@ -7,6 +7,7 @@ import {
   BUCKETS,
   type Clock,
   checkMessageStatuses,
+  checkVerification,
   claimProject,
   clearProjectSender,
   consumeLimits,
@@ -14,6 +15,7 @@ import {
   createLiveKey,
   createProjectLiveKey,
   createTestKey,
+  dashboardTestSender,
   describeClaim,
   describeProject,
   endAllSessions,
@@ -21,6 +23,7 @@ import {
   findProjectKey,
   findProjects,
   getMessage,
+  getVerification,
   grantPaidCredits,
   type Logger,
   listAccountProjects,
@@ -28,14 +31,14 @@ import {
   listProjectKeys,
   listProjectMessages,
   listProjectRequests,
+  listProjectVerifications,
   listSenderRequests,
   messageRequests,
   ownProjectSpending,
-  dashboardTestSender,
-  projectOnboarding,
   projectCredits,
   projectKey,
   projectMessage,
+  projectOnboarding,
   projectOverview,
   projectRequest,
   projectSender,
@@ -56,20 +59,18 @@ import {
   rollTestKey,
   rotateKeys,
   type SenderBrandDirectory,
+  type SendMessageDeps,
   type SmsProvider,
   type Store,
   searchProject,
-  setDailyCreditCap,
-  checkVerification,
-  getVerification,
-  listProjectVerifications,
   sendMessage,
-  startVerification,
-  verificationConversion,
+  setDailyCreditCap,
   setProjectSender,
   setProjectSpending,
   startSession,
+  startVerification,
   suspendProject,
+  verificationConversion,
 } from "@sms/domain";
 import type { Config } from "./env.ts";
 
@@ -189,6 +190,8 @@ export function apiServices(options: {
   /** The live provider's brand list (sender approvals), or null when none is configured. */
   brands: SenderBrandDirectory | null;
   config: Config;
+  /** Told how long each step of a new send took (metrics). */
+  observeSend?: SendMessageDeps["observe"];
 }) {
   const { store, keyring, clock, logger, providers, config } = options;
   const reads = options.reads ?? store;
@@ -199,6 +202,7 @@ export function apiServices(options: {
     clock,
     providers,
     answered: createAnsweredKeys(),
+    observe: options.observeSend,
     config: {
       messagesPerMinute: config.messages.perMinute,
       recipientLimits: {

@@ -14,6 +14,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { SendMessageStore } from "../src/messages/send/send-message.ts";
 import type { MessageResource } from "../src/model/message.ts";
+import { type CountedClaim, claimCountedMany } from "../src/store/idempotency.ts";
 import { createStore, type Outcome, type QueuedMessage } from "../src/store/index.ts";
 import { emptyTables, fakeStore, type Tables } from "./support/fake-send-store.ts";
 
@@ -285,6 +286,21 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
       expect(await s.store.messages.read(m.messageId)).toBeNull();
     });
 
+    it("claims at once (group commit): exactly the limit counted, numbered 1..limit; a key sent twice is claimed once", async () => {
+      const bucket = `m-${newId("key")}`;
+      const sends = Array.from({ length: 30 }, () => message("test"));
+      const twice = message("test", { scope: (sends[0] as QueuedMessage).scope });
+      const outcomes = await Promise.all(
+        [...sends, twice].map((m) => s.store.idempotency.claimCounted(m, minute(bucket, 10))),
+      );
+      const claimed = outcomes.filter((o) => o.claimed);
+      expect(claimed).toHaveLength(30);
+      const used = claimed.map((o) => (o.claimed ? o.used : undefined)).filter((u) => u !== null);
+      expect([...used].sort((a, b) => Number(a) - Number(b))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(outcomes.filter((o) => !o.claimed)).toHaveLength(1);
+      expect(await s.store.transaction((tx) => tx.limits.read(bucket, NOW))).toBe(10);
+    });
+
     it("a claim whose message exists (a live send in flight) is not abandoned", async () => {
       const m = message("live");
       await s.store.transaction((tx) => tx.messages.insertQueued(m));
@@ -334,5 +350,60 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
       await s.markPaid();
       expect(await s.store.transaction((tx) => tx.projects.hasPaidCredits(s.projectId))).toBe(true);
     });
+  });
+});
+
+describe.each(await availableBackends())("claimCountedMany, one statement per window (%s)", (kind) => {
+  let t: TestDatabase;
+  let projectId: string;
+  beforeAll(async () => {
+    t = await createTestDatabase(kind);
+    projectId = newId("prj");
+    await createStore(t.db).projects.create(projectId, NOW);
+  });
+  afterAll(() => t?.drop());
+
+  const claimOf = (key = newId("key")): CountedClaim["claim"] => ({
+    idempotencyId: newId("idem"),
+    scope: { projectId, mode: "test", key },
+    fingerprint: `fp-${newId("key")}`,
+    messageId: newId("msg"),
+    expiresAt: new Date(NOW.getTime() + DAY_MS),
+    now: NOW,
+  });
+  const window = (bucket: string, limit: number) => ({
+    bucket,
+    start: NOW,
+    end: new Date(NOW.getTime() + 60_000),
+    limit,
+  });
+
+  it("within the limit: every distinct key claimed, the counter moved once, `used` in order", async () => {
+    const bucket = `m-${newId("key")}`;
+    const items = Array.from({ length: 4 }, () => ({ claim: claimOf(), counter: window(bucket, 10) }));
+    const outcomes = await claimCountedMany(t.db, items);
+    expect(outcomes).toEqual([1, 2, 3, 4].map((used) => ({ claimed: true, used })));
+    expect(await createStore(t.db).limits.read(bucket, NOW)).toBe(4);
+  });
+
+  it("past the limit: filled exactly to it, the rest claimed uncounted; a repeated or earlier key is taken", async () => {
+    const bucket = `m-${newId("key")}`;
+    const earlier = claimOf();
+    await claimCountedMany(t.db, [{ claim: earlier, counter: window(`other-${bucket}`, 10) }]);
+    const items = Array.from({ length: 8 }, () => ({ claim: claimOf(), counter: window(bucket, 5) }));
+    const first = items[0]?.claim as CountedClaim["claim"];
+    const repeated = { ...claimOf(first.scope.key), fingerprint: "fp-repeat" };
+    const outcomes = await claimCountedMany(t.db, [
+      ...items,
+      { claim: repeated, counter: window(bucket, 5) },
+      { claim: { ...claimOf(earlier.scope.key) }, counter: window(bucket, 5) },
+    ]);
+    expect(outcomes.slice(0, 8)).toEqual([
+      ...[1, 2, 3, 4, 5].map((used) => ({ claimed: true, used })),
+      ...[0, 0, 0].map(() => ({ claimed: true, used: null })),
+    ]);
+    expect(outcomes[8]).toMatchObject({ claimed: false, prior: { messageId: first.messageId } });
+    expect(outcomes[9]).toMatchObject({ claimed: false, prior: { messageId: earlier.messageId } });
+    expect(await createStore(t.db).limits.read(bucket, NOW)).toBe(5);
   });
 });

@@ -84,6 +84,177 @@ const CLAIM_COUNTED_SQL = `
   SELECT (SELECT count(*)::int FROM idem) AS claimed, (SELECT count FROM counted) AS used, ${PRIOR_COLUMNS},
     set_config('synchronous_commit', 'off', true) AS relaxed`;
 
+/**
+ * CLAIM_COUNTED_SQL for several test sends of one counter window at once
+ * (claimCountedMany): every key claimed in one statement, and the counter row
+ * moved once by how many were claimed. $1-$8 are arrays (record id, project,
+ * mode, key, fingerprint, message id, expiry, now; enums as text[], which
+ * PGlite serialises), $9-$12 the one counter. The keys are distinct (the
+ * caller sees to it: one statement cannot claim a key twice). Over the limit,
+ * no count moves and `used` is null for all of them.
+ */
+const CLAIM_COUNTED_MANY_SQL = `
+  WITH input AS (
+    SELECT * FROM unnest(
+      CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]),
+      CAST($5 AS text[]), CAST($6 AS text[]), CAST($7 AS timestamptz[]), CAST($8 AS timestamptz[])
+    ) WITH ORDINALITY AS i(id, project_id, mode, key, fingerprint, message_id, expires_at, now, ord)
+  ), prior AS (
+    SELECT i.ord, r.fingerprint, r.response_body, r.expires_at, r.message_id
+    FROM input i JOIN idempotency_records r
+      ON r.project_id = i.project_id AND r.mode = CAST(i.mode AS "KeyMode") AND r.key = i.key
+     AND r.expires_at > i.now
+  ), idem AS (
+    INSERT INTO idempotency_records (id, project_id, mode, key, fingerprint, message_id, response_body, expires_at, created_at)
+    SELECT i.id, i.project_id, CAST(i.mode AS "KeyMode"), i.key, i.fingerprint, i.message_id, NULL, i.expires_at, i.now
+    FROM input i WHERE NOT EXISTS (SELECT 1 FROM prior p WHERE p.ord = i.ord)
+    ON CONFLICT (project_id, mode, key) DO UPDATE
+      SET id = EXCLUDED.id, fingerprint = EXCLUDED.fingerprint, message_id = EXCLUDED.message_id,
+          response_body = NULL, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
+      WHERE idempotency_records.expires_at <= EXCLUDED.created_at
+    RETURNING id
+  ), counted AS (
+    INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
+    SELECT CAST($9 AS text), CAST($10 AS timestamptz), c.n, CAST($11 AS timestamptz)
+    FROM (SELECT count(*)::int AS n FROM idem) c
+    WHERE c.n > 0 AND c.n <= CAST($12 AS integer)
+    ON CONFLICT (bucket, window_start)
+    DO UPDATE SET count = rate_limit_counters.count + EXCLUDED.count
+    WHERE rate_limit_counters.count + EXCLUDED.count <= CAST($12 AS integer)
+    RETURNING count
+  )
+  SELECT EXISTS (SELECT 1 FROM idem WHERE idem.id = i.id) AS claimed, (SELECT count FROM counted) AS used,
+    p.ord IS NOT NULL AS has_prior, p.fingerprint, p.response_body, p.expires_at, p.message_id,
+    set_config('synchronous_commit', 'off', true) AS relaxed
+  FROM input i LEFT JOIN prior p ON p.ord = i.ord
+  ORDER BY i.ord`;
+
+/** Deletes the uncounted claims of a batch that went over the limit (each is then tried alone). */
+const RELEASE_CLAIMS_SQL = `
+  DELETE FROM idempotency_records WHERE id = ANY(CAST($1 AS text[])) AND response_body IS NULL`;
+
+/** A test send's claim and the counter it is counted on (idempotency.claimCounted's arguments). */
+export type CountedClaim = {
+  claim: {
+    idempotencyId: string;
+    scope: IdempotencyScope;
+    fingerprint: string;
+    messageId: string;
+    expiresAt: Date;
+    now: Date;
+  };
+  counter: { bucket: string; start: Date; end: Date; limit: number };
+};
+
+/** `claimed` false: the key was taken (`prior`, or null: look it up). `used` null: the window is full. */
+export type ClaimOutcome =
+  | { claimed: true; used: number | null }
+  | { claimed: false; prior: PriorRecord | null };
+
+/**
+ * Claims many test sends' keys (group commit, store/index.ts): one statement
+ * per counter window for distinct keys, so a busy project's counter row is
+ * locked once per batch instead of once per send. The outcome of each is what
+ * claimCounted alone would have answered: a batch that would pass the limit
+ * counts none of its claims, gives them back and tries each alone, so the
+ * window is filled exactly to its limit; a key that appears twice is tried
+ * alone after the others.
+ */
+export async function claimCountedMany(sql: Sql, items: readonly CountedClaim[]): Promise<ClaimOutcome[]> {
+  const results: ClaimOutcome[] = new Array(items.length);
+  const alone = (index: number) => claimCountedOne(sql, items[index] as CountedClaim);
+  const groups = new Map<string, number[]>();
+  const later: number[] = [];
+  const keys = new Set<string>();
+  for (const [index, { claim, counter }] of items.entries()) {
+    const key = `${claim.scope.projectId}\u0000${claim.scope.mode}\u0000${claim.scope.key}`;
+    if (keys.has(key)) {
+      later.push(index);
+      continue;
+    }
+    keys.add(key);
+    const window = `${counter.bucket}\u0000${counter.start.getTime()}\u0000${counter.limit}`;
+    groups.set(window, [...(groups.get(window) ?? []), index]);
+  }
+  await Promise.all(
+    [...groups.values()].map(async (indexes) => {
+      if (indexes.length === 1) {
+        const [only] = indexes as [number];
+        results[only] = await alone(only);
+        return;
+      }
+      const outcomes = await claimGroup(
+        sql,
+        indexes.map((index) => items[index] as CountedClaim),
+      );
+      if (outcomes === "over_limit") {
+        for (const index of indexes) results[index] = await alone(index);
+        return;
+      }
+      for (const [i, index] of indexes.entries()) results[index] = outcomes[i] as ClaimOutcome;
+    }),
+  );
+  for (const index of later) results[index] = await alone(index);
+  return results;
+}
+
+/** One window's distinct claims in one statement; "over_limit" when they did not all fit (their claims given back). */
+async function claimGroup(sql: Sql, group: CountedClaim[]): Promise<ClaimOutcome[] | "over_limit"> {
+  const columns: unknown[][] = Array.from({ length: 8 }, () => []);
+  for (const { claim } of group) {
+    const row = [
+      claim.idempotencyId,
+      claim.scope.projectId,
+      claim.scope.mode,
+      claim.scope.key,
+      claim.fingerprint,
+      claim.messageId,
+      claim.expiresAt,
+      claim.now,
+    ];
+    for (const [i, value] of row.entries()) columns[i]?.push(value);
+  }
+  const counter = (group[0] as CountedClaim).counter;
+  const rows = await sql.query<PriorColumns & { claimed: boolean; used: number | null }>(
+    CLAIM_COUNTED_MANY_SQL,
+    [...columns, counter.bucket, counter.start, counter.end, counter.limit],
+  );
+  const claimed = rows.filter((row) => row.claimed).length;
+  const used = rows[0]?.used === null || rows[0]?.used === undefined ? null : Number(rows[0].used);
+  if (claimed > 0 && used === null) {
+    const ids = group.filter((_, i) => rows[i]?.claimed).map(({ claim }) => claim.idempotencyId);
+    await sql.query(RELEASE_CLAIMS_SQL, [ids]);
+    return "over_limit";
+  }
+  // The counter moved by `claimed` to `used`: the claims took its last `claimed` values, in order.
+  let rank = 0;
+  return rows.map((row) => {
+    if (!row.claimed) return { claimed: false, prior: priorOf(row) };
+    rank++;
+    return { claimed: true, used: (used as number) - claimed + rank };
+  });
+}
+
+/** One claim, one statement (CLAIM_COUNTED_SQL). */
+async function claimCountedOne(sql: Sql, { claim, counter }: CountedClaim): Promise<ClaimOutcome> {
+  const [row] = await sql.query<PriorColumns & { claimed: number; used: number | null }>(CLAIM_COUNTED_SQL, [
+    claim.idempotencyId,
+    claim.scope.projectId,
+    claim.scope.mode,
+    claim.scope.key,
+    claim.fingerprint,
+    claim.messageId,
+    claim.expiresAt,
+    claim.now,
+    counter.bucket,
+    counter.start,
+    counter.end,
+    counter.limit,
+  ]);
+  if (Number(row?.claimed ?? 0) !== 1) return { claimed: false, prior: priorOf(row) };
+  return { claimed: true, used: row?.used === null || row?.used === undefined ? null : Number(row.used) };
+}
+
 /** Gives a claim without a message back (nothing was sent, or it was refused). */
 const RELEASE_CLAIM_SQL = `
   WITH gone AS (
@@ -155,7 +326,10 @@ export function parseBody(value: unknown): MessageResource | null {
   return (typeof value === "string" ? JSON.parse(value) : value) as MessageResource;
 }
 
-export function idempotencyStore(sql: Sql) {
+export function idempotencyStore(
+  sql: Sql,
+  batched: { claimCounted?: (item: CountedClaim) => Promise<ClaimOutcome> } = {},
+) {
   return {
     /** A key's unexpired record as it stands now (after losing a race for it, or while waiting for its answer). */
     async find(scope: IdempotencyScope, now: Date): Promise<PriorRecord | null> {
@@ -174,35 +348,12 @@ export function idempotencyStore(sql: Sql) {
      * `used` null: the minute is full; the claim stands until releaseClaim.
      */
     async claimCounted(
-      claim: {
-        idempotencyId: string;
-        scope: IdempotencyScope;
-        fingerprint: string;
-        messageId: string;
-        expiresAt: Date;
-        now: Date;
-      },
-      counter: { bucket: string; start: Date; end: Date; limit: number },
-    ): Promise<{ claimed: true; used: number | null } | { claimed: false; prior: PriorRecord | null }> {
-      const [row] = await sql.query<PriorColumns & { claimed: number; used: number | null }>(
-        CLAIM_COUNTED_SQL,
-        [
-          claim.idempotencyId,
-          claim.scope.projectId,
-          claim.scope.mode,
-          claim.scope.key,
-          claim.fingerprint,
-          claim.messageId,
-          claim.expiresAt,
-          claim.now,
-          counter.bucket,
-          counter.start,
-          counter.end,
-          counter.limit,
-        ],
-      );
-      if (Number(row?.claimed ?? 0) !== 1) return { claimed: false, prior: priorOf(row) };
-      return { claimed: true, used: row?.used === null || row?.used === undefined ? null : Number(row.used) };
+      claim: CountedClaim["claim"],
+      counter: CountedClaim["counter"],
+    ): Promise<ClaimOutcome> {
+      return batched.claimCounted
+        ? batched.claimCounted({ claim, counter })
+        : claimCountedOne(sql, { claim, counter });
     },
 
     /** Deletes the claim `idempotencyId` if it has neither an answer nor a message; true when it did. */

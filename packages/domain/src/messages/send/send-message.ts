@@ -33,11 +33,12 @@
 // over (nothing was sent or answered).
 import { DEFAULT_LOCALE, renderMessage } from "@sms/templates";
 import { canonicalRequest, type IdempotencyScope } from "../../model/idempotency.ts";
+import { systemTimer } from "../../ports.ts";
 import { awaitFirstRequest } from "./await-first-request.ts";
 import { prepare } from "./prepare.ts";
 import { record } from "./record.ts";
 import { submit } from "./submit.ts";
-import type { SendMessageDeps, SendMessageInput, SendMessageResult } from "./types.ts";
+import type { SendMessageDeps, SendMessageInput, SendMessageResult, SendPhase } from "./types.ts";
 import { writeAhead } from "./write-ahead.ts";
 
 export type {
@@ -47,6 +48,7 @@ export type {
   SendMessageResult,
   SendMessageStore,
   SendMessageTx,
+  SendPhase,
 } from "./types.ts";
 
 /** How often one request starts over after the request holding its key gave the key back. */
@@ -76,9 +78,19 @@ export async function sendMessage(
   if (!rendered.ok) return { ok: false, code: rendered.code, detail: rendered.message };
   if (known) return { ok: false, code: "idempotency_key_reused" };
 
+  const timer = deps.timer ?? systemTimer;
+  let stepStarted = timer.monotonicMs();
+  /** Tells deps.observe how long `phase` took, and starts the next step's clock. */
+  const stepDone = (phase: SendPhase) => {
+    const now = timer.monotonicMs();
+    deps.observe?.(phase, now - stepStarted);
+    stepStarted = now;
+  };
   for (let attempt = 1; ; attempt++) {
     const draft = await prepare(deps, input, { scope, locale, fingerprintInput, rendered });
+    stepDone("prepare");
     const written = await writeAhead(deps, input, draft);
+    stepDone("write_ahead");
     if ("ok" in written) return written;
     if ("taken" in written) {
       const answer = await awaitFirstRequest(deps, scope, fingerprintInput, written.prior);
@@ -90,6 +102,9 @@ export async function sendMessage(
     }
     await input.beforeSubmit?.(draft.queued.messageId);
     const outcome = await submit(draft, input.logger);
-    return record(deps, input, draft, outcome, written);
+    stepDone("submit");
+    const result = await record(deps, input, draft, outcome, written);
+    stepDone("record");
+    return result;
   }
 }

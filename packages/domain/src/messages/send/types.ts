@@ -47,6 +47,8 @@ export type SendMessageDeps = {
   providers: { test: SmsProvider; live: SmsProvider | null };
   /** This instance's answered keys (answered-keys.ts): replays it knows skip the database. */
   answered?: AnsweredKeys;
+  /** Told how long each step of a new send took (metrics: bench/README.md#where-the-tail-comes-from). */
+  observe?: (phase: SendPhase, ms: number) => void;
   config: {
     messagesPerMinute: number;
     /**
@@ -69,6 +71,9 @@ export type SendMessageDeps = {
     unresolvedRetryAfterMs: number;
   };
 };
+
+/** The steps of a new send, as send-message.ts names them. */
+export type SendPhase = "prepare" | "write_ahead" | "submit" | "record";
 
 export type SendMessageInput = {
   project: AuthenticatedProject;
