@@ -14,7 +14,7 @@
 //
 // Readiness is the primary's alone: nothing here is pinged by /readyz.
 import { type CreateDatabaseOptions, createDatabase, type Database, type Sql } from "./database.ts";
-import { consoleLogger, errorMessage } from "./logger.ts";
+import { consoleLogger } from "./logger.ts";
 import { unavailableReason } from "./unavailable.ts";
 
 /** Why a read went to the primary instead of the replica. */
@@ -49,6 +49,11 @@ export type OpenReadReplicaOptions = Omit<
   /** A monotonic clock in ms (tests). */
   monotonicMs?: () => number;
 };
+
+function sqlState(error: unknown): string | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : null;
+}
 
 export async function openReadReplica(options: OpenReadReplicaOptions): Promise<ReadReplica> {
   const { replicaUrl, primary, onFallback = () => {}, ...poolOptions } = options;
@@ -94,10 +99,8 @@ export async function openReadReplica(options: OpenReadReplicaOptions): Promise<
           open = true;
           skipUntil = now() + retryAfterMs;
         } else {
-          logger.warn(
-            { error: errorMessage(error) },
-            "the read replica failed a read: it runs on the primary",
-          );
+          // The SQLSTATE only: a driver's message may quote a parameter.
+          logger.warn({ code: sqlState(error) }, "the read replica failed a read: it runs on the primary");
         }
         return fallback<Row>(sql, params);
       } finally {
