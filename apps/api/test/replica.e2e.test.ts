@@ -92,6 +92,9 @@ describe.runIf(replicaHarnessAvailable())("reads from a replica over HTTP", () =
 
   it("answers GET /v1/messages/{id} from the standby: a change it has not replayed is not seen yet", async () => {
     const id = await send();
+    // Replayed before the first read, so no read of this test needs the primary.
+    await cluster.caughtUp();
+    const start = await fallbacks();
     const before = await getMessage(id);
     expect(before.status).toBe(200);
     await paused(async () => {
@@ -105,7 +108,7 @@ describe.runIf(replicaHarnessAvailable())("reads from a replica over HTTP", () =
     });
     const caughtUp = await getMessage(id);
     expect(caughtUp.json.updated_at).not.toBe(before.json.updated_at);
-    expect(await fallbacks()).toEqual({ not_found_recent: 0, replica_error: 0 });
+    expect(await fallbacks()).toEqual(start);
   });
 
   it("finds a message sent while the standby lags (read-your-writes), counting the fallback", async () => {
