@@ -71,7 +71,10 @@ function loadAverage(): string {
 }
 
 function commit(): string {
-  const output = new Deno.Command("git", { args: ["rev-parse", "--short", "HEAD"], stderr: "null" }).outputSync();
+  const output = new Deno.Command("git", {
+    args: ["rev-parse", "--short", "HEAD"],
+    stderr: "null",
+  }).outputSync();
   return new TextDecoder().decode(output.stdout).trim();
 }
 
@@ -155,7 +158,8 @@ async function runWrk(baseUrl: string, load: Load, seconds: number): Promise<Wrk
     }).output();
     const text = new TextDecoder().decode(output.stdout);
     const line = text.split("\n").find((candidate) => candidate.startsWith("BENCH_JSON "));
-    if (!line) throw new Error(`wrk printed no summary:\n${text}\n${new TextDecoder().decode(output.stderr)}`);
+    if (!line)
+      throw new Error(`wrk printed no summary:\n${text}\n${new TextDecoder().decode(output.stderr)}`);
     const raw = JSON.parse(line.slice("BENCH_JSON ".length));
     const ms = (us: number) => Math.round(us / 10) / 100;
     return {
@@ -225,12 +229,10 @@ for (let index = 0; index < LIVE_PROJECTS; index++) {
     "INSERT INTO credit_ledger (id, project_id, kind, amount, note) VALUES ($1, $2, 'grant_paid', $3, 'bench')",
     [newId("cre"), project, LIVE_CREDITS],
   );
-  await direct.query("INSERT INTO api_keys (id, project_id, mode, key_hash, prefix) VALUES ($1, $2, 'live', $3, $4)", [
-    newId("key"),
-    project,
-    await sha256Hex(key),
-    apiKeyPrefix(key),
-  ]);
+  await direct.query(
+    "INSERT INTO api_keys (id, project_id, mode, key_hash, prefix) VALUES ($1, $2, 'live', $3, $4)",
+    [newId("key"), project, await sha256Hex(key), apiKeyPrefix(key)],
+  );
   liveProjects.push(project);
   liveKeys.push(key);
 }
@@ -238,7 +240,8 @@ const liveProject = liveProjects[0] ?? "";
 
 let server = await startService(false);
 const keyResponse = await fetch(`${server.baseUrl}/v1/test-keys`, { method: "POST" });
-if (keyResponse.status !== 201) throw new Error(`test key: ${keyResponse.status} ${await keyResponse.text()}`);
+if (keyResponse.status !== 201)
+  throw new Error(`test key: ${keyResponse.status} ${await keyResponse.text()}`);
 const testKey = ((await keyResponse.json()) as { api_key: string }).api_key;
 
 const testLoad: Load = {
@@ -260,6 +263,8 @@ const liveLoad = (prefix: string): Load => ({
 
 type Observed = {
   pool_waiting_max: number;
+  /** Live sends queued for one of their database slots (sms_live_send_slots), when the service has them. */
+  live_slots_waiting_max: number;
   pool_in_use_max: number;
   pool_size: number;
   rss_mb_max: number;
@@ -272,6 +277,7 @@ async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: O
   const before = await scrapeMetrics(metricsUrl, INTERNAL_TOKEN);
   const seen: Observed = {
     pool_waiting_max: 0,
+    live_slots_waiting_max: 0,
     pool_in_use_max: 0,
     pool_size: 0,
     rss_mb_max: 0,
@@ -285,10 +291,23 @@ async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: O
       if (now) {
         const gauge = (name: string) => now.gauges.get(name) ?? 0;
         const total = gauge('sms_db_pool_connections{state="total"}');
-        seen.pool_waiting_max = Math.max(seen.pool_waiting_max, gauge('sms_db_pool_connections{state="waiting"}'));
-        seen.pool_in_use_max = Math.max(seen.pool_in_use_max, total - gauge('sms_db_pool_connections{state="idle"}'));
+        seen.pool_waiting_max = Math.max(
+          seen.pool_waiting_max,
+          gauge('sms_db_pool_connections{state="waiting"}'),
+        );
+        seen.live_slots_waiting_max = Math.max(
+          seen.live_slots_waiting_max,
+          gauge('sms_live_send_slots{state="waiting"}'),
+        );
+        seen.pool_in_use_max = Math.max(
+          seen.pool_in_use_max,
+          total - gauge('sms_db_pool_connections{state="idle"}'),
+        );
         seen.pool_size = Math.max(seen.pool_size, total);
-        seen.rss_mb_max = Math.max(seen.rss_mb_max, Math.round(gauge("process_resident_memory_bytes") / 2 ** 20));
+        seen.rss_mb_max = Math.max(
+          seen.rss_mb_max,
+          Math.round(gauge("process_resident_memory_bytes") / 2 ** 20),
+        );
       }
       await sleep(250);
     }
@@ -306,7 +325,9 @@ async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: O
 function latencies(histograms: Histograms, prefixes: string[]) {
   return Object.fromEntries(
     [...histograms.entries()]
-      .filter(([name, buckets]) => prefixes.some((p) => name.startsWith(p)) && (buckets.get(Infinity) ?? 0) > 0)
+      .filter(
+        ([name, buckets]) => prefixes.some((p) => name.startsWith(p)) && (buckets.get(Infinity) ?? 0) > 0,
+      )
       .map(([name, buckets]) => [
         name
           .replace(/^sms_request_phase_duration_seconds\{phase="([^"]+)"\}$/, "phase:$1")
@@ -332,9 +353,22 @@ const testSummary = (result: WrkResult) => ({
 
 const poolFigures = (seen: Observed) => ({
   pool_waiting_max: seen.pool_waiting_max,
+  live_slots_waiting_max: seen.live_slots_waiting_max,
   pool_in_use_max: seen.pool_in_use_max,
   pool_size: seen.pool_size,
   rss_mb_max: seen.rss_mb_max,
+  // POST /v1/messages answers in the window by status (both keys), from the service's own count.
+  send_statuses: Object.fromEntries(
+    [...seen.counters]
+      .filter(
+        ([name, value]) =>
+          name.startsWith("sms_http_requests_total{") &&
+          name.includes('route="/v1/messages"') &&
+          name.includes('method="POST"') &&
+          value > 0,
+      )
+      .map(([name, value]) => [/status="(\d+)"/.exec(name)?.[1] ?? name, value]),
+  ),
 });
 
 /** Test sends alone: the reference p99. */
@@ -392,8 +426,15 @@ async function liveUnder(delayMs: number, reference: WrkResult, prefix: string) 
             .map(([name, value]) => [/outcome="([^"]+)"/.exec(name)?.[1] ?? name, value]),
         ),
       },
-      test: { connections: TEST_CONNECTIONS, ...testSummary(test), reference_p99_ms: reference.latency_ms.p99 },
-      latencies: latencies(seen.histograms, ["sms_request_phase_duration_seconds", "sms_provider_call_duration_seconds"]),
+      test: {
+        connections: TEST_CONNECTIONS,
+        ...testSummary(test),
+        reference_p99_ms: reference.latency_ms.p99,
+      },
+      latencies: latencies(seen.histograms, [
+        "sms_request_phase_duration_seconds",
+        "sms_provider_call_duration_seconds",
+      ]),
     }),
   );
   // Let the last live sends finish before the next scenario.
@@ -424,7 +465,13 @@ async function seedBacklog(count: number): Promise<string[]> {
      SELECT m.id, $2, 'live', '+9955••••••00', m.ciphertext, 'verification_code', 'en', 'SMSGE', 1, 'gsm7',
             'submitted', 'ubill', m.ref, $3, $3, $3, $3
      FROM unnest(CAST($1 AS text[]), CAST($4 AS text[]), CAST($5 AS bytea[])) AS m(id, ref, ciphertext)`,
-    [rows.map((row) => row.id), liveProject, past, rows.map((row) => row.smsId), rows.map((row) => row.ciphertext)],
+    [
+      rows.map((row) => row.id),
+      liveProject,
+      past,
+      rows.map((row) => row.smsId),
+      rows.map((row) => row.ciphertext),
+    ],
   );
   return rows.map((row) => row.id);
 }
@@ -432,7 +479,9 @@ async function seedBacklog(count: number): Promise<string[]> {
 /** The status check against slow reports, in the process serving the test sends. */
 async function statusCheckUnder(reference: WrkResult) {
   // The live scenarios' messages are settled, so only the seeded backlog is due.
-  await direct.query("UPDATE messages SET status = 'delivered', next_check_at = NULL WHERE status = 'submitted'");
+  await direct.query(
+    "UPDATE messages SET status = 'delivered', next_check_at = NULL WHERE status = 'submitted'",
+  );
   await server.stop();
   fake.setReportDelay(REPORT_DELAY_MS);
   server = await startService(true);
@@ -470,8 +519,15 @@ async function statusCheckUnder(reference: WrkResult) {
         window_s: round(windowSeconds, 1),
         backlog_by_status_after: Object.fromEntries(rows.map((row) => [row.status, row.n])),
       },
-      test: { connections: TEST_CONNECTIONS, ...testSummary(test), reference_p99_ms: reference.latency_ms.p99 },
-      latencies: latencies(seen.histograms, ["sms_request_phase_duration_seconds", "sms_provider_call_duration_seconds"]),
+      test: {
+        connections: TEST_CONNECTIONS,
+        ...testSummary(test),
+        reference_p99_ms: reference.latency_ms.p99,
+      },
+      latencies: latencies(seen.histograms, [
+        "sms_request_phase_duration_seconds",
+        "sms_provider_call_duration_seconds",
+      ]),
     }),
   );
 }

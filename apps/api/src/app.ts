@@ -15,6 +15,7 @@ import {
   createApiKeyAuthenticator,
   createDatabaseClock,
   createRequestRecorder,
+  createSlots,
   createStore,
   type DatabaseClock,
   messageBacklog,
@@ -281,9 +282,13 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   databaseReady.catch(() => {});
   const databaseStarted = () => started;
 
+  // Live sends' share of the pool (send-message.ts): half of it, so that a burst of live sends waiting
+  // on a slow provider never leaves test sends, reads and the jobs without a connection.
+  const liveSlots = createSlots(Math.max(1, Math.floor(config.database.poolSize / 2)));
   const metrics = createMetrics({
     backlog: () => messageBacklog({ store }, { now: clock.now() }),
     pool: () => db.poolStats(),
+    liveSlots: () => liveSlots,
   });
   const ubill = config.ubill ? createUbillProvider({ ...config.ubill, logger }) : null;
   const live = ubill ? metrics.instrument(ubill) : null;
@@ -308,6 +313,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     brands: ubill,
     config,
     observeSend: (phase, ms) => metrics.phase(`send_${phase}`, ms),
+    liveSlots,
   });
   const authenticator = createApiKeyAuthenticator({ store, clock, cacheTtlMs: config.apiKeyCacheTtlMs });
 

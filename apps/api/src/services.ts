@@ -60,6 +60,7 @@ import {
   rotateKeys,
   type SenderBrandDirectory,
   type SendMessageDeps,
+  type Slots,
   type SmsProvider,
   type Store,
   searchProject,
@@ -181,6 +182,8 @@ export function apiServices(options: {
   config: Config;
   /** Told how long each step of a new send took (metrics). */
   observeSend?: SendMessageDeps["observe"];
+  /** Live sends' share of the database pool (none: they queue at the pool with everything else). */
+  liveSlots?: Slots;
 }) {
   const { store, keyring, clock, logger, providers, config } = options;
   const now = () => clock.now();
@@ -191,6 +194,7 @@ export function apiServices(options: {
     providers,
     answered: createAnsweredKeys(),
     observe: options.observeSend,
+    liveSlots: options.liveSlots,
     config: {
       messagesPerMinute: config.messages.perMinute,
       recipientLimits: {

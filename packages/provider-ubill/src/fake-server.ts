@@ -302,8 +302,7 @@ export async function startFakeUbill(options: FakeUbillOptions = {}): Promise<Fa
       takeQueued(route.endpoint) ?? (route.endpoint === "send" ? replyForNumbers(json) : undefined);
     const delayMs =
       route.endpoint === "report" ? reportDelayMs : route.endpoint === "send" ? submitDelayMs : 0;
-    const reply =
-      scripted === undefined && delayMs > 0 ? ({ kind: "slow", delayMs } as const) : scripted;
+    const reply = scripted === undefined && delayMs > 0 ? ({ kind: "slow", delayMs } as const) : scripted;
     answer(reply, route, json, request, response);
   }
 

@@ -23,6 +23,12 @@
 //                    (and a live send's queued message) is released (503,
 //                    retry is safe).
 //
+// A live send's write-ahead transaction and its record statement each wait
+// for one of the live sends' database slots (deps.liveSlots), so that a burst
+// of them (hundreds waiting on a slow provider, their transactions queued on
+// the project's counter and balance rows) cannot take every connection of the
+// pool from test sends, reads and other projects.
+//
 // A duplicate that finds the key in flight waits for the first request's
 // answer (polling the record, so it works across instances) and replays it.
 // A key this instance has answered (or replayed) is answered again from
@@ -79,6 +85,9 @@ export async function sendMessage(
   if (known) return { ok: false, code: "idempotency_key_reused" };
 
   const timer = deps.timer ?? systemTimer;
+  const slots = input.mode === "live" ? deps.liveSlots : undefined;
+  /** A live send's database step, in one of the live slots. */
+  const inSlot = <T>(work: () => Promise<T>): Promise<T> => (slots ? slots.run(work) : work());
   let stepStarted = timer.monotonicMs();
   /** Tells deps.observe how long `phase` took, and starts the next step's clock. */
   const stepDone = (phase: SendPhase) => {
@@ -89,7 +98,7 @@ export async function sendMessage(
   for (let attempt = 1; ; attempt++) {
     const draft = await prepare(deps, input, { scope, locale, fingerprintInput, rendered });
     stepDone("prepare");
-    const written = await writeAhead(deps, input, draft);
+    const written = await inSlot(() => writeAhead(deps, input, draft));
     stepDone("write_ahead");
     if ("ok" in written) return written;
     if ("taken" in written) {
@@ -103,7 +112,7 @@ export async function sendMessage(
     await input.beforeSubmit?.(draft.queued.messageId);
     const outcome = await submit(draft, input.logger);
     stepDone("submit");
-    const result = await record(deps, input, draft, outcome, written);
+    const result = await inSlot(() => record(deps, input, draft, outcome, written));
     stepDone("record");
     return result;
   }
