@@ -270,6 +270,8 @@ type Observed = {
   rss_mb_max: number;
   histograms: Histograms;
   counters: Map<string, number>;
+  /** What the service's PostgreSQL backends were doing, summed over samples every 100 ms. */
+  backends: Record<string, number>;
 };
 
 /** The service's metrics every 250 ms while `work` runs. */
@@ -283,8 +285,28 @@ async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: O
     rss_mb_max: 0,
     histograms: new Map(),
     counters: new Map(),
+    backends: {},
   };
   let running = true;
+  // Lock waits on one row show as Lock:transactionid / Lock:tuple; "idle in transaction" is a
+  // transaction holding its locks while the service prepares its next statement.
+  const waits = new Map<string, number>();
+  const waitSampler = (async () => {
+    let samples = 0;
+    while (running) {
+      const { rows } = await direct.query<{ what: string; n: number }>(
+        `SELECT CASE WHEN state = 'active' THEN coalesce(wait_event_type || ':' || wait_event, 'running')
+                     ELSE state END AS what, count(*)::int AS n
+         FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+         GROUP BY 1`,
+      );
+      for (const row of rows) waits.set(row.what, (waits.get(row.what) ?? 0) + row.n);
+      samples++;
+      await sleep(100);
+    }
+    for (const [what, n] of waits) seen.backends[what] = round(n / Math.max(1, samples), 1);
+  })();
   const sampler = (async () => {
     while (running) {
       const now = await scrapeMetrics(metricsUrl, INTERNAL_TOKEN).catch(() => null);
@@ -315,6 +337,7 @@ async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: O
   const result = await work();
   running = false;
   await sampler;
+  await waitSampler;
   const after = await scrapeMetrics(metricsUrl, INTERNAL_TOKEN);
   seen.histograms = histogramDelta(before.histograms, after.histograms);
   for (const [name, value] of after.gauges) seen.counters.set(name, value - (before.gauges.get(name) ?? 0));
@@ -357,6 +380,8 @@ const poolFigures = (seen: Observed) => ({
   pool_in_use_max: seen.pool_in_use_max,
   pool_size: seen.pool_size,
   rss_mb_max: seen.rss_mb_max,
+  // The service's PostgreSQL backends by state / wait event, on average over the window.
+  backends: seen.backends,
   // POST /v1/messages answers in the window by status (both keys), from the service's own count.
   send_statuses: Object.fromEntries(
     [...seen.counters]

@@ -161,7 +161,7 @@ export function createMetrics(sources: {
 
   new Gauge({
     name: "sms_live_send_slots",
-    help: "Live sends' database slots (a share of the pool): size, in_use, and waiting (live sends queued for one, holding no connection).",
+    help: "Live sends' database slots for their write-ahead transactions (a share of the pool): size, in_use, and waiting (live sends queued for one, holding no connection).",
     labelNames: ["state"] as const,
     registers: [registry],
     collect() {

@@ -23,11 +23,12 @@
 //                    (and a live send's queued message) is released (503,
 //                    retry is safe).
 //
-// A live send's write-ahead transaction and its record statement each wait
-// for one of the live sends' database slots (deps.liveSlots), so that a burst
-// of them (hundreds waiting on a slow provider, their transactions queued on
-// the project's counter and balance rows) cannot take every connection of the
-// pool from test sends, reads and other projects.
+// A live send's write-ahead transaction waits for one of the live sends'
+// database slots (deps.liveSlots), so that a burst of them (hundreds of one
+// project's, their transactions queued on its per-minute counter and balance
+// rows) cannot take every connection of the pool from test sends, reads and
+// other projects. The record step needs no slot: it comes at the rate the
+// write-aheads finish, with no row shared between sends of an accepted one.
 //
 // A duplicate that finds the key in flight waits for the first request's
 // answer (polling the record, so it works across instances) and replays it.
@@ -86,7 +87,7 @@ export async function sendMessage(
 
   const timer = deps.timer ?? systemTimer;
   const slots = input.mode === "live" ? deps.liveSlots : undefined;
-  /** A live send's database step, in one of the live slots. */
+  /** A live send's write-ahead, in one of the live slots. */
   const inSlot = <T>(work: () => Promise<T>): Promise<T> => (slots ? slots.run(work) : work());
   let stepStarted = timer.monotonicMs();
   /** Tells deps.observe how long `phase` took, and starts the next step's clock. */
@@ -112,7 +113,7 @@ export async function sendMessage(
     await input.beforeSubmit?.(draft.queued.messageId);
     const outcome = await submit(draft, input.logger);
     stepDone("submit");
-    const result = await inSlot(() => record(deps, input, draft, outcome, written));
+    const result = await record(deps, input, draft, outcome, written);
     stepDone("record");
     return result;
   }

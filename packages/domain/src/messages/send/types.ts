@@ -52,10 +52,9 @@ export type SendMessageDeps = {
   observe?: (phase: SendPhase, ms: number) => void;
   /**
    * Live sends' share of the database pool: a live send's write-ahead
-   * transaction and its record statement each run in a slot, and a burst
-   * beyond them waits here, holding no connection (bench/README.md, the live
-   * path under a slow provider). Without it they queue at the pool with
-   * everything else.
+   * transaction runs in a slot, and a burst beyond them waits here, holding
+   * no connection (bench/README.md, the live path under a slow provider).
+   * Without it they queue at the pool with everything else.
    */
   liveSlots?: Slots;
   config: {
