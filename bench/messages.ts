@@ -29,6 +29,9 @@
 //                       the most requests seen waiting for a database connection
 //   --v8-flags=…        the service's V8 flags instead of scripts/deno.mjs's (an experiment)
 //   --env=A=1,B=2       extra environment for the service (an experiment)
+//   --compare-env=A=1   with --baseline: a second service with this environment too (e.g.
+//                       REQUEST_LOG_ENABLED=false), in the same alternating rounds, reported as
+//                       `variant` with its own ratios
 //   --rounds=3          rounds per server and scenario with --baseline (each --duration/rounds s)
 //   --profile           take a V8 CPU profile of the service during each scenario's measured run and
 //                       print the functions with the most self time (implies the inspector)
@@ -56,12 +59,15 @@ const CONNECTION_LEVELS = String(args.connections ?? 64)
 let CONNECTIONS = CONNECTION_LEVELS[0] ?? 64;
 const PHASES = args.phases === "true";
 const INTERNAL_TOKEN = "bench-internal-token-0123456789abcdef0123";
-const EXTRA_ENV: Record<string, string> = Object.fromEntries(
-  String(args.env ?? "")
-    .split(",")
-    .filter(Boolean)
-    .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
-);
+const envList = (text: string | undefined): Record<string, string> =>
+  Object.fromEntries(
+    String(text ?? "")
+      .split(",")
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+  );
+const EXTRA_ENV = envList(args.env);
+const COMPARE_ENV = args["compare-env"] ? envList(args["compare-env"]) : null;
 const SCENARIOS = String(args.scenarios ?? "send,replay,read").split(",");
 const POOL = String(args.pool ?? 20);
 const LOG_LEVEL = String(args["log-level"] ?? "info");
@@ -157,15 +163,17 @@ async function backendPids(adminUrl: string, databaseUrl: string): Promise<numbe
 const internalPort = PHASES ? freePort() : 0;
 const metricsUrl = `http://127.0.0.1:${internalPort}/metrics`;
 
-function startServer(databaseUrl: string): Promise<ServerProcess> {
+function startServer(databaseUrl: string, variantEnv: Record<string, string> = {}): Promise<ServerProcess> {
+  const withPhases = PHASES && Object.keys(variantEnv).length === 0;
   return startApi({
     denoArgs: [
       ...(args.inspect ? [`--inspect=${args.inspect}`] : []),
       ...(args["v8-flags"] ? [`--v8-flags=${args["v8-flags"]}`] : []),
     ],
     env: {
-      ...(PHASES ? { INTERNAL_PORT: String(internalPort), INTERNAL_API_TOKEN: INTERNAL_TOKEN } : {}),
+      ...(withPhases ? { INTERNAL_PORT: String(internalPort), INTERNAL_API_TOKEN: INTERNAL_TOKEN } : {}),
       ...EXTRA_ENV,
+      ...variantEnv,
       DATABASE_URL: databaseUrl,
       DATABASE_POOL_SIZE: POOL,
       LOG_LEVEL,
@@ -428,8 +436,10 @@ const database = await createPostgresTestDatabase();
 let server: ServerProcess | undefined;
 let baseline: ServerProcess | undefined;
 let minimal: ServerProcess | undefined;
+let variant: ServerProcess | undefined;
 try {
   server = await startServer(database.databaseUrl);
+  if (BASELINE && COMPARE_ENV) variant = await startServer(database.databaseUrl, COMPARE_ENV);
   if (BASELINE) baseline = await startBaseline(database.databaseUrl);
   if (BASELINE && SCENARIOS.includes("send")) minimal = await startBaseline(database.databaseUrl, true);
   const key = await fetch(`${server.baseUrl}/v1/test-keys`, { method: "POST" });
@@ -579,12 +589,14 @@ try {
       await drive(baseline.baseUrl, scenario, 3);
       const minimalHere = name === "send" ? minimal : undefined;
       if (minimalHere) await drive(minimalHere.baseUrl, scenario, 3);
+      if (variant) await drive(variant.baseUrl, scenario, 3);
       // Alternate short rounds, so all see the same machine load.
       const seconds = Math.max(2, Math.round(DURATION_S / ROUNDS));
-      const rounds: { service: Result[]; baseline: Result[]; minimal: Result[] } = {
+      const rounds: { service: Result[]; baseline: Result[]; minimal: Result[]; variant: Result[] } = {
         service: [],
         baseline: [],
         minimal: [],
+        variant: [],
       };
       const phaseRounds: Histograms[] = [];
       let poolWaitingMax = 0;
@@ -595,6 +607,7 @@ try {
         poolWaitingMax = Math.max(poolWaitingMax, seen.poolWaitingMax);
         rounds.baseline.push(await measure(baseline, scenario, seconds));
         if (minimalHere) rounds.minimal.push(await measure(minimalHere, scenario, seconds));
+        if (variant) rounds.variant.push(await measure(variant, scenario, seconds));
       }
       const summary = (results: Result[]) => ({
         requests_per_s: median(results.map((r) => r.requests_per_s)),
@@ -611,6 +624,7 @@ try {
       const service = summary(rounds.service);
       const raw = summary(rounds.baseline);
       const least = rounds.minimal.length ? summary(rounds.minimal) : null;
+      const other = rounds.variant.length ? summary(rounds.variant) : null;
       const ratio = (a: number, b: number) => Math.round((a / Math.max(1e-9, b)) * 100) / 100;
       console.log(
         JSON.stringify({
@@ -629,6 +643,16 @@ try {
           service,
           baseline: raw,
           ...(least ? { minimal_baseline: least } : {}),
+          ...(other
+            ? {
+                variant: {
+                  env: COMPARE_ENV,
+                  throughput_ratio: ratio(other.requests_per_s, raw.requests_per_s),
+                  p99_ratio: ratio(other.p99_ms, raw.p99_ms),
+                  ...other,
+                },
+              }
+            : {}),
           ...(PHASES ? { phases: phaseSummary(phaseRounds), pool_waiting_max: poolWaitingMax } : {}),
           per_round_rps: {
             service: rounds.service.map((r) => r.requests_per_s),
@@ -641,5 +665,6 @@ try {
   await server?.stop();
   await baseline?.stop();
   await minimal?.stop();
+  await variant?.stop();
   await database.drop();
 }

@@ -378,7 +378,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       metrics.request(request.route, request.method, request.status, request.seconds, request.code),
     onAnswered: (state, finished, response) => {
       const record = requestRecord(state, finished, response, clock.now());
-      if (record) requestLog.record(record);
+      if (record && config.requestLogEnabled) requestLog.record(record);
     },
     databaseStarted,
     pageErrors: web.errors,

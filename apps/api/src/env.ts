@@ -82,6 +82,8 @@ const ZEnv = z.object({
   MESSAGE_TEXT_RETENTION_DAYS: int(7, 1, 3650),
   /** How long the developer console's request log keeps a request (docs/dashboard.md#request-log). */
   REQUEST_LOG_RETENTION_DAYS: int(30, 1, 3650),
+  /** Whether API requests are recorded for the request log at all (docs/dashboard.md#request-log). */
+  REQUEST_LOG_ENABLED: bool(true),
   PURGE_INTERVAL_SECONDS: int(600, 1, 86_400),
   PURGE_BATCH_SIZE: int(DEFAULT_PURGE_BATCH_SIZE, 1, 10_000),
   UNCLAIMED_PURGE_INTERVAL_SECONDS: int(3600, 1, 86_400),
@@ -219,6 +221,8 @@ export type Config = {
   /** SIGTERM/SIGINT: how long in-flight work may take before the process closes what remains. */
   shutdownTimeoutMs: number;
   apiKeyCacheTtlMs: number;
+  /** Whether answered API requests are recorded for the developer console's request log. */
+  requestLogEnabled: boolean;
   /** The operator tool's deadline for one call to the internal listener. */
   operatorTimeoutMs: number;
   /** Failed API-key authentications per address and minute, per instance, before 429 rate_limited. */
@@ -426,6 +430,7 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
         : null,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_SECONDS * SECOND_MS,
     apiKeyCacheTtlMs: env.API_KEY_CACHE_TTL_MS,
+    requestLogEnabled: env.REQUEST_LOG_ENABLED,
     operatorTimeoutMs: env.OPERATOR_TIMEOUT_MS,
     authFailuresPerMinute: env.AUTH_FAILURES_PER_MINUTE,
     testKeys: {

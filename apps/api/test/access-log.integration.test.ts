@@ -50,3 +50,32 @@ describe("access log", () => {
     expect(all).not.toContain(`/v1/messages/${id}`);
   });
 });
+
+describe("the request log's recording (REQUEST_LOG_ENABLED)", () => {
+  const send = async (app: TestApp) => {
+    const key = await createTestKey((path, init) => app.request(path, init));
+    const body = { to: "+995577123456", template: "login_code", variables: { code: "97531" }, locale: "en" };
+    expect((await app.request("/v1/messages", sendMessageRequest(key.api_key, "rl-1", body))).status).toBe(
+      201,
+    );
+    await app.app.requestLog.flush();
+    const rows = await app.app.db.query<{ count: number }>(
+      "SELECT count(*)::int AS count FROM request_log WHERE project_id = $1",
+      [key.project_id],
+    );
+    return Number(rows[0]?.count);
+  };
+
+  it("records each answered API request by default", async () => {
+    expect(await send(t)).toBe(1);
+  });
+
+  it("records nothing when turned off", async () => {
+    const off = await startTestApp({ backend: "pglite", env: { REQUEST_LOG_ENABLED: "false" } });
+    try {
+      expect(await send(off)).toBe(0);
+    } finally {
+      await off.close();
+    }
+  });
+});

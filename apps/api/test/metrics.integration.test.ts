@@ -65,6 +65,15 @@ describe.each(backends)("metrics on %s", (backend) => {
     expect(value('sms_sends_total{mode="test",outcome="rate_limited"}')).toBe(1);
     expect(value('sms_limit_refusals_total{code="rate_limited",route="/v1/messages"}')).toBe(1);
 
+    // Each step of a new send is timed: the replay (answered from memory) has none, the
+    // refusal at the limit stops after its write-ahead, the three others go to the end.
+    expect(value('sms_request_phase_duration_seconds_count{phase="authenticate"}')).toBe(5);
+    expect(value('sms_request_phase_duration_seconds_count{phase="send_prepare"}')).toBe(4);
+    expect(value('sms_request_phase_duration_seconds_count{phase="send_write_ahead"}')).toBe(4);
+    expect(value('sms_request_phase_duration_seconds_count{phase="send_submit"}')).toBe(3);
+    expect(value('sms_request_phase_duration_seconds_count{phase="send_record"}')).toBe(3);
+    expect(text).toContain("sms_event_loop_delay_seconds_bucket");
+
     expect(
       value('sms_provider_calls_total{provider="simulator",operation="submit",outcome="accepted"}'),
     ).toBe(1);
