@@ -5,6 +5,10 @@
 import { generateKeySpec, parseKeyring } from "@sms/crypto";
 import { DatabaseUnavailableError } from "@sms/db";
 import { beforeEach, describe, expect, it } from "vitest";
+import type { MessageResource } from "../../model/message.ts";
+import type { SmsProvider, SubmitOutcome, SubmitRequest } from "../../provider.ts";
+import { createSlots, type Slots } from "../../slots.ts";
+import { createAnsweredKeys } from "../answered-keys.ts";
 import {
   emptyTables,
   fakeStore,
@@ -12,10 +16,6 @@ import {
   type Row,
   type Tables,
 } from "../../../test/support/fake-send-store.ts";
-import type { MessageResource } from "../../model/message.ts";
-import type { SmsProvider, SubmitOutcome, SubmitRequest } from "../../provider.ts";
-import { createSlots, type Slots } from "../../slots.ts";
-import { createAnsweredKeys } from "../answered-keys.ts";
 import { type SendMessageInput, sendMessage } from "./send-message.ts";
 
 const T0 = new Date("2026-11-22T10:00:30Z");
