@@ -9,7 +9,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { createCookieSealer, generateKeySpec, type Keyring, parseKeyring } from "@sms/crypto";
-import { createDatabase, type Database, unavailableReason } from "@sms/db";
+import { createDatabase, type Database, openReadReplica, type ReadReplica, unavailableReason } from "@sms/db";
 import {
   type Clock,
   createApiKeyAuthenticator,
@@ -25,6 +25,7 @@ import {
   systemClock,
   systemTimer,
   type Timer,
+  withReplicaReads,
 } from "@sms/domain";
 import { createSimulatorProvider } from "@sms/provider-sim";
 import { createUbillProvider } from "@sms/provider-ubill";
@@ -285,11 +286,39 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   // Live sends' share of the pool (send-message.ts): half of it, so that a burst of live sends waiting
   // on a slow provider never leaves test sends, reads and the jobs without a connection.
   const liveSlots = createSlots(Math.max(1, Math.floor(config.database.poolSize / 2)));
+  let replica: ReadReplica | null = null;
   const metrics = createMetrics({
     backlog: () => messageBacklog({ store }, { now: clock.now() }),
     pool: () => db.poolStats(),
     liveSlots: () => liveSlots,
+    replicaBypassed: () => replica?.bypassed() ?? null,
   });
+  // DATABASE_READ_URL: the reads that may lag go to a replica (docs/scaling.md);
+  // without it (and on PGlite) they are the primary's like everything else.
+  const read = config.database.read;
+  if (read) {
+    replica = await openReadReplica({
+      replicaUrl: read.url,
+      primary: db,
+      retryAfterMs: read.retryAfterMs,
+      preparedStatements: config.database.preparedStatements,
+      poolSize: config.database.poolSize,
+      connectionTimeoutMs: config.database.connectTimeoutMs,
+      statementTimeoutMs: config.database.statementTimeoutMs,
+      logger,
+      onFallback: (reason) => metrics.readFallback(reason),
+    });
+  }
+  const reads =
+    replica && read
+      ? withReplicaReads(store, {
+          replica,
+          recentWindowMs: read.recentWindowMs,
+          // Ids carry the wall time of the instance that minted them (newId), not the decision clock.
+          now: () => Date.now(),
+          onFallback: (reason) => metrics.readFallback(reason),
+        })
+      : store;
   const ubill = config.ubill ? createUbillProvider({ ...config.ubill, logger }) : null;
   const live = ubill ? metrics.instrument(ubill) : null;
   if (!live) {
@@ -306,6 +335,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   };
   const services = apiServices({
     store,
+    reads,
     keyring,
     clock,
     logger,
@@ -420,6 +450,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       await requestLog.close();
       databaseClock?.stop();
       metrics.stop();
+      await replica?.close();
       if (!overrides.db) await db.close();
       logger.flush();
     },

@@ -2,7 +2,7 @@
 // returned as parsed values (durations in milliseconds, the trusted proxies
 // as networks, each optional integration as one object or null). Nothing else
 // in the service reads process.env / Deno.env.
-import { DEFAULT_POOL_SIZE } from "@sms/db";
+import { DEFAULT_POOL_SIZE, DEFAULT_REPLICA_RETRY_AFTER_MS } from "@sms/db";
 import {
   DEFAULT_PURGE_BATCH_SIZE,
   DEFAULT_VERIFICATION_LIFETIME_MINUTES,
@@ -76,6 +76,12 @@ const ZEnv = z.object({
   DATABASE_CONNECT_TIMEOUT_MS: int(3_000, 100, 60_000),
   /** One statement may take this long (server-side statement_timeout; the client waits 500 ms more). */
   DATABASE_STATEMENT_TIMEOUT_MS: int(5_000, 100, 300_000),
+  /** A streaming standby of DATABASE_URL for the reads that may lag (docs/scaling.md#reads-from-a-replica). */
+  DATABASE_READ_URL: postgresUrl,
+  /** Read-your-writes: a by-id read the replica does not find is retried on the primary while the id is younger. */
+  DATABASE_READ_FALLBACK_WINDOW_MS: int(30_000, 0, 3_600_000),
+  /** After the replica failed to answer, reads go to the primary for this long before one tries it again. */
+  DATABASE_READ_RETRY_AFTER_MS: int(DEFAULT_REPLICA_RETRY_AFTER_MS, 100, 600_000),
 
   /** Comma-separated "<id>:<base64 32 bytes>"; the first encrypts, all decrypt. */
   MESSAGE_ENCRYPTION_KEYS: optionalString,
@@ -199,6 +205,8 @@ export type Config = {
     poolSize: number;
     connectTimeoutMs: number;
     statementTimeoutMs: number;
+    /** The read replica (DATABASE_READ_URL); null: every read goes to the primary. */
+    read: { url: string; recentWindowMs: number; retryAfterMs: number } | null;
   };
   /** The keyring spec; undefined outside production means a development key (app.ts). */
   messageEncryptionKeys: string | undefined;
@@ -383,6 +391,9 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
   if (env.DATABASE_MIGRATION_URL && !env.DATABASE_URL) {
     fail("DATABASE_MIGRATION_URL needs DATABASE_URL (PGlite has no separate migration connection)");
   }
+  if (env.DATABASE_READ_URL && !env.DATABASE_URL) {
+    fail("DATABASE_READ_URL needs DATABASE_URL (a replica of PostgreSQL; PGlite has none)");
+  }
   const ubill = [env.UBILL_BASE_URL, env.UBILL_API_KEY, env.UBILL_DEFAULT_BRAND_ID];
   if (ubill.some((value) => value !== undefined) && ubill.some((value) => value === undefined)) {
     fail("UBILL_BASE_URL, UBILL_API_KEY and UBILL_DEFAULT_BRAND_ID must be set together");
@@ -413,6 +424,13 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
       poolSize: env.DATABASE_POOL_SIZE,
       connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
       statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+      read: env.DATABASE_READ_URL
+        ? {
+            url: env.DATABASE_READ_URL,
+            recentWindowMs: env.DATABASE_READ_FALLBACK_WINDOW_MS,
+            retryAfterMs: env.DATABASE_READ_RETRY_AFTER_MS,
+          }
+        : null,
     },
     messageEncryptionKeys: env.MESSAGE_ENCRYPTION_KEYS,
     http: {

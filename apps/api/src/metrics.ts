@@ -2,7 +2,7 @@
 // Counts and durations, never message content, numbers, keys or provider ids:
 // labels are route templates, statuses, codes, modes, job and provider names.
 import process from "node:process";
-import type { Database } from "@sms/db";
+import type { Database, ReadFallbackReason } from "@sms/db";
 import type { MessageBacklog, SendPhase, Slots, SmsProvider, SubmitOutcome } from "@sms/domain";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
@@ -28,6 +28,8 @@ export function createMetrics(sources: {
   pool(): PoolStats;
   /** Live sends' share of the pool (send-message.ts), when there is one. */
   liveSlots?(): Pick<Slots, "size" | "inUse" | "waiting">;
+  /** Whether reads skip the read replica right now (null: no DATABASE_READ_URL). */
+  replicaBypassed?: () => boolean | null;
 }) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -172,9 +174,28 @@ export function createMetrics(sources: {
       this.set({ state: "waiting" }, slots.waiting);
     },
   });
+  const readFallbacks = new Counter({
+    name: "sms_db_read_fallbacks_total",
+    help: "Reads meant for the read replica that ran on the primary, by reason (replica_error: the replica failed or is being skipped; not_found_recent: read-your-writes).",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: "sms_db_read_replica_bypassed",
+    help: "1 while reads skip the read replica after it failed to answer (they go to the primary), else 0 (always 0 without DATABASE_READ_URL).",
+    registers: [registry],
+    collect() {
+      const bypassed = sources.replicaBypassed?.() ?? null;
+      if (bypassed !== null) this.set(bypassed ? 1 : 0);
+    },
+  });
 
   return {
     registry,
+    /** One read that went to the primary instead of the replica. */
+    readFallback(reason: ReadFallbackReason) {
+      readFallbacks.inc({ reason });
+    },
     /** One finished HTTP request (the access log's facts). */
     request(route: string, method: string, status: number, seconds: number, code?: string) {
       requests.inc({ route, method, status: String(status) });

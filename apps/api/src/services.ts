@@ -119,11 +119,15 @@ export type OperatorServices = ReturnType<typeof operatorServices>;
 /** What an account holder does on the dashboard, on their own projects only. */
 export function dashboardServices(options: {
   store: Store;
+  /** `store` with the reads a replica may serve routed to it (withReplicaReads; default `store`): the views only. */
+  reads?: Store;
   clock: Clock;
   config: Pick<Config, "messages" | "dashboard">;
 }) {
   const { store, clock } = options;
   const deps = { store, clock };
+  // Lists, charts, exports and one message's page: they may lag the primary by the replica's delay.
+  const views = { store: options.reads ?? store, clock };
   const freeTier = { config: { freeTierDailySegments: options.config.messages.freeTierDailySegments } };
   const sessionConfig = {
     config: {
@@ -141,8 +145,8 @@ export function dashboardServices(options: {
     },
     projects: {
       list: bind(listAccountProjects, deps),
-      overview: bind(projectOverview, { ...deps, ...freeTier }),
-      usage: bind(projectUsage, deps),
+      overview: bind(projectOverview, { ...views, ...freeTier }),
+      usage: bind(projectUsage, views),
     },
     keys: {
       list: bind(listProjectKeys, deps),
@@ -151,18 +155,18 @@ export function dashboardServices(options: {
       revoke: bind(revokeProjectKey, deps),
       rollTest: bind(rollTestKey, deps),
     },
-    credits: bind(projectCredits, { ...deps, ...freeTier }),
+    credits: bind(projectCredits, { ...views, ...freeTier }),
     verifications: {
-      list: bind(listProjectVerifications, deps),
-      conversion: bind(verificationConversion, deps),
+      list: bind(listProjectVerifications, views),
+      conversion: bind(verificationConversion, views),
     },
     messages: {
-      list: bind(listProjectMessages, deps),
-      get: bind(projectMessage, deps),
-      requests: bind(messageRequests, deps),
+      list: bind(listProjectMessages, views),
+      get: bind(projectMessage, views),
+      requests: bind(messageRequests, views),
     },
-    requests: { list: bind(listProjectRequests, deps), get: bind(projectRequest, deps) },
-    search: bind(searchProject, deps),
+    requests: { list: bind(listProjectRequests, views), get: bind(projectRequest, views) },
+    search: bind(searchProject, views),
     spending: { get: bind(ownProjectSpending, deps), set: bind(setProjectSpending, deps) },
     testSender: bind(dashboardTestSender, deps),
     onboarding: bind(projectOnboarding, deps),
@@ -173,6 +177,13 @@ export function dashboardServices(options: {
 /** Everything the API's procedures, pages and jobs call. */
 export function apiServices(options: {
   store: Store;
+  /**
+   * `store` with the reads a replica may serve routed to it (withReplicaReads;
+   * default `store`). Only the reads below get it: GET a message or a
+   * verification, and the dashboard's views. Sends, checks, replays and limits
+   * use `store`.
+   */
+  reads?: Store;
   keyring: Keyring;
   clock: Clock;
   logger: Logger;
@@ -186,6 +197,7 @@ export function apiServices(options: {
   liveSlots?: Slots;
 }) {
   const { store, keyring, clock, logger, providers, config } = options;
+  const reads = options.reads ?? store;
   const now = () => clock.now();
   const sendDeps = {
     store,
@@ -212,14 +224,14 @@ export function apiServices(options: {
   };
   const send = bind(sendMessage, sendDeps);
   return {
-    dashboard: dashboardServices({ store, clock, config }),
+    dashboard: dashboardServices({ store, reads, clock, config }),
     operator: operatorServices({ store, clock, brands: options.brands, keyring, config }),
-    messages: { send, get: bind(getMessage, { store }) },
+    messages: { send, get: bind(getMessage, { store: reads }) },
     // The verifications extension (issue 22): its SMS goes through `send`, the message path itself.
     verifications: {
       start: bind(startVerification, { store, keyring, clock, send, config: config.verifications }),
       check: bind(checkVerification, { store, keyring, clock }),
-      get: bind(getVerification, { store, clock }),
+      get: bind(getVerification, { store: reads, clock }),
     },
     testKeys: {
       create: (input: { callerSubject: string }) =>

@@ -2,30 +2,30 @@
 // drives the Deno server through the whole flow against two local identity
 // providers speaking the real protocols on loopback (OpenID Connect through
 // oauth2-mock-server, GitHub's OAuth web flow through a small fake).
-// Screenshots of every page go to test-output/screenshots/claim-*.png.
+// Every claim page wears the dashboard's frame (header, brand, docs link) and
+// passes the checks of every page (axe in light and dark, at 390 px nothing
+// sideways and ids whole), its action in view on a phone. Screenshots of every
+// page, desktop and mobile, light and dark: test-output/screenshots/claim-*.png.
 import { join } from "node:path";
-import { createDatabase } from "@sms/db";
-import { availableBackends, type PrismaDatabase, withPrisma } from "@sms/db/testing";
-import type {
-  Browser,
-  BrowserContext,
-  Cookie,
-  Locator,
-  Page,
-  Response as PageResponse,
-} from "playwright-core";
+import type { PrismaDatabase } from "@sms/db/testing";
+import type { Browser, BrowserContext, Cookie, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeGitHub, type FakeGitHubUser, startFakeGitHub } from "./fakes/fake-github.ts";
-import { type FakeGoogle, startFakeGoogle } from "./fakes/fake-google.ts";
+import type { FakeGitHub, FakeGitHubUser } from "./fakes/fake-github.ts";
+import type { FakeGoogle } from "./fakes/fake-google.ts";
 import type { FakeUser } from "./fakes/fake-page.ts";
-import { createTestKey, type ServerProcess, sendMessageRequest, startServer } from "./harness.ts";
-import { chromiumMissing, launchChromium, SCREENSHOT_DIR } from "./support/browser.ts";
+import { createTestKey, type ServerProcess, sendMessageRequest } from "./harness.ts";
+import { SCREENSHOT_DIR } from "./support/browser.ts";
+import {
+  type BrowserSuite,
+  browserSuiteUnavailable,
+  OCTOCAT,
+  startBrowserSuite,
+} from "./support/browser-suite.ts";
+import { checkPage, expectInViewOnPhone, type PageKit, type TestKey } from "./support/pages.ts";
 
-const skipBrowser = chromiumMissing();
 // The test moves claim links past their expiry in the server's database, so
 // it needs PostgreSQL (in CI, availableBackends() insists on it).
-const noPostgres = !(await availableBackends()).includes("postgres");
-if (noPostgres && !skipBrowser) console.warn("skipping claim browser tests: PostgreSQL is not available");
+const unavailable = await browserSuiteUnavailable("claim browser tests");
 
 const ALICE: FakeUser = {
   subject: "108234567890123456789",
@@ -33,13 +33,7 @@ const ALICE: FakeUser = {
   name: "Alice Example",
 };
 const BOB: FakeUser = { subject: "108999999999999999999", email: "bob@example.com", name: "Bob Example" };
-const OCTO: FakeGitHubUser = {
-  id: 583231,
-  login: "octocat",
-  subject: "583231",
-  email: "octocat@example.com",
-  name: "The Octocat",
-};
+const OCTO = OCTOCAT;
 const HUBOT: FakeGitHubUser = {
   id: 1031,
   login: "hubot",
@@ -49,54 +43,32 @@ const HUBOT: FakeGitHubUser = {
 };
 const FREE_CREDITS = 50;
 
-type Key = { api_key: string; project_id: string; claim_url: string; expires_at: string };
+type Key = TestKey;
 
-describe.skipIf(skipBrowser || noPostgres)("claiming a test project in Chromium", () => {
+describe.skipIf(unavailable)("claiming a test project in Chromium", () => {
+  let suite: BrowserSuite;
   let server: ServerProcess;
   let google: FakeGoogle;
   let github: FakeGitHub;
   let browser: Browser;
   let db: PrismaDatabase;
+  let kit: PageKit;
   /** Secrets that must never reach the server's output. */
   const secrets = new Set<string>();
 
   beforeAll(async () => {
-    [google, github] = await Promise.all([
-      startFakeGoogle({ users: [ALICE, BOB] }),
-      startFakeGitHub({ users: [OCTO, HUBOT] }),
-    ]);
-    [server, browser] = await Promise.all([
-      startServer({
-        backend: "postgres",
-        env: {
-          CLAIM_FREE_CREDITS: String(FREE_CREDITS),
-          CLAIM_COOKIE_SECRET: "claim-browser-test-cookie-secret-0123456789",
-          // Every browser here signs in from 127.0.0.1; the limit itself is tested in-process.
-          CLAIM_SIGN_INS_PER_MINUTE: "1000",
-          GOOGLE_ISSUER_URL: google.issuerUrl,
-          GOOGLE_CLIENT_ID: google.clientId,
-          GOOGLE_CLIENT_SECRET: google.clientSecret,
-          GITHUB_CLIENT_ID: github.clientId,
-          GITHUB_CLIENT_SECRET: github.clientSecret,
-          GITHUB_AUTHORIZE_URL: `${github.baseUrl}/login/oauth/authorize`,
-          GITHUB_TOKEN_URL: `${github.baseUrl}/login/oauth/access_token`,
-          GITHUB_API_URL: github.baseUrl,
-          TEST_KEYS_PER_MINUTE: "100",
-          SIMULATOR_DELIVERY_DELAY_MS: "0",
-        },
-      }),
-      launchChromium(),
-    ]);
-    google.allowRedirectUri(`${server.baseUrl}/claim/callback/google`);
-    github.allowRedirectUri(`${server.baseUrl}/claim/callback/github`);
-    db = withPrisma(await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 2 }));
+    suite = await startBrowserSuite({
+      name: "claim",
+      identities: { google: [ALICE, BOB], github: [OCTO, HUBOT] },
+      env: { CLAIM_FREE_CREDITS: String(FREE_CREDITS) },
+    });
+    ({ server, browser, db, kit } = suite);
+    google = suite.google as FakeGoogle;
+    github = suite.github as FakeGitHub;
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await db?.close();
-    await server?.cleanup();
-    await Promise.all([google?.stop(), github?.stop()]);
+    await suite?.close();
   });
 
   const api = (path: string, init?: RequestInit) => fetch(`${server.baseUrl}${path}`, init);
@@ -123,28 +95,20 @@ describe.skipIf(skipBrowser || noPostgres)("claiming a test project in Chromium"
     return (await response.json()) as Record<string, unknown>;
   }
 
+  /** One of our claim pages: the checks of every page, and its screenshots. */
   async function shot(page: Page, name: string): Promise<void> {
+    await checkPage(page, `claim-${name}`);
+  }
+
+  /** A (fake) identity provider's page: only a screenshot, it is not ours to check. */
+  async function providerShot(page: Page, name: string): Promise<void> {
     await page.screenshot({ path: join(SCREENSHOT_DIR, `claim-${name}.png`), fullPage: true });
   }
 
-  /** Runs `action` and resolves the main frame's first non-redirect navigation response. */
-  async function navigation(page: Page, action: () => Promise<unknown>): Promise<PageResponse> {
-    const response = page.waitForResponse(
-      (r) =>
-        r.request().isNavigationRequest() &&
-        r.frame() === page.mainFrame() &&
-        (r.status() < 300 || r.status() >= 400),
-    );
-    await action();
-    const result = await response;
-    await page.waitForLoadState("load");
-    return result;
-  }
-
-  const click = (page: Page, target: Locator) => navigation(page, () => target.click());
-  const button = (page: Page, name: string | RegExp) => page.getByRole("button", { name });
-  // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText (the rendered text), not the DOM property
-  const mainText = (page: Page) => page.locator("main").innerText();
+  const navigation: PageKit["navigation"] = (...args) => kit.navigation(...args);
+  const click: PageKit["click"] = (...args) => kit.click(...args);
+  const button: PageKit["button"] = (...args) => kit.button(...args);
+  const mainText: PageKit["mainText"] = (...args) => kit.mainText(...args);
 
   async function rememberCookies(context: BrowserContext): Promise<Cookie[]> {
     const cookies = await context.cookies();
@@ -164,7 +128,7 @@ describe.skipIf(skipBrowser || noPostgres)("claiming a test project in Chromium"
     const atProvider = await click(page, button(page, `Sign in with ${provider}`));
     expect(atProvider.status()).toBe(200);
     expect(page.url()).toContain(provider === "Google" ? google.issuerUrl : github.baseUrl);
-    if (shots) await shot(page, `${shots}-provider`);
+    if (shots) await providerShot(page, `${shots}-provider`);
     const confirm = await click(page, button(page, `Continue as ${user.email}`));
     expect(confirm.status()).toBe(200);
     expect(page.url()).toBe(`${key.claim_url}/confirm`);
@@ -210,6 +174,20 @@ describe.skipIf(skipBrowser || noPostgres)("claiming a test project in Chromium"
     expect(text).not.toContain(tokenOf(key));
     expect(await button(page, "Sign in with Google").isVisible()).toBe(true);
     expect(await button(page, "Sign in with GitHub").isVisible()).toBe(true);
+    // The dashboard's frame: its header, brand and docs link, its stylesheet; the action in view on a phone.
+    expect(await page.locator("header .brand").textContent()).toBe("SMS API dashboard");
+    expect(await page.locator("header").getByRole("link", { name: "API docs" }).getAttribute("href")).toBe(
+      "/docs",
+    );
+    expect(await page.locator('link[rel="stylesheet"]').getAttribute("href")).toMatch(
+      /^\/dashboard\/assets\/dashboard\.css\?v=/,
+    );
+    expect(
+      await page.evaluate(
+        () => getComputedStyle(document.querySelector("header.top") as Element).borderBottomStyle,
+      ),
+    ).toBe("solid");
+    await expectInViewOnPhone(page, button(page, "Sign in with Google"), "landing");
     await shot(page, "01-landing");
 
     await click(page, button(page, "Sign in with Google"));
@@ -223,7 +201,7 @@ describe.skipIf(skipBrowser || noPostgres)("claiming a test project in Chromium"
     expect(authorize.get("code_challenge_method")).toBe("S256");
     expect(authorize.get("nonce")).toBeTruthy();
     expect(authorize.get("scope")).toBe("openid email profile");
-    await shot(page, "02-google-provider");
+    await providerShot(page, "02-google-provider");
 
     const confirmation = await click(page, button(page, `Continue as ${ALICE.email}`));
     expect(confirmation.status()).toBe(200);
@@ -232,6 +210,7 @@ describe.skipIf(skipBrowser || noPostgres)("claiming a test project in Chromium"
     expect(cookies.map((cookie) => cookie.name)).toEqual(["sms_claim_identity"]);
     expect(cookies[0]).toMatchObject({ httpOnly: true, sameSite: "Lax", path: "/claim" });
     expect(await mainText(page)).toContain(`signed in with Google as ${ALICE.email}`);
+    await expectInViewOnPhone(page, button(page, "Claim this project"), "confirmation");
     await shot(page, "03-confirm");
     await expectUnclaimed(key.project_id);
 
@@ -241,6 +220,11 @@ describe.skipIf(skipBrowser || noPostgres)("claiming a test project in Chromium"
     expect(done).toContain("Project claimed");
     expect(done).toContain(`${FREE_CREDITS} free credits were added`);
     expect(done).toMatch(/Create a live key .* on the dashboard/);
+    await expectInViewOnPhone(
+      page,
+      page.getByRole("link", { name: "Open the project in the dashboard" }),
+      "claimed",
+    );
     await shot(page, "04-claimed");
 
     const { project, ledger, token } = await projectState(key.project_id);

@@ -13,14 +13,15 @@ import {
   withPrisma,
 } from "@sms/db/testing";
 import { claimProject } from "@sms/domain";
+import { createWeb, identityProvidersFromConfig } from "@sms/web";
+import { cookieNames, type SignedInIdentity } from "@sms/web/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
 import { type Config, parseEnv } from "../src/env.ts";
-import { createWeb, identityProvidersFromConfig } from "@sms/web";
-import { cookieNames, type SignedInIdentity } from "@sms/web/testing";
 import type { RequestState } from "../src/trpc/request-state.ts";
 import { webPort } from "../src/web-port.ts";
 import { createTestKey, ManualClock, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
+import { expectOnlyOwnStylesheet } from "./support/claim-html.ts";
 
 const backends = await availableBackends();
 const SECRET = "claim-integration-test-cookie-secret-0123456789";
@@ -115,13 +116,15 @@ describe("the claim pages (in-process)", () => {
     const response = await t.request(path(key));
     expect(response.status).toBe(200);
     expect(response.headers.get("content-security-policy")).toBe(
-      "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'self' https://github.example; frame-ancestors 'none'",
+      "default-src 'none'; style-src 'self'; img-src data:; base-uri 'none'; form-action 'self' https://github.example; frame-ancestors 'none'",
     );
     expect(response.headers.get("x-frame-options")).toBe("DENY");
     const html = await response.text();
     expect(html).toContain("Sign in with GitHub");
     expect(html).not.toContain("Sign in with Google");
-    expect(html).not.toMatch(/<script|<link\b|src="http/i);
+    // No script; one stylesheet, the dashboard's own (same origin; the page sends no Referer).
+    expectOnlyOwnStylesheet(html);
+    expect(response.headers.get("referrer-policy")).toBe("no-referrer");
     // The token appears only in this page's own form action.
     expect(html.split(tokenOf(key)).length - 1).toBe(1);
     expect(html).toContain(`action="/claim/${tokenOf(key)}/sign-in"`);

@@ -10,64 +10,44 @@
 // serious or critical issue. Screenshots (desktop and mobile, light and dark):
 // test-output/screenshots/console-*.png.
 import { readFile } from "node:fs/promises";
-import { createRequire } from "node:module";
-import { join } from "node:path";
-import { createDatabase } from "@sms/db";
-import { availableBackends, type PrismaDatabase, withPrisma } from "@sms/db/testing";
-import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
-import type { Browser, Locator, Page, Response as PageResponse } from "playwright-core";
+import type { PrismaDatabase } from "@sms/db/testing";
+import type { FakeUbill } from "@sms/provider-ubill/testing";
+import type { Browser, Page, Response as PageResponse } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestKey, type ServerProcess, sendMessageRequest, startServer } from "./harness.ts";
-import { chromiumMissing, launchChromium, SCREENSHOT_DIR } from "./support/browser.ts";
+import { type ServerProcess, sendMessageRequest } from "./harness.ts";
+import { type BrowserSuite, browserSuiteUnavailable, startBrowserSuite } from "./support/browser-suite.ts";
+import { checkPage, claimedProjectWithLiveKey, eventually, type PageKit } from "./support/pages.ts";
 
-const skipBrowser = chromiumMissing();
-const noPostgres = !(await availableBackends()).includes("postgres");
-const UBILL_KEY = "ubill-console-browser-secret-7d2a";
-const DESKTOP = { width: 1280, height: 900 };
-const MOBILE = { width: 390, height: 844 };
-const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-const ID_PATTERN = /^(msg|req|prj|key|vrf|cre)_[0-9a-z]{20,}$/;
+const unavailable = await browserSuiteUnavailable("the console browser tests");
 
-type Key = { api_key: string; project_id: string; claim_url: string };
-
-describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", () => {
-  let server: ServerProcess;
+describe.skipIf(unavailable)("the developer console in Chromium", () => {
+  let suite: BrowserSuite;
   let ubill: FakeUbill;
+  let server: ServerProcess;
   let browser: Browser;
   let db: PrismaDatabase;
+  let kit: PageKit;
 
   beforeAll(async () => {
-    ubill = await startFakeUbill({ apiKey: UBILL_KEY, brands: [{ id: 1, name: "SMSGE", approved: true }] });
-    [server, browser] = await Promise.all([
-      startServer({
-        backend: "postgres",
-        env: {
-          CLAIM_FREE_CREDITS: "50",
-          CLAIM_COOKIE_SECRET: "console-browser-test-cookie-secret-0123456789",
-          CLAIM_SIGN_INS_PER_MINUTE: "1000",
-          DEV_SIGN_IN: "true",
-          UBILL_BASE_URL: ubill.baseUrl,
-          UBILL_API_KEY: UBILL_KEY,
-          UBILL_DEFAULT_BRAND_ID: "1",
-          STATUS_CHECK_INTERVAL_SECONDS: "1",
-          SIMULATOR_DELIVERY_DELAY_MS: "0",
-          TEST_KEYS_PER_MINUTE: "100",
-          MESSAGES_PER_MINUTE: "1000",
-          FREE_TIER_DAILY_SEGMENTS: "1000",
-          RECIPIENT_MESSAGES_PER_MINUTE: "100",
-          RECIPIENT_MESSAGES_PER_DAY: "100",
-        },
-      }),
-      launchChromium(),
-    ]);
-    db = withPrisma(await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 2 }));
+    suite = await startBrowserSuite({
+      name: "console",
+      ubill: { brands: [{ id: 1, name: "SMSGE", approved: true }] },
+      env: {
+        CLAIM_FREE_CREDITS: "50",
+        DEV_SIGN_IN: "true",
+        STATUS_CHECK_INTERVAL_SECONDS: "1",
+        MESSAGES_PER_MINUTE: "1000",
+        FREE_TIER_DAILY_SEGMENTS: "1000",
+        RECIPIENT_MESSAGES_PER_MINUTE: "100",
+        RECIPIENT_MESSAGES_PER_DAY: "100",
+      },
+    });
+    ({ server, browser, db, kit } = suite);
+    ubill = (suite.ubill as { fake: FakeUbill }).fake;
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await db?.close();
-    await server?.cleanup();
-    await ubill?.close();
+    await suite?.close();
   });
 
   const api = (path: string, init?: RequestInit) => fetch(`${server.baseUrl}${path}`, init);
@@ -77,98 +57,15 @@ describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", 
     variables: { code },
     locale: "en",
   });
+  const click: PageKit["click"] = (...args) => kit.click(...args);
+  const go: PageKit["go"] = (...args) => kit.go(...args);
+  const button: PageKit["button"] = (...args) => kit.button(...args);
+  const mainText: PageKit["mainText"] = (...args) => kit.mainText(...args);
 
-  async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
-    const deadline = Date.now() + 30_000;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-
-  async function navigation(page: Page, action: () => Promise<unknown>): Promise<PageResponse> {
-    const response = page.waitForResponse(
-      (r) =>
-        r.request().isNavigationRequest() &&
-        r.frame() === page.mainFrame() &&
-        (r.status() < 300 || r.status() >= 400),
-    );
-    await action();
-    const result = await response;
-    await page.waitForLoadState("load");
-    return result;
-  }
-  const click = (page: Page, target: Locator) => navigation(page, () => target.click());
-  const go = (page: Page, path: string) => navigation(page, () => page.goto(`${server.baseUrl}${path}`));
-  const button = (page: Page, name: string | RegExp) => page.getByRole("button", { name });
-  // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText (the rendered text)
-  const mainText = (page: Page) => page.locator("main").innerText();
-
-  /** axe-core in the page: no serious or critical violation. */
-  async function expectAccessible(page: Page, name: string): Promise<void> {
-    // Evaluated through the DevTools protocol, which the page's CSP does not govern.
-    await page.evaluate(AXE_SOURCE);
-    const violations = await page.evaluate(async () => {
-      const axe = (
-        globalThis as unknown as {
-          axe: {
-            run(
-              context: unknown,
-              options: unknown,
-            ): Promise<{
-              violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }>;
-            }>;
-          };
-        }
-      ).axe;
-      const result = await axe.run(document, { resultTypes: ["violations"] });
-      return result.violations
-        .filter((v) => v.impact === "serious" || v.impact === "critical")
-        .map((v) => `${v.id}: ${JSON.stringify(v.nodes.slice(0, 3).map((n) => n.target))}`);
-    });
-    expect(violations, `axe on ${name}`).toEqual([]);
-  }
-
-  /** At 390 px: the page does not scroll sideways and every id on it lies on one line. */
-  async function expectIdsWhole(page: Page, name: string): Promise<number> {
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    expect(overflow, `${name} is wider than 390 px`).toBeLessThanOrEqual(0);
-    const broken = await page.evaluate((source) => {
-      const pattern = new RegExp(source);
-      const found: string[] = [];
-      let ids = 0;
-      for (const element of document.querySelectorAll("main code, main .mono")) {
-        const text = (element.textContent ?? "").trim();
-        if (!pattern.test(text)) continue;
-        ids++;
-        // An inline element broken across lines has one client rectangle per line.
-        if (element.getClientRects().length > 1) found.push(text);
-      }
-      return { ids, found };
-    }, ID_PATTERN.source);
-    expect(broken.found, `${name}: ids broken across lines`).toEqual([]);
-    return broken.ids;
-  }
-
-  /** Desktop and mobile, light and dark; at 390 px ids whole and axe clean (both schemes). */
-  async function check(page: Page, name: string): Promise<void> {
-    for (const [size, viewport] of [
-      ["desktop", DESKTOP],
-      ["mobile", MOBILE],
-    ] as const) {
-      await page.setViewportSize(viewport);
-      if (size === "mobile") expect(await expectIdsWhole(page, name)).toBeGreaterThan(0);
-      for (const scheme of ["light", "dark"] as const) {
-        await page.emulateMedia({ colorScheme: scheme });
-        if (size === "desktop") await expectAccessible(page, `${name} (${scheme})`);
-        await page.screenshot({
-          path: join(SCREENSHOT_DIR, `console-${name}-${size}-${scheme}.png`),
-          fullPage: true,
-        });
-      }
-    }
-    await page.emulateMedia({ colorScheme: "light" });
-    await page.setViewportSize(DESKTOP);
+  /** Every page this suite opens: axe (light and dark), ids whole at 390 px, screenshots. */
+  async function check(page: Page, name: string, options: { ids?: boolean } = {}): Promise<void> {
+    const { ids } = await checkPage(page, `console-${name}`);
+    if (options.ids !== false) expect(ids, `ids measured on ${name}`).toBeGreaterThan(0);
   }
 
   async function search(page: Page, query: string): Promise<PageResponse> {
@@ -177,21 +74,20 @@ describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", 
   }
 
   it("debug, try and cap: a failing request found by its request_id, a message's requests, the daily cap, the low-balance banner", async () => {
-    const key = (await createTestKey(api)) as Key;
-    const page = await (await browser.newContext({ viewport: DESKTOP, acceptDownloads: true })).newPage();
-    // Claim as a local developer.
-    await navigation(page, () => page.goto(key.claim_url));
-    await expectAccessible(page, "claim landing");
-    await page.getByLabel("Your name").fill("Dana Dev");
-    await click(page, button(page, "Sign in as a local developer"));
-    await click(page, button(page, "Claim this project"));
-    await click(page, page.getByRole("link", { name: "Open the project in the dashboard" }));
+    // The shared fixture: claimed by a local developer (each claim page checked), a live key named ci-bot.
+    const { key, liveKey, page } = await claimedProjectWithLiveKey({
+      browser,
+      kit,
+      developer: "Dana Dev",
+      keyName: "ci-bot",
+      check: (claimPage, step) => check(claimPage, step, { ids: step !== "claim-confirm" }),
+    });
     const base = `/dashboard/projects/${key.project_id}`;
     const ticks = async () =>
       page.locator("ol.checklist li").evaluateAll((items) => items.map((item) => item.className));
 
-    // The checklist before anything happened.
-    expect(await ticks()).toEqual(["todo", "todo", "todo", "todo"]);
+    // The checklist: only the live key is done.
+    expect(await ticks()).toEqual(["todo", "todo", "done", "todo"]);
     await check(page, "overview-checklist");
 
     // Send a test message from the page: the simulator's numbers are offered with what each does.
@@ -223,7 +119,7 @@ describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", 
     await page.waitForLoadState("load");
     expect(await mainText(page)).toMatch(/queued[\s\S]*submitted[\s\S]*delivered/);
     await go(page, base);
-    expect(await ticks()).toEqual(["done", "done", "todo", "todo"]);
+    expect(await ticks()).toEqual(["done", "done", "done", "todo"]);
 
     // A failing request: its envelope's request_id is what a support conversation starts from.
     const failed = await api(
@@ -291,6 +187,30 @@ describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", 
     await check(page, "search-idempotency-key");
     expect((await search(page, "req_00000000000000000000000000")).status()).toBe(404);
 
+    // A verification: the request that started it names it in the log, and "Produced" opens its row.
+    const started = await api(
+      "/v1/verifications",
+      sendMessageRequest(key.api_key, crypto.randomUUID(), { to: "+995555123456", locale: "en" }),
+    );
+    expect(started.status).toBe(201);
+    const verification = (await started.json()) as { id: string };
+    const startedBy = started.headers.get("x-request-id") ?? "";
+    await eventually(
+      "the verification's request in the log",
+      async () =>
+        (await db.prisma.requestLogEntry.findUnique({ where: { id: startedBy } }))?.verificationId ===
+        verification.id,
+    );
+    await go(page, `${base}/requests?route=${encodeURIComponent("/v1/verifications")}`);
+    expect(await page.locator("tbody tr").count()).toBe(1);
+    await click(page, page.getByRole("link", { name: verification.id }));
+    expect(page.url()).toBe(`${server.baseUrl}${base}/verifications#${verification.id}`);
+    expect(await page.locator(`main code[id="${verification.id}"]`).count()).toBe(1);
+    await check(page, "verifications");
+    // The search box finds it too, at the same place.
+    await search(page, verification.id);
+    expect(page.url()).toBe(`${server.baseUrl}${base}/verifications#${verification.id}`);
+
     // Spending: a daily cap of 10 and a warning under 45 credits, set on the page.
     await go(page, `${base}/spending`);
     await page.getByLabel(/Daily credit cap/).fill("10");
@@ -298,11 +218,7 @@ describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", 
     await click(page, button(page, "Save limits"));
     expect(await mainText(page)).toContain("The limits were saved.");
     expect(await page.locator(".low-balance").count()).toBe(0);
-    // A live key from the keys page.
-    await go(page, `${base}/keys`);
-    await page.getByLabel(/^Name/).fill("ci-bot");
-    await click(page, button(page, "Create a live key"));
-    const liveKey = await page.getByLabel(/Live API key/).inputValue();
+    // The live key of the fixture (named ci-bot on the keys page).
     // 50 parallel live sends against the cap of 10 (50 free credits): exactly 10 accepted.
     const answers = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
@@ -384,5 +300,5 @@ describe.skipIf(skipBrowser || noPostgres)("the developer console in Chromium", 
     expect(await mainText(page)).toContain("daily_limit_reached");
     // The key's name, given at creation, names it in the log.
     expect(await mainText(page)).toContain("ci-bot");
-  }, 240_000);
+  }, 480_000);
 });

@@ -7,21 +7,29 @@
 // operator's grant, sender approval and suspension (→ 403); another account
 // sees nothing. Screenshots of every page, desktop (1280 px) and mobile
 // (390 px), light and dark: test-output/screenshots/dashboard-*.png.
-import { join } from "node:path";
-import { createDatabase } from "@sms/db";
-import { availableBackends, type PrismaDatabase, withPrisma } from "@sms/db/testing";
-import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
-import type { Browser, BrowserContext, Locator, Page, Response as PageResponse } from "playwright-core";
+import type { PrismaDatabase } from "@sms/db/testing";
+import type { FakeUbill } from "@sms/provider-ubill/testing";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeGitHub, type FakeGitHubUser, startFakeGitHub } from "./fakes/fake-github.ts";
-import { type FakeGoogle, startFakeGoogle } from "./fakes/fake-google.ts";
 import type { FakeUser } from "./fakes/fake-page.ts";
-import { createTestKey, type ServerProcess, sendMessageRequest, startServer } from "./harness.ts";
-import { chromiumMissing, launchChromium, SCREENSHOT_DIR } from "./support/browser.ts";
+import { createTestKey, type ServerProcess, sendMessageRequest } from "./harness.ts";
+import {
+  type BrowserSuite,
+  browserSuiteUnavailable,
+  OCTOCAT,
+  startBrowserSuite,
+} from "./support/browser-suite.ts";
+import {
+  checkPage,
+  claimAsDeveloper as claimInBrowser,
+  DESKTOP,
+  eventually,
+  type PageKit,
+  devSignIn as signInAsDeveloper,
+  type TestKey,
+} from "./support/pages.ts";
 
-const skipBrowser = chromiumMissing();
-const noPostgres = !(await availableBackends()).includes("postgres");
-if (noPostgres && !skipBrowser) console.warn("skipping dashboard browser tests: PostgreSQL is not available");
+const unavailable = await browserSuiteUnavailable("dashboard browser tests");
 
 const ALICE_G: FakeUser = {
   subject: "108234567890123456781",
@@ -29,29 +37,20 @@ const ALICE_G: FakeUser = {
   name: "Alice Google",
 };
 const BOB_G: FakeUser = { subject: "108999999999999999991", email: "bob@example.com", name: "Bob Google" };
-const OCTO: FakeGitHubUser = {
-  id: 583231,
-  login: "octocat",
-  subject: "583231",
-  email: "octocat@example.com",
-  name: "The Octocat",
-};
-const UBILL_KEY = "ubill-dashboard-browser-secret-5c1e";
+const OCTO = OCTOCAT;
 const CODE = "90817263";
 const NUMBER = "+995555123456";
 const FREE_CREDITS = 50;
-const DESKTOP = { width: 1280, height: 900 };
-const MOBILE = { width: 390, height: 844 };
 
-type Key = { api_key: string; project_id: string; claim_url: string; expires_at: string };
+type Key = TestKey;
 
-describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
+describe.skipIf(unavailable)("the dashboard in Chromium", () => {
+  let suite: BrowserSuite;
   let server: ServerProcess;
-  let google: FakeGoogle;
-  let github: FakeGitHub;
   let ubill: FakeUbill;
   let browser: Browser;
   let db: PrismaDatabase;
+  let kit: PageKit;
   /** Every API key, claim token and cookie value seen: none may reach the server's output. */
   const secrets = new Set<string>();
   /** Every HTML page the browsers loaded: URL and body. */
@@ -61,55 +60,29 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    [google, github, ubill] = await Promise.all([
-      startFakeGoogle({ users: [ALICE_G, BOB_G] }),
-      startFakeGitHub({ users: [OCTO] }),
-      startFakeUbill({
-        apiKey: UBILL_KEY,
+    suite = await startBrowserSuite({
+      name: "dashboard",
+      identities: { google: [ALICE_G, BOB_G], github: [OCTO] },
+      ubill: {
         brands: [
           { id: 1, name: "SMSGE", approved: true },
           { id: 7, name: "Acme", approved: true },
         ],
-      }),
-    ]);
-    [server, browser] = await Promise.all([
-      startServer({
-        backend: "postgres",
-        env: {
-          CLAIM_FREE_CREDITS: String(FREE_CREDITS),
-          CLAIM_COOKIE_SECRET: "dashboard-browser-test-cookie-secret-0123456789",
-          CLAIM_SIGN_INS_PER_MINUTE: "1000",
-          GOOGLE_ISSUER_URL: google.issuerUrl,
-          GOOGLE_CLIENT_ID: google.clientId,
-          GOOGLE_CLIENT_SECRET: google.clientSecret,
-          GITHUB_CLIENT_ID: github.clientId,
-          GITHUB_CLIENT_SECRET: github.clientSecret,
-          GITHUB_AUTHORIZE_URL: `${github.baseUrl}/login/oauth/authorize`,
-          GITHUB_TOKEN_URL: `${github.baseUrl}/login/oauth/access_token`,
-          GITHUB_API_URL: github.baseUrl,
-          // Real providers are configured: the development provider only because this says so.
-          DEV_SIGN_IN: "true",
-          OPERATOR_IDENTITIES: "dev:olga-ops",
-          UBILL_BASE_URL: ubill.baseUrl,
-          UBILL_API_KEY: UBILL_KEY,
-          UBILL_DEFAULT_BRAND_ID: "1",
-          STATUS_CHECK_INTERVAL_SECONDS: "1",
-          SIMULATOR_DELIVERY_DELAY_MS: "0",
-          TEST_KEYS_PER_MINUTE: "100",
-        },
-      }),
-      launchChromium(),
-    ]);
-    google.allowRedirectUri(`${server.baseUrl}/claim/callback/google`);
-    github.allowRedirectUri(`${server.baseUrl}/claim/callback/github`);
-    db = withPrisma(await createDatabase({ databaseUrl: server.databaseUrl, poolSize: 2 }));
+      },
+      env: {
+        CLAIM_FREE_CREDITS: String(FREE_CREDITS),
+        // Real providers are configured: the development provider only because this says so.
+        DEV_SIGN_IN: "true",
+        OPERATOR_IDENTITIES: "dev:olga-ops",
+        STATUS_CHECK_INTERVAL_SECONDS: "1",
+      },
+    });
+    ({ server, browser, db, kit } = suite);
+    ubill = (suite.ubill as { fake: FakeUbill }).fake;
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await db?.close();
-    await server?.cleanup();
-    await Promise.all([google?.stop(), github?.stop(), ubill?.close()]);
+    await suite?.close();
   });
 
   const api = (path: string, init?: RequestInit) => fetch(`${server.baseUrl}${path}`, init);
@@ -126,15 +99,6 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
   const read = (apiKey: string, id: string) =>
     api(`/v1/messages/${id}`, { headers: { Authorization: `Bearer ${apiKey}` } });
 
-  /** Polls `check` until it holds (the key cache and the status check take a moment), at most 20 s. */
-  async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
-    const deadline = Date.now() + 20_000;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-
   async function newPage(context?: BrowserContext): Promise<Page> {
     const page = await (context ?? (await browser.newContext({ viewport: DESKTOP }))).newPage();
     page.on("response", async (response) => {
@@ -147,27 +111,13 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     return page;
   }
 
-  /** Runs `action` and resolves the main frame's first non-redirect navigation response. */
-  async function navigation(page: Page, action: () => Promise<unknown>): Promise<PageResponse> {
-    const response = page.waitForResponse(
-      (r) =>
-        r.request().isNavigationRequest() &&
-        r.frame() === page.mainFrame() &&
-        (r.status() < 300 || r.status() >= 400),
-    );
-    await action();
-    const result = await response;
-    await page.waitForLoadState("load");
-    return result;
-  }
-  const click = (page: Page, target: Locator) => navigation(page, () => target.click());
-  const go = (page: Page, path: string) => navigation(page, () => page.goto(`${server.baseUrl}${path}`));
-  const button = (page: Page, name: string | RegExp) => page.getByRole("button", { name });
-  const link = (page: Page, name: string | RegExp) => page.getByRole("link", { name });
-  // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText (the rendered text), not the DOM property
-  const mainText = (page: Page) => page.locator("main").innerText();
-  // biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText (the rendered text), not the DOM property
-  const headerText = (page: Page) => page.locator("header").innerText();
+  const navigation: PageKit["navigation"] = (...args) => kit.navigation(...args);
+  const click: PageKit["click"] = (...args) => kit.click(...args);
+  const go: PageKit["go"] = (...args) => kit.go(...args);
+  const button: PageKit["button"] = (...args) => kit.button(...args);
+  const link: PageKit["link"] = (...args) => kit.link(...args);
+  const mainText: PageKit["mainText"] = (...args) => kit.mainText(...args);
+  const headerText: PageKit["headerText"] = (...args) => kit.headerText(...args);
 
   async function rememberCookies(context: BrowserContext) {
     const cookies = await context.cookies();
@@ -176,58 +126,26 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
   }
 
   /**
-   * The current page, desktop and mobile, light and dark. At 390 px nothing
-   * may make the page itself scroll sideways (wide tables scroll in their frame).
+   * The current page, desktop and mobile, light and dark (screenshots), with
+   * the checks every page passes: axe in both schemes, at 390 px no sideways
+   * scroll and every id on one line.
    */
   async function shots(page: Page, name: string): Promise<void> {
     shotNames.add(name);
-    const original = page.viewportSize() ?? DESKTOP;
-    for (const [size, viewport] of [
-      ["desktop", DESKTOP],
-      ["mobile", MOBILE],
-    ] as const) {
-      await page.setViewportSize(viewport);
-      if (size === "mobile") {
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-        expect(overflow, `${name} is wider than 390 px`).toBeLessThanOrEqual(0);
-      }
-      for (const scheme of ["light", "dark"] as const) {
-        await page.emulateMedia({ colorScheme: scheme });
-        await page.screenshot({
-          path: join(SCREENSHOT_DIR, `dashboard-${name}-${size}-${scheme}.png`),
-          fullPage: true,
-        });
-      }
-    }
-    await page.emulateMedia({ colorScheme: "light" });
-    await page.setViewportSize(original);
+    await checkPage(page, `dashboard-${name}`);
   }
 
   /** Claims `key` in `page` as a local developer named `name`, and opens the project in the dashboard. */
   async function claimAsDeveloper(page: Page, key: Key, name: string, shotPrefix?: string): Promise<void> {
-    expect((await navigation(page, () => page.goto(key.claim_url))).status()).toBe(200);
-    expect(await mainText(page)).toContain("Development sign-in is on");
-    if (shotPrefix) await shots(page, `${shotPrefix}-claim-landing`);
-    await page.getByLabel("Your name").fill(name);
-    const confirm = await click(page, button(page, "Sign in as a local developer"));
-    expect(confirm.status()).toBe(200);
-    expect(await mainText(page)).toContain(`signed in with Development sign-in as ${name}`);
-    const claimed = await click(page, button(page, "Claim this project"));
-    expect(claimed.status()).toBe(200);
-    expect(await mainText(page)).toContain("Project claimed");
-    if (shotPrefix) await shots(page, `${shotPrefix}-claimed`);
-    const dashboard = await click(page, link(page, "Open the project in the dashboard"));
-    expect(dashboard.status()).toBe(200);
-    expect(page.url()).toBe(`${server.baseUrl}/dashboard/projects/${key.project_id}`);
+    await claimInBrowser(kit, page, key, name, async (claimPage, step) => {
+      if (shotPrefix) await shots(claimPage, `${shotPrefix}-${step}`);
+    });
     await rememberCookies(page.context());
   }
 
   /** Signs in to the dashboard as a local developer. */
   async function devSignIn(page: Page, name: string): Promise<void> {
-    await go(page, "/dashboard/sign-in");
-    await page.getByLabel("Your name").fill(name);
-    const signedIn = await click(page, button(page, "Sign in as a local developer"));
-    expect(signedIn.status()).toBe(200);
+    await signInAsDeveloper(kit, page, name);
     await rememberCookies(page.context());
   }
 
@@ -354,7 +272,7 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     await shots(page, "sender");
     journey = { key, liveKey, rolledKey, messageId: message.id };
     await page.context().close();
-  }, 120_000);
+  }, 300_000);
 
   it("the operator: finds the project, grants credits (idempotent), approves the sender, suspends (→ 403), reads the audit log", async () => {
     expect(journey).toBeDefined();
@@ -366,16 +284,59 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     await click(page, button(page, "Find"));
     expect(await mainText(page)).toContain(key.project_id);
     expect(await mainText(page)).toMatch(/Acme[\s\S]*Sign-in codes for the Acme shop/);
+    // The latest actions, in words (the account holder's, from the journey).
+    const home = await mainText(page);
+    expect(home).toMatch(/Latest actions[\s\S]*dev:alice-dev: Asked for the sender name “Acme”/);
+    expect(home).toContain("Rolled the test key");
+    expect(home).toMatch(/Revoked the live key key_/);
+    expect(home).not.toMatch(/[{}]/);
     await shots(page, "operator-home");
+    // Opening a project writes no audit row: only actions do.
+    const auditRows = () => db.prisma.auditEntry.count({ where: { projectId: key.project_id } });
+    const rowsBefore = await auditRows();
     await click(page, page.getByRole("link", { name: key.project_id }).first());
     await shots(page, "operator-project");
+    await go(page, `/dashboard/operator/projects/${key.project_id}`);
+    expect(await auditRows()).toBe(rowsBefore);
+
+    // The daily credit cap, set and cleared by the operator.
+    expect(await mainText(page)).toMatch(/Daily credit cap\s+None/);
+    await page.getByLabel(/Credits a UTC day/).fill("25");
+    await click(page, button(page, "Set the daily cap"));
+    expect(await mainText(page)).toContain("The daily credit cap was saved.");
+    expect(await mainText(page)).toMatch(/Daily credit cap\s+25/);
+    expect(
+      (await db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } })).dailyCreditCap,
+    ).toBe(25);
+    // (The field takes digits only; zero passes the browser's check and is refused by the service.)
+    await page.getByLabel(/Credits a UTC day/).fill("0");
+    const badCap = await click(page, button(page, "Set the daily cap"));
+    expect(badCap.status()).toBe(409);
+    expect(await mainText(page)).toContain(
+      "The daily credit cap must be a whole number from 1 to 1,000,000, or empty for no cap.",
+    );
+    await go(page, `/dashboard/operator/projects/${key.project_id}`);
+    await page.getByLabel(/Credits a UTC day/).fill("");
+    await click(page, button(page, "Set the daily cap"));
+    expect(await mainText(page)).toContain("The daily credit cap was removed");
+    expect(
+      (await db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } })).dailyCreditCap,
+    ).toBeNull();
+    const capRows = await db.prisma.auditEntry.findMany({
+      where: { projectId: key.project_id, action: "project.spending_set" },
+      orderBy: { createdAt: "asc" },
+    });
+    expect(capRows.map((row) => [row.actor, row.details])).toEqual([
+      ["dev:olga-ops", { daily_credit_cap: 25 }],
+      ["dev:olga-ops", { daily_credit_cap: null }],
+    ]);
 
     // Paid credits with a reference; the same reference again changes nothing.
     for (const notice of [
       "The credits were granted.",
       "That reference was already granted; nothing changed.",
     ]) {
-      await page.getByLabel("Credits").fill("100");
+      await page.getByLabel("Credits", { exact: true }).fill("100");
       await page.getByLabel(/Reference/).fill("INV-2026-7");
       await click(page, button(page, "Grant credits"));
       expect(await mainText(page)).toContain(notice);
@@ -421,6 +382,7 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     const audit = await mainText(page);
     for (const action of [
       "project.suspended",
+      "project.spending_set",
       "sender.request_approved",
       "sender.set",
       "credits.granted",
@@ -434,6 +396,11 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     expect(audit).toContain("dev:olga-ops");
     expect(audit).toContain("dev:alice-dev");
     expect(audit).toContain("Abuse report #12");
+    // In words, not JSON.
+    expect(audit).toContain("Suspended the project: “Abuse report #12”");
+    expect(audit).toContain("Set the daily credit cap to 25 credits");
+    expect(audit).toContain("Granted 100 paid credits (reference “INV-2026-7”)");
+    expect(audit).not.toMatch(/[{}]/);
     await shots(page, "operator-audit");
     const rows = await db.prisma.auditEntry.findMany({ where: { projectId: key.project_id } });
     expect(rows.filter((row) => row.action === "credits.granted").map((row) => row.actor)).toEqual([
@@ -452,7 +419,7 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     await shots(holder, "overview-suspended");
     await holder.context().close();
     await page.context().close();
-  }, 120_000);
+  }, 300_000);
 
   it("GitHub and Google: claim, land in the dashboard, sign out, sign in again from the dashboard", async () => {
     for (const [provider, user, name] of [
@@ -539,6 +506,7 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
   it("every page was screenshotted; no page and no log line holds a full number, the code, a key or a token", async () => {
     for (const name of [
       "journey-claim-landing",
+      "journey-claim-confirm",
       "journey-claimed",
       "sign-in",
       "projects",
@@ -585,6 +553,6 @@ describe.skipIf(skipBrowser || noPostgres)("the dashboard in Chromium", () => {
     for (const secret of secrets) expect(output).not.toContain(secret);
     expect(output).not.toContain(digits);
     expect(output).not.toContain(CODE);
-    expect(output).not.toContain(UBILL_KEY);
+    expect(output).not.toContain(suite.ubill?.apiKey);
   });
 });

@@ -64,3 +64,36 @@ describe("PUBLIC_BASE_URL in production", () => {
     );
   });
 });
+
+describe("DATABASE_READ_URL (issue 26)", () => {
+  it("is off by default: every read goes to the primary", () => {
+    expect(parseEnv({}).database.read).toBeNull();
+    expect(parseEnv({ DATABASE_URL: "postgresql://db/sms" }).database.read).toBeNull();
+    expect(parseEnv({ DATABASE_URL: "postgresql://db/sms", DATABASE_READ_URL: "" }).database.read).toBeNull();
+  });
+
+  it("names the standby, with the read-your-writes window and the retry delay", () => {
+    expect(
+      parseEnv({ DATABASE_URL: "postgresql://db/sms", DATABASE_READ_URL: "postgresql://standby/sms" })
+        .database.read,
+    ).toEqual({ url: "postgresql://standby/sms", recentWindowMs: 30_000, retryAfterMs: 5_000 });
+    expect(
+      parseEnv({
+        DATABASE_URL: "postgresql://db/sms",
+        DATABASE_READ_URL: "postgresql://standby/sms",
+        DATABASE_READ_FALLBACK_WINDOW_MS: "0",
+        DATABASE_READ_RETRY_AFTER_MS: "250",
+      }).database.read,
+    ).toEqual({ url: "postgresql://standby/sms", recentWindowMs: 0, retryAfterMs: 250 });
+  });
+
+  it("refuses a replica without DATABASE_URL (PGlite has none) and a URL that is not postgresql://", () => {
+    expect(() => parseEnv({ DATABASE_READ_URL: "postgresql://standby/sms" })).toThrow(
+      /DATABASE_READ_URL needs DATABASE_URL/,
+    );
+    const bad = () =>
+      parseEnv({ DATABASE_URL: "postgresql://db/sms", DATABASE_READ_URL: "mysql://user:secret@standby/sms" });
+    expect(bad).toThrow(/DATABASE_READ_URL must be a postgresql:\/\/ URL/);
+    expect(bad).not.toThrow(/secret/);
+  });
+});

@@ -16,6 +16,7 @@ import {
   type BackendKind,
   createPostgresTestDatabase,
   createTestDatabase,
+  openTestDatabase,
   type PrismaDatabase,
 } from "@sms/db/testing";
 import type { Clock, Timer } from "@sms/domain";
@@ -97,8 +98,12 @@ export async function startTestApp(options: {
   clock?: ManualClock;
   /** Real waiting as the app sees it (the MCP polling); the real timer unless given. */
   timer?: Timer;
+  /** PostgreSQL: run on this existing database (migrated here, not dropped) instead of a new one. */
+  databaseUrl?: string;
 }): Promise<TestApp> {
-  const database = await createTestDatabase(options.backend);
+  const database = options.databaseUrl
+    ? await openTestDatabase(options.databaseUrl)
+    : await createTestDatabase(options.backend);
   const clock = options.clock ?? new ManualClock();
   const logs = new LogCapture();
   const variables: Record<string, string> = {

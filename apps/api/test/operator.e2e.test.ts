@@ -352,6 +352,63 @@ describe.skipIf(!hasPostgres)("operator CLI (Deno) against PostgreSQL", () => {
     ]);
   }, 60_000);
 
+  it("set-daily-cap sets and clears a project's daily credit cap, audited; show prints it; bad values are refused", async () => {
+    const id = await project();
+    const set = await operator(["set-daily-cap", "--project", id, "--cap", "25", "--json"]);
+    expect(set.code).toBe(0);
+    expect(JSON.parse(set.stdout)).toEqual({
+      ok: true,
+      command: "set-daily-cap",
+      project_id: id,
+      daily_credit_cap: 25,
+    });
+    expect((await db.prisma.project.findUniqueOrThrow({ where: { id } })).dailyCreditCap).toBe(25);
+    const shown = await operator(["show", "--project", id]);
+    expect(shown.stdout).toContain("daily cap   25 live credits a UTC day");
+    expect(JSON.parse((await operator(["show", "--project", id, "--json"])).stdout)).toMatchObject({
+      project: { id, daily_credit_cap: 25 },
+    });
+
+    const cleared = await operator(["set-daily-cap", "--project", id, "--cap", "none", "--actor", "nino"]);
+    expect(cleared.code).toBe(0);
+    expect(cleared.stdout).toBe(
+      `Project ${id} has no daily credit cap now: live sends are limited by the balance only.\n`,
+    );
+    expect((await db.prisma.project.findUniqueOrThrow({ where: { id } })).dailyCreditCap).toBeNull();
+
+    for (const cap of ["--cap=-1", "--cap=lots", "--cap=1.5"]) {
+      const bad = await operator(["set-daily-cap", "--project", id, cap]);
+      expect(bad.code, cap).toBe(2);
+      expect(bad.stderr, cap).toBe("operator: --cap must be a whole number.\n");
+    }
+    const missing = await operator(["set-daily-cap", "--project", id]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe("operator: 'set-daily-cap' needs --cap.\n");
+    const zero = await operator(["set-daily-cap", "--project", id, "--cap", "0"]);
+    expect(zero.code).toBe(1);
+    expect(zero.stderr).toBe(
+      "operator: The daily credit cap must be a whole number from 1 to 1000000, or none for no cap.\n",
+    );
+    const unknown = await operator([
+      "set-daily-cap",
+      "--project",
+      "prj_00000000000000000000000000",
+      "--cap",
+      "5",
+    ]);
+    expect(unknown.code).toBe(1);
+
+    const rows = await db.prisma.auditEntry.findMany({
+      where: { projectId: id },
+      orderBy: { createdAt: "asc" },
+    });
+    expect(rows.map((row) => [row.action, row.details])).toEqual([
+      ["project.spending_set", { daily_credit_cap: 25 }],
+      ["project.spending_set", { daily_credit_cap: null }],
+    ]);
+    expect(rows[1]?.actor).toBe("nino");
+  }, 60_000);
+
   it("no key material or uBill key in anything the tool printed beyond the one-time key line, nor in the audit log", async () => {
     const printed = outputs.join("\n");
     expect(printed).not.toContain(UBILL_KEY);

@@ -68,6 +68,7 @@ function describeLines(description: Description, cacheTtlMs: number): string[] {
     `  sender      ${project.sender ? `${project.sender} (uBill brand ${project.sender_brand_id ?? "-"})` : "the shared default"}`,
     `  credits     ${credits.balance}${credits.consistent ? " (matches the ledger)" : ` (LEDGER SUMS TO ${credits.ledger_sum}: investigate)`}`,
     `  paid        ${credits.has_paid_credits ? "yes (no free-tier allowance)" : "no"}`,
+    `  daily cap   ${project.daily_credit_cap === null ? "none" : `${project.daily_credit_cap} live credits a UTC day`}`,
     freeTier.applies
       ? `  free tier   ${freeTier.used_today} of ${freeTier.limit} live segments used today; resets ${freeTier.reset_at}`
       : "  free tier   does not apply (paid credits)",
@@ -89,6 +90,13 @@ function describeLines(description: Description, cacheTtlMs: number): string[] {
   return lines;
 }
 
+/** A procedure's answer as an outcome: its refusal as it is, or its data (for --json) and `lines` for a human. */
+function answered<T extends { ok: true }>(result: T | Refusal, lines: (result: T) => string[]): Outcome {
+  if (!result.ok) return result;
+  const { ok: _ok, ...json } = result;
+  return { ok: true, json, lines: lines(result) };
+}
+
 const reachesInstances = (cacheTtlMs: number) => `within ${cacheTtlMs} ms (API_KEY_CACHE_TTL_MS)`;
 
 function suspension(name: "suspend" | "reinstate"): Command {
@@ -103,18 +111,14 @@ function suspension(name: "suspend" | "reinstate"): Command {
       const result = await (name === "suspend"
         ? operator.projects.suspend.mutate(input)
         : operator.projects.reinstate.mutate(input));
-      if (!result.ok) return result;
-      const { ok: _ok, ...json } = result;
-      return {
-        ok: true,
-        json,
-        lines: result.changed
+      return answered(result, (result) =>
+        result.changed
           ? [
               `Project ${result.project_id} is now ${state}.`,
               `Running API instances see it ${reachesInstances(cacheTtlMs)}.`,
             ]
           : [`Project ${result.project_id} was already ${state}; nothing changed.`],
-      };
+      );
     },
   };
 }
@@ -188,17 +192,29 @@ const COMMANDS: Command[] = [
         amount: wholeNumber("amount", flags.amount) ?? 0,
         ...optional("reference", flags.reference),
       });
-      if (!result.ok) return result;
-      const { ok: _ok, ...json } = result;
-      return {
-        ok: true,
-        json,
-        lines: [
-          result.already_granted
-            ? `Reference ${result.reference} was already granted (${result.amount} credits, ${result.entry_id}); nothing changed. Balance ${result.balance}.`
-            : `Granted ${result.amount} paid credits to project ${result.project_id}. Balance ${result.balance}; the free-tier allowance no longer applies.`,
-        ],
-      };
+      return answered(result, (result) => [
+        result.already_granted
+          ? `Reference ${result.reference} was already granted (${result.amount} credits, ${result.entry_id}); nothing changed. Balance ${result.balance}.`
+          : `Granted ${result.amount} paid credits to project ${result.project_id}. Balance ${result.balance}; the free-tier allowance no longer applies.`,
+      ]);
+    },
+  },
+  {
+    name: "set-daily-cap",
+    flags: ["project", "cap"],
+    required: ["project", "cap"],
+    usage: "set-daily-cap   --project prj_… --cap N|none       live credits a UTC day (none: no cap)",
+    async run(flags, { operator }) {
+      const cap = flags.cap === "none" ? null : wholeNumber("cap", flags.cap);
+      const result = await operator.projects.setDailyCreditCap.mutate({
+        project_id: flags.project ?? "",
+        cap: cap ?? null,
+      });
+      return answered(result, (result) => [
+        result.daily_credit_cap === null
+          ? `Project ${result.project_id} has no daily credit cap now: live sends are limited by the balance only.`
+          : `Project ${result.project_id} may now reserve at most ${result.daily_credit_cap} live credits a UTC day; a send past it is refused with 429 daily_limit_reached.`,
+      ]);
     },
   },
   {
@@ -213,20 +229,14 @@ const COMMANDS: Command[] = [
         name: flags.name ?? "",
         ...(brandId !== undefined ? { brand_id: brandId } : {}),
       });
-      if (!result.ok) return result;
-      const { ok: _ok, ...json } = result;
-      return {
-        ok: true,
-        json,
-        lines: [
-          result.changed
-            ? `Project ${result.project_id} now sends as ${result.sender} (uBill brand ${result.brand_id}).`
-            : `Project ${result.project_id} already sends as ${result.sender} (uBill brand ${result.brand_id}); nothing changed.`,
-          result.validated
-            ? "The brand is approved in uBill's brand list."
-            : "Not checked against uBill (no UBILL_* credentials configured): make sure the brand id is right.",
-        ],
-      };
+      return answered(result, (result) => [
+        result.changed
+          ? `Project ${result.project_id} now sends as ${result.sender} (uBill brand ${result.brand_id}).`
+          : `Project ${result.project_id} already sends as ${result.sender} (uBill brand ${result.brand_id}); nothing changed.`,
+        result.validated
+          ? "The brand is approved in uBill's brand list."
+          : "Not checked against uBill (no UBILL_* credentials configured): make sure the brand id is right.",
+      ]);
     },
   },
   {
@@ -236,17 +246,11 @@ const COMMANDS: Command[] = [
     usage: "clear-sender    --project prj_…",
     async run(flags, { operator }) {
       const result = await operator.projects.clearSender.mutate({ project_id: flags.project ?? "" });
-      if (!result.ok) return result;
-      const { ok: _ok, ...json } = result;
-      return {
-        ok: true,
-        json,
-        lines: [
-          result.changed
-            ? `Project ${result.project_id} now sends under the shared default sender.`
-            : `Project ${result.project_id} already used the shared default sender; nothing changed.`,
-        ],
-      };
+      return answered(result, (result) => [
+        result.changed
+          ? `Project ${result.project_id} now sends under the shared default sender.`
+          : `Project ${result.project_id} already used the shared default sender; nothing changed.`,
+      ]);
     },
   },
   {
@@ -270,6 +274,7 @@ const COMMANDS: Command[] = [
             suspended_at: project.suspended_at,
             sender: project.sender,
             sender_brand_id: project.sender_brand_id,
+            daily_credit_cap: project.daily_credit_cap,
           },
           credits: result.credits,
           free_tier: result.free_tier,

@@ -13,6 +13,13 @@ export {
 } from "./database.ts";
 export type { DatabaseLogger } from "./logger.ts";
 export {
+  DEFAULT_REPLICA_RETRY_AFTER_MS,
+  type OpenReadReplicaOptions,
+  openReadReplica,
+  type ReadFallbackReason,
+  type ReadReplica,
+} from "./read-replica.ts";
+export {
   DatabaseUnavailableError,
   isDatabaseUnavailable,
   type UnavailableReason,

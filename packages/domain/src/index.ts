@@ -10,7 +10,13 @@ export * from "./model/index.ts";
 export * from "./ports.ts";
 export * from "./provider.ts";
 export * from "./slots.ts";
-export { createStore, type Store, type StoreTx } from "./store/index.ts";
+export {
+  createStore,
+  type ReplicaReads,
+  type Store,
+  type StoreTx,
+  withReplicaReads,
+} from "./store/index.ts";
 export type {
   AccountProjectRow,
   AuditEntry,

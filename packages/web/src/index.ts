@@ -7,20 +7,20 @@ import { sessionCookies } from "./kit/sessions.ts";
 import { signInKit } from "./kit/sign-in.ts";
 import type { PageErrorRenderer, PageRoute, PageState, WebPort } from "./port.ts";
 import { claimPageErrors, claimRoutes } from "./routes/claim.ts";
-import { dashboardContext } from "./routes/context.ts";
+import { assetUrl, dashboardContext } from "./routes/context.ts";
 import { creditRoutes } from "./routes/credits.ts";
+import { exportRoutes } from "./routes/exports.ts";
 import { keyRoutes } from "./routes/keys.ts";
 import { messageRoutes } from "./routes/messages.ts";
 import { operatorRoutes } from "./routes/operator.ts";
 import { projectRoutes } from "./routes/projects.ts";
 import { requestRoutes } from "./routes/requests.ts";
 import { senderRoutes } from "./routes/sender.ts";
+import { sessionRoutes } from "./routes/session.ts";
 import { spendingRoutes } from "./routes/spending.ts";
 import { tryRoutes } from "./routes/try.ts";
-import { exportRoutes } from "./routes/exports.ts";
-import { sessionRoutes } from "./routes/session.ts";
 import { verificationRoutes } from "./routes/verifications.ts";
-import { errorPage, badRequestPage, noSuchPage } from "./views/problems.ts";
+import { badRequestPage, errorPage, noSuchPage } from "./views/problems.ts";
 
 export { generateCookieSecret } from "./kit/cookies.ts";
 export {
@@ -52,7 +52,9 @@ export async function createWeb<S extends PageState>(port: WebPort<S>): Promise<
     secure: signIn.secure,
     offered: signIn.offered,
   });
-  const dashboard = dashboardContext({ port, signIn, sessions, assets: await dashboardAssets() });
+  const assets = await dashboardAssets();
+  const dashboard = dashboardContext({ port, signIn, sessions, assets });
+  const cssUrl = assetUrl(assets.css);
   const session = sessionRoutes(dashboard);
   const routes = [
     ...session.routes,
@@ -67,7 +69,7 @@ export async function createWeb<S extends PageState>(port: WebPort<S>): Promise<
     ...creditRoutes(dashboard),
     ...senderRoutes(dashboard),
     ...operatorRoutes(dashboard),
-    ...claimRoutes({ port, signIn, sessions, finishDashboardSignIn: session.finishSignIn }),
+    ...claimRoutes({ port, signIn, sessions, finishDashboardSignIn: session.finishSignIn, cssUrl }),
   ];
   const dashboardErrors: PageErrorRenderer = {
     prefix: "/dashboard",
@@ -78,5 +80,5 @@ export async function createWeb<S extends PageState>(port: WebPort<S>): Promise<
       return badRequestPage(chrome, error.message, error.status);
     },
   };
-  return { routes, errors: [dashboardErrors, claimPageErrors(port.config.devSignIn)] };
+  return { routes, errors: [dashboardErrors, claimPageErrors({ devSignIn: port.config.devSignIn, cssUrl })] };
 }

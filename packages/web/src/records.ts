@@ -187,7 +187,7 @@ export type FoundProjects = {
   projects: Array<ProjectRecord & { account_id: string | null; account_email: string | null }>;
 };
 export type Described = {
-  project: ProjectRecord & { account_id: string | null };
+  project: ProjectRecord & { account_id: string | null; daily_credit_cap: number | null };
   credits: CreditsRecord;
   free_tier: FreeTier;
   keys: KeyRecord[];
@@ -306,6 +306,10 @@ export type Procedures = {
       get(input: { project_id: string }): Promise<Result<Described>>;
       suspend(input: { project_id: string; reason?: string }): Promise<Result<{ changed: boolean }>>;
       reinstate(input: { project_id: string; reason?: string }): Promise<Result<{ changed: boolean }>>;
+      setDailyCreditCap(input: {
+        project_id: string;
+        cap: number | null;
+      }): Promise<Result<{ daily_credit_cap: number | null }>>;
     };
     credits: {
       grant(input: {

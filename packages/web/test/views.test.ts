@@ -4,7 +4,7 @@
 // form values echoed back) renders a hostile string escaped: the raw string
 // never appears, its escaped form does, and no element or javascript: URL is
 // injected. Ids that become paths are hostile too (javascript: as an id).
-import type { DashboardViewer } from "@sms/domain";
+import { AUDIT_ACTIONS, type DashboardViewer } from "@sms/domain";
 import { describe, expect, it } from "vitest";
 import { escapeText } from "../src/kit/html.ts";
 import type {
@@ -19,7 +19,9 @@ import type {
   SenderRequestRecord,
   Usage,
 } from "../src/records.ts";
+import { auditSentence } from "../src/views/audit.ts";
 import * as claim from "../src/views/claim.ts";
+import { consoleOverview } from "../src/views/console-overview.ts";
 import { creditsPage } from "../src/views/credits.ts";
 import { keysPage, newKeyPage, revokeConfirmPage, rollConfirmPage } from "../src/views/keys.ts";
 import type { Chrome } from "../src/views/layout.ts";
@@ -35,9 +37,9 @@ import { actionRefusedPage, badRequestPage, errorPage } from "../src/views/probl
 import { overviewPage, projectsPage } from "../src/views/projects.ts";
 import { requestPage, requestsPage, searchResultsPage } from "../src/views/requests.ts";
 import { senderPage } from "../src/views/sender.ts";
+import { signInPage } from "../src/views/sign-in.ts";
 import { spendingPage } from "../src/views/spending.ts";
 import { curlLine, triedPage, tryPage } from "../src/views/try.ts";
-import { signInPage } from "../src/views/sign-in.ts";
 import { verificationsPage } from "../src/views/verifications.ts";
 
 const HOSTILE = [
@@ -91,7 +93,15 @@ const project: ProjectRecord = {
   sender_brand_id: 7,
   credit_balance: 5,
 };
-const key: KeyRecord = { id: JS, mode: "test", prefix: H, created_at: T, revoked_at: null, last_used_at: T };
+const key: KeyRecord = {
+  id: JS,
+  mode: "test",
+  prefix: H,
+  name: H,
+  created_at: T,
+  revoked_at: null,
+  last_used_at: T,
+};
 const request: SenderRequestRecord = {
   id: JS,
   project_id: JS,
@@ -103,12 +113,38 @@ const request: SenderRequestRecord = {
   refusal_reason: H,
   created_at: T,
 };
+/** One audit entry of every action, each detail a hostile string where the action has free text. */
+const everyAction = AUDIT_ACTIONS.map((action, i) => ({
+  id: `aud_${i}`,
+  actor: H,
+  action,
+  project_id: JS,
+  details: {
+    key_id: H,
+    mode: H,
+    name: H,
+    reason: H,
+    reference: H,
+    amount: 100,
+    balance: 105,
+    sender: H,
+    brand_id: 7,
+    request_id: H,
+    current_key_id: H,
+    rotated: 3,
+    revoked_key_ids: [H],
+    daily_credit_cap: 10,
+    low_balance_threshold: null,
+    changed: true,
+  },
+  created_at: T,
+}));
 const credits = { balance: 5, ledger_sum: 5, consistent: true, has_paid_credits: true };
 const freeTier = { applies: true, limit: 10, used_today: 2, reset_at: T };
 const ledger = [{ id: "led_1", kind: H, amount: 3, message_id: JS, note: H, created_at: T }];
 
 describe("the claim pages escape what providers and links supply", () => {
-  const claimChrome = { devSignIn: true };
+  const claimChrome = { devSignIn: true, cssUrl: "/dashboard/assets/dashboard.css?v=1" };
   const summary: ClaimSummary = {
     project_id: H,
     project_created_at: T,
@@ -211,6 +247,19 @@ describe("the dashboard escapes what users, operators and providers supply", () 
       median_seconds_to_approve: 42,
     };
     await expectEscaped(overviewPage(chrome, overview, usage, { mode: null, defaultSender: H, conversion }));
+    // The developer console's part: the checklist and its links, for a hostile project id.
+    const onboarding = { done: false, test_sent: true, delivered: false, live_key: false, live_sent: false };
+    const withConsole = await expectEscaped(
+      overviewPage(chrome, overview, usage, {
+        mode: null,
+        defaultSender: H,
+        conversion,
+        console: consoleOverview(`${JS} ${H}`, onboarding),
+      }),
+    );
+    expect(withConsole).toContain(
+      `href="/dashboard/projects/${escapeText(encodeURIComponent(`${JS} ${H}`))}/try"`,
+    );
   });
 
   it("verifications: the log (issue 22)", async () => {
@@ -313,6 +362,21 @@ describe("the dashboard escapes what users, operators and providers supply", () 
       ),
     );
     await expectEscaped(requestPage(chrome, { projectId: JS, request: requestRow }));
+    // A request that produced a verification links its row in the verifications log.
+    const verificationRow = { ...requestRow, message_id: null, verification_id: `${JS} ${H}` };
+    const producedVerification = await expectEscaped(
+      requestPage(chrome, { projectId: JS, request: verificationRow }),
+    );
+    expect(producedVerification).toContain(`/verifications#${escapeText(encodeURIComponent(`${JS} ${H}`))}"`);
+    await expectEscaped(
+      requestsPage(chrome, {
+        projectId: JS,
+        list: { requests: [verificationRow], next: null },
+        filters: { route: H, error_code: H },
+        isFirst: true,
+        retentionDays: 30,
+      }),
+    );
     await expectEscaped(searchResultsPage(chrome, { projectId: JS, query: H, requests: [requestRow] }));
     await expectEscaped(searchResultsPage(chrome, { projectId: JS, query: H, requests: null }));
     const values = { template: H, locale: H, code: H, minutes: H, to: H };
@@ -386,6 +450,7 @@ describe("the dashboard escapes what users, operators and providers supply", () 
         requestsFirst: false,
         notice: "",
         brandsConfigured: false,
+        latest: everyAction,
       }),
     );
     await expectEscaped(
@@ -397,10 +462,11 @@ describe("the dashboard escapes what users, operators and providers supply", () 
         requestsFirst: true,
         notice: "",
         brandsConfigured: true,
+        latest: [],
       }),
     );
     const described: Described = {
-      project: { ...project, account_id: H },
+      project: { ...project, account_id: H, daily_credit_cap: 10 },
       credits,
       free_tier: freeTier,
       keys: [key],
@@ -409,14 +475,33 @@ describe("the dashboard escapes what users, operators and providers supply", () 
     await expectEscaped(operatorProjectPage(chrome, { described, notice: "", defaultSender: H }));
     await expectEscaped(operatorKeyPage(chrome, { projectId: H, key: { prefix: H, api_key: H } }));
     await expectEscaped(operatorRevokeConfirmPage(chrome, { projectId: H, key }));
-    const audit: AuditPage = {
-      entries: [{ id: "aud_1", actor: H, action: H, project_id: JS, details: { reason: H }, created_at: T }],
-      next: H,
-    };
-    const html = await operatorAuditPage(chrome, { audit, projectId: H, isFirst: false }).text();
-    // The details are JSON: its quotes are escaped too.
-    expect(html).toContain(escapeText(JSON.stringify({ reason: H })));
-    expect(html).not.toContain(H);
+    await expectEscaped(
+      operatorProjectPage(chrome, {
+        described: { ...described, project: { ...described.project, daily_credit_cap: null } },
+        notice: "",
+        defaultSender: H,
+      }),
+    );
+    const unknown = { id: "aud_0", actor: H, action: H, project_id: JS, details: { [H]: H }, created_at: T };
+    const audit: AuditPage = { entries: [unknown, ...everyAction], next: H };
+    const html = await expectEscaped(operatorAuditPage(chrome, { audit, projectId: H, isFirst: false }));
+    // In words, never raw JSON.
+    expect(html).not.toContain(escapeText(JSON.stringify({ reason: H })));
+    expect(html).not.toMatch(/\{&quot;|\{"/);
+  });
+
+  it("the audit log in words: every action's sentence carries its typed values escaped", () => {
+    for (const entry of everyAction) {
+      const sentence = auditSentence(entry).toString();
+      expect(sentence, entry.action).not.toContain("<script");
+      expect(sentence, entry.action).not.toContain("{");
+      expect(sentence.length, entry.action).toBeGreaterThan(10);
+    }
+    const said = (action: string) => auditSentence(everyAction.find((e) => e.action === action)!).toString();
+    expect(said("project.suspended")).toContain(`Suspended the project: “${escapeText(H)}”`);
+    expect(said("credits.granted")).toContain(`Granted 100 paid credits (reference “${escapeText(H)}”)`);
+    expect(said("sender.request_refused")).toContain(`Refused the sender name “${escapeText(H)}”`);
+    expect(said("project.spending_set")).toContain("daily credit cap 10 credits, low-balance warning off");
   });
 
   it("problems: a refusal's message, a bad request's text, an error's reference", async () => {

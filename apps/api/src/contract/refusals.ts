@@ -6,6 +6,7 @@
 import {
   type DashboardRefusal,
   MAX_CREDIT_GRANT,
+  MAX_DAILY_CREDIT_CAP,
   MAX_REASON_LENGTH,
   type OperatorRefusal,
   type RequestSenderResult,
@@ -84,7 +85,10 @@ export const INPUT_RULES: Readonly<Record<InvalidField, Worded>> = {
   search: same(
     "Paste a message id (msg_…), a request id (req_…), a verification id (vrf_…) or an Idempotency-Key, at most 255 characters.",
   ),
-  cap: same("The daily credit cap must be a whole number from 1 to 1,000,000, or empty for no cap."),
+  cap: {
+    terminal: `The daily credit cap must be a whole number from 1 to ${MAX_DAILY_CREDIT_CAP}, or none for no cap.`,
+    browser: `The daily credit cap must be a whole number from 1 to ${MAX_DAILY_CREDIT_CAP.toLocaleString("en-US")}, or empty for no cap.`,
+  },
   threshold: same(
     "The low-balance threshold must be a whole number from 1 to 1,000,000, or empty for no warning.",
   ),

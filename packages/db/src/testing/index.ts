@@ -390,6 +390,39 @@ export async function createTestDatabase(
 }
 
 /**
+ * A TestDatabase over an existing PostgreSQL database (e.g. the primary of
+ * startReplicatedPostgres), migrated unless `migrate: false`. drop() only
+ * closes the client: the database belongs to whoever made it.
+ */
+export async function openTestDatabase(
+  databaseUrl: string,
+  options: Omit<CreateTestDatabaseOptions, "migrationsDir"> = {},
+): Promise<TestDatabase> {
+  const db = withPrisma(
+    await createDatabase({
+      databaseUrl,
+      logger: options.logger ?? quietLogger,
+      poolSize: options.poolSize ?? 4,
+      connectionTimeoutMs: options.connectionTimeoutMs,
+      statementTimeoutMs: options.statementTimeoutMs,
+      queryTimeoutMs: options.queryTimeoutMs,
+    }),
+  );
+  const drop = once(async () => {
+    liveDatabases.delete(drop);
+    await db.close();
+  });
+  liveDatabases.add(drop);
+  try {
+    if (options.migrate ?? true) await db.migrate();
+  } catch (error) {
+    await drop().catch(() => undefined);
+    throw error;
+  }
+  return { db, databaseUrl, drop };
+}
+
+/**
  * A TCP proxy in front of a PostgreSQL server, for fault tests: the database
  * seen through it can be frozen (a network path that went silent: nothing is
  * forwarded in either direction, on old or new connections, and nothing is
@@ -505,3 +538,8 @@ export async function createDatabaseProxy(targetUrl: string): Promise<DatabasePr
     },
   };
 }
+export {
+  type ReplicatedPostgres,
+  replicaHarnessAvailable,
+  startReplicatedPostgres,
+} from "./replica.ts";

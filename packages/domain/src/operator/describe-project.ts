@@ -1,12 +1,13 @@
 // Operator: everything about one project an operator needs at a glance — its
 // state, sender, credits (the cached balance checked against the ledger), the
 // free-tier allowance, its keys (prefixes only) and recent message counts.
-// Reading is audited too ("project.viewed").
+// Reading writes no audit row: only actions do (issue 23). Old rows may still
+// hold "project.viewed", which AUDIT_ACTIONS keeps so that they stay readable.
 import {
   type CheckedCredits,
   checkedCredits,
-  freeTierUsage,
   type FreeTierUsage,
+  freeTierUsage,
 } from "../credits/project-balance.ts";
 import type { KeyMode } from "../model/keys.ts";
 import type { MessageStatus } from "../model/message.ts";
@@ -55,7 +56,6 @@ export async function describeProject(
       new Date(now.getTime() - DAY_MS),
     ),
   ]);
-  await store.audit.write({ actor: input.actor, action: "project.viewed", projectId, details: {}, now });
   const { creditBalance: _balance, hasPaidCredits: _paid, ...project } = record;
   return {
     ok: true,

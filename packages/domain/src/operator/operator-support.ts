@@ -20,6 +20,7 @@ export type OperatorField =
   | "key_prefix"
   | "reason"
   | "amount"
+  | "cap"
   | "reference"
   | "sender_name"
   | "brand_id"

@@ -22,7 +22,7 @@ export async function setDailyCreditCap(
   if (refused) return refused;
   const { cap, projectId } = input;
   if (cap !== null && !(Number.isInteger(cap) && cap >= 1 && cap <= MAX_DAILY_CREDIT_CAP))
-    return invalid("amount");
+    return invalid("cap");
   const now = deps.clock.now();
   return deps.store.transaction(async (tx): Promise<SetDailyCreditCapResult> => {
     const project = await tx.projects.lock(projectId);

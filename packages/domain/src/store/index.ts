@@ -22,6 +22,7 @@ import { messageLogStore } from "./message-log.ts";
 import { type MessageSweepStore, messageSweepStore } from "./message-sweeps.ts";
 import { type AnsweredMessage, insertAnsweredMany, type MessageSendStore, messageStore } from "./messages.ts";
 import { projectStore } from "./projects.ts";
+import { type ReplicaReads, readYourWrites } from "./reads.ts";
 import { requestLogStore } from "./request-log.ts";
 import { senderRequestStore } from "./sender-requests.ts";
 import { sessionStore } from "./sessions.ts";
@@ -49,6 +50,7 @@ export type {
 export type { DueMessage, MessageSweepStore } from "./message-sweeps.ts";
 export type { MessageSendStore, Outcome, QueuedClaim, QueuedMessage } from "./messages.ts";
 export type { AccountProjectRow, FoundProject, ProjectRecord, ProjectStore } from "./projects.ts";
+export type { ReplicaReads } from "./reads.ts";
 export type { RequestLogEntry, RequestLogFilter, RequestLogStore, RequestRecord } from "./request-log.ts";
 export type { SenderRequestRecord, SenderRequestStatus, SenderRequestStore } from "./sender-requests.ts";
 export type { SessionRecord, SessionStore } from "./sessions.ts";
@@ -127,6 +129,96 @@ export function createStore(
   return {
     ...families(db, { insertAnswered, claimCounted }),
     transaction: (work) => db.transaction((sql) => work(families(sql))),
+  };
+}
+
+/**
+ * `store` with its pure reads that a replica may serve running on
+ * `reads.replica`: a message or verification by id (the API's GETs), and the
+ * dashboard's lists, charts and exports (the message and request logs, the
+ * credit ledger, verifications). Everything else is `store`'s own, on the
+ * primary: writes, transactions, idempotent replays, limits and spending, keys,
+ * and which projects an account owns. A by-id read the replica does not find
+ * is retried on the primary while the id is recent (reads.ts); so is a
+ * message's timeline, ledger and request list, which the message page shows
+ * beside it. Give it only to use cases that read.
+ */
+export function withReplicaReads(store: Store, reads: ReplicaReads): Store {
+  const replica = families(reads.replica);
+  const byId = readYourWrites(reads);
+  return {
+    ...store,
+    messages: {
+      ...store.messages,
+      readInProject: (id, projectId) =>
+        byId(
+          id,
+          () => replica.messages.readInProject(id, projectId),
+          () => store.messages.readInProject(id, projectId),
+        ),
+    },
+    verifications: {
+      ...store.verifications,
+      read: (id, projectId) =>
+        byId(
+          id,
+          () => replica.verifications.read(id, projectId),
+          () => store.verifications.read(id, projectId),
+        ),
+      list: replica.verifications.list,
+      conversion: replica.verifications.conversion,
+    },
+    messageLog: {
+      ...store.messageLog,
+      list: replica.messageLog.list,
+      usageByDay: replica.messageLog.usageByDay,
+      detail: (projectId, id) =>
+        byId(
+          id,
+          () => replica.messageLog.detail(projectId, id),
+          () => store.messageLog.detail(projectId, id),
+        ),
+      events: (id) =>
+        byId(
+          id,
+          () => replica.messageLog.events(id),
+          () => store.messageLog.events(id),
+        ),
+    },
+    ledger: {
+      ...store.ledger,
+      // A project claimed a moment ago has its balance row on the primary only.
+      balance: (projectId) =>
+        byId(
+          projectId,
+          () => replica.ledger.balance(projectId),
+          () => store.ledger.balance(projectId),
+        ),
+      listPage: replica.ledger.listPage,
+      forMessage: (projectId, id) =>
+        byId(
+          id,
+          () => replica.ledger.forMessage(projectId, id),
+          () => store.ledger.forMessage(projectId, id),
+        ),
+    },
+    requestLog: {
+      ...store.requestLog,
+      list: replica.requestLog.list,
+      byIdempotencyKey: replica.requestLog.byIdempotencyKey,
+      find: (projectId, id) =>
+        byId(
+          id,
+          () => replica.requestLog.find(projectId, id),
+          () => store.requestLog.find(projectId, id),
+        ),
+      forMessage: (projectId, id) =>
+        byId(
+          id,
+          () => replica.requestLog.forMessage(projectId, id),
+          () => store.requestLog.forMessage(projectId, id),
+        ),
+    },
   };
 }
 

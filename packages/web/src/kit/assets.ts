@@ -27,6 +27,7 @@ header.top{background:var(--card);border-bottom:1px solid var(--border)}
 .dev-banner{background:#fff8c5;color:#3b2300;border-bottom:1px solid #d4a72c;padding:.5rem 1rem;text-align:center;font-size:.95rem}
 @media (prefers-color-scheme:dark){.dev-banner{background:#3b2e00;color:#f8e3a1;border-color:#9e6a03}}
 main{max-width:72rem;margin:0 auto;padding:1.25rem 1rem 3rem}
+main.narrow{max-width:42rem}
 h1{font-size:1.6rem;line-height:1.25;margin:.25rem 0 1rem;overflow-wrap:anywhere}
 h2{font-size:1.15rem;margin:2rem 0 .75rem}
 h3{font-size:1rem;margin:1.25rem 0 .5rem}
@@ -48,6 +49,7 @@ code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font
 .note{border-left:4px solid var(--info);background:var(--card);padding:.6rem .9rem;margin:1rem 0;border-radius:0 8px 8px 0}
 .note.ok{border-color:var(--ok)}.note.warn{border-color:var(--warn)}.note.bad{border-color:var(--bad)}
 .note p{margin:.25rem 0}
+.table-wrap:focus-visible{outline-offset:0}
 .table-wrap{position:relative;overflow-x:auto;border:1px solid var(--border);border-radius:10px;background:var(--card)}
 table{border-collapse:collapse;width:100%;font-size:.93rem}
 th,td{text-align:left;padding:.55rem .7rem;border-bottom:1px solid var(--border);vertical-align:top}
@@ -118,6 +120,12 @@ fieldset.recipients{border:1px solid var(--border);border-radius:8px;margin:1rem
 .choice{display:flex;gap:.5rem;align-items:flex-start;padding:.25rem 0}
 .choice input{width:auto;min-height:auto;margin-top:.3rem}
 .choice label{font-weight:400}
+ol.events{list-style:none;padding:0;margin:0 0 1rem;background:var(--card);border:1px solid var(--border);border-radius:10px}
+ol.events li{padding:.5rem .8rem;border-bottom:1px solid var(--border);overflow-wrap:anywhere}
+ol.events li:last-child{border-bottom:0}
+ol.events code{white-space:nowrap;overflow-wrap:normal}
+.table-wrap td .said{display:inline-block;white-space:normal;min-width:16rem;max-width:32rem}
+:target{outline:2px solid var(--accent);outline-offset:2px}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0}
 @media (max-width:40rem){h1{font-size:1.35rem}dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4rem}main{padding:1rem .75rem 2.5rem}th,td{padding:.45rem .5rem}}
 `;

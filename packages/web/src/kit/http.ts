@@ -3,14 +3,15 @@
 // (same-origin check, size and type limits).
 import type { Html } from "./html.ts";
 
-/** The two families of pages: the claim flow (inline style, no Referer) and the dashboard (own assets). */
+/** The two families of pages: the claim flow (the dashboard's stylesheet, no script, no Referer) and the dashboard (own assets). */
 export type PageKind = "claim" | "dashboard";
 
 /**
  * No inline script, no external assets, no framing, no caching. Forms may
  * post to this origin only, and a sign-in form's redirect may continue to the
  * providers' authorization endpoints (`formActionOrigins`). The claim pages
- * carry their token in the URL: no Referer, style inline (no asset request).
+ * carry their token in the URL: no Referer (also not on the stylesheet's
+ * request), and no script at all.
  */
 export function pageHeaders(
   kind: PageKind,
@@ -28,7 +29,7 @@ export function pageHeaders(
   if (kind === "claim") {
     return {
       ...common,
-      "Content-Security-Policy": `default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action ${formAction}; frame-ancestors 'none'`,
+      "Content-Security-Policy": `default-src 'none'; style-src 'self'; img-src data:; base-uri 'none'; form-action ${formAction}; frame-ancestors 'none'`,
       "Referrer-Policy": "no-referrer",
     };
   }

@@ -32,6 +32,7 @@ import type { Sessions } from "../kit/sessions.ts";
 import type { SignIn } from "../kit/sign-in.ts";
 import type { PageErrorRenderer, PageRoute, PageState, WebPort } from "../port.ts";
 import type { ClaimRefusal, Procedures } from "../records.ts";
+import type { ClaimChrome } from "../views/claim.ts";
 import * as views from "../views/claim.ts";
 import type { sessionRoutes } from "./session.ts";
 
@@ -52,11 +53,12 @@ export type ClaimContext<S extends PageState> = {
   signIn: SignIn;
   sessions: Sessions;
   finishDashboardSignIn: ReturnType<typeof sessionRoutes<S>>["finishSignIn"];
+  /** The dashboard's stylesheet (the claim pages wear the dashboard's frame). */
+  cssUrl: string;
 };
 
 /** What the gateway answers under /claim when no claim route took the request: HTML, not the API's envelope. */
-export function claimPageErrors(devSignIn: boolean): PageErrorRenderer {
-  const chrome = { devSignIn };
+export function claimPageErrors(chrome: ClaimChrome): PageErrorRenderer {
   return {
     prefix: "/claim",
     async render(error, requestId) {
@@ -76,7 +78,7 @@ export function claimPageErrors(devSignIn: boolean): PageErrorRenderer {
 function claimKit<S extends PageState>(context: ClaimContext<S>) {
   const { port, signIn } = context;
   const { clock, sealer } = port;
-  const chrome = { devSignIn: port.config.devSignIn };
+  const chrome: ClaimChrome = { devSignIn: port.config.devSignIn, cssUrl: context.cssUrl };
   const names = cookieNames(signIn.secure);
   const refusalPage = (refusal: ClaimRefusal) =>
     refusal.code === "unknown"

@@ -4,8 +4,8 @@
 // POST, read the form, require a viewer or an operator, map a thrown
 // procedure error or a failure to a page).
 import type { Asset } from "../kit/assets.ts";
-import { FORM_PROBLEMS, isSameOriginPost, procedureErrorCode, readForm, redirect } from "../kit/http.ts";
 import { withCookies } from "../kit/cookies.ts";
+import { FORM_PROBLEMS, isSameOriginPost, procedureErrorCode, readForm, redirect } from "../kit/http.ts";
 import type { Sessions } from "../kit/sessions.ts";
 import type { SignIn } from "../kit/sign-in.ts";
 import type { PageRoute, PageState, WebPort } from "../port.ts";
@@ -60,10 +60,15 @@ export const NOTICES: Record<string, string> = {
   reinstated: "The project is active again.",
   already_active: "The project was already active; nothing changed.",
   credits_granted: "The credits were granted.",
+  daily_cap_set: "The daily credit cap was saved.",
+  daily_cap_cleared: "The daily credit cap was removed: live sends are limited by the balance only.",
   credits_already_granted: "That reference was already granted; nothing changed.",
   sender_approved: "The sender name was approved and set on the project.",
   sender_refused: "The request was refused; the account holder sees the reason.",
 };
+
+/** A static asset's URL, versioned by its content hash (cached for good). */
+export const assetUrl = (asset: Asset) => `/dashboard/assets/${asset.path}?v=${asset.version}`;
 
 export type DashboardContext<S extends PageState = PageState> = ReturnType<typeof dashboardContext<S>>;
 
@@ -75,7 +80,6 @@ export function dashboardContext<S extends PageState>(options: {
 }) {
   const { port, signIn, sessions, assets } = options;
   const origin = new URL(port.config.publicBaseUrl).origin;
-  const assetUrl = (asset: Asset) => `/dashboard/assets/${asset.path}?v=${asset.version}`;
 
   async function chromeFor(viewer: Viewer | null, formActionOrigins?: readonly string[]): Promise<Chrome> {
     return {

@@ -13,6 +13,7 @@ import {
 } from "../views/operator.ts";
 import { actionRefusedPage, badRequestPage, notFoundPage } from "../views/problems.ts";
 import { type DashboardContext, emptyToUndefined, NOTICES, type PageContext, param } from "./context.ts";
+import { limitOf } from "./spending.ts";
 
 /** More than a key's displayable prefix (sk_live_ and four characters): a whole key, or most of one. */
 const looksLikeWholeKey = (query: string) => /sk_(?:test|live)_[A-Za-z0-9_-]{5,}/.test(query);
@@ -26,15 +27,19 @@ const refused = <S extends PageState>(
 const projectBack = <S extends PageState>(context: PageContext<S>) =>
   operatorProjectPath(param(context, "project_id"));
 
-/** The operator's home (search, waiting requests) and one project. */
+/** How many of the latest audit entries the operator's home shows. */
+const LATEST_ACTIONS = 10;
+
+/** The operator's home (search, waiting requests, the latest actions) and one project. */
 function reads<S extends PageState>({ route, port }: DashboardContext<S>) {
   /** The home page; with the results of a search when `query` is given (never from the URL: L3). */
   async function homePage(context: PageContext<S>, query: string): Promise<Response> {
     const { procedures, chrome, url } = context;
     const requestsCursor = emptyToUndefined(url.searchParams.get("requests"));
-    const [found, requests] = await Promise.all([
+    const [found, requests, audit] = await Promise.all([
       query ? procedures.operator.projects.find({ query: query.slice(0, 300) }) : Promise.resolve(null),
       procedures.operator.senderRequests.list({ ...(requestsCursor ? { cursor: requestsCursor } : {}) }),
+      procedures.operator.audit.list({}),
     ]);
     return operatorHomePage(chrome, {
       // A pasted whole API key is never written back into the page.
@@ -45,6 +50,7 @@ function reads<S extends PageState>({ route, port }: DashboardContext<S>) {
       requestsFirst: !requestsCursor,
       notice: noticeFrom(url, NOTICES),
       brandsConfigured: port.config.brandsConfigured,
+      latest: audit.ok ? audit.entries.slice(0, LATEST_ACTIONS) : [],
     });
   }
 
@@ -72,7 +78,7 @@ function reads<S extends PageState>({ route, port }: DashboardContext<S>) {
   return [home, search, project];
 }
 
-/** Suspend, reinstate, grant paid credits, create a live key. */
+/** Suspend, reinstate, grant paid credits, set the daily credit cap, create a live key. */
 function projectActions<S extends PageState>({ route, port }: DashboardContext<S>) {
   function suspension(kind: "suspend" | "reinstate"): PageRoute<S> {
     return route("POST", `/dashboard/operator/projects/{project_id}/${kind}`, "operator", async (context) => {
@@ -109,6 +115,30 @@ function projectActions<S extends PageState>({ route, port }: DashboardContext<S
     },
   );
 
+  const dailyCap = route(
+    "POST",
+    "/dashboard/operator/projects/{project_id}/daily-cap",
+    "operator",
+    async (context) => {
+      const cap = limitOf((context.form.get("daily_credit_cap") ?? "").slice(0, 20));
+      const title = "The daily credit cap was not changed";
+      if (cap === "invalid")
+        return refused(
+          context,
+          title,
+          "The daily credit cap must be a whole number from 1 to 1,000,000, or empty for no cap.",
+          projectBack(context),
+        );
+      const result = await context.procedures.operator.projects.setDailyCreditCap({
+        project_id: param(context, "project_id"),
+        cap,
+      });
+      if (!result.ok) return refused(context, title, result.message, projectBack(context));
+      const notice = result.daily_credit_cap === null ? "daily_cap_cleared" : "daily_cap_set";
+      return redirect(`${projectBack(context)}?notice=${notice}`);
+    },
+  );
+
   const createKey = route(
     "POST",
     "/dashboard/operator/projects/{project_id}/keys/live",
@@ -121,7 +151,7 @@ function projectActions<S extends PageState>({ route, port }: DashboardContext<S
       return operatorKeyPage(context.chrome, { projectId, key: result.key });
     },
   );
-  return [suspension("suspend"), suspension("reinstate"), grantCredits, createKey];
+  return [suspension("suspend"), suspension("reinstate"), grantCredits, dailyCap, createKey];
 }
 
 /** Revoking a key (any project's). */

@@ -5,6 +5,7 @@ import type { RequestFilters } from "../records.ts";
 import { projectPath } from "../views/layout.ts";
 import { badRequestPage } from "../views/problems.ts";
 import { REQUEST_ROUTES, requestPage, requestsPage, searchResultsPage } from "../views/requests.ts";
+import { verificationHref } from "../views/verifications.ts";
 import { type DashboardContext, emptyToUndefined, param } from "./context.ts";
 import { isDay } from "./messages.ts";
 
@@ -89,8 +90,8 @@ export function requestRoutes<S extends PageState>({ route, port }: DashboardCon
       case "request":
         return redirect(projectPath(projectId, `/requests/${encodeURIComponent(found.id)}`));
       case "verification":
-        // The verifications log (there is no page per verification yet).
-        return redirect(projectPath(projectId, "/verifications"));
+        // Its row in the verifications log (there is no page per verification yet).
+        return redirect(verificationHref(projectId, found.id));
       case "idempotency_key":
         return searchResultsPage(context.chrome, { projectId, query, requests: found.requests });
       case "not_found":

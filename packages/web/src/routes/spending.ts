@@ -8,7 +8,7 @@ import { spendingPage } from "../views/spending.ts";
 import { type DashboardContext, param } from "./context.ts";
 
 /** A form's whole number, null for empty, or "invalid". */
-function limitOf(value: string | null): number | null | "invalid" {
+export function limitOf(value: string | null): number | null | "invalid" {
   const text = (value ?? "").trim().replaceAll(",", "");
   if (text === "") return null;
   if (!/^\d{1,9}$/.test(text)) return "invalid";

@@ -1,71 +1,36 @@
-// The claim flow's pages: server-rendered HTML, inline CSS, no scripts and no
-// external assets. Written with the `html` tag, so every value from the
+// The claim flow's pages: server-rendered HTML in the dashboard's frame (its
+// stylesheet, header, brand and docs link), no scripts. Each page's action
+// comes first, so that it is in view without scrolling on a phone. Written with the `html` tag, so every value from the
 // database or a provider is escaped. The claim token itself is only ever
 // written into this project's own form actions and links.
-import { html, type Html, raw } from "../kit/html.ts";
+import { type Html, html } from "../kit/html.ts";
 import { htmlResponse } from "../kit/http.ts";
 import type { ClaimSummary } from "../records.ts";
-
-const STYLE = raw(`
-:root{color-scheme:light dark;--bg:#f6f7f9;--card:#fff;--text:#1b1f24;--muted:#57606a;--accent:#0b57d0;--accent-text:#fff;--border:#d0d7de;--ok:#1a7f37;--warn:#9a6700;--bad:#cf222e}
-@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--card:#161b22;--text:#e6edf3;--muted:#9da7b3;--accent:#79b8ff;--accent-text:#0d1117;--border:#30363d;--ok:#3fb950;--warn:#d29922;--bad:#ff7b72}}
-*{box-sizing:border-box}
-body{margin:0;background:var(--bg);color:var(--text);font:16px/1.55 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
-main{max-width:38rem;margin:3rem auto;padding:2rem;background:var(--card);border:1px solid var(--border);border-radius:12px}
-h1{font-size:1.5rem;line-height:1.25;margin:0 0 1rem}
-h2{font-size:1.05rem;margin:1.5rem 0 .5rem}
-ul{padding-left:1.25rem}
-li{margin:.35rem 0}
-.muted{color:var(--muted);font-size:.92rem}
-.note{border-left:4px solid var(--accent);padding:.25rem .9rem;margin:1.25rem 0}
-.note.ok{border-color:var(--ok)}.note.warn{border-color:var(--warn)}.note.bad{border-color:var(--bad)}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.4rem 1rem;margin:1rem 0;padding:1rem;border:1px solid var(--border);border-radius:8px}
-dt{color:var(--muted)}
-dd{margin:0;overflow-wrap:anywhere}
-code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}
-a{color:var(--accent)}
-form{margin:1.25rem 0}
-.actions{display:flex;flex-wrap:wrap;gap:.75rem}
-button{font:inherit;font-weight:600;padding:.7rem 1.2rem;border-radius:8px;border:1px solid var(--border);background:var(--card);color:var(--text);cursor:pointer;min-height:44px}
-button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-text)}
-a.button{display:inline-block;font-weight:600;padding:.7rem 1.2rem;border-radius:8px;text-decoration:none;min-height:44px}
-a.button.primary{background:var(--accent);color:var(--accent-text)}
-input{font:inherit;width:100%;padding:.6rem;border-radius:8px;border:1px solid var(--border);background:var(--card);color:var(--text);min-height:44px;margin:.25rem 0}
-label{font-weight:600}
-h3{font-size:1rem;margin:1.25rem 0 .25rem}
-button:hover{filter:brightness(.95)}
-button:focus-visible,a:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
-@media (max-width:40rem){main{margin:0;border-radius:0;border-width:0 0 1px}dl{grid-template-columns:1fr}dd{margin-bottom:.5rem}}
-`);
+import { documentShell, siteHeader } from "./layout.ts";
 
 /** What every claim page needs around its body. */
 export type ClaimChrome = {
   /** Development sign-in is on: every page says anyone can sign in as anyone. */
   devSignIn: boolean;
+  /** The dashboard's stylesheet: the claim pages look like the dashboard (issue 23). */
+  cssUrl: string;
   /** Origins the sign-in form's redirect may continue to (the landing page). */
   formActionOrigins?: readonly string[];
 };
 
-const DEVELOPMENT_NOTICE = html`<div class="note warn" role="note"><p><strong>Development sign-in is on:</strong> anyone can sign in here as anyone, by typing a name. Never use this server for real projects.</p></div>`;
+/** Nobody is signed in to the dashboard on a claim page: the header shows the brand and the docs. */
+const CLAIM_HEADER = siteHeader({ viewer: null, csrfToken: null, providerLabel: (id) => id }, "none");
 
 function page(chrome: ClaimChrome, title: string, body: Html, status: number): Response {
-  const document = html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow">
-<meta name="referrer" content="no-referrer">
-<title>${title} · SMS API</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<main>
-${chrome.devSignIn ? html`${DEVELOPMENT_NOTICE}\n` : ""}${body}
-</main>
-</body>
-</html>
-`;
+  const document = documentShell({
+    title: `${title} · SMS API`,
+    cssUrl: chrome.cssUrl,
+    devSignIn: chrome.devSignIn,
+    header: CLAIM_HEADER,
+    body,
+    mainClass: "narrow",
+    noReferrer: true,
+  });
   return htmlResponse(document, {
     kind: "claim",
     status,
@@ -83,7 +48,7 @@ const plural = (count: number, one: string, many: string) => `${count} ${count =
 const claimPath = (token: string) => `/claim/${encodeURIComponent(token)}`;
 
 function summaryList(summary: ClaimSummary): Html {
-  return html`<dl>
+  return html`<dl class="facts panel">
 <dt>Project</dt><dd><code>${summary.project_id}</code></dd>
 <dt>Created</dt><dd>${time(summary.project_created_at)}</dd>
 <dt>Messages sent so far</dt><dd>${summary.messages_sent}</dd>
@@ -120,16 +85,17 @@ ${providers.map((p) => html`<button type="submit" name="provider" value="${p.id}
 </form>`;
   const signIn =
     providers.length > 0 || chrome.devSignIn
-      ? html`<h2 id="sign-in">Sign in to claim it</h2>
+      ? html`<section class="panel" aria-labelledby="sign-in"><h2 id="sign-in">Sign in to claim it</h2>
 ${buttons}
 ${development}
-<p class="muted">Signing in only tells us who you are; nothing is claimed until you confirm on the next page.</p>`
+<p class="muted">Signing in only tells us who you are; nothing is claimed until you confirm on the next page.</p></section>`
       : html`<div class="note warn" role="status"><p><strong>Sign-in is not available on this server right now.</strong> Keep this link: it stays valid until it expires, and opening it claimed nothing.</p></div>`;
   return page(
     chrome,
     "Claim your test project",
     html`<h1>Claim your test project</h1>
 <p>Someone (perhaps a program working for you) created a test project with an instant API key and sent you this link so that a person can take ownership of it.</p>
+${signIn}
 ${summaryList(options.summary)}
 <h2>What claiming does</h2>
 <ul>
@@ -139,7 +105,6 @@ ${credits}
 <li>This link works once.</li>
 </ul>
 <p>If nobody claims the project, its messages are deleted 30 days after they were sent.</p>
-${signIn}
 <p class="muted">Anyone holding this link can claim the project: do not share it, or the API key, in public places.</p>`,
     200,
   );
@@ -164,18 +129,20 @@ export function confirmPage(
     html`<h1>Confirm the claim</h1>
 <p>You are signed in with <strong>${options.providerLabel}</strong> as <strong>${options.who}</strong>.</p>
 <p>Confirming will attach this project to your account${credits}.</p>
-${summaryList(options.summary)}
 <form method="post" action="${claimPath(options.token)}/confirm">
 <input type="hidden" name="csrf_token" value="${options.csrfToken}">
 <div class="actions"><button class="primary" type="submit">Claim this project</button></div>
 </form>
-<p class="muted">Not you? <a href="${claimPath(options.token)}">Go back and sign in with another account</a>.</p>`,
+<p class="muted">Not you? <a href="${claimPath(options.token)}">Go back and sign in with another account</a>.</p>
+${summaryList(options.summary)}`,
     200,
   );
 }
 
-const nextSteps = (projectId: string) => html`<h2>What happens next</h2>
-<p><a class="button primary" href="/dashboard/projects/${encodeURIComponent(projectId)}">Open the project in the dashboard</a></p>
+const openProject = (projectId: string) =>
+  html`<p class="actions"><a class="button primary" href="/dashboard/projects/${encodeURIComponent(projectId)}">Open the project in the dashboard</a></p>`;
+
+const nextSteps = html`<h2>What happens next</h2>
 <ul>
 <li>Your test key keeps working, and every message sent with it so far stays readable with it.</li>
 <li>Test keys never send real SMS. Create a live key (<code>sk_live_…</code>) on the dashboard, where you also see your messages, credits and usage, and can request your own sender name.</li>
@@ -203,8 +170,9 @@ export function claimedPage(
     options.already ? "Project already claimed by you" : "Project claimed",
     html`<h1>${options.already ? "You already claimed this project" : "Project claimed"}</h1>
 ${what}
-<dl><dt>Project</dt><dd><code>${options.projectId}</code></dd></dl>
-${nextSteps(options.projectId)}`,
+${openProject(options.projectId)}
+<dl class="facts panel"><dt>Project</dt><dd><code>${options.projectId}</code></dd></dl>
+${nextSteps}`,
     200,
   );
 }

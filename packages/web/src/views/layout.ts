@@ -36,46 +36,86 @@ export type Section = "projects" | "operator" | "sign-in" | "none";
 
 const DEV_BANNER = html`<div class="dev-banner" role="note"><strong>Development sign-in is on:</strong> anyone can sign in here as anyone, by typing a name. Never use this server for real projects.</div>`;
 
-function topBar(chrome: Chrome, section: Section): Html {
+/** Where the API's reference and guide are served (apps/api's docs routes). */
+export const DOCS_PATH = "/docs";
+
+/**
+ * The header of every page (the dashboard's and the claim flow's): the brand,
+ * the site's links (the docs always; Projects and Operator for a signed-in
+ * viewer) and who is signed in.
+ */
+export function siteHeader(
+  chrome: Pick<Chrome, "viewer" | "csrfToken" | "providerLabel">,
+  section: Section,
+): Html {
   const { viewer } = chrome;
   const current = (name: Section) => (section === name ? html` aria-current="page"` : "");
-  const links =
+  const who =
     viewer &&
-    html`<nav aria-label="Dashboard"><ul>
-<li><a href="/dashboard/projects"${current("projects")}>Projects</a></li>
-${viewer.operator && html`<li><a href="/dashboard/operator"${current("operator")}>Operator</a></li>`}
-</ul></nav>
-<div class="who"><span>${viewer.identity.name ?? viewer.identity.subject} <span class="muted">(${chrome.providerLabel(viewer.identity.provider)})</span></span>
+    html`<div class="who"><span>${viewer.identity.name ?? viewer.identity.subject} <span class="muted">(${chrome.providerLabel(viewer.identity.provider)})</span></span>
 <form method="post" action="/dashboard/sign-out">${csrfField(chrome)}<button type="submit" class="link">Sign out</button></form></div>`;
-  return html`<header class="top"><div class="top-inner"><a class="brand" href="/dashboard">SMS API dashboard</a>${links}</div></header>`;
+  return html`<header class="top"><div class="top-inner"><a class="brand" href="/dashboard">SMS API dashboard</a><nav aria-label="Dashboard"><ul>
+${viewer && html`<li><a href="/dashboard/projects"${current("projects")}>Projects</a></li>`}
+${viewer?.operator && html`<li><a href="/dashboard/operator"${current("operator")}>Operator</a></li>`}
+<li><a href="${DOCS_PATH}">API docs</a></li>
+</ul></nav>${who}</div></header>`;
 }
 
-export function layout(
-  chrome: Chrome,
-  options: { title: string; section: Section; body: Html; refreshSeconds?: number },
-): Html {
+/**
+ * The document around every page: the stylesheet from our own origin, the
+ * script where the page may run one (the claim pages run none), the
+ * development banner, the header and `main`.
+ */
+export function documentShell(options: {
+  title: string;
+  cssUrl: string;
+  jsUrl?: string;
+  devSignIn: boolean;
+  header: Html;
+  body: Html;
+  mainClass?: string;
+  refreshSeconds?: number;
+  /** The claim pages carry their token in the URL: never sent on as a Referer. */
+  noReferrer?: boolean;
+}): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
+${options.noReferrer && html`<meta name="referrer" content="no-referrer">`}
 ${options.refreshSeconds && html`<meta http-equiv="refresh" content="${String(options.refreshSeconds)}">`}
-<title>${options.title} · SMS API dashboard</title>
-<link rel="stylesheet" href="${chrome.cssUrl}">
-<script src="${chrome.jsUrl}" defer></script>
+<title>${options.title}</title>
+<link rel="stylesheet" href="${options.cssUrl}">
+${options.jsUrl && html`<script src="${options.jsUrl}" defer></script>`}
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
-${chrome.devSignIn && DEV_BANNER}
-${topBar(chrome, options.section)}
-<main id="main">
-${lowBalanceBanner(chrome)}
+${options.devSignIn && DEV_BANNER}
+${options.header}
+<main id="main"${options.mainClass && html` class="${options.mainClass}"`}>
 ${options.body}
 </main>
 </body>
 </html>
 `;
+}
+
+export function layout(
+  chrome: Chrome,
+  options: { title: string; section: Section; body: Html; refreshSeconds?: number },
+): Html {
+  return documentShell({
+    title: `${options.title} · SMS API dashboard`,
+    cssUrl: chrome.cssUrl,
+    jsUrl: chrome.jsUrl,
+    devSignIn: chrome.devSignIn,
+    header: siteHeader(chrome, options.section),
+    body: html`${lowBalanceBanner(chrome)}
+${options.body}`,
+    ...(options.refreshSeconds ? { refreshSeconds: options.refreshSeconds } : {}),
+  });
 }
 
 export function htmlPage(
@@ -89,7 +129,7 @@ export function htmlPage(
   });
 }
 
-export function csrfField(chrome: Chrome): Html | "" {
+export function csrfField(chrome: Pick<Chrome, "csrfToken">): Html | "" {
   return chrome.csrfToken ? html`<input type="hidden" name="csrf_token" value="${chrome.csrfToken}">` : "";
 }
 
@@ -191,10 +231,14 @@ export function projectHeader(projectId: string, current: Tab, title: string, qu
 ${tabs.map(([tab, label, href]) => html`<li><a href="${href}"${tab === current && html` aria-current="page"`}>${label}</a></li>\n`)}</ul></nav>`;
 }
 
-/** A table in a horizontally scrollable frame (narrow screens), with a caption for screen readers. */
+/**
+ * A table in a horizontally scrollable frame (narrow screens), with a caption
+ * for screen readers; the frame is focusable so that a keyboard can scroll it.
+ */
 export function table(caption: string, head: Child[], rows: Child[][], numeric: number[] = []): Html {
   const cls = (index: number) => numeric.includes(index) && html` class="num"`;
-  return html`<div class="table-wrap"><table>
+  // A frame that may scroll is a named region a keyboard can reach (and scroll with the arrow keys).
+  return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0"><table>
 <caption class="sr-only">${caption}</caption>
 <thead><tr>${head.map((cell, index) => html`<th scope="col"${cls(index)}>${cell}</th>`)}</tr></thead>
 <tbody>

@@ -2,7 +2,15 @@
 // paid credits, create or revoke keys), decide sender requests, read the
 // audit log. Everything the command-line tool does, through the same procedures.
 import { type Html, html } from "../kit/html.ts";
-import type { AuditPage, Described, FoundProjects, SenderRequestRecord, SenderRequests } from "../records.ts";
+import type {
+  AuditPage,
+  AuditRecord,
+  Described,
+  FoundProjects,
+  SenderRequestRecord,
+  SenderRequests,
+} from "../records.ts";
+import { auditSentence } from "./audit.ts";
 import { meter } from "./charts.ts";
 import {
   type Chrome,
@@ -64,6 +72,15 @@ function requestCard(chrome: Chrome, request: SenderRequestRecord, brandsConfigu
 </div></section>`;
 }
 
+/** The latest audit entries as sentences: when, who, what, which project. */
+function latestActions(entries: AuditRecord[]): Html {
+  return html`<ol class="events">
+${entries.map(
+  (entry) =>
+    html`<li>${time(entry.created_at, "short")} · <code>${entry.actor}</code>: ${auditSentence(entry)}${entry.project_id && html` · <a href="${operatorProjectPath(entry.project_id)}"><code>${entry.project_id}</code></a>`}</li>\n`,
+)}</ol>`;
+}
+
 export function operatorHomePage(
   chrome: Chrome,
   options: {
@@ -74,6 +91,8 @@ export function operatorHomePage(
     requestsFirst: boolean;
     notice: Html | "";
     brandsConfigured: boolean;
+    /** The latest audit entries, newest first. */
+    latest: AuditRecord[];
   },
 ): Response {
   const requests = options.requests.requests.map(
@@ -95,12 +114,15 @@ ${options.found && foundTable(options.found)}
 <h2>Sender requests waiting</h2>
 ${requests.length > 0 ? requests : html`<p class="muted">None waiting.</p>`}
 ${pager({ first: "/dashboard/operator", next: options.requests.next ? withQuery("/dashboard/operator", { requests: options.requests.next }) : null, isFirst: options.requestsFirst })}
-<h2>Audit log</h2>
-<p><a href="/dashboard/operator/audit">Every operator and dashboard action, newest first</a></p>`,
+<h2>Latest actions</h2>
+${options.latest.length > 0 ? latestActions(options.latest) : html`<p class="muted">Nothing yet.</p>`}
+<p><a href="/dashboard/operator/audit">The whole audit log: every operator and dashboard action, newest first</a></p>`,
   });
 }
 
-function actions(chrome: Chrome, base: string, suspended: boolean): Html {
+function actions(chrome: Chrome, base: string, project: Described["project"]): Html {
+  const suspended = project.suspended_at !== null;
+  const cap = project.daily_credit_cap;
   const suspension = suspended
     ? html`<form method="post" action="${base}/reinstate" class="panel">${csrfField(chrome)}
 <h3>Reinstate</h3>
@@ -120,6 +142,11 @@ ${suspension}
 <div class="field"><label for="reference">Reference <span class="hint">(invoice or payment id; a repeat is a no-op)</span></label><input id="reference" name="reference" maxlength="200"></div>
 </div>
 <div class="actions"><button type="submit" class="primary">Grant credits</button></div></form>
+<form method="post" action="${base}/daily-cap" class="panel">${csrfField(chrome)}
+<h3>Daily credit cap</h3>
+<div class="field"><label for="daily-cap">Credits a UTC day <span class="hint">(empty: no cap; now ${cap === null ? "none" : number(cap)})</span></label><input id="daily-cap" name="daily_credit_cap" inputmode="numeric" pattern="[0-9]*" maxlength="9" value="${cap === null ? "" : String(cap)}" autocomplete="off"></div>
+<div class="actions"><button type="submit" class="primary">Set the daily cap</button></div>
+<p class="muted">Live sends past it are refused with <code>429 daily_limit_reached</code> until midnight UTC.</p></form>
 <form method="post" action="${base}/keys/live" class="panel">${csrfField(chrome)}
 <h3>Live key</h3>
 <p class="muted">For a claimed, active project; shown once.</p>
@@ -155,10 +182,11 @@ ${options.notice}
 <div class="card"><p class="label">Account</p><p class="value mono">${project.account_id ?? "—"}</p></div>
 <div class="card"><p class="label">Credits</p><p class="value">${number(credits.balance)}</p><p class="sub">${credits.consistent ? "Matches the ledger" : html`<span class="state-suspended">Ledger: ${number(credits.ledger_sum)}</span>`}${credits.has_paid_credits && "; paid credits granted"}</p></div>
 <div class="card"><p class="label">Sender</p><p class="value">${project.sender ?? options.defaultSender}</p><p class="sub">${project.sender ? `uBill brand ${project.sender_brand_id ?? "?"}` : "shared default"}</p></div>
+<div class="card"><p class="label">Daily credit cap</p><p class="value">${project.daily_credit_cap === null ? "None" : number(project.daily_credit_cap)}</p><p class="sub">Live credits a UTC day</p></div>
 <div class="card"><p class="label">Free tier today</p><p class="value">${freeTier.applies ? `${number(freeTier.used_today)} / ${number(freeTier.limit)}` : "Lifted"}</p>${freeTier.applies && meter(freeTier.used_today, freeTier.limit, "Free-tier segments used today")}</div>
 </div>
 <h2>Act</h2>
-${actions(chrome, base, project.suspended_at !== null)}
+${actions(chrome, base, project)}
 <h2>Keys</h2>
 ${keyRows.length > 0 ? table("Keys", ["Key", "Mode", "Created", "Last used", "State", ""], keyRows) : html`<p class="muted">No keys.</p>`}
 <h2>Messages, last 7 days</h2>
@@ -207,10 +235,10 @@ export function operatorAuditPage(
   const rows = options.audit.entries.map((entry) => [
     time(entry.created_at, "short"),
     html`<code>${entry.actor}</code>`,
-    entry.action,
+    html`<code>${entry.action}</code>`,
     entry.project_id &&
       html`<a href="${operatorProjectPath(entry.project_id)}"><code>${entry.project_id}</code></a>`,
-    html`<code>${JSON.stringify(entry.details)}</code>`,
+    html`<span class="said">${auditSentence(entry)}</span>`,
   ]);
   return htmlPage(chrome, {
     title: "Audit log",
@@ -219,7 +247,7 @@ export function operatorAuditPage(
 <form method="get" action="${base}" class="panel" role="search"><div class="form-grid">
 <div class="field"><label for="audit-project">Project <span class="hint">(prj_…; empty for all)</span></label><input id="audit-project" name="project" value="${options.projectId ?? ""}" maxlength="40" spellcheck="false"></div>
 <div class="field"><button type="submit" class="primary">Show</button></div></div></form>
-${rows.length > 0 ? table("Audit log", ["When", "Actor", "Action", "Project", "Details"], rows) : note("info", html`<p>No entries.</p>`)}
+${rows.length > 0 ? table("Audit log", ["When", "Actor", "Action", "Project", "What happened"], rows) : note("info", html`<p>No entries.</p>`)}
 ${pager({
   first: withQuery(base, { project: options.projectId }),
   next: options.audit.next

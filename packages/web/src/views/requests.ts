@@ -16,8 +16,15 @@ import {
   time,
   withQuery,
 } from "./layout.ts";
+import { verificationHref } from "./verifications.ts";
 
-export const REQUEST_ROUTES = ["/v1/messages", "/v1/messages/{id}", "/v1/test-keys"] as const;
+export const REQUEST_ROUTES = [
+  "/v1/messages",
+  "/v1/messages/{message_id}",
+  "/v1/verifications",
+  "/v1/verifications/{verification_id}",
+  "/v1/verifications/{verification_id}/check",
+] as const;
 
 function statusText(row: RequestRow): Child {
   const cls = row.status >= 500 ? "bad" : row.status >= 400 ? "warn" : "ok";
@@ -32,7 +39,8 @@ function keyText(row: RequestRow): Child {
 function producedLink(projectId: string, row: RequestRow): Child {
   if (row.message_id)
     return html`<a href="${projectPath(projectId, `/messages/${encodeURIComponent(row.message_id)}`)}"><code>${row.message_id}</code></a>`;
-  if (row.verification_id) return html`<code>${row.verification_id}</code>`;
+  if (row.verification_id)
+    return html`<a href="${verificationHref(projectId, row.verification_id)}"><code>${row.verification_id}</code></a>`;
   return "";
 }
 

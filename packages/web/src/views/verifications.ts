@@ -17,6 +17,10 @@ import {
   withQuery,
 } from "./layout.ts";
 
+/** Where a verification is shown: its row in the verifications log (there is no page per verification). */
+export const verificationHref = (projectId: string, verificationId: string) =>
+  `${projectPath(projectId, "/verifications")}#${encodeURIComponent(verificationId)}`;
+
 export function verificationsPage(
   chrome: Chrome,
   options: { projectId: string; list: VerificationsList; isFirst: boolean },
@@ -24,7 +28,7 @@ export function verificationsPage(
   const base = projectPath(options.projectId, "/verifications");
   const messages = projectPath(options.projectId, "/messages");
   const rows = options.list.verifications.map((verification) => [
-    html`<code>${verification.id}</code>`,
+    html`<code id="${verification.id}">${verification.id}</code>`,
     html`<span class="mono">${verification.to}</span>`,
     statusBadge(verification.status),
     verification.mode,

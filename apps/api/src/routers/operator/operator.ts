@@ -86,6 +86,7 @@ const describeProject = operatorProcedure
       project: {
         ...toProject({ ...project, creditBalance: credits.balance, hasPaidCredits: credits.hasPaidCredits }),
         account_id: project.accountId,
+        daily_credit_cap: project.dailyCreditCap,
       },
       credits: toCredits(credits),
       free_tier: toFreeTier(freeTier),

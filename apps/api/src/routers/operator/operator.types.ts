@@ -37,7 +37,13 @@ export function toMessageCount(row: MessageCount): z.infer<typeof ZMessageCount>
 }
 
 export const ZDescribeProjectResponse = ok({
-  project: ZProject.extend({ account_id: z.string().nullable() }),
+  project: ZProject.extend({
+    account_id: z.string().nullable(),
+    daily_credit_cap: z
+      .number()
+      .nullable()
+      .meta({ description: "Live credits a UTC day may reserve; null: no cap." }),
+  }),
   credits: ZCredits,
   free_tier: ZFreeTier,
   keys: z.array(ZKey),

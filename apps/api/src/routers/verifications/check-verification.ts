@@ -17,6 +17,9 @@ export const checkVerificationProcedure = apiKeyProcedure
       verificationId: input.verification_id,
       code: input.code,
     });
+    // The request log links the verification the request checked (also when the check is refused).
+    if (result.ok || result.code !== "verification_not_found")
+      ctx.state.verificationId = input.verification_id;
     if (!result.ok) {
       if (result.code === "verification_not_pending" && result.expiredNow)
         ctx.deps.metrics.verification(ctx.mode, "expired");

@@ -17,5 +17,6 @@ export const getVerificationProcedure = apiKeyProcedure
       verificationId: input.verification_id,
     });
     if (!result.ok) throw verificationRefusal(result);
+    ctx.state.verificationId = result.verification.id;
     return result.verification;
   });

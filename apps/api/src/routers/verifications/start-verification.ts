@@ -1,5 +1,5 @@
-import { startVerificationRefusal } from "../../http/errors.ts";
 import { rateLimitHeaders } from "../../contract/rate-limit-headers.ts";
+import { startVerificationRefusal } from "../../http/errors.ts";
 import { deferredLog, respond } from "../../trpc/request-state.ts";
 import { apiKeyProcedureWith } from "../../trpc/trpc.ts";
 import { requireIdempotencyKey } from "../messages/send-message.ts";
@@ -31,6 +31,7 @@ export const startVerificationProcedure = apiKeyProcedureWith(requireIdempotency
     });
     const now = deps.clock.now();
     if (!result.ok) throw startVerificationRefusal(result, now);
+    state.verificationId = result.verification.id;
     if (result.replayed) {
       respond(ctx, { status: 200, headers: { "Idempotent-Replayed": "true" } });
       return result.verification;
