@@ -15,6 +15,7 @@ import {
   createApiKeyAuthenticator,
   createDatabaseClock,
   createRequestRecorder,
+  createSlots,
   createStore,
   type DatabaseClock,
   ensurePartitions,
@@ -291,10 +292,14 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   databaseReady.catch(() => {});
   const databaseStarted = () => started;
 
+  // Live sends' share of the pool (send-message.ts): half of it, so that a burst of live sends waiting
+  // on a slow provider never leaves test sends, reads and the jobs without a connection.
+  const liveSlots = createSlots(Math.max(1, Math.floor(config.database.poolSize / 2)));
   let replica: ReadReplica | null = null;
   const metrics = createMetrics({
     backlog: () => messageBacklog({ store }, { now: clock.now() }),
     pool: () => db.poolStats(),
+    liveSlots: () => liveSlots,
     replicaBypassed: () => replica?.bypassed() ?? null,
   });
   // DATABASE_READ_URL: the reads that may lag go to a replica (docs/scaling.md);
@@ -347,6 +352,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     brands: ubill,
     config,
     observeSend: (phase, ms) => metrics.phase(`send_${phase}`, ms),
+    liveSlots,
   });
   const authenticator = createApiKeyAuthenticator({ store, clock, cacheTtlMs: config.apiKeyCacheTtlMs });
 

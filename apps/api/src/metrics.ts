@@ -3,7 +3,7 @@
 // labels are route templates, statuses, codes, modes, job and provider names.
 import process from "node:process";
 import type { Database, ReadFallbackReason } from "@sms/db";
-import type { MessageBacklog, SendPhase, SmsProvider, SubmitOutcome } from "@sms/domain";
+import type { MessageBacklog, SendPhase, Slots, SmsProvider, SubmitOutcome } from "@sms/domain";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 /** Seconds; from 1 ms to 30 s, the range between a cached read and a provider deadline. */
@@ -26,6 +26,8 @@ export function createMetrics(sources: {
   backlog(): Promise<MessageBacklog>;
   /** The database pool's connections (null for PGlite). */
   pool(): PoolStats;
+  /** Live sends' share of the pool (send-message.ts), when there is one. */
+  liveSlots?(): Pick<Slots, "size" | "inUse" | "waiting">;
   /** Whether reads skip the read replica right now (null: no DATABASE_READ_URL). */
   replicaBypassed?: () => boolean | null;
 }) {
@@ -159,6 +161,19 @@ export function createMetrics(sources: {
     },
   });
 
+  new Gauge({
+    name: "sms_live_send_slots",
+    help: "Live sends' database slots for their write-ahead transactions (a share of the pool): size, in_use, and waiting (live sends queued for one, holding no connection).",
+    labelNames: ["state"] as const,
+    registers: [registry],
+    collect() {
+      const slots = sources.liveSlots?.();
+      if (!slots) return;
+      this.set({ state: "size" }, slots.size);
+      this.set({ state: "in_use" }, slots.inUse);
+      this.set({ state: "waiting" }, slots.waiting);
+    },
+  });
   const readFallbacks = new Counter({
     name: "sms_db_read_fallbacks_total",
     help: "Reads meant for the read replica that ran on the primary, by reason (replica_error: the replica failed or is being skipped; not_found_recent: read-your-writes).",

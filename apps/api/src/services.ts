@@ -61,6 +61,7 @@ import {
   rotateKeys,
   type SenderBrandDirectory,
   type SendMessageDeps,
+  type Slots,
   type SmsProvider,
   type Store,
   searchProject,
@@ -193,6 +194,8 @@ export function apiServices(options: {
   config: Config;
   /** Told how long each step of a new send took (metrics). */
   observeSend?: SendMessageDeps["observe"];
+  /** Live sends' share of the database pool (none: they queue at the pool with everything else). */
+  liveSlots?: Slots;
 }) {
   const { store, keyring, clock, logger, providers, config } = options;
   const reads = options.reads ?? store;
@@ -204,6 +207,7 @@ export function apiServices(options: {
     providers,
     answered: createAnsweredKeys(),
     observe: options.observeSend,
+    liveSlots: options.liveSlots,
     config: {
       messagesPerMinute: config.messages.perMinute,
       recipientLimits: {

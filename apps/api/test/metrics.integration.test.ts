@@ -93,6 +93,10 @@ describe.each(backends)("metrics on %s", (backend) => {
     expect(value('sms_messages_backlog{state="queued"}')).toBe(0);
     if (backend === "postgres") expect(value('sms_db_pool_connections{state="total"}')).toBeGreaterThan(0);
     expect(value("process_resident_memory_bytes")).toBeGreaterThan(0);
+    // Live sends' share of the pool: half of it; none in use or waiting once the sends are answered.
+    expect(value('sms_live_send_slots{state="size"}')).toBeGreaterThanOrEqual(1);
+    expect(value('sms_live_send_slots{state="in_use"}')).toBe(0);
+    expect(text).toContain('sms_live_send_slots{state="waiting"} 0');
 
     // Labels are templates, codes and names: no key, number or message id.
     expect(text).not.toContain(apiKey);

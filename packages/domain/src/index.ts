@@ -9,6 +9,7 @@
 export * from "./model/index.ts";
 export * from "./ports.ts";
 export * from "./provider.ts";
+export * from "./slots.ts";
 export {
   createStore,
   type ReplicaReads,

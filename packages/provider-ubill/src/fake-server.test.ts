@@ -134,6 +134,54 @@ describe("fake uBill", () => {
     }
   });
 
+  it("holds every unscripted send for submitDelayMs, changeable, while reports answer at once", async () => {
+    const fake = await startFakeUbill({ submitDelayMs: 60_000 });
+    const url = `${fake.baseUrl}/v1/sms/send?key=${FAKE_UBILL_API_KEY}`;
+    const sendInit = (number: string) => ({
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: sendBody([number]),
+    });
+    const post = (number: string) => call(url, sendInit(number));
+    // Calls that stay unanswered: no client deadline (a busy machine must not settle them), aborted at the end.
+    const abandon = new AbortController();
+    const waiting = (target: string, init: RequestInit = {}) => {
+      const seen = { answered: false };
+      fetch(target, { ...init, signal: abandon.signal }).then(
+        () => {
+          seen.answered = true;
+        },
+        () => undefined,
+      );
+      return seen;
+    };
+    try {
+      const held = waiting(url, sendInit("995555000001"));
+      fake.replyToNumber("995555000002", { kind: "accept", smsId: "42" });
+      // A scripted reply is not delayed; neither is a report.
+      expect(await post("995555000002")).toMatchObject({ status: 200, json: { smsID: "42" } });
+      expect(await call(`${fake.baseUrl}/v1/sms/report/42?key=${FAKE_UBILL_API_KEY}`)).toMatchObject({
+        status: 200,
+        json: { statusID: 0 },
+      });
+      expect(fake.sends()).toHaveLength(2);
+      expect(held.answered).toBe(false);
+
+      fake.setSubmitDelay(0);
+      expect(await post("995555000003")).toMatchObject({ status: 200, json: { statusID: 0 } });
+      expect(held.answered).toBe(false);
+
+      fake.setReportDelay(60_000);
+      const report = waiting(`${fake.baseUrl}/v1/sms/report/42?key=${FAKE_UBILL_API_KEY}`);
+      expect(await post("995555000004")).toMatchObject({ status: 200, json: { statusID: 0 } });
+      expect(fake.requests.filter((request) => request.endpoint === "report")).toHaveLength(2);
+      expect(report.answered).toBe(false);
+    } finally {
+      abandon.abort();
+      await fake.close();
+    }
+  });
+
   it("releases its port on close, even with a slow answer pending", async () => {
     const fake = await startFakeUbill();
     fake.replyNext({ kind: "slow", delayMs: 60_000 });

@@ -55,6 +55,8 @@ export type FakeUbillOptions = {
   firstSmsId?: number;
   /** Answer every delivery-report call after this long (a realistic provider latency; default 0). */
   reportDelayMs?: number;
+  /** Answer every send after this long (a slow provider; default 0). A scripted reply takes precedence. */
+  submitDelayMs?: number;
 };
 
 export type FakeUbill = {
@@ -74,6 +76,10 @@ export type FakeUbill = {
   setReport(smsId: string, status: string, number?: string): void;
   setBrands(brands: FakeUbillBrand[]): void;
   setBalance(sms: number): void;
+  /** From now on, answer every unscripted send after `ms` (0: at once). Answers already waiting keep their delay. */
+  setSubmitDelay(ms: number): void;
+  /** From now on, answer every unscripted delivery-report call after `ms` (0: at once). */
+  setReportDelay(ms: number): void;
   /** Forget recorded requests and scripted replies (reports, brands and balance stay). */
   reset(): void;
   /** Stop listening, drop open connections and pending slow answers. */
@@ -118,6 +124,8 @@ export async function startFakeUbill(options: FakeUbillOptions = {}): Promise<Fa
   let brands: FakeUbillBrand[] = [...(options.brands ?? [{ id: 1, name: "SMSGE", approved: true }])];
   let balance = options.balance ?? 1000;
   let nextSmsId = options.firstSmsId ?? 117345;
+  let submitDelayMs = options.submitDelayMs ?? 0;
+  let reportDelayMs = options.reportDelayMs ?? 0;
   const requests: FakeUbillRequest[] = [];
   const reports = new Map<string, ReportLine[]>();
   const numberReplies = new Map<string, FakeUbillReply>();
@@ -292,10 +300,9 @@ export async function startFakeUbill(options: FakeUbillOptions = {}): Promise<Fa
     }
     const scripted =
       takeQueued(route.endpoint) ?? (route.endpoint === "send" ? replyForNumbers(json) : undefined);
-    const reply =
-      scripted === undefined && route.endpoint === "report" && (options.reportDelayMs ?? 0) > 0
-        ? ({ kind: "slow", delayMs: options.reportDelayMs ?? 0 } as const)
-        : scripted;
+    const delayMs =
+      route.endpoint === "report" ? reportDelayMs : route.endpoint === "send" ? submitDelayMs : 0;
+    const reply = scripted === undefined && delayMs > 0 ? ({ kind: "slow", delayMs } as const) : scripted;
     answer(reply, route, json, request, response);
   }
 
@@ -348,6 +355,12 @@ export async function startFakeUbill(options: FakeUbillOptions = {}): Promise<Fa
     },
     setBalance(sms) {
       balance = sms;
+    },
+    setSubmitDelay(ms) {
+      submitDelayMs = ms;
+    },
+    setReportDelay(ms) {
+      reportDelayMs = ms;
     },
     reset() {
       requests.length = 0;

@@ -7,6 +7,7 @@ import { DatabaseUnavailableError } from "@sms/db";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { MessageResource } from "../../model/message.ts";
 import type { SmsProvider, SubmitOutcome, SubmitRequest } from "../../provider.ts";
+import { createSlots, type Slots } from "../../slots.ts";
 import { createAnsweredKeys } from "../answered-keys.ts";
 import {
   emptyTables,
@@ -56,6 +57,10 @@ describe("sendMessage", () => {
       answered?: { maxEntries?: number; revalidateAfterMs?: number };
       /** Called on every pause of a bounded wait, after the fake time moved on. */
       onSleep?: (sleptMs: number) => void;
+      /** Live sends' database slots. */
+      liveSlots?: Slots;
+      /** Every transaction waits for this before it starts (open ones counted in `transactions`). */
+      transactionGate?: Promise<void>;
     } = {},
   ) {
     const test = scripted("simulator", options.test ?? []);
@@ -71,8 +76,25 @@ describe("sendMessage", () => {
         options.onSleep?.(timer.elapsed);
       },
     };
+    const store = fakeStore(tables, options.hooks);
+    const transactions = { open: 0, mostOpen: 0 };
+    const gate = options.transactionGate;
+    if (gate) {
+      const inner = store.transaction.bind(store);
+      store.transaction = async (work) => {
+        transactions.open++;
+        transactions.mostOpen = Math.max(transactions.mostOpen, transactions.open);
+        try {
+          await gate;
+          return await inner(work);
+        } finally {
+          transactions.open--;
+        }
+      };
+    }
     const deps = {
-      store: fakeStore(tables, options.hooks),
+      store,
+      liveSlots: options.liveSlots,
       keyring,
       clock: { now: () => now },
       timer,
@@ -104,7 +126,7 @@ describe("sendMessage", () => {
         },
         ...overrides,
       });
-    return { send, test, live, timer };
+    return { send, test, live, timer, transactions };
   }
 
   /** The record a first request with the default key and body leaves while it waits for the provider. */
@@ -475,6 +497,43 @@ describe("sendMessage", () => {
     const live = (overrides: Partial<SendMessageInput> & { to?: string } = {}) => ({
       mode: "live" as const,
       ...overrides,
+    });
+
+    it("a burst of live sends waits for the live slots, holding no transaction, while test sends go on", async () => {
+      tables.hasPaidCredits = true;
+      tables.balance = 10;
+      const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+      const burst = async (liveSlots: Slots | undefined) => {
+        let open = () => {};
+        const transactionGate = new Promise<void>((resolve) => {
+          open = resolve;
+        });
+        const { send, transactions } = setup({ liveSlots, transactionGate });
+        const sends = ["+995555000001", "+995555000002", "+995555000003"].map((to, index) =>
+          send(live({ to, idempotencyKey: `burst-${liveSlots ? "slots" : "none"}-${index}` })),
+        );
+        await settle();
+        const whileBlocked = { open: transactions.open, waiting: liveSlots?.waiting ?? 0 };
+        // A test send needs no live slot: it is answered while the live ones wait.
+        const testSend = await send({ idempotencyKey: `test-${liveSlots ? "slots" : "none"}` });
+        open();
+        const results = await Promise.all(sends);
+        return { whileBlocked, testSend, results, mostOpen: transactions.mostOpen };
+      };
+
+      const slots = createSlots(1);
+      const bounded = await burst(slots);
+      expect(bounded.whileBlocked).toEqual({ open: 1, waiting: 2 });
+      expect(bounded.testSend).toMatchObject({ ok: true, message: { status: "submitted" } });
+      expect(bounded.mostOpen).toBe(1);
+      for (const result of bounded.results)
+        expect(result).toMatchObject({ ok: true, message: { status: "submitted" } });
+      expect([slots.inUse, slots.waiting]).toEqual([0, 0]);
+
+      // Without slots, all three hold a transaction at once.
+      const unbounded = await burst(undefined);
+      expect(unbounded.whileBlocked.open).toBe(3);
+      expect(tables.balance).toBe(4);
     });
 
     it("the recovery sweep decided first: its stored answer stands", async () => {

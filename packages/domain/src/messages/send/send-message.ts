@@ -23,6 +23,13 @@
 //                    (and a live send's queued message) is released (503,
 //                    retry is safe).
 //
+// A live send's write-ahead transaction waits for one of the live sends'
+// database slots (deps.liveSlots), so that a burst of them (hundreds of one
+// project's, their transactions queued on its per-minute counter and balance
+// rows) cannot take every connection of the pool from test sends, reads and
+// other projects. The record step needs no slot: it comes at the rate the
+// write-aheads finish, with no row shared between sends of an accepted one.
+//
 // A duplicate that finds the key in flight waits for the first request's
 // answer (polling the record, so it works across instances) and replays it.
 // A key this instance has answered (or replayed) is answered again from
@@ -79,6 +86,9 @@ export async function sendMessage(
   if (known) return { ok: false, code: "idempotency_key_reused" };
 
   const timer = deps.timer ?? systemTimer;
+  const slots = input.mode === "live" ? deps.liveSlots : undefined;
+  /** A live send's write-ahead, in one of the live slots. */
+  const inSlot = <T>(work: () => Promise<T>): Promise<T> => (slots ? slots.run(work) : work());
   let stepStarted = timer.monotonicMs();
   /** Tells deps.observe how long `phase` took, and starts the next step's clock. */
   const stepDone = (phase: SendPhase) => {
@@ -89,7 +99,7 @@ export async function sendMessage(
   for (let attempt = 1; ; attempt++) {
     const draft = await prepare(deps, input, { scope, locale, fingerprintInput, rendered });
     stepDone("prepare");
-    const written = await writeAhead(deps, input, draft);
+    const written = await inSlot(() => writeAhead(deps, input, draft));
     stepDone("write_ahead");
     if ("ok" in written) return written;
     if ("taken" in written) {

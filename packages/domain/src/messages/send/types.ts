@@ -7,6 +7,7 @@ import type { LimitState } from "../../model/limits.ts";
 import type { MessageResource } from "../../model/message.ts";
 import type { Clock, Logger, Timer } from "../../ports.ts";
 import type { SmsProvider } from "../../provider.ts";
+import type { Slots } from "../../slots.ts";
 import type {
   IdempotencyStore,
   LedgerStore,
@@ -49,6 +50,13 @@ export type SendMessageDeps = {
   answered?: AnsweredKeys;
   /** Told how long each step of a new send took (metrics: bench/README.md#where-the-tail-comes-from). */
   observe?: (phase: SendPhase, ms: number) => void;
+  /**
+   * Live sends' share of the database pool: a live send's write-ahead
+   * transaction runs in a slot, and a burst beyond them waits here, holding
+   * no connection (bench/README.md, the live path under a slow provider).
+   * Without it they queue at the pool with everything else.
+   */
+  liveSlots?: Slots;
   config: {
     messagesPerMinute: number;
     /**

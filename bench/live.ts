@@ -1,0 +1,574 @@
+// The live path under a slow provider (issue 26): live sends waiting on a
+// fake uBill that answers every send in 200 ms and then in 2 s, and the
+// status check waiting on one that answers every delivery report in 2 s,
+// each while test sends run beside them. On demand only, never in CI:
+//
+//   npm run bench -- live [--duration=20] [--live-connections=256] [--test-connections=32]
+//                         [--delays=200,2000] [--report-delay-ms=2000] [--backlog=2000] [--pool=10]
+//                         [--scenarios=alone,live,status]
+//
+// One fresh PostgreSQL database (TEST_POSTGRES_URL), one fake uBill in this
+// process, the service as its own Deno process (main.ts, production mode,
+// the default pool) with its internal listener, a test key (POST
+// /v1/test-keys) and a live key with paid credits (written in SQL). Load
+// comes from wrk: test sends to one number, live sends each to a new number
+// (so no per-recipient counter row is shared), a unique Idempotency-Key per
+// request. Scenarios, each printed as one JSON line, ratios first:
+//
+//   test_alone       test sends alone (--test-connections): the p99 the others are compared with
+//   live_<delay>ms   --live-connections live sends against uBill answering in <delay> ms, with
+//                    the test sends beside them once the live ones are all waiting. Live throughput
+//                    is the sends uBill received per second in the measured window, against
+//                    connections / delay (the service has no concurrency bound of its own on live
+//                    sends: the clients' connections are the bound)
+//   status_check     the service restarted with JOBS_ENABLED=true (the status check in the same
+//                    process as the sends, its default), --backlog due live messages seeded, uBill
+//                    answering reports in --report-delay-ms; test sends beside it. Throughput is the
+//                    reports asked per second against STATUS_CHECK_CONCURRENCY / delay. Its own
+//                    test_alone_jobs run (same process, nothing due yet) is the reference
+//
+// Every run samples the service's metrics every 250 ms: the most requests seen
+// waiting for a database connection (sms_db_pool_connections{state="waiting"}),
+// the most pool connections in use, and the most resident memory.
+import { apiKeyPrefix, newApiKey, newId, parseKeyring, sha256Hex } from "@sms/crypto";
+import { createPostgresTestDatabase } from "@sms/db/testing";
+import { startFakeUbill } from "@sms/provider-ubill/testing";
+import pg from "pg";
+import { type Histograms, histogramDelta, quantile, scrapeMetrics } from "./metrics-scrape.ts";
+import { API_ENV, benchArgs, freePort, type ServerProcess, sleep, startApi } from "./support.ts";
+
+const args = benchArgs();
+const DURATION_S = Number(args.duration ?? 20);
+const LIVE_CONNECTIONS = Number(args["live-connections"] ?? 256);
+const TEST_CONNECTIONS = Number(args["test-connections"] ?? 32);
+const DELAYS_MS = String(args.delays ?? "200,2000")
+  .split(",")
+  .map((delay) => Number(delay));
+const REPORT_DELAY_MS = Number(args["report-delay-ms"] ?? 2000);
+const BACKLOG = Number(args.backlog ?? 2000);
+const POOL = String(args.pool ?? 10);
+const SCENARIOS = String(args.scenarios ?? "alone,live,status").split(",");
+/** Live sends spread over this many projects (one key each), round robin; 1: one integrator's burst. */
+const LIVE_PROJECTS = Number(args["live-projects"] ?? 1);
+/** The service's defaults (apps/api/src/env.ts), stated so the ideal below is computed from them. */
+const STATUS_CHECK_CONCURRENCY = 16;
+const STATUS_CHECK_BATCH_SIZE = 200;
+/** Time for every live connection to have a send waiting on uBill before the window opens. */
+const RAMP_S = 3;
+
+const UBILL_KEY = "bench-ubill-secret-key-live";
+const LIVE_CREDITS = 100_000_000;
+const INTERNAL_TOKEN = "bench-internal-token-0123456789abcdef0123";
+const FIRST_SMS_ID = 10_000_001;
+
+const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
+const ratio = (a: number, b: number) => round(a / Math.max(1e-9, b));
+
+/** /proc/loadavg's three figures (read with cat: Deno guards /proc). */
+function loadAverage(): string {
+  const output = new Deno.Command("cat", { args: ["/proc/loadavg"], stderr: "null" }).outputSync();
+  return new TextDecoder().decode(output.stdout).split(" ").slice(0, 3).join(" ");
+}
+
+function commit(): string {
+  const output = new Deno.Command("git", {
+    args: ["rev-parse", "--short", "HEAD"],
+    stderr: "null",
+  }).outputSync();
+  return new TextDecoder().decode(output.stdout).trim();
+}
+
+function luaString(text: string): string {
+  return `"${text.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+}
+
+type Load = {
+  name: string;
+  connections: number;
+  threads: number;
+  /** Used in turn, request by request. */
+  apiKeys: string[];
+  /** Each request to a new number +9955<prefix><thread><6 digits>, or always this one. */
+  recipient: { fresh: string } | { fixed: string };
+};
+
+/** A wrk script: a unique Idempotency-Key per request, the body built per request; prints a JSON summary. */
+function wrkScript(load: Load): string {
+  const to =
+    "fresh" in load.recipient
+      ? `"+9955" .. ${luaString(load.recipient.fresh)} .. thread_id .. string.format("%06d", counter % 1000000)`
+      : luaString(load.recipient.fixed);
+  return `
+local counter = 0
+thread_id = 0
+local threads = {}
+function setup(thread)
+  thread:set("thread_id", #threads + 1)
+  table.insert(threads, thread)
+end
+local keys = { ${load.apiKeys.map((key) => luaString(`Bearer ${key}`)).join(", ")} }
+local headers = {
+  ["Content-Type"] = "application/json",
+}
+local run = ${luaString(`${load.name}-${Date.now()}`)}
+function request()
+  counter = counter + 1
+  headers["Authorization"] = keys[(counter % #keys) + 1]
+  headers["Idempotency-Key"] = run .. "-" .. thread_id .. "-" .. counter
+  local body = '{"to":"' .. ${to} .. '","template":"verification_code","variables":{"code":"482913"},"locale":"en"}'
+  return wrk.format("POST", "/v1/messages", headers, body)
+end
+function done(summary, latency, requests)
+  io.write(string.format('BENCH_JSON {"requests":%d,"duration_us":%d,"non_2xx":%d,"errors":%d,"p50":%d,"p90":%d,"p99":%d,"max":%d}\\n',
+    summary.requests, summary.duration, summary.errors.status,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max))
+end
+`;
+}
+
+type WrkResult = {
+  requests: number;
+  requests_per_s: number;
+  non_2xx: number;
+  errors: number;
+  latency_ms: { p50: number; p90: number; p99: number; max: number };
+};
+
+async function runWrk(baseUrl: string, load: Load, seconds: number): Promise<WrkResult> {
+  const script = await Deno.makeTempFile({ suffix: ".lua" });
+  await Deno.writeTextFile(script, wrkScript(load));
+  try {
+    const output = await new Deno.Command("wrk", {
+      args: [
+        "-t",
+        String(load.threads),
+        "-c",
+        String(load.connections),
+        "-d",
+        `${seconds}s`,
+        "--timeout",
+        "15s",
+        "-s",
+        script,
+        baseUrl,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(output.stdout);
+    const line = text.split("\n").find((candidate) => candidate.startsWith("BENCH_JSON "));
+    if (!line)
+      throw new Error(`wrk printed no summary:\n${text}\n${new TextDecoder().decode(output.stderr)}`);
+    const raw = JSON.parse(line.slice("BENCH_JSON ".length));
+    const ms = (us: number) => Math.round(us / 10) / 100;
+    return {
+      requests: raw.requests,
+      requests_per_s: Math.round(raw.requests / (raw.duration_us / 1e6)),
+      non_2xx: raw.non_2xx,
+      errors: raw.errors,
+      latency_ms: { p50: ms(raw.p50), p90: ms(raw.p90), p99: ms(raw.p99), max: ms(raw.max) },
+    };
+  } finally {
+    await Deno.remove(script);
+  }
+}
+
+// ---------------------------------------------------------------- the setup
+
+console.error(`bench live: load average at start ${loadAverage()}, ${navigator.hardwareConcurrency} CPUs`);
+const loadAtStart = loadAverage();
+const database = await createPostgresTestDatabase();
+const fake = await startFakeUbill({ apiKey: UBILL_KEY, balance: 1_000_000_000, firstSmsId: FIRST_SMS_ID });
+const direct = new pg.Pool({ connectionString: database.databaseUrl, max: 2 });
+// Dropping the database at the end ends the pool's sessions.
+direct.on("error", () => undefined);
+const internalPort = freePort();
+const metricsUrl = `http://127.0.0.1:${internalPort}/metrics`;
+
+function startService(jobs: boolean): Promise<ServerProcess> {
+  return startApi({
+    env: {
+      DATABASE_URL: database.databaseUrl,
+      DATABASE_POOL_SIZE: POOL,
+      INTERNAL_PORT: String(internalPort),
+      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      LOG_LEVEL: "info",
+      // Every client here is 127.0.0.1 (as every connection is the proxy's behind one): the
+      // default 128 per peer would refuse most of the live connections.
+      MAX_CONNECTIONS_PER_PEER: "4096",
+      MAX_CONNECTIONS: "4096",
+      MESSAGES_PER_MINUTE: "100000000",
+      RECIPIENT_MESSAGES_PER_MINUTE: "1000000",
+      RECIPIENT_MESSAGES_PER_DAY: "1000000",
+      TEST_KEYS_PER_MINUTE: "1000",
+      UBILL_BASE_URL: fake.baseUrl,
+      UBILL_API_KEY: UBILL_KEY,
+      UBILL_DEFAULT_BRAND_ID: "1",
+      JOBS_ENABLED: jobs ? "true" : "false",
+      SHUTDOWN_TIMEOUT_SECONDS: "5",
+      // The seeded backlog is picked up within seconds of being written.
+      STATUS_CHECK_INTERVAL_SECONDS: "2",
+      STATUS_CHECK_CONCURRENCY: String(STATUS_CHECK_CONCURRENCY),
+      STATUS_CHECK_BATCH_SIZE: String(STATUS_CHECK_BATCH_SIZE),
+    },
+  });
+}
+
+// The live keys: claimed projects with paid credits (no free-tier allowance), written directly.
+const liveProjects: string[] = [];
+const liveKeys: string[] = [];
+for (let index = 0; index < LIVE_PROJECTS; index++) {
+  const project = newId("prj");
+  const key = newApiKey("live");
+  await direct.query(
+    "INSERT INTO projects (id, claimed_at, credit_balance, has_paid_credits) VALUES ($1, now(), $2, true)",
+    [project, LIVE_CREDITS],
+  );
+  await direct.query(
+    "INSERT INTO credit_ledger (id, project_id, kind, amount, note) VALUES ($1, $2, 'grant_paid', $3, 'bench')",
+    [newId("cre"), project, LIVE_CREDITS],
+  );
+  await direct.query(
+    "INSERT INTO api_keys (id, project_id, mode, key_hash, prefix) VALUES ($1, $2, 'live', $3, $4)",
+    [newId("key"), project, await sha256Hex(key), apiKeyPrefix(key)],
+  );
+  liveProjects.push(project);
+  liveKeys.push(key);
+}
+const liveProject = liveProjects[0] ?? "";
+
+let server = await startService(false);
+const keyResponse = await fetch(`${server.baseUrl}/v1/test-keys`, { method: "POST" });
+if (keyResponse.status !== 201)
+  throw new Error(`test key: ${keyResponse.status} ${await keyResponse.text()}`);
+const testKey = ((await keyResponse.json()) as { api_key: string }).api_key;
+
+const testLoad: Load = {
+  name: "test",
+  connections: TEST_CONNECTIONS,
+  threads: 1,
+  apiKeys: [testKey],
+  recipient: { fixed: "+995555123456" },
+};
+const liveLoad = (prefix: string): Load => ({
+  name: `live${prefix}`,
+  connections: LIVE_CONNECTIONS,
+  threads: 2,
+  apiKeys: liveKeys,
+  recipient: { fresh: prefix },
+});
+
+// ---------------------------------------------------------------- observing the service
+
+type Observed = {
+  pool_waiting_max: number;
+  /** Live sends queued for one of their database slots (sms_live_send_slots), when the service has them. */
+  live_slots_waiting_max: number;
+  pool_in_use_max: number;
+  pool_size: number;
+  rss_mb_max: number;
+  histograms: Histograms;
+  counters: Map<string, number>;
+  /** What the service's PostgreSQL backends were doing, summed over samples every 100 ms. */
+  backends: Record<string, number>;
+};
+
+/** The service's metrics every 250 ms while `work` runs. */
+async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: Observed }> {
+  const before = await scrapeMetrics(metricsUrl, INTERNAL_TOKEN);
+  const seen: Observed = {
+    pool_waiting_max: 0,
+    live_slots_waiting_max: 0,
+    pool_in_use_max: 0,
+    pool_size: 0,
+    rss_mb_max: 0,
+    histograms: new Map(),
+    counters: new Map(),
+    backends: {},
+  };
+  let running = true;
+  // Lock waits on one row show as Lock:transactionid / Lock:tuple; "idle in transaction" is a
+  // transaction holding its locks while the service prepares its next statement.
+  const waits = new Map<string, number>();
+  const waitSampler = (async () => {
+    let samples = 0;
+    while (running) {
+      const { rows } = await direct.query<{ what: string; n: number }>(
+        `SELECT CASE WHEN state = 'active' THEN coalesce(wait_event_type || ':' || wait_event, 'running')
+                     ELSE state END AS what, count(*)::int AS n
+         FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+         GROUP BY 1`,
+      );
+      for (const row of rows) waits.set(row.what, (waits.get(row.what) ?? 0) + row.n);
+      samples++;
+      await sleep(100);
+    }
+    for (const [what, n] of waits) seen.backends[what] = round(n / Math.max(1, samples), 1);
+  })();
+  const sampler = (async () => {
+    while (running) {
+      const now = await scrapeMetrics(metricsUrl, INTERNAL_TOKEN).catch(() => null);
+      if (now) {
+        const gauge = (name: string) => now.gauges.get(name) ?? 0;
+        const total = gauge('sms_db_pool_connections{state="total"}');
+        seen.pool_waiting_max = Math.max(
+          seen.pool_waiting_max,
+          gauge('sms_db_pool_connections{state="waiting"}'),
+        );
+        seen.live_slots_waiting_max = Math.max(
+          seen.live_slots_waiting_max,
+          gauge('sms_live_send_slots{state="waiting"}'),
+        );
+        seen.pool_in_use_max = Math.max(
+          seen.pool_in_use_max,
+          total - gauge('sms_db_pool_connections{state="idle"}'),
+        );
+        seen.pool_size = Math.max(seen.pool_size, total);
+        seen.rss_mb_max = Math.max(
+          seen.rss_mb_max,
+          Math.round(gauge("process_resident_memory_bytes") / 2 ** 20),
+        );
+      }
+      await sleep(250);
+    }
+  })();
+  const result = await work();
+  running = false;
+  await sampler;
+  await waitSampler;
+  const after = await scrapeMetrics(metricsUrl, INTERNAL_TOKEN);
+  seen.histograms = histogramDelta(before.histograms, after.histograms);
+  for (const [name, value] of after.gauges) seen.counters.set(name, value - (before.gauges.get(name) ?? 0));
+  return { result, seen };
+}
+
+/** p50/p99 (ms) of the histograms whose name starts with one of `prefixes`. */
+function latencies(histograms: Histograms, prefixes: string[]) {
+  return Object.fromEntries(
+    [...histograms.entries()]
+      .filter(
+        ([name, buckets]) => prefixes.some((p) => name.startsWith(p)) && (buckets.get(Infinity) ?? 0) > 0,
+      )
+      .map(([name, buckets]) => [
+        name
+          .replace(/^sms_request_phase_duration_seconds\{phase="([^"]+)"\}$/, "phase:$1")
+          .replace(/^sms_provider_call_duration_seconds\{(.*)\}$/, "provider:$1")
+          .replace(/"/g, ""),
+        {
+          count: buckets.get(Infinity) ?? 0,
+          p50_ms: round(quantile(buckets, 0.5) * 1000, 1),
+          p99_ms: round(quantile(buckets, 0.99) * 1000, 1),
+        },
+      ]),
+  );
+}
+
+const testSummary = (result: WrkResult) => ({
+  requests_per_s: result.requests_per_s,
+  p50_ms: result.latency_ms.p50,
+  p99_ms: result.latency_ms.p99,
+  max_ms: result.latency_ms.max,
+  non_2xx: result.non_2xx,
+  errors: result.errors,
+});
+
+const poolFigures = (seen: Observed) => ({
+  pool_waiting_max: seen.pool_waiting_max,
+  live_slots_waiting_max: seen.live_slots_waiting_max,
+  pool_in_use_max: seen.pool_in_use_max,
+  pool_size: seen.pool_size,
+  rss_mb_max: seen.rss_mb_max,
+  // The service's PostgreSQL backends by state / wait event, on average over the window.
+  backends: seen.backends,
+  // POST /v1/messages answers in the window by status (both keys), from the service's own count.
+  send_statuses: Object.fromEntries(
+    [...seen.counters]
+      .filter(
+        ([name, value]) =>
+          name.startsWith("sms_http_requests_total{") &&
+          name.includes('route="/v1/messages"') &&
+          name.includes('method="POST"') &&
+          value > 0,
+      )
+      .map(([name, value]) => [/status="(\d+)"/.exec(name)?.[1] ?? name, value]),
+  ),
+});
+
+/** Test sends alone: the reference p99. */
+async function testAlone(name: string): Promise<WrkResult> {
+  await runWrk(server.baseUrl, testLoad, 3); // warm-up (JIT, pool)
+  const { result, seen } = await observed(() => runWrk(server.baseUrl, testLoad, DURATION_S));
+  console.log(
+    JSON.stringify({
+      scenario: name,
+      test: { connections: TEST_CONNECTIONS, ...testSummary(result) },
+      ...poolFigures(seen),
+      latencies: latencies(seen.histograms, ["sms_request_phase_duration_seconds"]),
+    }),
+  );
+  return result;
+}
+
+/** Live sends against uBill answering in `delayMs`, with test sends beside them once all are waiting. */
+async function liveUnder(delayMs: number, reference: WrkResult, prefix: string) {
+  fake.setSubmitDelay(delayMs);
+  const ideal = LIVE_CONNECTIONS / (delayMs / 1000);
+  const live = runWrk(server.baseUrl, liveLoad(prefix), RAMP_S + DURATION_S + 2);
+  await sleep(RAMP_S * 1000);
+  const sendsBefore = fake.sends().length;
+  const windowStart = performance.now();
+  const { result: test, seen } = await observed(() => runWrk(server.baseUrl, testLoad, DURATION_S));
+  const windowSeconds = (performance.now() - windowStart) / 1000;
+  const submitted = fake.sends().length - sendsBefore;
+  const liveResult = await live;
+  const liveThroughput = submitted / windowSeconds;
+  console.log(
+    JSON.stringify({
+      scenario: `live_${delayMs}ms`,
+      live_throughput_ratio: ratio(liveThroughput, ideal),
+      test_p99_ratio: ratio(test.latency_ms.p99, reference.latency_ms.p99),
+      ...poolFigures(seen),
+      live: {
+        connections: LIVE_CONNECTIONS,
+        projects: LIVE_PROJECTS,
+        ubill_delay_ms: delayMs,
+        ideal_per_s: round(ideal, 1),
+        submitted_per_s: round(liveThroughput, 1),
+        window_s: round(windowSeconds, 1),
+        // wrk's own figures cover the whole live run, ramp included.
+        requests_per_s: liveResult.requests_per_s,
+        p50_ms: liveResult.latency_ms.p50,
+        p99_ms: liveResult.latency_ms.p99,
+        max_ms: liveResult.latency_ms.max,
+        non_2xx: liveResult.non_2xx,
+        errors: liveResult.errors,
+        // The service's count of live sends in the window, by outcome.
+        outcomes: Object.fromEntries(
+          [...seen.counters]
+            .filter(([name, value]) => name.startsWith('sms_sends_total{mode="live"') && value > 0)
+            .map(([name, value]) => [/outcome="([^"]+)"/.exec(name)?.[1] ?? name, value]),
+        ),
+      },
+      test: {
+        connections: TEST_CONNECTIONS,
+        ...testSummary(test),
+        reference_p99_ms: reference.latency_ms.p99,
+      },
+      latencies: latencies(seen.histograms, [
+        "sms_request_phase_duration_seconds",
+        "sms_provider_call_duration_seconds",
+      ]),
+    }),
+  );
+  // Let the last live sends finish before the next scenario.
+  fake.setSubmitDelay(0);
+  await sleep(1000);
+}
+
+/**
+ * `count` live messages `submitted` and due for a status check now, each with
+ * a uBill smsID the fake reports as delivered (the recipient encrypted with
+ * the service's keyring, as the status check decrypts it).
+ */
+async function seedBacklog(count: number): Promise<string[]> {
+  const keyring = parseKeyring(API_ENV.MESSAGE_ENCRYPTION_KEYS);
+  const past = new Date(Date.now() - 60_000);
+  const rows = await Promise.all(
+    Array.from({ length: count }, async (_, index) => {
+      const id = newId("msg");
+      const smsId = String(50_000_001 + index);
+      const recipient = `+99558${String(index).padStart(7, "0")}`;
+      fake.setReport(smsId, "1", recipient);
+      return { id, smsId, ciphertext: await keyring.encrypt(recipient, id) };
+    }),
+  );
+  await direct.query(
+    `INSERT INTO messages (id, project_id, mode, recipient_masked, recipient_ciphertext, template, locale, sender,
+                           segments, encoding, status, provider, provider_ref, submitted_at, next_check_at, created_at, updated_at)
+     SELECT m.id, $2, 'live', '+9955••••••00', m.ciphertext, 'verification_code', 'en', 'SMSGE', 1, 'gsm7',
+            'submitted', 'ubill', m.ref, $3, $3, $3, $3
+     FROM unnest(CAST($1 AS text[]), CAST($4 AS text[]), CAST($5 AS bytea[])) AS m(id, ref, ciphertext)`,
+    [
+      rows.map((row) => row.id),
+      liveProject,
+      past,
+      rows.map((row) => row.smsId),
+      rows.map((row) => row.ciphertext),
+    ],
+  );
+  return rows.map((row) => row.id);
+}
+
+/** The status check against slow reports, in the process serving the test sends. */
+async function statusCheckUnder(reference: WrkResult) {
+  // The live scenarios' messages are settled, so only the seeded backlog is due.
+  await direct.query(
+    "UPDATE messages SET status = 'delivered', next_check_at = NULL WHERE status = 'submitted'",
+  );
+  await server.stop();
+  fake.setReportDelay(REPORT_DELAY_MS);
+  server = await startService(true);
+  const own = await testAlone("test_alone_jobs");
+  const ids = await seedBacklog(BACKLOG);
+  const reports = () => fake.requests.filter((request) => request.endpoint === "report").length;
+  // Wait for the status check to have its provider calls in flight.
+  const deadline = Date.now() + 30_000;
+  while (reports() < STATUS_CHECK_CONCURRENCY && Date.now() < deadline) await sleep(100);
+  await sleep(REPORT_DELAY_MS);
+  const asked = reports();
+  const windowStart = performance.now();
+  const { result: test, seen } = await observed(() => runWrk(server.baseUrl, testLoad, DURATION_S));
+  const windowSeconds = (performance.now() - windowStart) / 1000;
+  const askedPerSecond = (reports() - asked) / windowSeconds;
+  const ideal = STATUS_CHECK_CONCURRENCY / (REPORT_DELAY_MS / 1000);
+  const { rows } = await direct.query<{ status: string; n: number }>(
+    "SELECT status, count(*)::int AS n FROM messages WHERE id = ANY($1) GROUP BY status",
+    [ids],
+  );
+  console.log(
+    JSON.stringify({
+      scenario: "status_check",
+      status_check_throughput_ratio: ratio(askedPerSecond, ideal),
+      test_p99_ratio: ratio(test.latency_ms.p99, reference.latency_ms.p99),
+      test_p99_ratio_same_process: ratio(test.latency_ms.p99, own.latency_ms.p99),
+      ...poolFigures(seen),
+      status_check: {
+        report_delay_ms: REPORT_DELAY_MS,
+        concurrency: STATUS_CHECK_CONCURRENCY,
+        batch_size: STATUS_CHECK_BATCH_SIZE,
+        backlog: BACKLOG,
+        ideal_per_s: ideal,
+        asked_per_s: round(askedPerSecond, 1),
+        window_s: round(windowSeconds, 1),
+        backlog_by_status_after: Object.fromEntries(rows.map((row) => [row.status, row.n])),
+      },
+      test: {
+        connections: TEST_CONNECTIONS,
+        ...testSummary(test),
+        reference_p99_ms: reference.latency_ms.p99,
+      },
+      latencies: latencies(seen.histograms, [
+        "sms_request_phase_duration_seconds",
+        "sms_provider_call_duration_seconds",
+      ]),
+    }),
+  );
+}
+
+try {
+  const reference = await testAlone("test_alone");
+  if (SCENARIOS.includes("live")) {
+    for (const [index, delay] of DELAYS_MS.entries()) await liveUnder(delay, reference, String(7 + index));
+  }
+  if (SCENARIOS.includes("status")) await statusCheckUnder(reference);
+} finally {
+  await server.stop();
+  await direct.end();
+  await fake.close();
+  await database.drop();
+  console.error(
+    `bench live: commit ${commit()}, ${new Date().toISOString()}, load average at start ${loadAtStart}, at end ${loadAverage()}`,
+  );
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { createSlots } from "./slots.ts";
+
+/** A promise and the function that settles it. */
+function deferred() {
+  let resolve = () => {};
+  let reject = (_error: Error) => {};
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+describe("slots", () => {
+  it("runs at most `size` at once; the rest start in arrival order as slots come free", async () => {
+    const slots = createSlots(2);
+    const gates = [deferred(), deferred(), deferred(), deferred()];
+    const started: number[] = [];
+    const runs = gates.map((gate, index) =>
+      slots.run(async () => {
+        started.push(index);
+        await gate.promise;
+        return index;
+      }),
+    );
+    await settle();
+    expect(started).toEqual([0, 1]);
+    expect([slots.inUse, slots.waiting]).toEqual([2, 2]);
+    gates[1]?.resolve();
+    await settle();
+    expect(started).toEqual([0, 1, 2]);
+    expect([slots.inUse, slots.waiting]).toEqual([2, 1]);
+    for (const gate of gates) gate.resolve();
+    expect(await Promise.all(runs)).toEqual([0, 1, 2, 3]);
+    expect([slots.inUse, slots.waiting]).toEqual([0, 0]);
+  });
+
+  it("gives the slot back when the work throws, and passes the error on", async () => {
+    const slots = createSlots(1);
+    const failing = slots.run(async () => {
+      throw new Error("boom");
+    });
+    const next = slots.run(async () => "next");
+    await expect(failing).rejects.toThrow("boom");
+    expect(await next).toBe("next");
+    expect(slots.inUse).toBe(0);
+  });
+
+  it("refuses a size that is not a positive integer", () => {
+    expect(() => createSlots(0)).toThrow(RangeError);
+    expect(() => createSlots(1.5)).toThrow(RangeError);
+  });
+});
