@@ -5,7 +5,8 @@
 //   send    key lookup, then one transaction inserting the idempotency record
 //           and the message (one commit)
 //   replay  key lookup, then one query of the idempotency record
-//   read    key lookup, then one query of the message
+//   read    key lookup, then one query of the message (`project_id || ''`, as the service
+//           reads it: the monthly partitions' primary key, statistics or not)
 //
 // No validation, no rate limit, no encryption, no logging, no framework: a
 // ceiling, not an alternative. Started by bench/messages.ts as its own
@@ -57,7 +58,7 @@ Deno.serve(
     if (request.method === "GET" && url.pathname.startsWith("/v1/messages/")) {
       const { rows } = await pool.query({
         name: "raw_read",
-        text: "SELECT id, recipient_masked, status::text AS status, segments, error_code, error_message, created_at, updated_at FROM messages WHERE id = $1 AND project_id = $2",
+        text: "SELECT id, recipient_masked, status::text AS status, segments, error_code, error_message, created_at, updated_at FROM messages WHERE id = $1 AND project_id || '' = $2",
         values: [url.pathname.slice("/v1/messages/".length), key.projectId],
       });
       return rows[0] ? json(200, rows[0]) : json(404, { error: { code: "message_not_found" } });

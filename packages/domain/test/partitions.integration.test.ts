@@ -11,6 +11,7 @@ import { DAY_MS } from "../src/model/time.ts";
 import { ensureMonth, ensurePartitions, maintainPartitions } from "../src/privacy/partitions.ts";
 import { purgeRequestLog } from "../src/privacy/retention.ts";
 import { createStore, type Store } from "../src/store/index.ts";
+import { PROJECT_MATCHES } from "../src/store/messages.ts";
 
 const backends = await availableBackends();
 
@@ -126,6 +127,30 @@ describe.each(backends)("partitions on %s", (kind) => {
       "message_events_p2031_07",
       "message_events_p2031_07",
     ]);
+  });
+
+  it("reads a message by id and project through each month's primary key, even on a month without statistics", async () => {
+    // A new month (or a fresh database) has no statistics until autovacuum's first ANALYZE; a read by id and
+    // project must not walk the project's month through (project_id, created_at, id) meanwhile.
+    const projectId = await project(true);
+    await ensureMonth({ store: store() }, new Date("2033-05-01T00:00:00Z"));
+    await t.db.query(
+      `INSERT INTO messages (id, project_id, mode, recipient_masked, template, locale, sender, segments, encoding,
+                             provider, status, created_at, updated_at)
+       SELECT 'msg_bulk' || g, $1, 'test', '+9955', 'verification_code', 'en', 'SMSGE', 1, 'gsm7', 'simulator',
+              'delivered', CAST('2033-05-10T00:00:00Z' AS timestamptz), CAST('2033-05-10T00:00:00Z' AS timestamptz)
+       FROM generate_series(1, 3000) g`,
+      [projectId],
+    );
+    expect(await store().messages.readInProject("msg_bulk42", projectId)).toMatchObject({ id: "msg_bulk42" });
+    expect(await store().messages.readInProject("msg_bulk42", "prj_someone_else")).toBeNull();
+    if (kind !== "postgres") return; // PGlite plans the same, but its EXPLAIN output is not what is pinned here.
+    const plan = await t.db.query<{ "QUERY PLAN": string }>(
+      `EXPLAIN SELECT id FROM messages WHERE id = 'msg_bulk42' AND ${PROJECT_MATCHES.replace("$2", `'${projectId}'`)}`,
+    );
+    const text = plan.map((row) => row["QUERY PLAN"]).join("\n");
+    expect(text).toContain("messages_p2033_05_pkey");
+    expect(text).not.toContain("project_id_created_at_id_idx");
   });
 
   it("keeps a row far outside the prepared months in the DEFAULT partition, and moves it when its month is created", async () => {

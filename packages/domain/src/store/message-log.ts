@@ -3,9 +3,11 @@
 // messages_project_id_created_at_id_idx), one message with its timeline, the
 // per-day usage of the last days, and today's count. Never the ciphertexts,
 // the provider's reference or anything else spec 1.8 keeps in.
+
 import type { Sql } from "@sms/db";
 import type { KeyMode } from "../model/keys.ts";
 import type { MessageStatus } from "../model/message.ts";
+import { PROJECT_MATCHES } from "./messages.ts";
 
 /** A position in a list ordered by (created_at, id), newest first: the last row of the previous page. */
 export type Cursor = { createdAt: Date; id: string };
@@ -104,7 +106,7 @@ const LIST_SQL = `
 const DETAIL_SQL = `
   SELECT ${LOG_COLUMNS}, locale, sender, encoding, error_message, credits_reserved, api_key_id, submitted_at,
          text_purged_at
-  FROM messages WHERE id = $1 AND project_id = $2`;
+  FROM messages WHERE id = $1 AND ${PROJECT_MATCHES}`;
 
 const EVENTS_SQL = `
   SELECT status::text AS status, error_code, created_at FROM message_events
