@@ -386,7 +386,7 @@ describe.each(await availableBackends())("claimCountedMany, one statement per wi
     expect(await createStore(t.db).limits.read(bucket, NOW)).toBe(4);
   });
 
-  it("past the limit: filled exactly to it, the rest claimed uncounted; a repeated or earlier key is taken", async () => {
+  it("past the limit: filled exactly to it, the rest claimed uncounted; a repeated or earlier key is taken, without a statement of its own", async () => {
     const bucket = `m-${newId("key")}`;
     const earlier = claimOf();
     await claimCountedMany(t.db, [{ claim: earlier, counter: window(`other-${bucket}`, 10) }]);
@@ -397,13 +397,18 @@ describe.each(await availableBackends())("claimCountedMany, one statement per wi
       ...items,
       { claim: repeated, counter: window(bucket, 5) },
       { claim: { ...claimOf(earlier.scope.key) }, counter: window(bucket, 5) },
+      { claim: { ...claimOf(earlier.scope.key) }, counter: window(bucket, 5) },
     ]);
     expect(outcomes.slice(0, 8)).toEqual([
       ...[1, 2, 3, 4, 5].map((used) => ({ claimed: true, used })),
       ...[0, 0, 0].map(() => ({ claimed: true, used: null })),
     ]);
-    expect(outcomes[8]).toMatchObject({ claimed: false, prior: { messageId: first.messageId } });
+    // A key repeated in the batch sees what a concurrent statement would: taken, look it up
+    // (its first appearance claimed it), or the same prior record as its first appearance.
+    expect(outcomes[8]).toEqual({ claimed: false, prior: null });
+    expect((await createStore(t.db).idempotency.find(first.scope, NOW))?.messageId).toBe(first.messageId);
     expect(outcomes[9]).toMatchObject({ claimed: false, prior: { messageId: earlier.messageId } });
+    expect(outcomes[10]).toEqual(outcomes[9]);
     expect(await createStore(t.db).limits.read(bucket, NOW)).toBe(5);
   });
 });

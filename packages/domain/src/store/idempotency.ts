@@ -157,22 +157,26 @@ export type ClaimOutcome =
  * locked once per batch instead of once per send. The outcome of each is what
  * claimCounted alone would have answered: a batch that would pass the limit
  * counts none of its claims, gives them back and tries each alone, so the
- * window is filled exactly to its limit; a key that appears twice is tried
- * alone after the others.
+ * window is filled exactly to its limit. A key that appears again in the
+ * batch is not sent to the database: it gets what a concurrent statement
+ * would have seen, the first one's prior record, or, when the first one
+ * claimed the key, "taken, look it up" (a prior of null).
  */
 export async function claimCountedMany(sql: Sql, items: readonly CountedClaim[]): Promise<ClaimOutcome[]> {
   const results: ClaimOutcome[] = new Array(items.length);
   const alone = (index: number) => claimCountedOne(sql, items[index] as CountedClaim);
   const groups = new Map<string, number[]>();
-  const later: number[] = [];
-  const keys = new Set<string>();
+  /** Each repeated key's index, and the index of its first appearance. */
+  const repeats: Array<[number, number]> = [];
+  const firsts = new Map<string, number>();
   for (const [index, { claim, counter }] of items.entries()) {
     const key = `${claim.scope.projectId}\u0000${claim.scope.mode}\u0000${claim.scope.key}`;
-    if (keys.has(key)) {
-      later.push(index);
+    const first = firsts.get(key);
+    if (first !== undefined) {
+      repeats.push([index, first]);
       continue;
     }
-    keys.add(key);
+    firsts.set(key, index);
     const window = `${counter.bucket}\u0000${counter.start.getTime()}\u0000${counter.limit}`;
     groups.set(window, [...(groups.get(window) ?? []), index]);
   }
@@ -194,7 +198,10 @@ export async function claimCountedMany(sql: Sql, items: readonly CountedClaim[])
       for (const [i, index] of indexes.entries()) results[index] = outcomes[i] as ClaimOutcome;
     }),
   );
-  for (const index of later) results[index] = await alone(index);
+  for (const [index, first] of repeats) {
+    const outcome = results[first] as ClaimOutcome;
+    results[index] = outcome.claimed ? { claimed: false, prior: null } : outcome;
+  }
   return results;
 }
 
