@@ -205,26 +205,27 @@ export async function claimCountedMany(sql: Sql, items: readonly CountedClaim[])
   return results;
 }
 
+/** A claim's values in the order of both claiming statements' first eight parameters. */
+function claimValues(claim: CountedClaim["claim"]): unknown[] {
+  const { idempotencyId, scope, fingerprint, messageId, expiresAt, now } = claim;
+  return [idempotencyId, scope.projectId, scope.mode, scope.key, fingerprint, messageId, expiresAt, now];
+}
+
+/** A counter window's values in the order of both claiming statements' last four parameters. */
+function counterValues(counter: CountedClaim["counter"]): unknown[] {
+  return [counter.bucket, counter.start, counter.end, counter.limit];
+}
+
 /** One window's distinct claims in one statement; "over_limit" when they did not all fit (their claims given back). */
 async function claimGroup(sql: Sql, group: CountedClaim[]): Promise<ClaimOutcome[] | "over_limit"> {
   const columns: unknown[][] = Array.from({ length: 8 }, () => []);
   for (const { claim } of group) {
-    const row = [
-      claim.idempotencyId,
-      claim.scope.projectId,
-      claim.scope.mode,
-      claim.scope.key,
-      claim.fingerprint,
-      claim.messageId,
-      claim.expiresAt,
-      claim.now,
-    ];
-    for (const [i, value] of row.entries()) columns[i]?.push(value);
+    for (const [i, value] of claimValues(claim).entries()) columns[i]?.push(value);
   }
   const counter = (group[0] as CountedClaim).counter;
   const rows = await sql.query<PriorColumns & { claimed: boolean; used: number | null }>(
     CLAIM_COUNTED_MANY_SQL,
-    [...columns, counter.bucket, counter.start, counter.end, counter.limit],
+    [...columns, ...counterValues(counter)],
   );
   const claimed = rows.filter((row) => row.claimed).length;
   const used = rows[0]?.used === null || rows[0]?.used === undefined ? null : Number(rows[0].used);
@@ -245,18 +246,8 @@ async function claimGroup(sql: Sql, group: CountedClaim[]): Promise<ClaimOutcome
 /** One claim, one statement (CLAIM_COUNTED_SQL). */
 async function claimCountedOne(sql: Sql, { claim, counter }: CountedClaim): Promise<ClaimOutcome> {
   const [row] = await sql.query<PriorColumns & { claimed: number; used: number | null }>(CLAIM_COUNTED_SQL, [
-    claim.idempotencyId,
-    claim.scope.projectId,
-    claim.scope.mode,
-    claim.scope.key,
-    claim.fingerprint,
-    claim.messageId,
-    claim.expiresAt,
-    claim.now,
-    counter.bucket,
-    counter.start,
-    counter.end,
-    counter.limit,
+    ...claimValues(claim),
+    ...counterValues(counter),
   ]);
   if (Number(row?.claimed ?? 0) !== 1) return { claimed: false, prior: priorOf(row) };
   return { claimed: true, used: row?.used === null || row?.used === undefined ? null : Number(row.used) };
