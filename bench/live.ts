@@ -36,6 +36,7 @@ import { startFakeUbill } from "@sms/provider-ubill/testing";
 import pg from "pg";
 import { type Histograms, histogramDelta, quantile, scrapeMetrics } from "./metrics-scrape.ts";
 import { API_ENV, benchArgs, freePort, type ServerProcess, sleep, startApi } from "./support.ts";
+import { luaString, runWrk, type WrkFigures, wrkScript } from "./wrk.ts";
 
 const args = benchArgs();
 const DURATION_S = Number(args.duration ?? 20);
@@ -78,10 +79,6 @@ function commit(): string {
   return new TextDecoder().decode(output.stdout).trim();
 }
 
-function luaString(text: string): string {
-  return `"${text.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
-}
-
 type Load = {
   name: string;
   connections: number;
@@ -93,20 +90,12 @@ type Load = {
 };
 
 /** A wrk script: a unique Idempotency-Key per request, the body built per request; prints a JSON summary. */
-function wrkScript(load: Load): string {
+function loadScript(load: Load): string {
   const to =
     "fresh" in load.recipient
       ? `"+9955" .. ${luaString(load.recipient.fresh)} .. thread_id .. string.format("%06d", counter % 1000000)`
       : luaString(load.recipient.fixed);
-  return `
-local counter = 0
-thread_id = 0
-local threads = {}
-function setup(thread)
-  thread:set("thread_id", #threads + 1)
-  table.insert(threads, thread)
-end
-local keys = { ${load.apiKeys.map((key) => luaString(`Bearer ${key}`)).join(", ")} }
+  return wrkScript(`local keys = { ${load.apiKeys.map((key) => luaString(`Bearer ${key}`)).join(", ")} }
 local headers = {
   ["Content-Type"] = "application/json",
 }
@@ -117,61 +106,18 @@ function request()
   headers["Idempotency-Key"] = run .. "-" .. thread_id .. "-" .. counter
   local body = '{"to":"' .. ${to} .. '","template":"verification_code","variables":{"code":"482913"},"locale":"en"}'
   return wrk.format("POST", "/v1/messages", headers, body)
-end
-function done(summary, latency, requests)
-  io.write(string.format('BENCH_JSON {"requests":%d,"duration_us":%d,"non_2xx":%d,"errors":%d,"p50":%d,"p90":%d,"p99":%d,"max":%d}\\n',
-    summary.requests, summary.duration, summary.errors.status,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max))
-end
-`;
+end`);
 }
 
-type WrkResult = {
-  requests: number;
-  requests_per_s: number;
-  non_2xx: number;
-  errors: number;
-  latency_ms: { p50: number; p90: number; p99: number; max: number };
-};
-
-async function runWrk(baseUrl: string, load: Load, seconds: number): Promise<WrkResult> {
-  const script = await Deno.makeTempFile({ suffix: ".lua" });
-  await Deno.writeTextFile(script, wrkScript(load));
-  try {
-    const output = await new Deno.Command("wrk", {
-      args: [
-        "-t",
-        String(load.threads),
-        "-c",
-        String(load.connections),
-        "-d",
-        `${seconds}s`,
-        "--timeout",
-        "15s",
-        "-s",
-        script,
-        baseUrl,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(output.stdout);
-    const line = text.split("\n").find((candidate) => candidate.startsWith("BENCH_JSON "));
-    if (!line)
-      throw new Error(`wrk printed no summary:\n${text}\n${new TextDecoder().decode(output.stderr)}`);
-    const raw = JSON.parse(line.slice("BENCH_JSON ".length));
-    const ms = (us: number) => Math.round(us / 10) / 100;
-    return {
-      requests: raw.requests,
-      requests_per_s: Math.round(raw.requests / (raw.duration_us / 1e6)),
-      non_2xx: raw.non_2xx,
-      errors: raw.errors,
-      latency_ms: { p50: ms(raw.p50), p90: ms(raw.p90), p99: ms(raw.p99), max: ms(raw.max) },
-    };
-  } finally {
-    await Deno.remove(script);
-  }
+function runLoad(baseUrl: string, load: Load, seconds: number): Promise<WrkFigures> {
+  return runWrk({
+    baseUrl,
+    script: loadScript(load),
+    threads: load.threads,
+    connections: load.connections,
+    seconds,
+    timeoutSeconds: 15,
+  });
 }
 
 // ---------------------------------------------------------------- the setup
@@ -365,7 +311,7 @@ function latencies(histograms: Histograms, prefixes: string[]) {
   );
 }
 
-const testSummary = (result: WrkResult) => ({
+const testSummary = (result: WrkFigures) => ({
   requests_per_s: result.requests_per_s,
   p50_ms: result.latency_ms.p50,
   p99_ms: result.latency_ms.p99,
@@ -397,9 +343,9 @@ const poolFigures = (seen: Observed) => ({
 });
 
 /** Test sends alone: the reference p99. */
-async function testAlone(name: string): Promise<WrkResult> {
-  await runWrk(server.baseUrl, testLoad, 3); // warm-up (JIT, pool)
-  const { result, seen } = await observed(() => runWrk(server.baseUrl, testLoad, DURATION_S));
+async function testAlone(name: string): Promise<WrkFigures> {
+  await runLoad(server.baseUrl, testLoad, 3); // warm-up (JIT, pool)
+  const { result, seen } = await observed(() => runLoad(server.baseUrl, testLoad, DURATION_S));
   console.log(
     JSON.stringify({
       scenario: name,
@@ -412,14 +358,14 @@ async function testAlone(name: string): Promise<WrkResult> {
 }
 
 /** Live sends against uBill answering in `delayMs`, with test sends beside them once all are waiting. */
-async function liveUnder(delayMs: number, reference: WrkResult, prefix: string) {
+async function liveUnder(delayMs: number, reference: WrkFigures, prefix: string) {
   fake.setSubmitDelay(delayMs);
   const ideal = LIVE_CONNECTIONS / (delayMs / 1000);
-  const live = runWrk(server.baseUrl, liveLoad(prefix), RAMP_S + DURATION_S + 2);
+  const live = runLoad(server.baseUrl, liveLoad(prefix), RAMP_S + DURATION_S + 2);
   await sleep(RAMP_S * 1000);
   const sendsBefore = fake.sends().length;
   const windowStart = performance.now();
-  const { result: test, seen } = await observed(() => runWrk(server.baseUrl, testLoad, DURATION_S));
+  const { result: test, seen } = await observed(() => runLoad(server.baseUrl, testLoad, DURATION_S));
   const windowSeconds = (performance.now() - windowStart) / 1000;
   const submitted = fake.sends().length - sendsBefore;
   const liveResult = await live;
@@ -502,7 +448,7 @@ async function seedBacklog(count: number): Promise<string[]> {
 }
 
 /** The status check against slow reports, in the process serving the test sends. */
-async function statusCheckUnder(reference: WrkResult) {
+async function statusCheckUnder(reference: WrkFigures) {
   // The live scenarios' messages are settled, so only the seeded backlog is due.
   await direct.query(
     "UPDATE messages SET status = 'delivered', next_check_at = NULL WHERE status = 'submitted'",
@@ -519,7 +465,7 @@ async function statusCheckUnder(reference: WrkResult) {
   await sleep(REPORT_DELAY_MS);
   const asked = reports();
   const windowStart = performance.now();
-  const { result: test, seen } = await observed(() => runWrk(server.baseUrl, testLoad, DURATION_S));
+  const { result: test, seen } = await observed(() => runLoad(server.baseUrl, testLoad, DURATION_S));
   const windowSeconds = (performance.now() - windowStart) / 1000;
   const askedPerSecond = (reports() - asked) / windowSeconds;
   const ideal = STATUS_CHECK_CONCURRENCY / (REPORT_DELAY_MS / 1000);

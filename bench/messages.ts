@@ -50,6 +50,7 @@ import {
   startApi,
   startServerProcess,
 } from "./support.ts";
+import { luaString, runWrk, wrkScript } from "./wrk.ts";
 
 const args = benchArgs();
 const DURATION_S = Number(args.duration ?? 20);
@@ -305,24 +306,12 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 };
 
-function luaString(text: string): string {
-  return `"${text.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
-}
-
 /** A wrk script: fixed request, or a unique Idempotency-Key per request; prints a JSON summary. */
-function wrkScript(scenario: Scenario): string {
+function scenarioScript(scenario: Scenario): string {
   const headers = Object.entries(scenario.headers)
     .map(([name, value]) => `  [${luaString(name)}] = ${luaString(value)},`)
     .join("\n");
-  return `
-local counter = 0
-thread_id = 0
-local threads = {}
-function setup(thread)
-  thread:set("thread_id", #threads + 1)
-  table.insert(threads, thread)
-end
-local headers = {
+  return wrkScript(`local headers = {
 ${headers}
 }
 local body = ${scenario.body === undefined ? "nil" : luaString(scenario.body)}
@@ -330,63 +319,19 @@ local run = ${luaString(String(Date.now()))}
 function request()
   ${scenario.uniqueKey ? 'counter = counter + 1\n  headers["Idempotency-Key"] = "bench-" .. run .. "-" .. thread_id .. "-" .. counter' : ""}
   return wrk.format(${luaString(scenario.method)}, ${luaString(scenario.path)}, headers, body)
-end
-function done(summary, latency, requests)
-  io.write(string.format('BENCH_JSON {"requests":%d,"duration_us":%d,"non_2xx":%d,"errors":%d,"avg":%f,"p50":%d,"p90":%d,"p99":%d,"max":%d}\\n',
-    summary.requests, summary.duration, summary.errors.status,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-    latency.mean, latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max))
-end
-`;
+end`);
 }
 
-async function runWrk(baseUrl: string, scenario: Scenario, seconds: number): Promise<Result> {
-  const script = await Deno.makeTempFile({ suffix: ".lua" });
-  await Deno.writeTextFile(script, wrkScript(scenario));
-  try {
-    const output = await new Deno.Command("wrk", {
-      args: [
-        "-t",
-        "2",
-        "-c",
-        String(CONNECTIONS),
-        "-d",
-        `${seconds}s`,
-        "--timeout",
-        "10s",
-        "-s",
-        script,
-        baseUrl,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(output.stdout);
-    const line = text.split("\n").find((candidate) => candidate.startsWith("BENCH_JSON "));
-    if (!line)
-      throw new Error(`wrk printed no summary:\n${text}\n${new TextDecoder().decode(output.stderr)}`);
-    const raw = JSON.parse(line.slice("BENCH_JSON ".length));
-    const ms = (us: number) => Math.round(us / 10) / 100;
-    return {
-      scenario: scenario.name,
-      tool: "wrk",
-      connections: CONNECTIONS,
-      duration_s: seconds,
-      requests: raw.requests,
-      requests_per_s: Math.round(raw.requests / (raw.duration_us / 1e6)),
-      non_2xx: raw.non_2xx,
-      errors: raw.errors,
-      latency_ms: {
-        avg: ms(raw.avg),
-        p50: ms(raw.p50),
-        p90: ms(raw.p90),
-        p99: ms(raw.p99),
-        max: ms(raw.max),
-      },
-    };
-  } finally {
-    await Deno.remove(script);
-  }
+async function runWrkScenario(baseUrl: string, scenario: Scenario, seconds: number): Promise<Result> {
+  const figures = await runWrk({
+    baseUrl,
+    script: scenarioScript(scenario),
+    threads: 2,
+    connections: CONNECTIONS,
+    seconds,
+    timeoutSeconds: 10,
+  });
+  return { scenario: scenario.name, tool: "wrk", connections: CONNECTIONS, duration_s: seconds, ...figures };
 }
 
 async function runAutocannon(baseUrl: string, scenario: Scenario, seconds: number): Promise<Result> {
@@ -430,7 +375,7 @@ async function runAutocannon(baseUrl: string, scenario: Scenario, seconds: numbe
 }
 
 const drive = (baseUrl: string, scenario: Scenario, seconds: number) =>
-  TOOL === "wrk" ? runWrk(baseUrl, scenario, seconds) : runAutocannon(baseUrl, scenario, seconds);
+  TOOL === "wrk" ? runWrkScenario(baseUrl, scenario, seconds) : runAutocannon(baseUrl, scenario, seconds);
 
 const database = await createPostgresTestDatabase();
 let server: ServerProcess | undefined;
