@@ -178,7 +178,9 @@ export async function claimCountedMany(sql: Sql, items: readonly CountedClaim[])
     }
     firsts.set(key, index);
     const window = `${counter.bucket}\u0000${counter.start.getTime()}\u0000${counter.limit}`;
-    groups.set(window, [...(groups.get(window) ?? []), index]);
+    const group = groups.get(window);
+    if (group) group.push(index);
+    else groups.set(window, [index]);
   }
   await Promise.all(
     [...groups.values()].map(async (indexes) => {
