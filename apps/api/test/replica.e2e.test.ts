@@ -10,6 +10,7 @@ import { type ReplicatedPostgres, replicaHarnessAvailable, startReplicatedPostgr
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestKey, type ServerProcess, sendMessageRequest, startServer } from "./harness.ts";
 import { body } from "./support/messages.ts";
+import { type ReadFallbacks, readFallbacks } from "./support/read-fallbacks.ts";
 
 const TOKEN = "replica-e2e-internal-token-0123456789abcdef";
 
@@ -65,29 +66,12 @@ describe.runIf(replicaHarnessAvailable())("reads from a replica over HTTP", () =
     return { status: response.status, json: (await response.json()) as Record<string, unknown> };
   }
 
-  async function fallbacks(): Promise<Record<"not_found_recent" | "replica_error", number>> {
+  async function fallbacks(): Promise<ReadFallbacks> {
     const response = await fetch(`${server.internalUrl}/metrics`, {
       headers: { Authorization: `Bearer ${TOKEN}` },
     });
     expect(response.status).toBe(200);
-    const text = await response.text();
-    const counts = { not_found_recent: 0, replica_error: 0 };
-    for (const match of text.matchAll(/^sms_db_read_fallbacks_total\{reason="(\w+)"\} (\d+)/gm)) {
-      if (match[1] === "not_found_recent" || match[1] === "replica_error")
-        counts[match[1]] = Number(match[2]);
-    }
-    return counts;
-  }
-
-  async function paused(work: () => Promise<void>): Promise<void> {
-    await cluster.caughtUp();
-    await cluster.pauseReplay();
-    try {
-      await work();
-    } finally {
-      await cluster.resumeReplay();
-      await cluster.caughtUp();
-    }
+    return readFallbacks(await response.text());
   }
 
   it("answers GET /v1/messages/{id} from the standby: a change it has not replayed is not seen yet", async () => {
@@ -97,7 +81,7 @@ describe.runIf(replicaHarnessAvailable())("reads from a replica over HTTP", () =
     const start = await fallbacks();
     const before = await getMessage(id);
     expect(before.status).toBe(200);
-    await paused(async () => {
+    await cluster.whileLagging(async () => {
       // A change on the primary only (as a status update would be).
       await primary.query("UPDATE messages SET updated_at = updated_at + interval '1 hour' WHERE id = $1", [
         id,
@@ -113,7 +97,7 @@ describe.runIf(replicaHarnessAvailable())("reads from a replica over HTTP", () =
 
   it("finds a message sent while the standby lags (read-your-writes), counting the fallback", async () => {
     const start = await fallbacks();
-    await paused(async () => {
+    await cluster.whileLagging(async () => {
       const id = await send();
       const found = await getMessage(id);
       expect(found.status).toBe(200);

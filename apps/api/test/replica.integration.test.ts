@@ -19,6 +19,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 import { body } from "./support/messages.ts";
+import { type ReadFallbacks, readFallbacks } from "./support/read-fallbacks.ts";
 import { verificationClient } from "./support/verifications.ts";
 
 const TOKEN = "replica-test-internal-token-0123456789abcdef";
@@ -108,33 +109,15 @@ describe.runIf(replicaHarnessAvailable())("reads from a replica (in-process)", (
     return usage.totals.messages;
   };
 
-  async function fallbacks(): Promise<Record<"not_found_recent" | "replica_error", number>> {
-    const text = await (
-      await t.internal("/metrics", { headers: { Authorization: `Bearer ${TOKEN}` } })
-    ).text();
-    const counts = { not_found_recent: 0, replica_error: 0 };
-    for (const match of text.matchAll(/^sms_db_read_fallbacks_total\{reason="(\w+)"\} (\d+)/gm)) {
-      if (match[1] === "not_found_recent" || match[1] === "replica_error")
-        counts[match[1]] = Number(match[2]);
-    }
-    return counts;
-  }
-
-  /** Runs `work` while the standby replays nothing; afterwards it catches up. */
-  async function whileLagging(work: () => Promise<void>): Promise<void> {
-    await cluster.caughtUp();
-    await cluster.pauseReplay();
-    try {
-      await work();
-    } finally {
-      await cluster.resumeReplay();
-      await cluster.caughtUp();
-    }
+  async function fallbacks(): Promise<ReadFallbacks> {
+    return readFallbacks(
+      await (await t.internal("/metrics", { headers: { Authorization: `Bearer ${TOKEN}` } })).text(),
+    );
   }
 
   it("serves the dashboard's lists, charts and exports' pages from the standby: they lag while it does", async () => {
     const before = await send();
-    await whileLagging(async () => {
+    await cluster.whileLagging(async () => {
       const during = await send();
       const grant = await t.app.deps.services.operator.grantPaidCredits({
         actor: "operator:test",
@@ -162,7 +145,7 @@ describe.runIf(replicaHarnessAvailable())("reads from a replica (in-process)", (
 
   it("reads your writes: a message or verification the standby lacks is read on the primary while its id is recent", async () => {
     const start = await fallbacks();
-    await whileLagging(async () => {
+    await cluster.whileLagging(async () => {
       const id = await send();
       const found = await getMessage(id);
       expect(found.status).toBe(200);

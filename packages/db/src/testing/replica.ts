@@ -64,6 +64,8 @@ export type ReplicatedPostgres = {
   /** Stops the standby's replay (pg_wal_replay_pause) and waits until it has stopped: what it shows is frozen. */
   pauseReplay(): Promise<void>;
   resumeReplay(): Promise<void>;
+  /** Runs `work` while the standby replays nothing (caught up first); afterwards it catches up again. */
+  whileLagging(work: () => Promise<void>): Promise<void>;
   /** Stops the standby (pg_ctl stop -m fast): connections to it are refused until startReplica(). */
   stopReplica(): Promise<void>;
   startReplica(): Promise<void>;
@@ -288,23 +290,36 @@ export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
     );
   };
 
+  const pauseReplay = async () => {
+    await withClient(replicaUrl, async (client) => {
+      await client.query("SELECT pg_wal_replay_pause()");
+      await until("the standby's replay has paused", async () => {
+        const { rows } = await client.query<{ state: string }>(
+          "SELECT pg_get_wal_replay_pause_state() AS state",
+        );
+        return rows[0]?.state === "paused";
+      });
+    });
+  };
+  const resumeReplay = async () => {
+    await withClient(replicaUrl, (client) => client.query("SELECT pg_wal_replay_resume()"));
+  };
+
   return {
     primaryUrl,
     replicaUrl,
     caughtUp,
-    async pauseReplay() {
-      await withClient(replicaUrl, async (client) => {
-        await client.query("SELECT pg_wal_replay_pause()");
-        await until("the standby's replay has paused", async () => {
-          const { rows } = await client.query<{ state: string }>(
-            "SELECT pg_get_wal_replay_pause_state() AS state",
-          );
-          return rows[0]?.state === "paused";
-        });
-      });
-    },
-    async resumeReplay() {
-      await withClient(replicaUrl, (client) => client.query("SELECT pg_wal_replay_resume()"));
+    pauseReplay,
+    resumeReplay,
+    async whileLagging(work) {
+      await caughtUp();
+      await pauseReplay();
+      try {
+        await work();
+      } finally {
+        await resumeReplay();
+        await caughtUp();
+      }
     },
     stopReplica: () => stopServer(replicaDir, "fast"),
     startReplica: () => startServer(replicaDir),
