@@ -416,8 +416,9 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     onFinished: (request) =>
       metrics.request(request.route, request.method, request.status, request.seconds, request.code),
     onAnswered: (state, finished, response) => {
+      if (!config.requestLogEnabled) return;
       const record = requestRecord(state, finished, response, clock.now());
-      if (record && config.requestLogEnabled) requestLog.record(record);
+      if (record) requestLog.record(record);
     },
     databaseStarted,
     pageErrors: web.errors,
