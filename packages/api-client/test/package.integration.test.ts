@@ -44,7 +44,9 @@ beforeAll(async () => {
   [server, work] = await Promise.all([
     startServer({
       backend: "pglite",
-      env: { STATUS_CHECK_INTERVAL_SECONDS: "1", SIMULATOR_DELIVERY_DELAY_MS: "0" },
+      // The suite takes seven test keys from one address, more than the default five a minute; the limit
+      // itself is tested in apps/api (test-keys.integration), not here.
+      env: { STATUS_CHECK_INTERVAL_SECONDS: "1", SIMULATOR_DELIVERY_DELAY_MS: "0", TEST_KEYS_PER_MINUTE: "60" },
     }),
     mkdtemp(join(tmpdir(), "sms-api-client-")),
   ]);
