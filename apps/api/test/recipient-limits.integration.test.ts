@@ -146,6 +146,45 @@ describe.each(backends)("per-recipient limits on %s", (backend) => {
     });
   });
 
+  it("concurrent sends to one number while uBill refuses connections: each answers 503 or 429, none fails, and every counter and credit is back", async () => {
+    // Write-aheads (recipient rows, then the project's minute, then its balance) run while
+    // unsent sends give the same rows back in that order: no deadlock, nothing kept.
+    const { apiKey, projectId } = await insertLiveKey(t.app.db.prisma, { credits: 50 });
+    t.clock.set("2026-11-22T12:07:00Z");
+    const offline = await createApp(
+      parseEnv({ ...t.env, UBILL_BASE_URL: `http://127.0.0.1:${await getRefusingPort()}` }),
+      { db: t.app.db, clock: t.clock, logDestination: t.logs },
+    );
+    let statuses: number[];
+    try {
+      const responses = await Promise.all(
+        Array.from({ length: 16 }, (_, i) =>
+          offline.handler(
+            new Request(
+              `${t.baseUrl}/v1/messages`,
+              sendMessageRequest(apiKey, `storm-${i}`, body({ to: NUMBER })),
+            ),
+            { remoteAddress: "203.0.113.10" },
+          ),
+        ),
+      );
+      statuses = responses.map((response) => response.status);
+    } finally {
+      await offline.close();
+    }
+    expect(statuses.filter((status) => status !== 503 && status !== 429)).toEqual([]);
+    expect(statuses.filter((status) => status === 503).length).toBeGreaterThanOrEqual(5);
+    const counters = await t.app.db.prisma.rateLimitCounter.findMany({
+      where: { bucket: { contains: projectId } },
+    });
+    expect(counters.length).toBeGreaterThanOrEqual(3);
+    for (const counter of counters) expect(counter.count, counter.bucket).toBe(0);
+    expect(await t.app.db.prisma.message.count({ where: { projectId } })).toBe(0);
+    expect(await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
+      creditBalance: 50,
+    });
+  });
+
   it("test keys are not limited per recipient (nothing reaches a phone)", async () => {
     const { api_key: apiKey, project_id: projectId } = await createTestKey(t.request);
     t.clock.set("2026-11-25T10:00:00Z");

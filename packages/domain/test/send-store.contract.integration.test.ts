@@ -345,6 +345,42 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
       });
     });
 
+    it("reserveCounted counts the minute and reserves in one step: at the limit neither moves (used null); past the balance the count moves and the reservation is refused", async () => {
+      const [a, b, c, d] = [newId("msg"), newId("msg"), newId("msg"), newId("msg")];
+      const projectId = s.projectId;
+      const window = minute(`rc-${newId("key")}`, 2);
+      const reserve = (messageId: string, amount: number, limit = 2) =>
+        tx.ledger.reserveCounted({ projectId, messageId, amount, now: NOW }, { ...window, limit });
+      let tx: Parameters<Parameters<SendMessageStore["transaction"]>[0]>[0];
+      await s.store.transaction(async (open) => {
+        tx = open;
+        expect(await reserve(a, 1)).toEqual({ used: 1, reservation: { ok: true } });
+        expect(await reserve(b, 1)).toEqual({ used: 2, reservation: { ok: true } });
+        expect((await reserve(c, 1)).used).toBeNull();
+        expect(await tx.limits.read(window.bucket, NOW)).toBe(2);
+        // Only one credit is left: the third send's step reserved nothing.
+        expect(await tx.ledger.reserve({ projectId, messageId: c, amount: 2, now: NOW })).toEqual({
+          ok: false,
+          code: "insufficient_credits",
+        });
+        expect(await reserve(d, 2, 10)).toEqual({
+          used: 3,
+          reservation: { ok: false, code: "insufficient_credits" },
+        });
+        for (const messageId of [a, b]) {
+          expect(
+            await tx.ledger.refund({ projectId, messageId, amount: 1, note: "contract", now: LATER }),
+          ).toBe(true);
+        }
+        expect(await tx.ledger.reserve({ projectId, messageId: c, amount: CREDITS, now: NOW })).toEqual({
+          ok: true,
+        });
+        expect(
+          await tx.ledger.refund({ projectId, messageId: c, amount: CREDITS, note: "contract", now: LATER }),
+        ).toBe(true);
+      });
+    });
+
     it("hasPaidCredits is false until paid credits are granted", async () => {
       expect(await s.store.transaction((tx) => tx.projects.hasPaidCredits(s.projectId))).toBe(false);
       await s.markPaid();

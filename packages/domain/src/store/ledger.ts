@@ -4,6 +4,7 @@
 import { newId } from "@sms/crypto";
 import type { Sql } from "@sms/db";
 import type { CreditEntryKind } from "../model/credits.ts";
+import { type CounterWindow, consumeStepSql } from "./limits.ts";
 
 // The daily credit cap is checked in the same UPDATE that debits the balance:
 // the project's row lock serialises concurrent reservations, and PostgreSQL
@@ -29,6 +30,36 @@ const RESERVE_SQL = `
     RETURNING id
   )
   SELECT (SELECT count(*)::int FROM entry) AS reserved, p.credit_balance, p.daily_credit_cap
+  FROM projects p WHERE p.id = $3`;
+
+// A live send's last write-ahead step: the project's per-minute counter and
+// the reservation in one statement, so the two rows every live send of the
+// project waits on are held from this statement to COMMIT, one round trip,
+// instead of across one each. The counter comes first (the lock order the
+// send's give-back follows); without it the balance is not touched. $7–$10:
+// the counter's bucket, window start, end and limit.
+const RESERVE_COUNTED_SQL = `
+  WITH counted AS (${consumeStepSql({ bucket: "$7", start: "$8", cost: "1", end: "$9", limit: "$10" })}
+  ), debited AS (
+    UPDATE projects SET credit_balance = credit_balance - CAST($1 AS integer), updated_at = CAST($2 AS timestamptz),
+           daily_credits_used = CASE WHEN daily_credits_day = CAST($6 AS date)
+                                     THEN daily_credits_used + CAST($1 AS integer) ELSE CAST($1 AS integer) END,
+           daily_credits_day = CAST($6 AS date)
+    FROM counted
+    WHERE id = $3 AND credit_balance >= CAST($1 AS integer)
+      AND (daily_credit_cap IS NULL
+           OR (CASE WHEN daily_credits_day = CAST($6 AS date) THEN daily_credits_used ELSE 0 END)
+              + CAST($1 AS integer) <= daily_credit_cap)
+    RETURNING projects.id
+  ), entry AS (
+    INSERT INTO credit_ledger (id, project_id, kind, amount, message_id, created_at)
+    SELECT CAST($4 AS text), CAST($3 AS text), CAST('reservation' AS "CreditEntryKind"), -CAST($1 AS integer),
+           CAST($5 AS text), CAST($2 AS timestamptz)
+    FROM debited
+    RETURNING id
+  )
+  SELECT (SELECT count FROM counted) AS used, (SELECT count(*)::int FROM entry) AS reserved,
+         p.credit_balance, p.daily_credit_cap
   FROM projects p WHERE p.id = $3`;
 
 const REFUND_SQL = `
@@ -138,6 +169,18 @@ export type Balance = {
   hasPaidCredits: boolean;
 };
 
+function reservationOf(
+  row: { reserved: number; credit_balance: number; daily_credit_cap: number | null } | undefined,
+  amount: number,
+): Reservation {
+  if (Number(row?.reserved ?? 0) === 1) return { ok: true };
+  // Not reserved: the balance (as this statement saw it) tells which rule refused.
+  if (row && row.daily_credit_cap !== null && Number(row.credit_balance) >= amount) {
+    return { ok: false, code: "daily_cap_reached", cap: Number(row.daily_credit_cap) };
+  }
+  return { ok: false, code: "insufficient_credits" };
+}
+
 export function ledgerStore(sql: Sql) {
   return {
     /**
@@ -164,12 +207,38 @@ export function ledgerStore(sql: Sql) {
         options.messageId,
         options.now.toISOString().slice(0, 10),
       ]);
-      if (Number(row?.reserved ?? 0) === 1) return { ok: true };
-      // Not reserved: the balance (as this statement saw it) tells which rule refused.
-      if (row && row.daily_credit_cap !== null && Number(row.credit_balance) >= options.amount) {
-        return { ok: false, code: "daily_cap_reached", cap: Number(row.daily_credit_cap) };
-      }
-      return { ok: false, code: "insufficient_credits" };
+      return reservationOf(row, options.amount);
+    },
+
+    /**
+     * `reserve`, after counting one send in `window` (the project's minute)
+     * within `limit`, in one statement. `used`: the window's new count, null
+     * when it was used up (then nothing is reserved, and the caller refuses the
+     * send as over its limit, rolling back). Inside a transaction only.
+     */
+    async reserveCounted(
+      options: { projectId: string; messageId: string; amount: number; now: Date },
+      window: CounterWindow & { limit: number },
+    ): Promise<{ used: number | null; reservation: Reservation }> {
+      const [row] = await sql.query<{
+        used: number | null;
+        reserved: number;
+        credit_balance: number;
+        daily_credit_cap: number | null;
+      }>(RESERVE_COUNTED_SQL, [
+        options.amount,
+        options.now,
+        options.projectId,
+        newId("cre"),
+        options.messageId,
+        options.now.toISOString().slice(0, 10),
+        window.bucket,
+        window.start,
+        window.end,
+        window.limit,
+      ]);
+      const used = row?.used === null || row?.used === undefined ? null : Number(row.used);
+      return { used, reservation: reservationOf(row, options.amount) };
     },
 
     /** Gives a message's reservation back, at most once (unique per message and kind). */

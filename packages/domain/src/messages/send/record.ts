@@ -42,7 +42,8 @@ async function recordLive(
   const log = input.logger;
   /**
    * A send that sent nothing gives back what it took, in the order the
-   * write-ahead took it (counter rows before the project row), so the two can
+   * write-ahead took it (the recipient's counters, the project's minute, its
+   * free-tier segments, then the project row), so the two can
    * never deadlock: a send proven unsent (`unsent`) its minute and recipient
    * counts too, because counters count only what may have reached the
    * provider; a rejection (uBill saw it) the free-tier segments and credits.

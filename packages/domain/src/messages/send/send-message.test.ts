@@ -5,10 +5,6 @@
 import { generateKeySpec, parseKeyring } from "@sms/crypto";
 import { DatabaseUnavailableError } from "@sms/db";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { MessageResource } from "../../model/message.ts";
-import type { SmsProvider, SubmitOutcome, SubmitRequest } from "../../provider.ts";
-import { createSlots, type Slots } from "../../slots.ts";
-import { createAnsweredKeys } from "../answered-keys.ts";
 import {
   emptyTables,
   fakeStore,
@@ -16,6 +12,10 @@ import {
   type Row,
   type Tables,
 } from "../../../test/support/fake-send-store.ts";
+import type { MessageResource } from "../../model/message.ts";
+import type { SmsProvider, SubmitOutcome, SubmitRequest } from "../../provider.ts";
+import { createSlots, type Slots } from "../../slots.ts";
+import { createAnsweredKeys } from "../answered-keys.ts";
 import { type SendMessageInput, sendMessage } from "./send-message.ts";
 
 const T0 = new Date("2026-11-22T10:00:30Z");
@@ -713,7 +713,7 @@ describe("sendMessage", () => {
       expect([...tables.counters.keys()].some((bucket) => bucket.startsWith("recipient:"))).toBe(false);
     });
 
-    it("over the per-minute limit, a live send is refused before the recipient's counters move", async () => {
+    it("over the per-minute limit, a live send is refused as the project's, and the recipient's counters do not move", async () => {
       tables.balance = 10;
       const { send } = setup({ perMinute: 1 });
       expect((await send(live())).ok).toBe(true);
@@ -724,6 +724,22 @@ describe("sendMessage", () => {
       });
       const recipientCounts = [...tables.counters.entries()].filter(([key]) => key.startsWith("recipient:"));
       expect(recipientCounts.map(([, count]) => count)).toEqual([1, 1]);
+      expect(tables.balance).toBe(9);
+    });
+
+    it("over both the per-minute and a recipient's limit, the project's minute is the refusal (the contract's order), though the project's rows are taken last", async () => {
+      tables.balance = 10;
+      tables.hasPaidCredits = true;
+      const { send } = setup({ perMinute: 1, perRecipient: { perMinute: 1, perDay: 10 } });
+      expect((await send(live())).ok).toBe(true);
+      expect(await send(live({ idempotencyKey: "k-2" }))).toMatchObject({
+        ok: false,
+        code: "rate_limited",
+        subject: "project",
+        limit: { limit: 1, remaining: 0, window: "minute" },
+      });
+      // Nothing of the refused send stays counted.
+      expect([...tables.counters.values()]).toEqual([1, 1, 1]); // the recipient's minute and day, the project's minute
       expect(tables.balance).toBe(9);
     });
 

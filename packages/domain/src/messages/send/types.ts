@@ -31,7 +31,7 @@ export type SendMessageTx = {
   messages: Pick<MessageStore, "insertQueued" | "recordOutcome" | "releaseUnsent">;
   projects: Pick<ProjectStore, "hasPaidCredits">;
   limits: Pick<LimitStore, "consume" | "read" | "release">;
-  ledger: Pick<LedgerStore, "reserve" | "refund">;
+  ledger: Pick<LedgerStore, "reserve" | "reserveCounted" | "refund">;
 };
 export type SendMessageStore = {
   idempotency: Pick<IdempotencyStore, "find" | "claimCounted" | "releaseClaim" | "releaseAbandoned">;
@@ -157,7 +157,7 @@ export type Claimed = {
   rateLimit: LimitState;
   /**
    * The counter windows the write-ahead moved by one, in the order it took
-   * them (the minute's, then the recipient's): a send proven unsent gives
+   * them (the recipient's, then the project's minute): a send proven unsent gives
    * each back (live sends; a test send's claim is released on its own).
    */
   counted: Array<{ bucket: string; start: Date }>;

@@ -62,9 +62,20 @@ async function writeAheadTest(
 
 /**
  * Live keys, one transaction: the key and the queued message first (a taken
- * key ends here, nothing else counted), then the per-minute limit, the
- * per-recipient limits (a minute, a UTC day), the free-tier allowance (projects without paid
- * credits) and the credit reservation. A refusal rolls everything back.
+ * key ends here, nothing else counted), then the per-recipient limits (a
+ * minute, a UTC day), the per-minute limit, the free-tier allowance (projects
+ * without paid credits) and the credit reservation. A refusal rolls
+ * everything back.
+ *
+ * The project's rows come last: its minute counter, free-tier counter and
+ * balance are what every live send of the project waits on, and each is held
+ * until COMMIT, so they are taken in the last round trips (the recipient's
+ * counters are per number and rarely shared). The refusal is still the one
+ * the contract's order gives (the project's minute, then the recipient, then
+ * the free tier, then credits): a recipient refusal first counts the minute
+ * too, in the transaction it rolls back, and reports the project if that is
+ * also used up. The lock order (recipient, minute, free tier, balance) is the
+ * order `record.ts` gives them back in.
  */
 function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | Taken | Refusal> {
   const { queued } = draft;
@@ -97,21 +108,60 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
         refusal: "daily_limit_reached",
       },
     ];
-    const checks = [minute, ...perRecipient];
-    const project = await consumeEach(tx.limits, [minute], queued.now);
-    if (!project.ok)
-      return rollback({ ok: false, code: "rate_limited", subject: "project", limit: project.limit });
+    const paid = await tx.projects.hasPaidCredits(projectId);
+    const countMinute = () => consumeEach(tx.limits, [minute], queued.now);
+    /** The project's minute is reported before any later refusal, as if it had been counted first. */
+    const projectFirst = async (refusal: Refusal): Promise<Refusal> => {
+      const project = await countMinute();
+      return project.ok
+        ? refusal
+        : { ok: false, code: "rate_limited", subject: "project", limit: project.limit };
+    };
     const counted = await consumeEach(tx.limits, perRecipient, queued.now);
     if (!counted.ok) {
       return rollback(
-        counted.code === "rate_limited"
-          ? { ok: false, code: "rate_limited", subject: "recipient", limit: counted.limit }
-          : { ok: false, code: "daily_limit_reached", subject: "recipient", limit: counted.limit },
+        await projectFirst(
+          counted.code === "rate_limited"
+            ? { ok: false, code: "rate_limited", subject: "recipient", limit: counted.limit }
+            : { ok: false, code: "daily_limit_reached", subject: "recipient", limit: counted.limit },
+        ),
       );
     }
-    const rateLimit = project.states[0] as LimitState;
+    const reservation = {
+      projectId,
+      messageId: queued.messageId,
+      amount: queued.creditsReserved,
+      now: queued.now,
+    };
+    let rateLimit: LimitState;
     let freeTierSegments = 0;
-    if (!(await tx.projects.hasPaidCredits(projectId))) {
+    let reserved: Awaited<ReturnType<SendMessageTx["ledger"]["reserve"]>>;
+    if (paid) {
+      // Projects with paid credits (the ones that send in volume): the minute
+      // and the reservation in one statement, one round trip before COMMIT.
+      const { start, end } = windowOf("minute", queued.now);
+      const step = await tx.ledger.reserveCounted(reservation, {
+        bucket: minute.bucket,
+        start,
+        end,
+        limit: minute.limit,
+      });
+      if (step.used === null) {
+        const used = await tx.limits.read(minute.bucket, start);
+        return rollback({
+          ok: false,
+          code: "rate_limited",
+          subject: "project",
+          limit: limitState(minute, used, end),
+        });
+      }
+      rateLimit = limitState(minute, step.used, end);
+      reserved = step.reservation;
+    } else {
+      const project = await countMinute();
+      if (!project.ok)
+        return rollback({ ok: false, code: "rate_limited", subject: "project", limit: project.limit });
+      rateLimit = project.states[0] as LimitState;
       const taken = await consumeEach(
         tx.limits,
         [
@@ -129,13 +179,8 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
         return rollback({ ok: false, code: "daily_limit_reached", subject: "free_tier", limit: taken.limit });
       }
       freeTierSegments = queued.segments;
+      reserved = await tx.ledger.reserve(reservation);
     }
-    const reserved = await tx.ledger.reserve({
-      projectId,
-      messageId: queued.messageId,
-      amount: queued.creditsReserved,
-      now: queued.now,
-    });
     if (!reserved.ok) {
       if (reserved.code === "insufficient_credits")
         return rollback({ ok: false, code: "insufficient_credits" });
@@ -147,7 +192,8 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
         limit: { limit: reserved.cap, remaining: 0, resetAt: end, window: "utc_day" },
       });
     }
-    const windows = checks.map((check) => ({
+    // In the order the rows were locked: `record.ts` gives them back in it.
+    const windows = [...perRecipient, minute].map((check) => ({
       bucket: check.bucket,
       start: windowOf(check.window, queued.now).start,
     }));
