@@ -257,7 +257,14 @@ export type Config = {
     defaultSender: string;
     simulatorDelayMs: number;
   };
-  statusCheck: { intervalMs: number; batchSize: number; concurrency: number; submittedDeadlineMs: number };
+  statusCheck: {
+    intervalMs: number;
+    batchSize: number;
+    concurrency: number;
+    submittedDeadlineMs: number;
+    /** The provider's status call timeout: how long one call of a batch may take. */
+    callTimeoutMs: number;
+  };
   queuedRecoveryMs: number;
   retention: {
     messageTextMs: number;
@@ -478,6 +485,7 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
       batchSize: env.STATUS_CHECK_BATCH_SIZE,
       concurrency: env.STATUS_CHECK_CONCURRENCY,
       submittedDeadlineMs: env.SUBMITTED_DEADLINE_HOURS * HOUR_MS,
+      callTimeoutMs: env.UBILL_STATUS_TIMEOUT_MS,
     },
     queuedRecoveryMs: env.QUEUED_RECOVERY_SECONDS * SECOND_MS,
     retention: {

@@ -33,6 +33,7 @@ import {
   listProjectRequests,
   listProjectVerifications,
   listSenderRequests,
+  maintainPartitions,
   messageRequests,
   ownProjectSpending,
   projectCredits,
@@ -47,7 +48,6 @@ import {
   purgeIdempotencyRecords,
   purgeMessageText,
   purgeRateLimitCounters,
-  maintainPartitions,
   purgeRequestLog,
   purgeUnclaimedMessages,
   recoverQueuedMessages,
@@ -273,6 +273,7 @@ export function apiServices(options: {
             batchSize: config.statusCheck.batchSize,
             concurrency: config.statusCheck.concurrency,
             deadlineMs: config.statusCheck.submittedDeadlineMs,
+            callTimeoutMs: config.statusCheck.callTimeoutMs,
           },
         }),
       queuedRecovery: () =>

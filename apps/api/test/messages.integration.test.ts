@@ -8,7 +8,7 @@ import { newId } from "@sms/crypto";
 import { availableBackends } from "@sms/db/testing";
 import { canonicalRequest, IDEMPOTENCY_TTL_MS, maskRecipient } from "@sms/domain";
 import { type FakeUbill, getRefusingPort, startFakeUbill } from "@sms/provider-ubill/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 import {
   body,
@@ -16,8 +16,8 @@ import {
   insertLiveKey,
   type MessageJson,
   ORDINARY,
-  SIM,
   type SendBody,
+  SIM,
   until,
 } from "./support/messages.ts";
 
@@ -701,6 +701,45 @@ describe.each(backends)("messages on %s", (backend) => {
       expect(expired.updated_at).toBe("2026-11-30T12:00:30Z");
     });
 
+    it("a round that starts while a slow batch is still being asked about (another instance, one interval later) does not ask again; what stays pending is due one interval after its answer", async () => {
+      const live = await insertLiveKey(t.app.db.prisma);
+      t.clock.set("2026-12-02T12:00:00Z");
+      for (let i = 0; i < 3; i++) await send(live.apiKey, key(), body({ to: `+99555500020${i}` }));
+      t.clock.advance(20_000);
+      const reportsBefore = fake.requests.filter((request) => request.endpoint === "report").length;
+      const reportsSince = () =>
+        fake.requests.filter((request) => request.endpoint === "report").length - reportsBefore;
+      fake.setReportDelay(400);
+      let first: Promise<unknown>;
+      try {
+        first = runStatusCheck();
+        await vi.waitFor(() => expect(reportsSince()).toBeGreaterThanOrEqual(3), { timeout: 10_000 });
+        // The first round's calls are still waiting for uBill when the next round starts.
+        t.clock.advance(20_001);
+        const second = await runStatusCheck();
+        expect(second?.checked).toBe(0);
+        await first;
+      } finally {
+        fake.setReportDelay(0);
+      }
+      const asked = reportsSince();
+      // Each of the three was asked once (uBill keeps answering "sent"), and is due again an interval later.
+      const rows = await t.app.db.prisma.message.findMany({
+        where: { projectId: live.projectId },
+        select: { status: true, nextCheckAt: true },
+      });
+      expect(rows).toHaveLength(3);
+      for (const row of rows) {
+        expect(row.status).toBe("submitted");
+        // Answered at 12:00:40.001 (the clock moved while the calls waited): due at 12:01:00.001, not at the claim's longer hold.
+        expect(row.nextCheckAt?.toISOString()).toBe("2026-12-02T12:01:00.001Z");
+      }
+      t.clock.advance(20_000);
+      const third = await runStatusCheck();
+      expect(third?.checked).toBeGreaterThanOrEqual(3);
+      expect(reportsSince()).toBeGreaterThanOrEqual(asked + 3);
+    });
+
     it("checks each due message once per round, however many rounds run at once", async () => {
       const live = await insertLiveKey(t.app.db.prisma);
       t.clock.set("2026-12-01T12:00:00Z");
@@ -879,7 +918,9 @@ describe.each(backends)("the idempotency contract under concurrency on %s", (bac
       {
         idempotencyId: newId("idem"),
         scope: { projectId, mode: "test", key: "abandoned" },
-        fingerprint: await crashedApp.app.keyring.fingerprint(canonicalRequest(payload, payload.locale ?? "ka")),
+        fingerprint: await crashedApp.app.keyring.fingerprint(
+          canonicalRequest(payload, payload.locale ?? "ka"),
+        ),
         messageId: newId("msg"),
         expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
         now,

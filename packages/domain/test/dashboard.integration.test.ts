@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKeyAuthenticator } from "../src/auth/authenticate-api-key.ts";
 import { claimProject } from "../src/claims/claim-project.ts";
 import type { AccountViewer } from "../src/dashboard/access.ts";
+import { projectCredits } from "../src/dashboard/credits.ts";
 import { actorOf, developmentIdentity } from "../src/dashboard/identity.ts";
 import {
   createProjectLiveKey,
@@ -19,7 +20,6 @@ import {
   rollTestKey,
 } from "../src/dashboard/keys.ts";
 import { listProjectMessages, projectMessage } from "../src/dashboard/messages.ts";
-import { projectCredits } from "../src/dashboard/credits.ts";
 import { listAccountProjects, projectOverview } from "../src/dashboard/projects.ts";
 import { projectSender, requestSender } from "../src/dashboard/sender.ts";
 import {
@@ -340,7 +340,13 @@ describe.each(backends)("the dashboard's domain on %s", (kind) => {
       clock,
       logger: silentLogger,
       providers: { test: provider, live },
-      config: { intervalMs: 20_000, batchSize: 100, concurrency: 8, deadlineMs: 72 * HOUR },
+      config: {
+        intervalMs: 20_000,
+        batchSize: 100,
+        concurrency: 8,
+        deadlineMs: 72 * HOUR,
+        callTimeoutMs: 1_000,
+      },
     });
     // A message left queued by a crash becomes unknown in the sweep, with its event.
     const stranded = newId("msg", T0.getTime());
@@ -489,7 +495,13 @@ describe.each(backends)("the dashboard's domain on %s", (kind) => {
       clock,
       logger: silentLogger,
       providers: { test: provider, live },
-      config: { intervalMs: 20_000, batchSize: 100, concurrency: 8, deadlineMs: 72 * HOUR },
+      config: {
+        intervalMs: 20_000,
+        batchSize: 100,
+        concurrency: 8,
+        deadlineMs: 72 * HOUR,
+        callTimeoutMs: 1_000,
+      },
     });
     const usage = await projectUsage(deps(), { viewer, projectId });
     if (!usage.ok) throw new Error(usage.code);

@@ -34,6 +34,7 @@ function setup(options: {
   batchSize?: number;
   concurrency?: number;
   deadlineMs?: number;
+  callTimeoutMs?: number;
 }) {
   const queue = [...options.messages];
   const settled: Array<Array<{ messageId: string; status: string }>> = [];
@@ -62,8 +63,17 @@ function setup(options: {
       return options.report(query);
     },
   };
+  const claims: Date[] = [];
+  const rescheduled: Array<{ ids: string[]; at: Date }> = [];
   const messages = {
-    claimDue: async ({ batchSize }: { batchSize: number }) => queue.splice(0, batchSize),
+    claimDue: async ({ batchSize, nextCheckAt }: { batchSize: number; nextCheckAt: Date }) => {
+      claims.push(nextCheckAt);
+      return queue.splice(0, batchSize);
+    },
+    rescheduleChecks: async (ids: string[], at: Date) => {
+      rescheduled.push({ ids, at });
+      return ids.length;
+    },
     settleMany: async (changes: Array<{ messageId: string; status: string }>) => {
       settled.push(changes.map(({ messageId, status }) => ({ messageId, status })));
       return new Set(changes.map((change) => change.messageId));
@@ -87,11 +97,14 @@ function setup(options: {
       batchSize: options.batchSize ?? 10,
       concurrency: options.concurrency ?? 4,
       deadlineMs: options.deadlineMs ?? 72 * 3_600_000,
+      callTimeoutMs: options.callTimeoutMs ?? 1_000,
     },
   } as unknown as CheckStatusesDeps;
   return {
     run: () => checkMessageStatuses(deps),
     settled,
+    claims,
+    rescheduled,
     refunds,
     decrypted,
     maxInFlight: () => maxInFlight,
@@ -115,6 +128,27 @@ describe("checkMessageStatuses", () => {
     expect(round.settled.map((batch) => batch.length)).toEqual([10, 10, 5]);
     expect(round.maxInFlight()).toBeLessThanOrEqual(4);
     expect(round.maxInFlight()).toBeGreaterThan(1);
+  });
+
+  it("holds a claimed batch for as long as its calls may take, so no other round asks again meanwhile; what stays pending is due one interval after it was asked", async () => {
+    // Fast calls: the hold is one interval, and nothing needs rescheduling.
+    const fast = setup({ messages: due(9, "ubill"), report: () => ({ kind: "pending" }) });
+    await fast.run();
+    expect(fast.claims.map((at) => at.getTime() - NOW.getTime())).toEqual([20_000]);
+    expect(fast.rescheduled).toEqual([]);
+    // A batch of 10, 4 at a time, each call up to 10 s: 30 s in flight, past the 20 s interval.
+    const slow = setup({
+      messages: due(9, "ubill"),
+      callTimeoutMs: 10_000,
+      report: (query) => (query.providerRef === "ref-0" ? { kind: "delivered" } : { kind: "pending" }),
+    });
+    const counts = await slow.run();
+    expect(counts.delivered).toBe(1);
+    expect(slow.claims.map((at) => at.getTime() - NOW.getTime())).toEqual([50_000]);
+    expect(slow.rescheduled).toHaveLength(1);
+    expect(slow.rescheduled[0]?.ids).toHaveLength(8);
+    expect(slow.rescheduled[0]?.ids).not.toContain(due(1, "ubill")[0]?.id);
+    expect(slow.rescheduled[0]?.at.getTime()).toBe(NOW.getTime() + 20_000);
   });
 
   it("decrypts the number only for a provider that reports per number", async () => {

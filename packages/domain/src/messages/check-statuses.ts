@@ -33,6 +33,8 @@ export type CheckStatusesDeps = {
     concurrency: number;
     /** A message still `submitted` this long after submission becomes `unknown`. */
     deadlineMs: number;
+    /** The longest one provider call may take (its timeout): how long a claimed batch may be in flight. */
+    callTimeoutMs: number;
   };
 };
 
@@ -57,14 +59,16 @@ export async function checkMessageStatuses(deps: CheckStatusesDeps): Promise<Sta
     errors: 0,
   };
   const roundStart = clock.now();
+  const holdMs = claimHoldMs(config);
 
   for (;;) {
     const now = clock.now();
-    // Claim: push next_check_at one interval ahead, so the rest of this round
-    // (here or on another instance) skips these rows.
+    // Claim: push next_check_at past the longest the batch's calls may take,
+    // so no other round (here or on another instance) takes these rows while
+    // they are being asked about, however slow the provider is.
     const claimed = await deps.store.messages.claimDue({
       dueBy: roundStart,
-      nextCheckAt: new Date(now.getTime() + config.intervalMs),
+      nextCheckAt: new Date(now.getTime() + holdMs),
       batchSize: config.batchSize,
     });
     if (claimed.length === 0) break;
@@ -73,16 +77,33 @@ export async function checkMessageStatuses(deps: CheckStatusesDeps): Promise<Sta
     const reports = await mapLimited(claimed, config.concurrency, (message) => ask(deps, message));
     const decidedAt = clock.now();
     const changes: Change[] = [];
+    const pending: string[] = [];
     claimed.forEach((message, index) => {
       const report = reports[index] ?? { kind: "error", reason: "no report" };
       if (report.kind === "error") counts.errors++;
       const change = decide(message, report, decidedAt, config.deadlineMs);
       if (change) changes.push(change);
+      else pending.push(message.id);
     });
     await settle(deps, claimed, changes, decidedAt, counts);
+    // Still `submitted`: asked again one interval after this answer, as before the longer hold.
+    if (pending.length > 0 && holdMs > config.intervalMs) {
+      await deps.store.messages.rescheduleChecks(pending, new Date(decidedAt.getTime() + config.intervalMs));
+    }
     if (claimed.length < config.batchSize) break;
   }
   return counts;
+}
+
+/**
+ * How long a claim holds a batch: one interval, or, when the batch's calls
+ * may take longer (a batch of `batchSize` asked `concurrency` at a time, each
+ * up to the call timeout), that and one interval more for settling it.
+ */
+export function claimHoldMs(config: CheckStatusesDeps["config"]): number {
+  const waves = Math.ceil(config.batchSize / Math.max(1, config.concurrency));
+  const inFlightMs = waves * config.callTimeoutMs;
+  return inFlightMs < config.intervalMs ? config.intervalMs : inFlightMs + config.intervalMs;
 }
 
 /** What a report makes of a message, or null when it stays `submitted` (asked again next round). */

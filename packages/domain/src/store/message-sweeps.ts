@@ -48,6 +48,11 @@ const SETTLE_MANY_SQL = `
   )
   SELECT id FROM moved`;
 
+const RESCHEDULE_SQL = `
+  UPDATE messages SET next_check_at = CAST($2 AS timestamptz)
+  WHERE id = ANY(CAST($1 AS text[])) AND status = 'submitted' AND next_check_at IS NOT NULL
+  RETURNING id`;
+
 const RECOVER_SQL = `
   WITH moved AS (
     UPDATE messages SET status = 'unknown', error_code = CAST($1 AS text), error_message = CAST($2 AS text),
@@ -147,6 +152,15 @@ export function messageSweepStore(sql: Sql) {
         projectId: row.project_id,
         creditsReserved: Number(row.credits_reserved),
       }));
+    },
+
+    /**
+     * The next check of these messages, where they are still `submitted` (a
+     * round's batch whose reports were not final: the claim held them longer).
+     */
+    async rescheduleChecks(ids: string[], nextCheckAt: Date): Promise<number> {
+      if (ids.length === 0) return 0;
+      return (await sql.query(RESCHEDULE_SQL, [ids, nextCheckAt])).length;
     },
 
     /**
