@@ -324,6 +324,26 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
       });
     });
 
+    it("consumeMany moves each window within its own limit in one step: the refused one stays, the others move", async () => {
+      const a = minute(`m-${newId("key")}`, 2);
+      const b = minute(`m-${newId("key")}`, 1);
+      await s.store.transaction(async (tx) => {
+        const both = [
+          { ...a, cost: 1, limit: 2 },
+          { ...b, cost: 1, limit: 1 },
+        ];
+        expect(await tx.limits.consumeMany(both)).toEqual([1, 1]);
+        expect(await tx.limits.consumeMany(both)).toEqual([2, null]);
+        expect(await tx.limits.consumeMany(both)).toEqual([null, null]);
+        expect(await tx.limits.read(a.bucket, NOW)).toBe(2);
+        expect(await tx.limits.read(b.bucket, NOW)).toBe(1);
+        // A cost above the limit moves nothing, even on a fresh window.
+        const c = minute(`m-${newId("key")}`, 1);
+        expect(await tx.limits.consumeMany([{ ...c, cost: 2, limit: 1 }])).toEqual([null]);
+        expect(await tx.limits.read(c.bucket, NOW)).toBe(0);
+      });
+    });
+
     it("reserve takes credits only while the balance lasts; a message is refunded at most once", async () => {
       const [a, b] = [newId("msg"), newId("msg")];
       const projectId = s.projectId;

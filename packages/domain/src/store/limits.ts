@@ -27,6 +27,24 @@ export function consumeStepSql(
 
 const CONSUME_SQL = consumeStepSql({ bucket: "$1", start: "$2", cost: "$3", end: "$4", limit: "$5" });
 
+// consume for several counters in one statement, in the order given (the
+// order their rows are locked). Each moves only within its own limit; the
+// rows RETURNED are the ones that moved. $1-$5: arrays of bucket, window
+// start, cost, end and limit; the buckets are distinct.
+const CONSUME_MANY_SQL = `
+  INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
+  SELECT c.bucket, c.window_start, c.cost, c.expires_at
+  FROM unnest(CAST($1 AS text[]), CAST($2 AS timestamptz[]), CAST($3 AS integer[]), CAST($4 AS timestamptz[]),
+              CAST($5 AS integer[])) WITH ORDINALITY AS c(bucket, window_start, cost, expires_at, lim, ord)
+  WHERE c.cost <= c.lim
+  ORDER BY c.ord
+  ON CONFLICT (bucket, window_start)
+  DO UPDATE SET count = rate_limit_counters.count + EXCLUDED.count
+  WHERE rate_limit_counters.count + EXCLUDED.count
+        <= (SELECT l.lim FROM unnest(CAST($1 AS text[]), CAST($5 AS integer[])) AS l(bucket, lim)
+            WHERE l.bucket = EXCLUDED.bucket)
+  RETURNING bucket, count`;
+
 const READ_SQL = `SELECT count FROM rate_limit_counters WHERE bucket = $1 AND window_start = CAST($2 AS timestamptz)`;
 
 const READ_MANY_SQL = `
@@ -68,6 +86,30 @@ export function limitStore(sql: Sql) {
         limit,
       ]);
       return row ? Number(row.count) : null;
+    },
+
+    /**
+     * `consume` for several windows in one statement (one round trip), in
+     * the order given: each window's new total, or null where it would pass
+     * its limit. Unlike one `consume` after another, every other window moves
+     * even when one is refused: the caller rolls back its transaction on any
+     * null. The buckets must be distinct.
+     */
+    async consumeMany(
+      windows: Array<CounterWindow & { cost: number; limit: number }>,
+    ): Promise<Array<number | null>> {
+      if (new Set(windows.map((window) => window.bucket)).size !== windows.length) {
+        throw new TypeError("consumeMany: every window needs a bucket of its own");
+      }
+      const rows = await sql.query<{ bucket: string; count: number }>(CONSUME_MANY_SQL, [
+        windows.map((window) => window.bucket),
+        windows.map((window) => window.start.toISOString()),
+        windows.map((window) => window.cost),
+        windows.map((window) => window.end.toISOString()),
+        windows.map((window) => window.limit),
+      ]);
+      const moved = new Map(rows.map((row) => [row.bucket, Number(row.count)]));
+      return windows.map((window) => moved.get(window.bucket) ?? null);
     },
 
     /** The window's counter as committed (0 when it has none). */

@@ -157,6 +157,11 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
         tables.counters.set(key, used);
         return used;
       },
+      async consumeMany(windows) {
+        const used: Array<number | null> = [];
+        for (const window of windows) used.push(await tx.limits.consume(window, window.cost, window.limit));
+        return used;
+      },
       read: async (bucket, start) => tables.counters.get(counterKey(bucket, start)) ?? 0,
       async release(bucket, start, amount) {
         const key = counterKey(bucket, start);

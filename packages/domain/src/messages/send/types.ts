@@ -30,7 +30,7 @@ export type SendMessageRequest = {
 export type SendMessageTx = {
   messages: Pick<MessageStore, "insertQueued" | "recordOutcome" | "releaseUnsent">;
   projects: Pick<ProjectStore, "hasPaidCredits">;
-  limits: Pick<LimitStore, "consume" | "read" | "release">;
+  limits: Pick<LimitStore, "consume" | "consumeMany" | "read" | "release">;
   ledger: Pick<LedgerStore, "reserve" | "reserveCounted" | "refund">;
 };
 export type SendMessageStore = {

@@ -117,13 +117,26 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
         ? refusal
         : { ok: false, code: "rate_limited", subject: "project", limit: project.limit };
     };
-    const counted = await consumeEach(tx.limits, perRecipient, queued.now);
-    if (!counted.ok) {
+    // Both of the recipient's counters in one statement; the first refused, in order, is the refusal.
+    const windows = perRecipient.map((check) => ({ check, ...windowOf(check.window, queued.now) }));
+    const used = await tx.limits.consumeMany(
+      windows.map(({ check, start, end }) => ({
+        bucket: check.bucket,
+        start,
+        end,
+        cost: 1,
+        limit: check.limit,
+      })),
+    );
+    const refused = windows.find((_, index) => used[index] === null);
+    if (refused) {
+      const current = await tx.limits.read(refused.check.bucket, refused.start);
+      const limit = limitState(refused.check, current, refused.end);
       return rollback(
         await projectFirst(
-          counted.code === "rate_limited"
-            ? { ok: false, code: "rate_limited", subject: "recipient", limit: counted.limit }
-            : { ok: false, code: "daily_limit_reached", subject: "recipient", limit: counted.limit },
+          refused.check.refusal === "rate_limited"
+            ? { ok: false, code: "rate_limited", subject: "recipient", limit }
+            : { ok: false, code: "daily_limit_reached", subject: "recipient", limit },
         ),
       );
     }
@@ -193,10 +206,10 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
       });
     }
     // In the order the rows were locked: `record.ts` gives them back in it.
-    const windows = [...perRecipient, minute].map((check) => ({
+    const counted = [...perRecipient, minute].map((check) => ({
       bucket: check.bucket,
       start: windowOf(check.window, queued.now).start,
     }));
-    return { freeTierSegments, rateLimit, counted: windows };
+    return { freeTierSegments, rateLimit, counted };
   });
 }
