@@ -3,7 +3,7 @@
 // status check waiting on one that answers every delivery report in 2 s,
 // each while test sends run beside them. On demand only, never in CI:
 //
-//   npm run bench -- live [--duration=20] [--live-connections=256] [--test-connections=32]
+//   npm run bench -- live [--duration=20] [--live-connections=256] [--test-connections=32] [--test-pace-ms=0]
 //                         [--delays=200,2000] [--report-delay-ms=2000] [--backlog=2000] [--pool=10]
 //                         [--scenarios=alone,live,status]
 //
@@ -42,6 +42,12 @@ const args = benchArgs();
 const DURATION_S = Number(args.duration ?? 20);
 const LIVE_CONNECTIONS = Number(args["live-connections"] ?? 256);
 const TEST_CONNECTIONS = Number(args["test-connections"] ?? 32);
+/**
+ * Each test connection waits this long between its requests (wrk's delay()): 0 saturates the machine
+ * with test sends (every extra CPU cycle the live sends take shows in their p99); a pace offers a
+ * moderate load, the integrator's login page beside a slow provider.
+ */
+const TEST_PACE_MS = Number(args["test-pace-ms"] ?? 0);
 const DELAYS_MS = String(args.delays ?? "200,2000")
   .split(",")
   .map((delay) => Number(delay));
@@ -87,6 +93,8 @@ type Load = {
   apiKeys: string[];
   /** Each request to a new number +9955<prefix><thread><6 digits>, or always this one. */
   recipient: { fresh: string } | { fixed: string };
+  /** Milliseconds each connection waits between its requests (0: none). */
+  paceMs?: number;
 };
 
 /** A wrk script: a unique Idempotency-Key per request, the body built per request; prints a JSON summary. */
@@ -106,7 +114,10 @@ function request()
   headers["Idempotency-Key"] = run .. "-" .. thread_id .. "-" .. counter
   local body = '{"to":"' .. ${to} .. '","template":"verification_code","variables":{"code":"482913"},"locale":"en"}'
   return wrk.format("POST", "/v1/messages", headers, body)
-end`);
+end${load.paceMs ? `
+function delay()
+  return ${Math.round(load.paceMs)}
+end` : ""}`);
 }
 
 function runLoad(baseUrl: string, load: Load, seconds: number): Promise<WrkFigures> {
@@ -196,6 +207,7 @@ const testLoad: Load = {
   threads: 1,
   apiKeys: [testKey],
   recipient: { fixed: "+995555123456" },
+  paceMs: TEST_PACE_MS,
 };
 const liveLoad = (prefix: string): Load => ({
   name: `live${prefix}`,
@@ -349,7 +361,7 @@ async function testAlone(name: string): Promise<WrkFigures> {
   console.log(
     JSON.stringify({
       scenario: name,
-      test: { connections: TEST_CONNECTIONS, ...testSummary(result) },
+      test: { connections: TEST_CONNECTIONS, pace_ms: TEST_PACE_MS, ...testSummary(result) },
       ...poolFigures(seen),
       latencies: latencies(seen.histograms, ["sms_request_phase_duration_seconds"]),
     }),
@@ -399,6 +411,7 @@ async function liveUnder(delayMs: number, reference: WrkFigures, prefix: string)
       },
       test: {
         connections: TEST_CONNECTIONS,
+        pace_ms: TEST_PACE_MS,
         ...testSummary(test),
         reference_p99_ms: reference.latency_ms.p99,
       },
@@ -492,6 +505,7 @@ async function statusCheckUnder(reference: WrkFigures) {
       },
       test: {
         connections: TEST_CONNECTIONS,
+        pace_ms: TEST_PACE_MS,
         ...testSummary(test),
         reference_p99_ms: reference.latency_ms.p99,
       },
