@@ -14,7 +14,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { SendMessageStore } from "../src/messages/send/send-message.ts";
 import type { MessageResource } from "../src/model/message.ts";
-import { type CountedClaim, claimCountedMany } from "../src/store/idempotency.ts";
+import { CLAIM_COUNTED_MANY_SQL, type CountedClaim, claimCountedMany } from "../src/store/idempotency.ts";
 import { createStore, type Outcome, type QueuedMessage } from "../src/store/index.ts";
 import { emptyTables, fakeStore, type Tables } from "./support/fake-send-store.ts";
 
@@ -369,11 +369,9 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
       const [a, b, c, d] = [newId("msg"), newId("msg"), newId("msg"), newId("msg")];
       const projectId = s.projectId;
       const window = minute(`rc-${newId("key")}`, 2);
-      const reserve = (messageId: string, amount: number, limit = 2) =>
-        tx.ledger.reserveCounted({ projectId, messageId, amount, now: NOW }, { ...window, limit });
-      let tx: Parameters<Parameters<SendMessageStore["transaction"]>[0]>[0];
-      await s.store.transaction(async (open) => {
-        tx = open;
+      await s.store.transaction(async (tx) => {
+        const reserve = (messageId: string, amount: number, limit = 2) =>
+          tx.ledger.reserveCounted({ projectId, messageId, amount, now: NOW }, { ...window, limit });
         expect(await reserve(a, 1)).toEqual({ used: 1, reservation: { ok: true } });
         expect(await reserve(b, 1)).toEqual({ used: 2, reservation: { ok: true } });
         expect((await reserve(c, 1)).used).toBeNull();
@@ -408,6 +406,34 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
     });
   });
 });
+
+describe.runIf((await availableBackends()).includes("postgres"))(
+  "claimCountedMany's plan on PostgreSQL",
+  () => {
+    let t: TestDatabase;
+    beforeAll(async () => {
+      t = await createTestDatabase("postgres");
+    });
+    afterAll(() => t?.drop());
+
+    it("probes the key's unique index even when planned on an empty table (a prepared statement keeps that plan while the table grows)", async () => {
+      // A fresh database: idempotency_records is empty and has no statistics, which is what a prepared
+      // statement's generic plan is made from until the next ANALYZE.
+      const plan = await t.db.transaction(async (tx) => {
+        await tx.query("SET LOCAL plan_cache_mode = force_generic_plan");
+        await tx.query(`PREPARE claim_many_plan AS ${CLAIM_COUNTED_MANY_SQL}`);
+        const rows = await tx.query<{ "QUERY PLAN": string }>(
+          `EXPLAIN EXECUTE claim_many_plan(ARRAY['idr_1'], ARRAY['prj_1'], ARRAY['test'], ARRAY['k'], ARRAY['f'],
+           ARRAY['msg_1'], ARRAY[now()], ARRAY[now()], 'messages:prj_1', now(), now(), 10)`,
+        );
+        await tx.query("DEALLOCATE claim_many_plan");
+        return rows.map((row) => row["QUERY PLAN"]).join("\n");
+      });
+      expect(plan).toContain("idempotency_records_project_id_mode_key_key");
+      expect(plan).not.toMatch(/Seq Scan on idempotency_records/);
+    });
+  },
+);
 
 describe.each(await availableBackends())("claimCountedMany, one statement per window (%s)", (kind) => {
   let t: TestDatabase;

@@ -93,17 +93,23 @@ const CLAIM_COUNTED_SQL = `
  * caller sees to it: one statement cannot claim a key twice). Over the limit,
  * no count moves and `used` is null for all of them.
  */
-const CLAIM_COUNTED_MANY_SQL = `
+export const CLAIM_COUNTED_MANY_SQL = `
   WITH input AS (
     SELECT * FROM unnest(
       CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]),
       CAST($5 AS text[]), CAST($6 AS text[]), CAST($7 AS timestamptz[]), CAST($8 AS timestamptz[])
     ) WITH ORDINALITY AS i(id, project_id, mode, key, fingerprint, message_id, expires_at, now, ord)
   ), prior AS (
+    -- One probe of the key's unique index per claim. As a plain join, a plan made while the table was
+    -- small (a fresh database, a new deployment; prepared statements keep their generic plan until the
+    -- next ANALYZE) hashed the whole table on every batch; LIMIT keeps the subquery a per-row probe.
     SELECT i.ord, r.fingerprint, r.response_body, r.expires_at, r.message_id
-    FROM input i JOIN idempotency_records r
-      ON r.project_id = i.project_id AND r.mode = CAST(i.mode AS "KeyMode") AND r.key = i.key
-     AND r.expires_at > i.now
+    FROM input i CROSS JOIN LATERAL (
+      SELECT r.fingerprint, r.response_body, r.expires_at, r.message_id FROM idempotency_records r
+      WHERE r.project_id = i.project_id AND r.mode = CAST(i.mode AS "KeyMode") AND r.key = i.key
+        AND r.expires_at > i.now
+      LIMIT 1
+    ) r
   ), idem AS (
     INSERT INTO idempotency_records (id, project_id, mode, key, fingerprint, message_id, response_body, expires_at, created_at)
     SELECT i.id, i.project_id, CAST(i.mode AS "KeyMode"), i.key, i.fingerprint, i.message_id, NULL, i.expires_at, i.now
