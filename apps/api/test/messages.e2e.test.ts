@@ -16,8 +16,8 @@ import {
   insertLiveKey,
   type MessageJson,
   ORDINARY,
-  SIM,
   type SendBody,
+  SIM,
   sleep,
   until,
 } from "./support/messages.ts";
@@ -382,12 +382,18 @@ describe.skipIf(!hasPostgres)("two instances on one PostgreSQL database", () => 
     // The claim log: every claim (a `submitted` message whose next check
     // moves on) is written down by a trigger with the due time it was
     // claimed at. A message claimed twice in one round would show up as two
-    // claims of the same due time.
-    await db.query(`CREATE TABLE test_claim_log (message_id text NOT NULL, due_at timestamptz NOT NULL)`);
+    // claims of the same due time. A claim holds a batch for as long as its
+    // calls may take, then the round sets a pending message's next check to
+    // one interval after its answer: that move is not a claim (the row was
+    // not due, its check lay a claim's hold ahead) and is logged apart.
+    await db.query(
+      `CREATE TABLE test_claim_log (message_id text NOT NULL, due_at timestamptz NOT NULL, claimed boolean NOT NULL)`,
+    );
     await db.query(`
       CREATE FUNCTION test_log_claim() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        INSERT INTO test_claim_log (message_id, due_at) VALUES (OLD.id, OLD.next_check_at);
+        INSERT INTO test_claim_log (message_id, due_at, claimed)
+        VALUES (OLD.id, OLD.next_check_at, OLD.next_check_at <= now() + interval '30 seconds');
         RETURN NEW;
       END $$`);
     await db.query(`
@@ -396,7 +402,7 @@ describe.skipIf(!hasPostgres)("two instances on one PostgreSQL database", () => 
       EXECUTE FUNCTION test_log_claim()`);
     const claims = async () =>
       db.query<{ message_id: string; due_at: Date }>(
-        "SELECT message_id, due_at FROM test_claim_log WHERE message_id = ANY($1)",
+        "SELECT message_id, due_at FROM test_claim_log WHERE message_id = ANY($1) AND claimed",
         [refs.map((ref) => ref.id)],
       );
     const reportsFor = (providerRef: string | null) =>
@@ -461,6 +467,12 @@ describe.skipIf(!hasPostgres)("two instances on one PostgreSQL database", () => 
         // And each claim asked uBill exactly once.
         expect(reportsFor(ref.providerRef), ref.id).toBe(mine.length);
       }
+      // While uBill answered "sent", each answer set the next check one interval ahead (not a claim).
+      const [rescheduled] = await db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM test_claim_log WHERE message_id = ANY($1) AND NOT claimed",
+        [refs.map((ref) => ref.id)],
+      );
+      expect(rescheduled?.n).toBeGreaterThanOrEqual(refs.length);
       const delivered = await db.prisma.message.findMany({ where: { id: { in: refs.map((r) => r.id) } } });
       expect(delivered.every((row) => row.status === "delivered" && row.nextCheckAt === null)).toBe(true);
 
