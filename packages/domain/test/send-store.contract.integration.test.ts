@@ -16,6 +16,7 @@ import type { SendMessageStore } from "../src/messages/send/send-message.ts";
 import type { MessageResource } from "../src/model/message.ts";
 import { CLAIM_COUNTED_MANY_SQL, type CountedClaim, claimCountedMany } from "../src/store/idempotency.ts";
 import { createStore, type Outcome, type QueuedMessage } from "../src/store/index.ts";
+import { INSERT_ANSWERED_SQL } from "../src/store/messages.ts";
 import { emptyTables, fakeStore, type Tables } from "./support/fake-send-store.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
@@ -408,7 +409,7 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
 });
 
 describe.runIf((await availableBackends()).includes("postgres"))(
-  "claimCountedMany's plan on PostgreSQL",
+  "the test sends' batch statements' plans on PostgreSQL",
   () => {
     let t: TestDatabase;
     beforeAll(async () => {
@@ -416,20 +417,33 @@ describe.runIf((await availableBackends()).includes("postgres"))(
     });
     afterAll(() => t?.drop());
 
-    it("probes the key's unique index even when planned on an empty table (a prepared statement keeps that plan while the table grows)", async () => {
-      // A fresh database: idempotency_records is empty and has no statistics, which is what a prepared
-      // statement's generic plan is made from until the next ANALYZE.
-      const plan = await t.db.transaction(async (tx) => {
+    /**
+     * The generic plan of `sql` on this fresh database, where idempotency_records is empty and has no
+     * statistics: what each pooled connection's prepared statement keeps until the next ANALYZE, however
+     * much the table grows meanwhile.
+     */
+    async function genericPlan(sql: string): Promise<string> {
+      const parameters = Math.max(...[...sql.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
+      return t.db.transaction(async (tx) => {
         await tx.query("SET LOCAL plan_cache_mode = force_generic_plan");
-        await tx.query(`PREPARE claim_many_plan AS ${CLAIM_COUNTED_MANY_SQL}`);
+        await tx.query(`PREPARE plan_check AS ${sql}`);
         const rows = await tx.query<{ "QUERY PLAN": string }>(
-          `EXPLAIN EXECUTE claim_many_plan(ARRAY['idr_1'], ARRAY['prj_1'], ARRAY['test'], ARRAY['k'], ARRAY['f'],
-           ARRAY['msg_1'], ARRAY[now()], ARRAY[now()], 'messages:prj_1', now(), now(), 10)`,
+          `EXPLAIN EXECUTE plan_check(${Array.from({ length: parameters }, () => "NULL").join(", ")})`,
         );
-        await tx.query("DEALLOCATE claim_many_plan");
+        await tx.query("DEALLOCATE plan_check");
         return rows.map((row) => row["QUERY PLAN"]).join("\n");
       });
+    }
+
+    it("the claims probe the key's unique index, never scan idempotency_records", async () => {
+      const plan = await genericPlan(CLAIM_COUNTED_MANY_SQL);
       expect(plan).toContain("idempotency_records_project_id_mode_key_key");
+      expect(plan).not.toMatch(/Seq Scan on idempotency_records/);
+    });
+
+    it("the answers find their records through the primary key, never scan idempotency_records", async () => {
+      const plan = await genericPlan(INSERT_ANSWERED_SQL);
+      expect(plan).toContain("idempotency_records_pkey");
       expect(plan).not.toMatch(/Seq Scan on idempotency_records/);
     });
   },

@@ -138,7 +138,7 @@ const RECORD_OUTCOME_SQL = `
  * enums travel as text[] and are cast per row: PGlite cannot serialise an
  * array of an enum type it does not know.
  */
-const INSERT_ANSWERED_SQL = `
+export const INSERT_ANSWERED_SQL = `
   WITH input AS (
     SELECT * FROM unnest(
       CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]), CAST($5 AS text[]),
@@ -151,9 +151,12 @@ const INSERT_ANSWERED_SQL = `
            locale, sender, segments, encoding, provider, created_at, status, error_code, error_message,
            provider_ref, submitted_at, next_check_at, updated_at, response_body, idempotency_id)
   ), answered AS (
-    UPDATE idempotency_records r SET response_body = i.response_body
-    FROM input i
-    WHERE r.id = ANY(CAST($23 AS text[])) AND r.id = i.idempotency_id AND r.response_body IS NULL
+    -- No join in the UPDATE: its rows come from the primary key's probes for $23. Joined with \`input\`, a
+    -- generic plan made on an empty table (prepared statements keep it until the next ANALYZE) scanned
+    -- all of idempotency_records on every batch.
+    UPDATE idempotency_records r
+    SET response_body = (SELECT i.response_body FROM input i WHERE i.idempotency_id = r.id LIMIT 1)
+    WHERE r.id = ANY(CAST($23 AS text[])) AND r.response_body IS NULL
     RETURNING r.id
   ), msg AS (
     INSERT INTO messages (id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
