@@ -197,8 +197,25 @@ function delay(ms: number): { promise: Promise<false>; cancel(): void } {
 // on both sides stays bounded. Not for PgBouncer in transaction mode.
 const MAX_NAMED_STATEMENTS = 1_000;
 const statementNames = new Map<string, string>();
+const plannedEachTime = new Set<string>();
+
+/**
+ * Marks `sql` to run unnamed: PostgreSQL plans it with its parameters on
+ * every execution instead of once per connection. For the batch statements
+ * whose tables grow fast from empty: a prepared statement keeps the generic
+ * plan it made while its table was small (a seq scan) until the next ANALYZE,
+ * which on a fresh database or without autovacuum may be never; each
+ * execution's plan sees the table as it is. Costs a plan per execution (a
+ * batch statement runs tens of times a second). Returns `sql`.
+ */
+export function planEachExecution(sql: string): string {
+  plannedEachTime.add(sql);
+  return sql;
+}
+
 /** The prepared statement's name for `sql` (undefined: run it unnamed). Shared with testing/prisma.ts. */
 export function statementName(sql: string): string | undefined {
+  if (plannedEachTime.has(sql)) return undefined;
   let name = statementNames.get(sql);
   if (name === undefined && statementNames.size < MAX_NAMED_STATEMENTS) {
     name = `sms_${statementNames.size}`;

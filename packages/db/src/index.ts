@@ -7,11 +7,24 @@ export {
   createDatabase,
   type Database,
   type DatabaseKind,
-  type Sql,
   DEFAULT_PING_TIMEOUT_MS,
   DEFAULT_POOL_SIZE,
+  planEachExecution,
+  type Sql,
+  statementName,
 } from "./database.ts";
 export type { DatabaseLogger } from "./logger.ts";
+export {
+  MIGRATION_LOCK_KEY,
+  MIGRATIONS_DIR,
+  type MigrateOptions,
+  type MigrateResult,
+  type Migration,
+  MigrationError,
+  migratePglite,
+  migratePostgres,
+  readMigrations,
+} from "./migrator.ts";
 export {
   DEFAULT_REPLICA_RETRY_AFTER_MS,
   type OpenReadReplicaOptions,
@@ -25,14 +38,3 @@ export {
   type UnavailableReason,
   unavailableReason,
 } from "./unavailable.ts";
-export {
-  MIGRATION_LOCK_KEY,
-  MIGRATIONS_DIR,
-  type MigrateOptions,
-  type MigrateResult,
-  type Migration,
-  MigrationError,
-  migratePglite,
-  migratePostgres,
-  readMigrations,
-} from "./migrator.ts";

@@ -5,6 +5,7 @@
 // follow fails here, so the unit suite cannot go on proving a store that no
 // longer exists.
 import { newId } from "@sms/crypto";
+import { statementName } from "@sms/db";
 import {
   availableBackends,
   createTestDatabase,
@@ -434,6 +435,12 @@ describe.runIf((await availableBackends()).includes("postgres"))(
         return rows.map((row) => row["QUERY PLAN"]).join("\n");
       });
     }
+
+    it("both run unnamed: planned on every execution with the table as it is, never a plan kept from when it was empty", () => {
+      expect(statementName(CLAIM_COUNTED_MANY_SQL)).toBeUndefined();
+      expect(statementName(INSERT_ANSWERED_SQL)).toBeUndefined();
+      expect(statementName("SELECT 1 AS prepared_as_usual")).toMatch(/^sms_/);
+    });
 
     it("the claims probe the key's unique index, never scan idempotency_records", async () => {
       const plan = await genericPlan(CLAIM_COUNTED_MANY_SQL);

@@ -17,7 +17,7 @@
 // dashboard's timeline is true without an extra round trip. A message enters
 // each status at most once: the event's key is (message_id, status). The
 // dashboard's reads are in message-log.ts.
-import type { Sql } from "@sms/db";
+import { planEachExecution, type Sql } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageError, MessageResource, MessageState, MessageStatus } from "../model/message.ts";
 import {
@@ -138,7 +138,7 @@ const RECORD_OUTCOME_SQL = `
  * enums travel as text[] and are cast per row: PGlite cannot serialise an
  * array of an enum type it does not know.
  */
-export const INSERT_ANSWERED_SQL = `
+export const INSERT_ANSWERED_SQL = planEachExecution(`
   WITH input AS (
     SELECT * FROM unnest(
       CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]), CAST($5 AS text[]),
@@ -151,9 +151,9 @@ export const INSERT_ANSWERED_SQL = `
            locale, sender, segments, encoding, provider, created_at, status, error_code, error_message,
            provider_ref, submitted_at, next_check_at, updated_at, response_body, idempotency_id)
   ), answered AS (
-    -- No join in the UPDATE: its rows come from the primary key's probes for $23. Joined with \`input\`, a
-    -- generic plan made on an empty table (prepared statements keep it until the next ANALYZE) scanned
-    -- all of idempotency_records on every batch.
+    -- No join in the UPDATE: its rows come from the primary key's probes for $23. Joined with the input,
+    -- a plan made while the table was small scanned all of idempotency_records on every batch (and the
+    -- statement is planned per execution: planEachExecution).
     UPDATE idempotency_records r
     SET response_body = (SELECT i.response_body FROM input i WHERE i.idempotency_id = r.id LIMIT 1)
     WHERE r.id = ANY(CAST($23 AS text[])) AND r.response_body IS NULL
@@ -175,7 +175,7 @@ export const INSERT_ANSWERED_SQL = `
     UNION ALL
     SELECT id, status, error_code, updated_at, created_at FROM msg
   )
-  SELECT id FROM msg`;
+  SELECT id FROM msg`);
 
 /** What a message says and how it goes, in the order both inserts take it (recipient_masked … provider). */
 const contentColumns = (m: QueuedMessage) => [
