@@ -15,7 +15,7 @@ import { createDatabase, type Database } from "@sms/db";
 import { createPostgresTestDatabase } from "@sms/db/testing";
 import { checkMessageStatuses, createStore, type SmsProvider } from "@sms/domain";
 import { createSimulatorProvider } from "@sms/provider-sim";
-import { createUbillProvider } from "@sms/provider-ubill";
+import { createUbillProvider, DEFAULT_STATUS_TIMEOUT_MS } from "@sms/provider-ubill";
 import { FAKE_UBILL_API_KEY, startFakeUbill } from "@sms/provider-ubill/testing";
 import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
 import { benchArgs } from "./support.ts";
@@ -215,7 +215,13 @@ async function worker() {
       clock: { now: () => new Date() },
       logger: silent,
       providers: { test: provider, live: provider },
-      config: { intervalMs: 20_000, batchSize: BATCH, concurrency: CONCURRENCY, deadlineMs: 72 * 3_600_000 },
+      config: {
+        intervalMs: 20_000,
+        batchSize: BATCH,
+        concurrency: CONCURRENCY,
+        deadlineMs: 72 * 3_600_000,
+        callTimeoutMs: DEFAULT_STATUS_TIMEOUT_MS,
+      },
     });
     console.log(JSON.stringify({ ...counts, asked: Object.fromEntries(asked) }));
   } finally {
