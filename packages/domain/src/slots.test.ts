@@ -38,6 +38,27 @@ describe("slots", () => {
     expect([slots.inUse, slots.waiting]).toEqual([0, 0]);
   });
 
+  it("serves work run `first` before every other waiter, in its own arrival order", async () => {
+    const slots = createSlots(1);
+    const holder = deferred();
+    const started: string[] = [];
+    const run = (name: string, first = false) =>
+      slots.run(
+        async () => {
+          started.push(name);
+        },
+        { first },
+      );
+    const held = slots.run(() => holder.promise);
+    const runs = [run("new-1"), run("new-2"), run("finish-1", true), run("finish-2", true)];
+    await settle();
+    expect(slots.waiting).toBe(4);
+    holder.resolve();
+    await Promise.all([held, ...runs]);
+    expect(started).toEqual(["finish-1", "finish-2", "new-1", "new-2"]);
+    expect([slots.inUse, slots.waiting]).toEqual([0, 0]);
+  });
+
   it("gives the slot back when the work throws, and passes the error on", async () => {
     const slots = createSlots(1);
     const failing = slots.run(async () => {

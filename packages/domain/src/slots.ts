@@ -5,8 +5,12 @@
 // connection, so everything else keeps its turn at the pool.
 
 export type Slots = {
-  /** Runs `work` once a slot is free; the slot is given back when it settles, however it settles. */
-  run<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` once a slot is free; the slot is given back when it settles, however it settles. Work
+   * run `first` is served before every other waiter (in its own arrival order): work that finishes what
+   * earlier work started, so that it never queues behind new work.
+   */
+  run<T>(work: () => Promise<T>, options?: { first?: boolean }): Promise<T>;
   readonly size: number;
   readonly inUse: number;
   /** Work waiting for a slot. */
@@ -18,8 +22,9 @@ export function createSlots(size: number): Slots {
     throw new RangeError(`slots: size must be a positive integer, not ${size}`);
   let inUse = 0;
   const queue: Array<() => void> = [];
+  const firstQueue: Array<() => void> = [];
   const release = () => {
-    const next = queue.shift();
+    const next = firstQueue.shift() ?? queue.shift();
     // Handed straight to the next in line: inUse stays the same.
     if (next) next();
     else inUse--;
@@ -30,11 +35,11 @@ export function createSlots(size: number): Slots {
       return inUse;
     },
     get waiting() {
-      return queue.length;
+      return queue.length + firstQueue.length;
     },
-    async run(work) {
+    async run(work, options) {
       if (inUse < size) inUse++;
-      else await new Promise<void>((resolve) => queue.push(resolve));
+      else await new Promise<void>((resolve) => (options?.first ? firstQueue : queue).push(resolve));
       try {
         return await work();
       } finally {

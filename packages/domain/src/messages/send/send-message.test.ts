@@ -536,6 +536,39 @@ describe("sendMessage", () => {
       expect(tables.balance).toBe(4);
     });
 
+    it("a live send's record takes a live slot too, ahead of the write-aheads still waiting", async () => {
+      tables.hasPaidCredits = true;
+      tables.balance = 10;
+      const inner = createSlots(1);
+      const started: string[] = [];
+      const liveSlots: Slots = {
+        run: (work, options) =>
+          inner.run(() => {
+            started.push(options?.first ? "record" : "write-ahead");
+            return work();
+          }, options),
+        size: inner.size,
+        get inUse() {
+          return inner.inUse;
+        },
+        get waiting() {
+          return inner.waiting;
+        },
+      };
+      const { send } = setup({ liveSlots });
+      const results = await Promise.all(
+        ["+995555000011", "+995555000012", "+995555000013"].map((to, index) =>
+          send(live({ to, idempotencyKey: `ordered-${index}` })),
+        ),
+      );
+      for (const result of results)
+        expect(result).toMatchObject({ ok: true, message: { status: "submitted" } });
+      expect(started.filter((kind) => kind === "record")).toHaveLength(3);
+      // The first send's record did not wait for the third send's write-ahead.
+      expect(started.indexOf("record")).toBeLessThan(started.lastIndexOf("write-ahead"));
+      expect([inner.inUse, inner.waiting]).toEqual([0, 0]);
+    });
+
     it("the recovery sweep decided first: its stored answer stands", async () => {
       tables.balance = 3;
       const { send } = setup({ hooks: { sweepFirst: true } });

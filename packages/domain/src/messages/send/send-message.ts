@@ -27,8 +27,9 @@
 // database slots (deps.liveSlots), so that a burst of them (hundreds of one
 // project's, their transactions queued on its per-minute counter and balance
 // rows) cannot take every connection of the pool from test sends, reads and
-// other projects. The record step needs no slot: it comes at the rate the
-// write-aheads finish, with no row shared between sends of an accepted one.
+// other projects. The record step takes a slot too, ahead of every waiting
+// write-ahead (it finishes a send uBill already has), so live sends never
+// hold more than their half of the pool.
 //
 // A duplicate that finds the key in flight waits for the first request's
 // answer (polling the record, so it works across instances) and replays it.
@@ -87,8 +88,12 @@ export async function sendMessage(
 
   const timer = deps.timer ?? systemTimer;
   const slots = input.mode === "live" ? deps.liveSlots : undefined;
-  /** A live send's write-ahead, in one of the live slots. */
-  const inSlot = <T>(work: () => Promise<T>): Promise<T> => (slots ? slots.run(work) : work());
+  /**
+   * A live send's database work, in one of the live slots: its write-ahead, and its record ahead of
+   * every waiting write-ahead (it finishes a send uBill already has; new ones can wait).
+   */
+  const inSlot = <T>(work: () => Promise<T>, options?: { first?: boolean }): Promise<T> =>
+    slots ? slots.run(work, options) : work();
   let stepStarted = timer.monotonicMs();
   /** Tells deps.observe how long `phase` took, and starts the next step's clock. */
   const stepDone = (phase: SendPhase) => {
@@ -113,7 +118,7 @@ export async function sendMessage(
     await input.beforeSubmit?.(draft.queued.messageId);
     const outcome = await submit(draft, input.logger);
     stepDone("submit");
-    const result = await record(deps, input, draft, outcome, written);
+    const result = await inSlot(() => record(deps, input, draft, outcome, written), { first: true });
     stepDone("record");
     return result;
   }
