@@ -11,41 +11,19 @@ import { type CounterWindow, consumeStepSql } from "./limits.ts";
 // re-evaluates the WHERE on the newest row version after waiting for it, so
 // two sends can never both pass the cap. daily_credits_used counts the UTC day
 // named by daily_credits_day ($6) and starts again from zero on a new day.
-const RESERVE_SQL = `
-  WITH debited AS (
+/**
+ * The reservation statement ($1 amount, $2 now, $3 project, $4 entry id, $5
+ * message, $6 UTC day). With `counted` (a CTE body naming the counter step),
+ * the balance moves only when that step moved its counter, and the counter's
+ * new count comes back as `used`.
+ */
+function reserveSql(counted?: string): string {
+  return `
+  WITH ${counted ? `counted AS (${counted}\n  ), ` : ""}debited AS (
     UPDATE projects SET credit_balance = credit_balance - CAST($1 AS integer), updated_at = CAST($2 AS timestamptz),
            daily_credits_used = CASE WHEN daily_credits_day = CAST($6 AS date)
                                      THEN daily_credits_used + CAST($1 AS integer) ELSE CAST($1 AS integer) END,
-           daily_credits_day = CAST($6 AS date)
-    WHERE id = $3 AND credit_balance >= CAST($1 AS integer)
-      AND (daily_credit_cap IS NULL
-           OR (CASE WHEN daily_credits_day = CAST($6 AS date) THEN daily_credits_used ELSE 0 END)
-              + CAST($1 AS integer) <= daily_credit_cap)
-    RETURNING id
-  ), entry AS (
-    INSERT INTO credit_ledger (id, project_id, kind, amount, message_id, created_at)
-    SELECT CAST($4 AS text), CAST($3 AS text), CAST('reservation' AS "CreditEntryKind"), -CAST($1 AS integer),
-           CAST($5 AS text), CAST($2 AS timestamptz)
-    FROM debited
-    RETURNING id
-  )
-  SELECT (SELECT count(*)::int FROM entry) AS reserved, p.credit_balance, p.daily_credit_cap
-  FROM projects p WHERE p.id = $3`;
-
-// A live send's last write-ahead step: the project's per-minute counter and
-// the reservation in one statement, so the two rows every live send of the
-// project waits on are held from this statement to COMMIT, one round trip,
-// instead of across one each. The counter comes first (the lock order the
-// send's give-back follows); without it the balance is not touched. $7–$10:
-// the counter's bucket, window start, end and limit.
-const RESERVE_COUNTED_SQL = `
-  WITH counted AS (${consumeStepSql({ bucket: "$7", start: "$8", cost: "1", end: "$9", limit: "$10" })}
-  ), debited AS (
-    UPDATE projects SET credit_balance = credit_balance - CAST($1 AS integer), updated_at = CAST($2 AS timestamptz),
-           daily_credits_used = CASE WHEN daily_credits_day = CAST($6 AS date)
-                                     THEN daily_credits_used + CAST($1 AS integer) ELSE CAST($1 AS integer) END,
-           daily_credits_day = CAST($6 AS date)
-    FROM counted
+           daily_credits_day = CAST($6 AS date)${counted ? "\n    FROM counted" : ""}
     WHERE id = $3 AND credit_balance >= CAST($1 AS integer)
       AND (daily_credit_cap IS NULL
            OR (CASE WHEN daily_credits_day = CAST($6 AS date) THEN daily_credits_used ELSE 0 END)
@@ -58,9 +36,22 @@ const RESERVE_COUNTED_SQL = `
     FROM debited
     RETURNING id
   )
-  SELECT (SELECT count FROM counted) AS used, (SELECT count(*)::int FROM entry) AS reserved,
+  SELECT ${counted ? "(SELECT count FROM counted) AS used, " : ""}(SELECT count(*)::int FROM entry) AS reserved,
          p.credit_balance, p.daily_credit_cap
   FROM projects p WHERE p.id = $3`;
+}
+
+const RESERVE_SQL = reserveSql();
+
+// A live send's last write-ahead step: the project's per-minute counter and
+// the reservation in one statement, so the two rows every live send of the
+// project waits on are held from this statement to COMMIT, one round trip,
+// instead of across one each. The counter comes first (the lock order the
+// send's give-back follows); without it the balance is not touched. $7–$10:
+// the counter's bucket, window start, end and limit.
+const RESERVE_COUNTED_SQL = reserveSql(
+  consumeStepSql({ bucket: "$7", start: "$8", cost: "1", end: "$9", limit: "$10" }),
+);
 
 const REFUND_SQL = `
   WITH entry AS (
@@ -169,6 +160,18 @@ export type Balance = {
   hasPaidCredits: boolean;
 };
 
+/** reserveSql's $1–$6. */
+function reserveParams(options: { projectId: string; messageId: string; amount: number; now: Date }) {
+  return [
+    options.amount,
+    options.now,
+    options.projectId,
+    newId("cre"),
+    options.messageId,
+    options.now.toISOString().slice(0, 10),
+  ];
+}
+
 function reservationOf(
   row: { reserved: number; credit_balance: number; daily_credit_cap: number | null } | undefined,
   amount: number,
@@ -199,14 +202,7 @@ export function ledgerStore(sql: Sql) {
         reserved: number;
         credit_balance: number;
         daily_credit_cap: number | null;
-      }>(RESERVE_SQL, [
-        options.amount,
-        options.now,
-        options.projectId,
-        newId("cre"),
-        options.messageId,
-        options.now.toISOString().slice(0, 10),
-      ]);
+      }>(RESERVE_SQL, reserveParams(options));
       return reservationOf(row, options.amount);
     },
 
@@ -226,12 +222,7 @@ export function ledgerStore(sql: Sql) {
         credit_balance: number;
         daily_credit_cap: number | null;
       }>(RESERVE_COUNTED_SQL, [
-        options.amount,
-        options.now,
-        options.projectId,
-        newId("cre"),
-        options.messageId,
-        options.now.toISOString().slice(0, 10),
+        ...reserveParams(options),
         window.bucket,
         window.start,
         window.end,
