@@ -111,31 +111,46 @@ describe.each(backends)("per-recipient limits on %s", (backend) => {
     expect(await t.app.db.prisma.message.count({ where: { projectId } })).toBe(5);
   });
 
-  it("retries while uBill refuses connections give every counter back: once uBill is back the number is not locked out", async () => {
-    const { apiKey, projectId } = await insertLiveKey(t.app.db.prisma, { credits: 50 });
-    t.clock.set("2026-11-22T11:03:00Z");
-    // A second instance on the same database whose uBill refuses connections.
+  /**
+   * `work` against a second instance on the same database whose uBill refuses connections; `sendVia`
+   * posts a live send to NUMBER through it.
+   */
+  async function whileUbillRefuses<T>(
+    work: (sendVia: (apiKey: string, key: string) => Promise<Response>) => Promise<T>,
+  ): Promise<T> {
     const offline = await createApp(
       parseEnv({ ...t.env, UBILL_BASE_URL: `http://127.0.0.1:${await getRefusingPort()}` }),
       { db: t.app.db, clock: t.clock, logDestination: t.logs },
     );
     try {
-      for (let i = 0; i < 8; i++) {
-        const response = await offline.handler(
-          new Request(`${t.baseUrl}/v1/messages`, sendMessageRequest(apiKey, "outage", body({ to: NUMBER }))),
+      return await work((apiKey, key) =>
+        offline.handler(
+          new Request(`${t.baseUrl}/v1/messages`, sendMessageRequest(apiKey, key, body({ to: NUMBER }))),
           { remoteAddress: "203.0.113.10" },
-        );
-        expect(response.status).toBe(503);
-      }
+        ),
+      );
     } finally {
       await offline.close();
     }
-    // Nothing may have reached uBill: every counter of this project is back at 0.
+  }
+
+  /** Every counter of the project is back at 0 (at least the minute's and the recipient's two). */
+  async function expectCountersGivenBack(projectId: string) {
     const counters = await t.app.db.prisma.rateLimitCounter.findMany({
       where: { bucket: { contains: projectId } },
     });
     expect(counters.length).toBeGreaterThanOrEqual(3);
     for (const counter of counters) expect(counter.count, counter.bucket).toBe(0);
+  }
+
+  it("retries while uBill refuses connections give every counter back: once uBill is back the number is not locked out", async () => {
+    const { apiKey, projectId } = await insertLiveKey(t.app.db.prisma, { credits: 50 });
+    t.clock.set("2026-11-22T11:03:00Z");
+    await whileUbillRefuses(async (sendVia) => {
+      for (let i = 0; i < 8; i++) expect((await sendVia(apiKey, "outage")).status).toBe(503);
+    });
+    // Nothing may have reached uBill: every counter of this project is back at 0.
+    await expectCountersGivenBack(projectId);
     // uBill is back: the same key sends, and four more fit the recipient's window.
     const sendsBefore = fake.sends().length;
     expect((await send(apiKey, "outage")).status).toBe(201);
@@ -151,34 +166,15 @@ describe.each(backends)("per-recipient limits on %s", (backend) => {
     // unsent sends give the same rows back in that order: no deadlock, nothing kept.
     const { apiKey, projectId } = await insertLiveKey(t.app.db.prisma, { credits: 50 });
     t.clock.set("2026-11-22T12:07:00Z");
-    const offline = await createApp(
-      parseEnv({ ...t.env, UBILL_BASE_URL: `http://127.0.0.1:${await getRefusingPort()}` }),
-      { db: t.app.db, clock: t.clock, logDestination: t.logs },
-    );
-    let statuses: number[];
-    try {
+    const statuses = await whileUbillRefuses(async (sendVia) => {
       const responses = await Promise.all(
-        Array.from({ length: 16 }, (_, i) =>
-          offline.handler(
-            new Request(
-              `${t.baseUrl}/v1/messages`,
-              sendMessageRequest(apiKey, `storm-${i}`, body({ to: NUMBER })),
-            ),
-            { remoteAddress: "203.0.113.10" },
-          ),
-        ),
+        Array.from({ length: 16 }, (_, i) => sendVia(apiKey, `storm-${i}`)),
       );
-      statuses = responses.map((response) => response.status);
-    } finally {
-      await offline.close();
-    }
+      return responses.map((response) => response.status);
+    });
     expect(statuses.filter((status) => status !== 503 && status !== 429)).toEqual([]);
     expect(statuses.filter((status) => status === 503).length).toBeGreaterThanOrEqual(5);
-    const counters = await t.app.db.prisma.rateLimitCounter.findMany({
-      where: { bucket: { contains: projectId } },
-    });
-    expect(counters.length).toBeGreaterThanOrEqual(3);
-    for (const counter of counters) expect(counter.count, counter.bucket).toBe(0);
+    await expectCountersGivenBack(projectId);
     expect(await t.app.db.prisma.message.count({ where: { projectId } })).toBe(0);
     expect(await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
       creditBalance: 50,
