@@ -709,7 +709,8 @@ describe.each(backends)("messages on %s", (backend) => {
       const reportsBefore = fake.requests.filter((request) => request.endpoint === "report").length;
       const reportsSince = () =>
         fake.requests.filter((request) => request.endpoint === "report").length - reportsBefore;
-      fake.setReportDelay(400);
+      // Long enough that the next round surely starts while these calls still wait, on a busy machine too.
+      fake.setReportDelay(2_000);
       let first: Promise<unknown>;
       try {
         first = runStatusCheck();
