@@ -360,10 +360,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     services,
     auth: {
       ...authenticator,
-      async authenticate(authorization) {
+      async authenticate(authorization, hashed) {
         const started = performance.now();
         try {
-          return await authenticator.authenticate(authorization);
+          return await authenticator.authenticate(authorization, hashed);
         } finally {
           metrics.phase("authenticate", performance.now() - started);
         }

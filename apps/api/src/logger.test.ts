@@ -255,4 +255,31 @@ describe("redactValue", () => {
     expect(redactValue("plain")).toBe("plain");
     expect(redactValue(undefined)).toBeUndefined();
   });
+
+  it("copies an object met twice side by side (not a cycle), and a cycle as [circular]", () => {
+    const shared = { note: "n", token: "t" };
+    expect(redactValue({ a: shared, b: [shared, shared] })).toEqual({
+      a: { note: "n", token: "[redacted]" },
+      b: [
+        { note: "n", token: "[redacted]" },
+        { note: "n", token: "[redacted]" },
+      ],
+    });
+    const cyclic: Record<string, unknown> = { name: "a" };
+    cyclic.list = [cyclic];
+    expect(redactValue(cyclic)).toEqual({ name: "a", list: ["[circular]"] });
+  });
+
+  it("leaves nothing behind when a getter throws: the next call sees no false cycle", () => {
+    const inner = { name: "inner" };
+    const throwing = {
+      inner,
+      get broken(): never {
+        throw new Error("getter");
+      },
+    };
+    expect(() => redactValue(throwing)).toThrow("getter");
+    expect(redactValue({ inner, again: { inner } })).toEqual({ inner: { name: "inner" }, again: { inner: { name: "inner" } } });
+    expect(redactValue(inner)).toEqual({ name: "inner" });
+  });
 });

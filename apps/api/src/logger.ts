@@ -79,6 +79,17 @@ export const REDACTED_FIELDS = [
 
 const normalizeField = (name: string) => name.toLowerCase().replace(/[-_]/g, "");
 const REDACTED = new Set<string>(REDACTED_FIELDS.map(normalizeField));
+/** Field names seen → redacted or not: log lines reuse a few dozen names (bounded, for names from outside). */
+const redactedByName = new Map<string, boolean>();
+const MAX_NAMES_REMEMBERED = 1_000;
+function isRedacted(field: string): boolean {
+  let redacted = redactedByName.get(field);
+  if (redacted === undefined) {
+    redacted = REDACTED.has(normalizeField(field));
+    if (redactedByName.size < MAX_NAMES_REMEMBERED) redactedByName.set(field, redacted);
+  }
+  return redacted;
+}
 const CENSOR = "[redacted]";
 const MAX_DEPTH = 8;
 const MAX_MESSAGE_LENGTH = 500;
@@ -169,30 +180,39 @@ export function serializeError(error: unknown, depth = 0): Record<string, unknow
   };
 }
 
+/**
+ * The objects redactValue is inside of, outermost first: a value among them is
+ * a cycle. At most MAX_DEPTH long, so a scan is cheaper than a WeakSet made for
+ * every log line; redactValue is synchronous, so one stack serves every call.
+ */
+const ancestors: object[] = [];
+
 /** A copy of `value` with sensitive fields censored and errors serialized, at any depth. */
-export function redactValue(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
+export function redactValue(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== "object") return value;
   if (value instanceof Error) return serializeError(value);
   if (value instanceof Date) return value;
   if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return `[${value.byteLength} bytes]`;
   if (depth >= MAX_DEPTH) return "[too deep]";
-  if (seen.has(value)) return "[circular]";
-  seen.add(value);
+  if (ancestors.includes(value)) return "[circular]";
+  ancestors.push(value);
   try {
-    if (Array.isArray(value)) return value.map((item) => redactValue(item, depth + 1, seen));
+    if (Array.isArray(value)) return value.map((item) => redactValue(item, depth + 1));
     const out: Record<string, unknown> = {};
-    for (const [field, inner] of Object.entries(value)) {
-      if (REDACTED.has(normalizeField(field))) {
+    for (const field in value) {
+      if (!Object.hasOwn(value, field)) continue;
+      const inner = (value as Record<string, unknown>)[field];
+      if (isRedacted(field)) {
         out[field] = inner === null || inner === undefined ? inner : CENSOR;
       } else if ((field === "err" || field === "error") && typeof inner === "string") {
         out[field] = scrubText(inner).slice(0, MAX_MESSAGE_LENGTH);
       } else {
-        out[field] = redactValue(inner, depth + 1, seen);
+        out[field] = redactValue(inner, depth + 1);
       }
     }
     return out;
   } finally {
-    seen.delete(value);
+    ancestors.pop();
   }
 }
 

@@ -322,6 +322,21 @@ describe("fingerprint", () => {
     expect(expected).not.toBe(createHmac("sha256", raw).update(request, "utf8").digest("hex"));
   });
 
+  it("equals createHmac for any data, one call after another (the kept hash states are only copied)", async () => {
+    const derived = Buffer.from(
+      hkdfSync("sha256", Buffer.from(K1, "base64"), Buffer.alloc(0), "sms/fingerprint/v1", 32),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: "grapheme", maxLength: 300 }), async (data) => {
+        const expected = createHmac("sha256", derived).update(data, "utf8").digest("hex");
+        expect(await ring.fingerprint(data)).toBe(`k1:${expected}`);
+        expect(await ring.fingerprint(data)).toBe(`k1:${expected}`);
+        expect(await ring.verifyFingerprint(data, `k1:${expected}`)).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it("depends on the data and on the key", async () => {
     await fc.assert(
       fc.asyncProperty(fc.string({ unit: "binary" }), fc.string({ unit: "binary" }), async (a, b) => {

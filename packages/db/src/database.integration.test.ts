@@ -435,7 +435,7 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
     );
     onTestFinished(() => impatient.close());
     expect(await db.ping()).toBe(true);
-    await impatient.prisma.project.count(); // leaves an idle connection in its pool
+    await impatient.query("SELECT count(*) FROM projects"); // leaves an idle connection in its pool
 
     proxy.freeze();
     const ping = await timed(db.ping());
@@ -451,16 +451,18 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when
 
     // An idle connection that no longer answers hits the query timeout, a new
     // one the connection timeout: the request fails instead of hanging.
+    // (The service's statements, `query`: the testing entry's Prisma client has no client-side deadline.)
     for (let attempt = 0; attempt < 2; attempt++) {
       const query = await timed(
-        impatient.prisma.project.count().then(
+        impatient.query("SELECT count(*) FROM projects").then(
           () => "answered",
-          () => "failed",
+          (error: unknown) => (error instanceof DatabaseUnavailableError ? error.reason : "other"),
         ),
       );
-      expect(query.value).toBe("failed");
+      expect(["timeout", "connect_failed"]).toContain(query.value);
       expect(query.ms).toBeLessThan(FAST_MS);
     }
+    expect(impatient.poolStats()?.total).toBe(0);
   });
 
   it("ping never reports connection details", async () => {
@@ -592,6 +594,36 @@ describe.runIf(backends.includes("postgres"))(
       const error = await failure(db.query("SELECT pg_sleep(5)"));
       expect(error).toBeInstanceOf(DatabaseUnavailableError);
       expect((error as DatabaseUnavailableError).reason).toBe("statement_timeout");
+      expect(await db.query<{ one: number }>("SELECT 1 AS one")).toEqual([{ one: 1 }]);
+    });
+
+    it("the client's deadline (no statement_timeout): the late statement fails with timeout and its connection is dropped; the others go on", async () => {
+      const server = await createPostgresTestDatabase();
+      onTestFinished(() => server.drop());
+      const db = await createDatabase({
+        databaseUrl: server.databaseUrl,
+        poolSize: 3,
+        queryTimeoutMs: 400,
+        logger: quiet,
+      });
+      onTestFinished(() => db.close());
+      await Promise.all([db.query("SELECT 1"), db.query("SELECT 1"), db.query("SELECT 1")]);
+      expect(db.poolStats()?.total).toBe(3);
+      const slow: Promise<unknown> = db.query("SELECT pg_sleep(3)");
+      const slowInTransaction: Promise<unknown> = db.transaction(async (sql) => {
+        await sql.query("SELECT 1");
+        await sql.query("SELECT pg_sleep(3)");
+      });
+      // Beside them, on the third connection, quick statements are answered, none cut short.
+      for (let i = 0; i < 5; i++) expect(await db.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
+      for (const late of [slow, slowInTransaction]) {
+        expect(await settlesWithin(late, GUARD_MS)).toBe("rejected");
+        const error = await failure(late);
+        expect(error).toBeInstanceOf(DatabaseUnavailableError);
+        expect((error as DatabaseUnavailableError).reason).toBe("timeout");
+      }
+      // The two connections whose statements ran late were closed, not put back in the pool.
+      expect(db.poolStats()?.total).toBe(1);
       expect(await db.query<{ one: number }>("SELECT 1 AS one")).toEqual([{ one: 1 }]);
     });
 

@@ -10,6 +10,7 @@ import pg from "pg";
 import { consoleLogger, type DatabaseLogger, errorMessage } from "./logger.ts";
 import { type MigrateResult, migratePglite, migratePostgres } from "./migrator.ts";
 import { pgliteSession, pgSession, type SqlSession } from "./sql-session.ts";
+import { type StatementDeadlines, statementDeadlines } from "./statement-deadlines.ts";
 import { asUnavailable, unavailableReason, WRITES_REFUSED } from "./unavailable.ts";
 
 export type DatabaseKind = "postgres" | "pglite";
@@ -224,9 +225,10 @@ export function statementName(sql: string): string | undefined {
   return name;
 }
 
-/** One statement on the pool or a checked-out client; named (prepared) unless `prepared` is false. */
+/** One statement on a checked-out client; named (prepared) unless `prepared` is false. */
 async function runStatement<Row>(
-  target: pg.Pool | pg.PoolClient,
+  deadlines: StatementDeadlines,
+  client: pg.PoolClient,
   prepared: boolean,
   sql: string,
   params: readonly unknown[] = [],
@@ -238,17 +240,23 @@ async function runStatement<Row>(
       : value,
   );
   try {
-    const result = await target.query({ name: prepared ? statementName(sql) : undefined, text: sql, values });
+    const result = await deadlines.run(client, () =>
+      client.query({ name: prepared ? statementName(sql) : undefined, text: sql, values }),
+    );
     return result.rows as Row[];
   } catch (error) {
     throw asUnavailable(error);
   }
 }
 
-/** BEGIN or COMMIT on a checked-out client (unnamed, simple protocol). */
-async function control(client: pg.PoolClient, sql: "BEGIN" | "COMMIT"): Promise<void> {
+/** BEGIN, COMMIT or ROLLBACK on a checked-out client (unnamed, simple protocol). */
+async function control(
+  deadlines: StatementDeadlines,
+  client: pg.PoolClient,
+  sql: "BEGIN" | "COMMIT" | "ROLLBACK",
+): Promise<void> {
   try {
-    await client.query(sql);
+    await deadlines.run(client, () => client.query(sql));
   } catch (error) {
     throw asUnavailable(error);
   }
@@ -267,18 +275,22 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
   const logger = options.logger ?? consoleLogger;
   const prepared = options.preparedStatements ?? true;
   const statementTimeout = options.statementTimeoutMs;
+  // The client-side deadline is the service's own (statement-deadlines.ts), not pg's query_timeout.
+  const deadlines = statementDeadlines(
+    options.queryTimeoutMs ??
+      (statementTimeout ? statementTimeout + CLIENT_TIMEOUT_MARGIN_MS : DEFAULT_QUERY_TIMEOUT_MS),
+  );
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: options.poolSize ?? DEFAULT_POOL_SIZE,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
-    query_timeout:
-      options.queryTimeoutMs ??
-      (statementTimeout ? statementTimeout + CLIENT_TIMEOUT_MARGIN_MS : DEFAULT_QUERY_TIMEOUT_MS),
     // Sent in the start-up packet: no extra round trip per connection.
     ...(statementTimeout
       ? { statement_timeout: statementTimeout, idle_in_transaction_session_timeout: statementTimeout }
       : {}),
-    idleTimeoutMillis: 30_000,
+    // A connection once opened stays open (a fixed-size pool, as HikariCP recommends): the pool's
+    // peak is what the server must allow anyway, and closing idle ones cost a timer per release.
+    idleTimeoutMillis: 0,
     // Lets the OS notice a peer that vanished without closing the connection.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
@@ -310,17 +322,33 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
   const db: Database = {
     kind: "postgres",
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    query: <Row>(sql: string, params?: readonly unknown[]) =>
-      runStatement<Row>(pool, prepared, sql, params).catch((error: unknown): never => {
+    query: async <Row>(sql: string, params?: readonly unknown[]) => {
+      let client: pg.PoolClient;
+      try {
+        client = await checkout(pool);
+      } catch (error) {
         throw refusals.note(error);
-      }),
+      }
+      // As pg-pool's own pool.query: a connection whose statement failed is not reused.
+      let failed = false;
+      try {
+        return await runStatement<Row>(deadlines, client, prepared, sql, params);
+      } catch (error) {
+        failed = true;
+        throw refusals.note(error);
+      } finally {
+        client.release(failed);
+      }
+    },
     transaction: async (work) => {
       const client = await checkout(pool);
       let broken = false;
       try {
-        await control(client, "BEGIN");
-        const result = await work({ query: (sql, params) => runStatement(client, prepared, sql, params) });
-        await control(client, "COMMIT");
+        await control(deadlines, client, "BEGIN");
+        const result = await work({
+          query: (sql, params) => runStatement(deadlines, client, prepared, sql, params),
+        });
+        await control(deadlines, client, "COMMIT");
         return result;
       } catch (error) {
         refusals.note(error);
@@ -331,7 +359,7 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
           broken = true;
         } else {
           // A connection that cannot even roll back is not given back to the pool.
-          await client.query("ROLLBACK").catch(() => {
+          await control(deadlines, client, "ROLLBACK").catch(() => {
             broken = true;
           });
         }

@@ -16,7 +16,7 @@
 // Counting is per instance (N instances allow N times the limit): the point is
 // to make guessing slow and to keep it off the database, not exact fairness.
 import { API_KEY_PATTERN, sha256HexSync } from "@sms/crypto";
-import type { Authentication, Clock } from "@sms/domain";
+import type { Authentication, Clock, KeyAndHash } from "@sms/domain";
 import { rateLimitSubject } from "./client-address.ts";
 
 const MINUTE_MS = 60_000;
@@ -25,7 +25,8 @@ const POSITIVE_TTL_MS = 24 * 60 * MINUTE_MS;
 const MAX_ENTRIES = 20_000;
 
 export type AuthThrottleVerdict =
-  | { kind: "lookup"; keyHash: string | null }
+  /** `key` and `keyHash`: the well-formed bearer key and its hash, which the lookup can reuse; null when none. */
+  | { kind: "lookup"; keyHash: string | null; key: KeyAndHash | null }
   | { kind: "known_invalid" }
   | { kind: "throttled"; limit: number; resetAt: Date };
 
@@ -66,10 +67,10 @@ export function createAuthThrottle(options: { clock: Clock; maxFailuresPerMinute
   return {
     before(address, authorization) {
       const key = bearerKey(authorization);
-      if (key === null) return { kind: "lookup", keyHash: null };
+      if (key === null) return { kind: "lookup", keyHash: null, key: null };
       const keyHash = sha256HexSync(key);
       const now = options.clock.now().getTime();
-      if ((valid.get(keyHash) ?? 0) > now) return { kind: "lookup", keyHash };
+      if ((valid.get(keyHash) ?? 0) > now) return { kind: "lookup", keyHash, key: { key, keyHash } };
       const minute = Math.floor(now / MINUTE_MS);
       const record = failures.get(rateLimitSubject(address));
       if (record && record.minute === minute && record.count >= options.maxFailuresPerMinute) {
@@ -83,7 +84,7 @@ export function createAuthThrottle(options: { clock: Clock; maxFailuresPerMinute
         countFailure(address, now);
         return { kind: "known_invalid" };
       }
-      return { kind: "lookup", keyHash };
+      return { kind: "lookup", keyHash, key: { key, keyHash } };
     },
     after(address, verdict, result) {
       if (verdict.keyHash === null) return;

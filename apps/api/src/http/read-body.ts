@@ -43,6 +43,42 @@ export function bodyLeftUnread(request: Request): boolean {
   return request.headers.has("transfer-encoding") || (length !== null && length !== "0");
 }
 
+/** A body being read under its deadline: the watchdog cancels its reader once the deadline has passed. */
+type Watched = { deadline: number; reader: ReadableStreamDefaultReader<Uint8Array>; expired: boolean };
+
+/**
+ * The bodies being read with a deadline, and one interval timer over all of
+ * them while there are any: a body costs no timer, promise or race of its own
+ * (most arrive with their headers), and a late one is cancelled at most
+ * WATCHDOG_MS after its deadline (30 s by default).
+ */
+const watched = new Set<Watched>();
+let watchdog: ReturnType<typeof setInterval> | undefined;
+const WATCHDOG_MS = 100;
+
+function sweep(): void {
+  const now = performance.now();
+  for (const entry of watched) {
+    if (entry.deadline > now) continue;
+    entry.expired = true;
+    watched.delete(entry);
+    // Ends the pending read (done) and the stream: the reader sees `expired` and answers 408.
+    entry.reader.cancel().catch(() => {});
+  }
+  if (watched.size === 0) {
+    clearInterval(watchdog);
+    watchdog = undefined;
+  }
+}
+
+function watch(entry: Watched): void {
+  watched.add(entry);
+  if (watchdog !== undefined) return;
+  watchdog = setInterval(sweep, WATCHDOG_MS);
+  // A body being read never keeps the process alive by itself (Node; Deno's interval is a number).
+  (watchdog as { unref?: () => void }).unref?.();
+}
+
 /**
  * The body as text, or null when it is larger than `limit` bytes (declared or
  * actual; reading stops at the limit). Throws ApiError `request_timeout` when
@@ -59,31 +95,21 @@ export async function readBodyText(request: Request, limit: number): Promise<str
   const chunks: Uint8Array[] = [];
   let size = 0;
   const deadline = deadlines.get(request);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let expired: Promise<"timeout"> | undefined;
+  const entry: Watched | undefined =
+    deadline === undefined ? undefined : { deadline, reader, expired: false };
+  if (entry) watch(entry);
   try {
     for (;;) {
-      const read = reader.read();
-      let result: ReadableStreamReadResult<Uint8Array> | "timeout";
+      let result: ReadableStreamReadResult<Uint8Array>;
       try {
-        if (deadline === undefined) {
-          result = await read;
-        } else {
-          // One timer per body, armed at its first read and cleared when reading ends.
-          expired ??= new Promise((resolve) => {
-            timer = setTimeout(() => resolve("timeout"), Math.max(0, deadline - performance.now()));
-          });
-          result = await Promise.race([read, expired]);
-        }
+        result = await reader.read();
       } catch {
+        if (entry?.expired) throw new ApiError("request_timeout", REFUSAL_MESSAGES.request_timeout);
         // The body stream fails only when the connection ends before the body does.
         throw new ClientClosedRequest();
       }
-      if (result === "timeout") {
-        read.catch(() => {});
-        await reader.cancel().catch(() => {});
-        throw new ApiError("request_timeout", REFUSAL_MESSAGES.request_timeout);
-      }
+      // Before `done`: the watchdog's cancel also ends the read as done.
+      if (entry?.expired) throw new ApiError("request_timeout", REFUSAL_MESSAGES.request_timeout);
       if (result.done) break;
       size += result.value.byteLength;
       if (size > limit) {
@@ -93,14 +119,18 @@ export async function readBodyText(request: Request, limit: number): Promise<str
       chunks.push(result.value);
     }
   } finally {
-    clearTimeout(timer);
+    if (entry) watched.delete(entry);
   }
   fullyRead.add(request);
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
+  // Most bodies arrive in one chunk: decoded as it is.
+  let bytes = chunks[0] ?? new Uint8Array(0);
+  if (chunks.length > 1) {
+    bytes = new Uint8Array(size);
+    let offset = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, offset);
+      offset += chunk.byteLength;
+    }
   }
   try {
     return utf8.decode(bytes);

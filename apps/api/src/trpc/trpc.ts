@@ -108,7 +108,8 @@ async function authenticateKey(ctx: Context) {
   if (verdict.kind === "known_invalid") {
     throw new ApiError("invalid_api_key", REFUSAL_MESSAGES.invalid_api_key, { "WWW-Authenticate": "Bearer" });
   }
-  const result = await ctx.deps.auth.authenticate(authorization);
+  // The throttle hashed the key already: the lookup reuses that hash.
+  const result = await ctx.deps.auth.authenticate(authorization, verdict.key ?? undefined);
   ctx.deps.authThrottle.after(address, verdict, result);
   if (!result.ok) {
     const headers: Record<string, string> =

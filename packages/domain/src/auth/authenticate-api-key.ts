@@ -35,8 +35,15 @@ function parseAuthorization(
   return { key: credentials };
 }
 
+/** A bearer key and its SHA-256 hex, as a caller that hashed it already (the throttle) passes it on. */
+export type KeyAndHash = { key: string; keyHash: string };
+
 export type ApiKeyAuthenticator = {
-  authenticate(authorizationHeader: string | null): Promise<Authentication>;
+  /**
+   * `hashed`: the header's key hashed by the caller already; used only when
+   * its key is the one this header carries, otherwise the key is hashed here.
+   */
+  authenticate(authorizationHeader: string | null, hashed?: KeyAndHash): Promise<Authentication>;
   /** Drops cached lookups (operator tools call this after a change). */
   forget(): void;
 };
@@ -82,11 +89,11 @@ export function createApiKeyAuthenticator(options: {
   }
 
   return {
-    async authenticate(header) {
+    async authenticate(header, hashed) {
       const parsed = parseAuthorization(header);
       if ("code" in parsed) return { ok: false, code: parsed.code };
       if (!API_KEY_PATTERN.test(parsed.key)) return { ok: false, code: "invalid_api_key" };
-      const keyHash = sha256HexSync(parsed.key);
+      const keyHash = hashed?.key === parsed.key ? hashed.keyHash : sha256HexSync(parsed.key);
       const now = options.clock.now().getTime();
       const cached = cache.get(keyHash);
       // Served from the cache for less than the TTL (and never if the clock went back).

@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../contract/errors.ts";
+import { bodyLeftUnread, readBodyText, setBodyDeadline } from "./read-body.ts";
+
+const encoder = new TextEncoder();
+
+/** A POST whose body is `chunks`, each delivered when pulled; `stall`: then nothing more, ever. */
+function streamed(chunks: Uint8Array[], options: { stall?: boolean } = {}): Request {
+  let next = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const chunk = chunks[next++];
+      if (chunk) controller.enqueue(chunk);
+      else if (!options.stall) controller.close();
+      // Stalled: pull never settles anything, as a client that stopped sending.
+      else return new Promise(() => {});
+    },
+  });
+  return new Request("http://localhost/v1/messages", {
+    method: "POST",
+    body,
+    duplex: "half",
+  } as RequestInit);
+}
+
+async function refusal(promise: Promise<unknown>): Promise<ApiError> {
+  const error = await promise.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  if (!(error instanceof ApiError)) throw new Error(`expected an ApiError, got ${String(error)}`);
+  return error;
+}
+
+describe("readBodyText", () => {
+  it("joins a body sent in many chunks, and decodes one sent in one chunk as it is", async () => {
+    const text = '{"to":"+995555123456","text":"კოდი"}';
+    const bytes = encoder.encode(text);
+    const split = [bytes.slice(0, 5), bytes.slice(5, 31), bytes.slice(31)];
+    const many = streamed(split);
+    setBodyDeadline(many, performance.now() + 5_000);
+    expect(await readBodyText(many, 1_000)).toBe(text);
+    expect(bodyLeftUnread(many)).toBe(false);
+    const one = streamed([bytes]);
+    setBodyDeadline(one, performance.now() + 5_000);
+    expect(await readBodyText(one, 1_000)).toBe(text);
+  });
+
+  it("refuses a body that is not UTF-8, also when a character is split between chunks", async () => {
+    const bytes = encoder.encode("კ");
+    expect(await readBodyText(streamed([bytes.slice(0, 1), bytes.slice(1)]), 100)).toBe("კ");
+    const error = await refusal(readBodyText(streamed([new Uint8Array([0x7b, 0xff, 0x7d])]), 100));
+    expect(error.code).toBe("invalid_request");
+  });
+
+  it("stops at the limit: null, the rest never read", async () => {
+    const request = streamed([encoder.encode("x".repeat(60)), encoder.encode("y".repeat(60))]);
+    expect(await readBodyText(request, 100)).toBeNull();
+  });
+
+  it("answers request_timeout for a body that stops arriving, while a body in time beside it is read", async () => {
+    const stalled = streamed([encoder.encode('{"to":')], { stall: true });
+    setBodyDeadline(stalled, performance.now() + 150);
+    const late = readBodyText(stalled, 1_000);
+    const inTime = streamed([encoder.encode("{}")]);
+    setBodyDeadline(inTime, performance.now() + 60_000);
+    expect(await readBodyText(inTime, 1_000)).toBe("{}");
+    const error = await refusal(late);
+    expect(error.code).toBe("request_timeout");
+    // The watchdog keeps working after it has stopped for want of bodies.
+    const again = streamed([], { stall: true });
+    setBodyDeadline(again, performance.now() + 50);
+    expect((await refusal(readBodyText(again, 1_000))).code).toBe("request_timeout");
+  });
+
+  it("reads without a deadline when the server set none", async () => {
+    expect(await readBodyText(streamed([encoder.encode("a"), encoder.encode("b")]), 10)).toBe("ab");
+  });
+});
