@@ -1,7 +1,9 @@
 // Spec 5: Bearer API keys. Keys are looked up by their SHA-256 hash (unique
 // index) and the stored hash is compared in constant time. A short in-process
 // cache keeps the hot path off the database; revocation and suspension take
-// effect everywhere within its TTL. A key's last use (api_keys.last_used_at,
+// effect everywhere within its TTL (an entry is never served past it). Requests
+// that miss the cache at once share one lookup, and a key in use is looked up
+// again in the background once its entry is half its TTL old. A key's last use (api_keys.last_used_at,
 // shown on the dashboard) is written at most once a minute per key and
 // instance, by a conditional UPDATE that also skips the write when another
 // instance recorded a use within the minute.
@@ -70,6 +72,33 @@ export function createApiKeyAuthenticator(options: {
     }
   }
 
+  /**
+   * Lookups under way, by key hash: the requests that miss the cache together
+   * (every request of a busy key, each time its entry reaches the TTL) wait for
+   * one lookup instead of each taking a connection for its own.
+   */
+  const inFlight = new Map<string, Promise<Lookup>>();
+  /** Bumped by forget(): a lookup that began before it does not fill the cache after it. */
+  let generation = 0;
+
+  function sharedLookup(keyHash: string, now: number): Promise<Lookup> {
+    const joined = inFlight.get(keyHash);
+    if (joined) return joined;
+    const started = generation;
+    const flight = lookup(keyHash)
+      .then((result) => {
+        if (options.cacheTtlMs > 0 && started === generation) {
+          setNewest(cache, keyHash, { result, cachedAt: now }, MAX_CACHE_ENTRIES);
+        }
+        return result;
+      })
+      .finally(() => {
+        if (inFlight.get(keyHash) === flight) inFlight.delete(keyHash);
+      });
+    inFlight.set(keyHash, flight);
+    return flight;
+  }
+
   async function lookup(keyHash: string): Promise<Lookup> {
     const row = await options.store.keys.lookup(keyHash);
     if (!row || !timingSafeEqual(row.keyHash, keyHash) || row.revokedAt)
@@ -98,18 +127,24 @@ export function createApiKeyAuthenticator(options: {
       const cached = cache.get(keyHash);
       // Served from the cache for less than the TTL (and never if the clock went back).
       if (cached && now >= cached.cachedAt && now - cached.cachedAt < options.cacheTtlMs) {
+        // Past half its TTL, the entry is looked up again in the background while it still serves:
+        // a busy key's requests never wait for its lookup (which may queue behind a full pool).
+        if (now - cached.cachedAt >= options.cacheTtlMs / 2 && !inFlight.has(keyHash)) {
+          sharedLookup(keyHash, now).catch(() => {
+            // The entry serves until its TTL; a request after that looks up (and fails) itself.
+          });
+        }
         if (cached.result.ok) await recordUse(cached.result.keyId, now);
         return cached.result;
       }
-      const result = await lookup(keyHash);
+      const result = await sharedLookup(keyHash, now);
       if (result.ok) await recordUse(result.keyId, now);
-      if (options.cacheTtlMs > 0) {
-        setNewest(cache, keyHash, { result, cachedAt: now }, MAX_CACHE_ENTRIES);
-      }
       return result;
     },
     forget() {
+      generation += 1;
       cache.clear();
+      inFlight.clear();
     },
   };
 }
