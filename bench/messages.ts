@@ -32,6 +32,9 @@
 //   --compare-env=A=1   with --baseline: a second service with this environment too (e.g.
 //                       REQUEST_LOG_ENABLED=false), in the same alternating rounds, reported as
 //                       `variant` with its own ratios
+//   --compare-root=DIR  with --baseline: a second service from another checkout of this repository
+//                       (its apps/api, with its own dependencies installed: e.g. a clone at an
+//                       earlier commit), in the same alternating rounds, reported as `variant`
 //   --rounds=3          rounds per server and scenario with --baseline (each --duration/rounds s)
 //   --profile           take a V8 CPU profile of the service during each scenario's measured run and
 //                       print the functions with the most self time (implies the inspector)
@@ -69,6 +72,7 @@ const envList = (text: string | undefined): Record<string, string> =>
   );
 const EXTRA_ENV = envList(args.env);
 const COMPARE_ENV = args["compare-env"] ? envList(args["compare-env"]) : null;
+const COMPARE_ROOT = args["compare-root"] ?? null;
 const SCENARIOS = String(args.scenarios ?? "send,replay,read").split(",");
 const POOL = String(args.pool ?? 20);
 const LOG_LEVEL = String(args["log-level"] ?? "info");
@@ -164,9 +168,14 @@ async function backendPids(adminUrl: string, databaseUrl: string): Promise<numbe
 const internalPort = PHASES ? freePort() : 0;
 const metricsUrl = `http://127.0.0.1:${internalPort}/metrics`;
 
-function startServer(databaseUrl: string, variantEnv: Record<string, string> = {}): Promise<ServerProcess> {
-  const withPhases = PHASES && Object.keys(variantEnv).length === 0;
+function startServer(
+  databaseUrl: string,
+  variant: { env: Record<string, string>; root: string | null } | null = null,
+): Promise<ServerProcess> {
+  const withPhases = PHASES && variant === null;
+  const variantEnv = variant?.env ?? {};
   return startApi({
+    ...(variant?.root ? { apiDir: join(variant.root, "apps", "api") } : {}),
     denoArgs: [
       ...(args.inspect ? [`--inspect=${args.inspect}`] : []),
       ...(args["v8-flags"] ? [`--v8-flags=${args["v8-flags"]}`] : []),
@@ -388,7 +397,9 @@ let minimal: ServerProcess | undefined;
 let variant: ServerProcess | undefined;
 try {
   server = await startServer(database.databaseUrl);
-  if (BASELINE && COMPARE_ENV) variant = await startServer(database.databaseUrl, COMPARE_ENV);
+  if (BASELINE && (COMPARE_ENV || COMPARE_ROOT)) {
+    variant = await startServer(database.databaseUrl, { env: COMPARE_ENV ?? {}, root: COMPARE_ROOT });
+  }
   if (BASELINE) baseline = await startBaseline(database.databaseUrl);
   if (BASELINE && SCENARIOS.includes("send")) minimal = await startBaseline(database.databaseUrl, true);
   const key = await fetch(`${server.baseUrl}/v1/test-keys`, { method: "POST" });
@@ -595,7 +606,8 @@ try {
           ...(other
             ? {
                 variant: {
-                  env: COMPARE_ENV,
+                  ...(COMPARE_ENV ? { env: COMPARE_ENV } : {}),
+                  ...(COMPARE_ROOT ? { root: COMPARE_ROOT } : {}),
                   throughput_ratio: ratio(other.requests_per_s, raw.requests_per_s),
                   p99_ratio: ratio(other.p99_ms, raw.p99_ms),
                   ...other,

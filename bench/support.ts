@@ -112,12 +112,14 @@ export async function startApi(options: {
   name?: string;
   /** Default: a free one. */
   port?: number;
+  /** The service's directory (default: this checkout's apps/api; bench messages --compare-root). */
+  apiDir?: string;
 }): Promise<ServerProcess> {
   const port = options.port ?? freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const server = await startServerProcess({
     args: [...(options.denoArgs ?? []), "src/main.ts"],
-    cwd: API_DIR,
+    cwd: options.apiDir ?? API_DIR,
     env: { ...API_ENV, PORT: String(port), ...options.env },
     ready: () => answersOk(`${baseUrl}/readyz`),
     what: options.name ?? "the server",
