@@ -35,6 +35,19 @@ describe("newId", () => {
     );
   });
 
+  it("encodes each timestamp right when calls alternate between two (the last one's characters are reused only for the same millisecond)", () => {
+    const times = [1_700_000_000_000, 1_700_000_000_001, 1_700_000_000_000, 0, 0, MAX_TIME, 1_700_000_000_001];
+    for (let round = 0; round < 3; round++) {
+      for (const t of times) expect(idTimestamp(newId("msg", t))).toBe(t);
+    }
+  });
+
+  it("never hands out the same random bytes twice across the pool's refills (1 MB of ids, one millisecond)", () => {
+    const bodies = new Set<string>();
+    for (let i = 0; i < 100_000; i++) bodies.add(newId("msg", 1_700_000_000_000).slice(14));
+    expect(bodies.size).toBe(100_000);
+  });
+
   it("uses Date.now() by default", () => {
     vi.spyOn(Date, "now").mockReturnValue(1_700_000_000_123);
     expect(idTimestamp(newId("req"))).toBe(1_700_000_000_123);

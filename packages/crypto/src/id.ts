@@ -34,6 +34,28 @@ const ID_PATTERNS: ReadonlyMap<string, RegExp> = new Map(
 );
 
 /**
+ * Random bytes for ids, drawn from the CSPRNG a pool at a time (as Node's
+ * randomUUID does) instead of one call per id: each byte is handed out once.
+ */
+const RANDOM_POOL_BYTES = 4_096 - (4_096 % RANDOM_BYTES);
+let randomPool = new Uint8Array(0);
+let randomOffset = 0;
+
+function nextRandomBytes(): Uint8Array {
+  if (randomOffset + RANDOM_BYTES > randomPool.length) {
+    randomPool = crypto.getRandomValues(new Uint8Array(RANDOM_POOL_BYTES));
+    randomOffset = 0;
+  }
+  const bytes = randomPool.subarray(randomOffset, randomOffset + RANDOM_BYTES);
+  randomOffset += RANDOM_BYTES;
+  return bytes;
+}
+
+/** The last timestamp encoded, and its characters: ids minted in the same millisecond share them. */
+let lastTimeMs = -1;
+let lastTime = "";
+
+/**
  * A new `<prefix>_<body>` id. The body is 26 characters of lowercase Crockford
  * base32: a 48-bit big-endian millisecond timestamp (10 characters) followed by
  * 80 random bits (16 characters). Ids therefore sort by creation time as plain
@@ -47,13 +69,18 @@ export function newId(prefix: IdPrefix, timeMs: number = Date.now()): string {
   if (!Number.isSafeInteger(timeMs) || timeMs < 0 || timeMs > MAX_TIME) {
     throw new RangeError("id timestamp must be an integer millisecond between 0 and 2^48 - 1");
   }
-  let time = "";
-  let t = timeMs;
-  for (let i = 0; i < TIME_CHARS; i++) {
-    time = CROCKFORD32[t % 32]! + time;
-    t = Math.floor(t / 32);
+  if (timeMs !== lastTimeMs) {
+    let time = "";
+    let t = timeMs;
+    for (let i = 0; i < TIME_CHARS; i++) {
+      time = CROCKFORD32[t % 32]! + time;
+      t = Math.floor(t / 32);
+    }
+    lastTimeMs = timeMs;
+    lastTime = time;
   }
-  const random = crypto.getRandomValues(new Uint8Array(RANDOM_BYTES));
+  const time = lastTime;
+  const random = nextRandomBytes();
   let rest = "";
   for (let group = 0; group < RANDOM_BYTES; group += 5) {
     // 5 bytes = 40 bits = 8 characters; 40 bits are exact in a double.

@@ -136,20 +136,22 @@ const RECORD_OUTCOME_SQL = `
  * message written, with both timeline events. One statement for any number
  * of sends (the batcher's group commit); the ids written come back. The
  * enums travel as text[] and are cast per row: PGlite cannot serialise an
- * array of an enum type it does not know.
+ * array of an enum type it does not know. The answers travel as one JSON
+ * array ($22), paired with the rows by position: as a jsonb[] each answer's
+ * quotes were escaped into the array literal, by pg, for every send.
  */
 export const INSERT_ANSWERED_SQL = planEachExecution(`
   WITH input AS (
-    SELECT * FROM unnest(
+    SELECT i.*, b.response_body FROM unnest(
       CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]), CAST($5 AS text[]),
       CAST($6 AS bytea[]), CAST($7 AS bytea[]), CAST($8 AS text[]), CAST($9 AS text[]), CAST($10 AS text[]),
       CAST($11 AS integer[]), CAST($12 AS text[]), CAST($13 AS text[]), CAST($14 AS timestamptz[]),
       CAST($15 AS text[]), CAST($16 AS text[]), CAST($17 AS text[]), CAST($18 AS text[]),
-      CAST($19 AS timestamptz[]), CAST($20 AS timestamptz[]), CAST($21 AS timestamptz[]), CAST($22 AS jsonb[]),
-      CAST($23 AS text[])
-    ) AS i(id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext, template,
-           locale, sender, segments, encoding, provider, created_at, status, error_code, error_message,
-           provider_ref, submitted_at, next_check_at, updated_at, response_body, idempotency_id)
+      CAST($19 AS timestamptz[]), CAST($20 AS timestamptz[]), CAST($21 AS timestamptz[]), CAST($23 AS text[])
+    ) WITH ORDINALITY AS i(id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
+           template, locale, sender, segments, encoding, provider, created_at, status, error_code, error_message,
+           provider_ref, submitted_at, next_check_at, updated_at, idempotency_id, n)
+    JOIN jsonb_array_elements(CAST($22 AS jsonb)) WITH ORDINALITY AS b(response_body, n) ON b.n = i.n
   ), answered AS (
     -- No join in the UPDATE: its rows come from the primary key's probes for $23. Joined with the input,
     -- a plan made while the table was small scanned all of idempotency_records on every batch (and the
@@ -211,8 +213,10 @@ export type AnsweredMessage = {
 
 /** Writes test sends' messages (one statement); true for each one written. */
 export async function insertAnsweredMany(sql: Sql, sends: readonly AnsweredMessage[]): Promise<boolean[]> {
-  const columns: unknown[][] = Array.from({ length: 23 }, () => []);
-  for (const { message: m, outcome, response, now } of sends) {
+  // $1…$21 and $23 column by column, by index (this runs for every test send); $22 the answers, one JSON array.
+  const columns: unknown[][] = Array.from({ length: 22 }, () => new Array(sends.length));
+  for (let r = 0; r < sends.length; r++) {
+    const { message: m, outcome, now } = sends[r]!;
     const row = [
       m.messageId,
       m.scope.projectId,
@@ -221,12 +225,16 @@ export async function insertAnsweredMany(sql: Sql, sends: readonly AnsweredMessa
       ...contentColumns(m),
       m.now,
       ...outcomeColumns(outcome, now),
-      JSON.stringify(response),
       m.idempotencyId,
     ];
-    for (const [i, value] of row.entries()) columns[i]?.push(value);
+    for (let c = 0; c < row.length; c++) columns[c]![r] = row[c];
   }
-  const rows = await sql.query<{ id: string }>(INSERT_ANSWERED_SQL, columns);
+  const answers = JSON.stringify(sends.map((send) => send.response));
+  const rows = await sql.query<{ id: string }>(INSERT_ANSWERED_SQL, [
+    ...columns.slice(0, 21),
+    answers,
+    columns[21],
+  ]);
   const written = new Set(rows.map((row) => row.id));
   return sends.map((send) => written.has(send.message.messageId));
 }
