@@ -25,8 +25,8 @@ const POSITIVE_TTL_MS = 24 * 60 * MINUTE_MS;
 const MAX_ENTRIES = 20_000;
 
 export type AuthThrottleVerdict =
-  /** `key` and `keyHash`: the well-formed bearer key and its hash, which the lookup can reuse; null when none. */
-  | { kind: "lookup"; keyHash: string | null; key: KeyAndHash | null }
+  /** `key`: the well-formed bearer key and its hash (the lookup reuses it); null when there is none. */
+  | { kind: "lookup"; key: KeyAndHash | null }
   | { kind: "known_invalid" }
   | { kind: "throttled"; limit: number; resetAt: Date };
 
@@ -34,7 +34,7 @@ export type AuthThrottle = {
   /** Before the lookup: whether it may run (and the key's hash, when the throttle needs it afterwards). */
   before(address: string, authorization: string | null): AuthThrottleVerdict;
   /** After the lookup: counts a failure, remembers a valid key or an invalid one. */
-  after(address: string, verdict: { keyHash: string | null }, result: Authentication): void;
+  after(address: string, verdict: { key: KeyAndHash | null }, result: Authentication): void;
 };
 
 /** Sets `key` as the newest entry of `map`, dropping the oldest beyond MAX_ENTRIES. */
@@ -67,10 +67,10 @@ export function createAuthThrottle(options: { clock: Clock; maxFailuresPerMinute
   return {
     before(address, authorization) {
       const key = bearerKey(authorization);
-      if (key === null) return { kind: "lookup", keyHash: null, key: null };
+      if (key === null) return { kind: "lookup", key: null };
       const keyHash = sha256HexSync(key);
       const now = options.clock.now().getTime();
-      if ((valid.get(keyHash) ?? 0) > now) return { kind: "lookup", keyHash, key: { key, keyHash } };
+      if ((valid.get(keyHash) ?? 0) > now) return { kind: "lookup", key: { key, keyHash } };
       const minute = Math.floor(now / MINUTE_MS);
       const record = failures.get(rateLimitSubject(address));
       if (record && record.minute === minute && record.count >= options.maxFailuresPerMinute) {
@@ -84,17 +84,18 @@ export function createAuthThrottle(options: { clock: Clock; maxFailuresPerMinute
         countFailure(address, now);
         return { kind: "known_invalid" };
       }
-      return { kind: "lookup", keyHash, key: { key, keyHash } };
+      return { kind: "lookup", key: { key, keyHash } };
     },
     after(address, verdict, result) {
-      if (verdict.keyHash === null) return;
+      if (verdict.key === null) return;
+      const { keyHash } = verdict.key;
       const now = options.clock.now().getTime();
       if (result.ok) {
-        setNewest(valid, verdict.keyHash, now + POSITIVE_TTL_MS);
+        setNewest(valid, keyHash, now + POSITIVE_TTL_MS);
         return;
       }
       if (result.code !== "invalid_api_key") return;
-      setNewest(invalid, verdict.keyHash, now + NEGATIVE_TTL_MS);
+      setNewest(invalid, keyHash, now + NEGATIVE_TTL_MS);
       countFailure(address, now);
     },
   };

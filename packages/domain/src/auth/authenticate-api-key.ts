@@ -127,9 +127,9 @@ export function createApiKeyAuthenticator(options: {
       const cached = cache.get(keyHash);
       // Served from the cache for less than the TTL (and never if the clock went back).
       if (cached && now >= cached.cachedAt && now - cached.cachedAt < options.cacheTtlMs) {
-        // Past half its TTL, the entry is looked up again in the background while it still serves:
-        // a busy key's requests never wait for its lookup (which may queue behind a full pool).
-        if (now - cached.cachedAt >= options.cacheTtlMs / 2 && !inFlight.has(keyHash)) {
+        // Past half its TTL, the entry is looked up again in the background (one lookup: sharedLookup)
+        // while it still serves: a busy key's requests never wait for it (it may queue behind a full pool).
+        if (now - cached.cachedAt >= options.cacheTtlMs / 2) {
           sharedLookup(keyHash, now).catch(() => {
             // The entry serves until its TTL; a request after that looks up (and fails) itself.
           });
