@@ -43,21 +43,18 @@ export function bodyLeftUnread(request: Request): boolean {
   return request.headers.has("transfer-encoding") || (length !== null && length !== "0");
 }
 
-/** A body being read under its deadline: the watchdog cancels its reader once the deadline has passed. */
+/** A body being read under its deadline: cancelLateBodies cancels its reader once the deadline has passed. */
 type Watched = { deadline: number; reader: ReadableStreamDefaultReader<Uint8Array>; expired: boolean };
 
-/**
- * The bodies being read with a deadline, and one interval timer over all of
- * them while there are any: a body costs no timer, promise or race of its own
- * (most arrive with their headers), and a late one is cancelled at most
- * WATCHDOG_MS after its deadline (30 s by default).
- */
+/** The bodies being read with a deadline: a body costs no timer, promise or race of its own. */
 const watched = new Set<Watched>();
-let watchdog: ReturnType<typeof setInterval> | undefined;
-const WATCHDOG_MS = 100;
 
-function sweep(): void {
-  const now = performance.now();
+/**
+ * Cancels the reading of every body whose deadline is `now` or earlier: its
+ * reader answers `408 request_timeout`. The server that set the deadlines
+ * calls it from its connection sweep (http/server.ts), which runs anyway.
+ */
+export function cancelLateBodies(now: number): void {
   for (const entry of watched) {
     if (entry.deadline > now) continue;
     entry.expired = true;
@@ -65,18 +62,6 @@ function sweep(): void {
     // Ends the pending read (done) and the stream: the reader sees `expired` and answers 408.
     entry.reader.cancel().catch(() => {});
   }
-  if (watched.size === 0) {
-    clearInterval(watchdog);
-    watchdog = undefined;
-  }
-}
-
-function watch(entry: Watched): void {
-  watched.add(entry);
-  if (watchdog !== undefined) return;
-  watchdog = setInterval(sweep, WATCHDOG_MS);
-  // A body being read never keeps the process alive by itself (Node; Deno's interval is a number).
-  (watchdog as { unref?: () => void }).unref?.();
 }
 
 /**
@@ -97,7 +82,7 @@ export async function readBodyText(request: Request, limit: number): Promise<str
   const deadline = deadlines.get(request);
   const entry: Watched | undefined =
     deadline === undefined ? undefined : { deadline, reader, expired: false };
-  if (entry) watch(entry);
+  if (entry) watched.add(entry);
   try {
     for (;;) {
       let result: ReadableStreamReadResult<Uint8Array>;
@@ -108,7 +93,7 @@ export async function readBodyText(request: Request, limit: number): Promise<str
         // The body stream fails only when the connection ends before the body does.
         throw new ClientClosedRequest();
       }
-      // Before `done`: the watchdog's cancel also ends the read as done.
+      // Before `done`: cancelLateBodies' cancel also ends the read as done.
       if (entry?.expired) throw new ApiError("request_timeout", REFUSAL_MESSAGES.request_timeout);
       if (result.done) break;
       size += result.value.byteLength;

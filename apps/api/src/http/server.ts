@@ -21,7 +21,7 @@
 //     HTTP_HEADERS_TIMEOUT_SECONDS, a keep-alive connection with nothing in
 //     flight (or a response its client does not take) is closed after
 //     HTTP_IDLE_TIMEOUT_SECONDS, and a body must arrive within
-//     HTTP_BODY_TIMEOUT_SECONDS (enforced by read-body.ts);
+//     HTTP_BODY_TIMEOUT_SECONDS (enforced by read-body.ts, from the sweep);
 //   - closing a connection after a response whose request body was not read
 //     to its end (too large, too slow, or ignored by the route): Deno would
 //     otherwise keep draining an endless body forever;
@@ -44,7 +44,7 @@ import { rateLimitSubject } from "./client-address.ts";
 import { errorResponse } from "./errors.ts";
 import type { Handler } from "./gateway.ts";
 import { assertHeaderLinesReadable } from "./header-lines.ts";
-import { bodyLeftUnread, setBodyDeadline } from "./read-body.ts";
+import { bodyLeftUnread, cancelLateBodies, setBodyDeadline } from "./read-body.ts";
 
 /** The part of an AbortSignal Deno's per-connection server uses: it registers one "abort" listener. */
 type CancelHook = { addEventListener(type: "abort", listener: () => void): void };
@@ -434,6 +434,7 @@ export function serveHttp(options: ServeOptions): HttpServer {
       const limit = connection.fresh ? options.headersTimeoutMs : options.idleTimeoutMs;
       if (now - connection.idleSince >= limit) close(connection);
     }
+    cancelLateBodies(now);
     shed.flush(now);
     acceptFailures.flush(now);
   }
