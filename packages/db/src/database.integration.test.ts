@@ -603,16 +603,16 @@ describe.runIf(backends.includes("postgres"))(
       const db = await createDatabase({
         databaseUrl: server.databaseUrl,
         poolSize: 3,
-        queryTimeoutMs: 400,
+        queryTimeoutMs: 2_000, // far above a quick statement on a busy machine, far below the sleeps
         logger: quiet,
       });
       onTestFinished(() => db.close());
       await Promise.all([db.query("SELECT 1"), db.query("SELECT 1"), db.query("SELECT 1")]);
       expect(db.poolStats()?.total).toBe(3);
-      const slow: Promise<unknown> = db.query("SELECT pg_sleep(3)");
+      const slow: Promise<unknown> = db.query("SELECT pg_sleep(20)");
       const slowInTransaction: Promise<unknown> = db.transaction(async (sql) => {
         await sql.query("SELECT 1");
-        await sql.query("SELECT pg_sleep(3)");
+        await sql.query("SELECT pg_sleep(20)");
       });
       // Beside them, on the third connection, quick statements are answered, none cut short.
       for (let i = 0; i < 5; i++) expect(await db.query("SELECT 1 AS one")).toEqual([{ one: 1 }]);
