@@ -5,7 +5,7 @@
 //
 //   npm run bench -- live [--duration=20] [--live-connections=256] [--test-connections=32] [--test-pace-ms=0]
 //                         [--delays=200,2000] [--report-delay-ms=2000] [--backlog=2000] [--pool=10]
-//                         [--scenarios=alone,live,status]
+//                         [--scenarios=alone,live,status] [--profile]
 //
 // One fresh PostgreSQL database (TEST_POSTGRES_URL), one fake uBill in this
 // process, the service as its own Deno process (main.ts, production mode,
@@ -35,6 +35,7 @@ import { createPostgresTestDatabase } from "@sms/db/testing";
 import { startFakeUbill } from "@sms/provider-ubill/testing";
 import pg from "pg";
 import { type Histograms, histogramDelta, quantile, scrapeMetrics } from "./metrics-scrape.ts";
+import { profiled } from "./profile.ts";
 import { API_ENV, benchArgs, freePort, type ServerProcess, sleep, startApi } from "./support.ts";
 import { luaString, runWrk, type WrkFigures, wrkScript } from "./wrk.ts";
 
@@ -57,6 +58,9 @@ const POOL = String(args.pool ?? 10);
 const SCENARIOS = String(args.scenarios ?? "alone,live,status").split(",");
 /** Live sends spread over this many projects (one key each), round robin; 1: one integrator's burst. */
 const LIVE_PROJECTS = Number(args["live-projects"] ?? 1);
+/** A V8 CPU profile of the service in each scenario's window (bench/profile.ts), printed to stderr. */
+const PROFILE = args.profile === "true";
+const INSPECTOR = PROFILE ? `127.0.0.1:${freePort()}` : "";
 /** The service's defaults (apps/api/src/env.ts), stated so the ideal below is computed from them. */
 const STATUS_CHECK_CONCURRENCY = 16;
 const STATUS_CHECK_BATCH_SIZE = 200;
@@ -114,10 +118,14 @@ function request()
   headers["Idempotency-Key"] = run .. "-" .. thread_id .. "-" .. counter
   local body = '{"to":"' .. ${to} .. '","template":"verification_code","variables":{"code":"482913"},"locale":"en"}'
   return wrk.format("POST", "/v1/messages", headers, body)
-end${load.paceMs ? `
+end${
+    load.paceMs
+      ? `
 function delay()
   return ${Math.round(load.paceMs)}
-end` : ""}`);
+end`
+      : ""
+  }`);
 }
 
 function runLoad(baseUrl: string, load: Load, seconds: number): Promise<WrkFigures> {
@@ -145,6 +153,7 @@ const metricsUrl = `http://127.0.0.1:${internalPort}/metrics`;
 
 function startService(jobs: boolean): Promise<ServerProcess> {
   return startApi({
+    denoArgs: PROFILE ? [`--inspect=${INSPECTOR}`] : [],
     env: {
       DATABASE_URL: database.databaseUrl,
       DATABASE_POOL_SIZE: POOL,
@@ -354,10 +363,19 @@ const poolFigures = (seen: Observed) => ({
   ),
 });
 
+/** A scenario's measured window, profiled with --profile. */
+function measuredWindow<T>(name: string, work: () => Promise<T>): Promise<T> {
+  if (!PROFILE) return work();
+  console.error(`bench live: profile of ${name}`);
+  return profiled(INSPECTOR, work);
+}
+
 /** Test sends alone: the reference p99. */
 async function testAlone(name: string): Promise<WrkFigures> {
   await runLoad(server.baseUrl, testLoad, 3); // warm-up (JIT, pool)
-  const { result, seen } = await observed(() => runLoad(server.baseUrl, testLoad, DURATION_S));
+  const { result, seen } = await observed(() =>
+    measuredWindow(name, () => runLoad(server.baseUrl, testLoad, DURATION_S)),
+  );
   console.log(
     JSON.stringify({
       scenario: name,
@@ -377,7 +395,9 @@ async function liveUnder(delayMs: number, reference: WrkFigures, prefix: string)
   await sleep(RAMP_S * 1000);
   const sendsBefore = fake.sends().length;
   const windowStart = performance.now();
-  const { result: test, seen } = await observed(() => runLoad(server.baseUrl, testLoad, DURATION_S));
+  const { result: test, seen } = await observed(() =>
+    measuredWindow(`live_${delayMs}ms`, () => runLoad(server.baseUrl, testLoad, DURATION_S)),
+  );
   const windowSeconds = (performance.now() - windowStart) / 1000;
   const submitted = fake.sends().length - sendsBefore;
   const liveResult = await live;
@@ -478,7 +498,9 @@ async function statusCheckUnder(reference: WrkFigures) {
   await sleep(REPORT_DELAY_MS);
   const asked = reports();
   const windowStart = performance.now();
-  const { result: test, seen } = await observed(() => runLoad(server.baseUrl, testLoad, DURATION_S));
+  const { result: test, seen } = await observed(() =>
+    measuredWindow("status_check", () => runLoad(server.baseUrl, testLoad, DURATION_S)),
+  );
   const windowSeconds = (performance.now() - windowStart) / 1000;
   const askedPerSecond = (reports() - asked) / windowSeconds;
   const ideal = STATUS_CHECK_CONCURRENCY / (REPORT_DELAY_MS / 1000);

@@ -53,6 +53,7 @@ import {
   startApi,
   startServerProcess,
 } from "./support.ts";
+import { profiled } from "./profile.ts";
 import { luaString, runWrk, wrkScript } from "./wrk.ts";
 
 const args = benchArgs();
@@ -212,105 +213,6 @@ async function startBaseline(databaseUrl: string, minimal = false): Promise<Serv
     what: "the baseline",
   });
   return { baseUrl, ...server };
-}
-
-type ProfileNode = {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-};
-
-/** A CPU profile of the inspected server while `work` runs; prints the top functions by self time. */
-async function profiled<T>(work: () => Promise<T>): Promise<T> {
-  const targets = (await (await fetch(`http://${args.inspect}/json/list`)).json()) as Array<{
-    webSocketDebuggerUrl: string;
-  }>;
-  const socket = new WebSocket(targets[0]?.webSocketDebuggerUrl ?? "");
-  await new Promise((resolve, reject) => {
-    socket.onopen = resolve;
-    socket.onerror = reject;
-  });
-  let id = 0;
-  const pending = new Map<number, (value: unknown) => void>();
-  socket.onmessage = (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown };
-    if (message.id !== undefined) pending.get(message.id)?.(message.result);
-  };
-  const call = (method: string, params: Record<string, unknown> = {}) =>
-    new Promise<unknown>((resolve) => {
-      pending.set(++id, resolve);
-      socket.send(JSON.stringify({ id, method, params }));
-    });
-  await call("Profiler.enable");
-  await call("Profiler.setSamplingInterval", { interval: 200 });
-  await call("Profiler.start");
-  const result = await work();
-  const { profile } = (await call("Profiler.stop")) as {
-    profile: { nodes: ProfileNode[]; samples: number[] };
-  };
-  socket.close();
-  const self = new Map<number, number>();
-  for (const sample of profile.samples) self.set(sample, (self.get(sample) ?? 0) + 1);
-  const byFunction = new Map<string, number>();
-  for (const node of profile.nodes) {
-    const { functionName, url, lineNumber } = node.callFrame;
-    const where = url
-      ? `${url.replace(/^.*\/(node_modules\/\.pnpm\/[^/]+\/node_modules\/)?/, "")}:${lineNumber + 1}`
-      : "";
-    const name = `${functionName || "(anonymous)"} ${where}`.trim();
-    byFunction.set(name, (byFunction.get(name) ?? 0) + (self.get(node.id) ?? 0));
-  }
-  // The same samples by where the code lives: a package, a workspace folder,
-  // Deno's own runtime (ext:), or V8 (no URL: GC, idle, native ops).
-  const byModule = new Map<string, number>();
-  for (const node of profile.nodes) {
-    const { url, functionName } = node.callFrame;
-    const pkg = /node_modules\/\.pnpm\/[^/]+\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
-    const workspace = /\/(apps\/[^/]+\/src\/[^/]+|packages\/[^/]+\/src)/.exec(url)?.[1];
-    const module =
-      pkg ??
-      workspace ??
-      (url.startsWith("ext:")
-        ? url.split("/")[0]
-        : url
-          ? url
-          : functionName.startsWith("op_")
-            ? "(ops)"
-            : functionName || "(native)");
-    byModule.set(module, (byModule.get(module) ?? 0) + (self.get(node.id) ?? 0));
-  }
-  const total = profile.samples.length;
-  const print = (title: string, counts: Map<string, number>, count: number) => {
-    console.error(`profile: ${title}`);
-    for (const [name, samples] of [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, count))
-      console.error(`  ${((samples / total) * 100).toFixed(1).padStart(5)}%  ${name}`);
-  };
-  // Who calls the six functions with the most self time: the callers' chain, three deep.
-  const parent = new Map<number, ProfileNode>();
-  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node);
-  const label = (node: ProfileNode) =>
-    `${node.callFrame.functionName || "(anonymous)"}${node.callFrame.url ? ` ${node.callFrame.url.split("/").at(-1)}:${node.callFrame.lineNumber + 1}` : ""}`;
-  const callers = new Map<string, number>();
-  const hot = new Set(
-    [...byFunction.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 6)
-      .map(([name]) => name),
-  );
-  for (const node of profile.nodes) {
-    const samples = self.get(node.id) ?? 0;
-    const name = label(node);
-    if (!samples || !hot.has(name.replace(/ [^ ]+:(\d+)$/, (m) => m))) continue;
-    const chain: string[] = [];
-    for (let up = parent.get(node.id); up && chain.length < 3; up = parent.get(up.id)) chain.push(label(up));
-    const key = `${name} <- ${chain.join(" <- ")}`;
-    callers.set(key, (callers.get(key) ?? 0) + samples);
-  }
-  console.error(`profile: ${total} samples`);
-  print("self time by function", byFunction, 30);
-  print("self time by module", byModule, 25);
-  print("callers of the top functions", callers, 25);
-  return result;
 }
 
 const median = (values: number[]) => {
@@ -537,7 +439,7 @@ try {
       await drive(server.baseUrl, scenario, 3); // warm-up (JIT, pool, caches)
       if (!baseline) {
         const run = () => measure(server as { baseUrl: string; pid: number }, scenario, DURATION_S);
-        const seen = await observed(() => (PROFILE ? profiled(run) : run()));
+        const seen = await observed(() => (PROFILE ? profiled(args.inspect ?? "", run) : run()));
         console.log(
           JSON.stringify({
             ...seen.result,
