@@ -43,6 +43,7 @@ import { join } from "node:path";
 import { createPostgresTestDatabase, testPostgresAdminUrl } from "@sms/db/testing";
 import pg from "pg";
 import { type Histograms, histogramDelta, quantile, scrapeMetrics } from "./metrics-scrape.ts";
+import { profiled } from "./profile.ts";
 import {
   answersOk,
   benchArgs,
@@ -53,7 +54,6 @@ import {
   startApi,
   startServerProcess,
 } from "./support.ts";
-import { profiled } from "./profile.ts";
 import { luaString, runWrk, wrkScript } from "./wrk.ts";
 
 const args = benchArgs();
