@@ -405,7 +405,7 @@ describe.skipIf(!hasPostgres)("live verifications over HTTP (PostgreSQL, fake uB
         UBILL_BASE_URL: fake.baseUrl,
         UBILL_API_KEY: fake.apiKey,
         UBILL_DEFAULT_BRAND_ID: "1",
-        RECIPIENT_MESSAGES_PER_10_MINUTES: "1000",
+        RECIPIENT_MESSAGES_PER_MINUTE: "1000",
         RECIPIENT_MESSAGES_PER_DAY: "1000",
         VERIFICATIONS_PER_RECIPIENT_PER_MINUTE: "2",
         VERIFICATIONS_PER_RECIPIENT_PER_DAY: "3",
