@@ -322,6 +322,7 @@ function latencies(histograms: Histograms, prefixes: string[]) {
         name
           .replace(/^sms_request_phase_duration_seconds\{phase="([^"]+)"\}$/, "phase:$1")
           .replace(/^sms_provider_call_duration_seconds\{(.*)\}$/, "provider:$1")
+          .replace(/^sms_event_loop_delay_seconds$/, "event_loop_delay")
           .replace(/"/g, ""),
         {
           count: buckets.get(Infinity) ?? 0,
@@ -381,7 +382,10 @@ async function testAlone(name: string): Promise<WrkFigures> {
       scenario: name,
       test: { connections: TEST_CONNECTIONS, pace_ms: TEST_PACE_MS, ...testSummary(result) },
       ...poolFigures(seen),
-      latencies: latencies(seen.histograms, ["sms_request_phase_duration_seconds"]),
+      latencies: latencies(seen.histograms, [
+        "sms_request_phase_duration_seconds",
+        "sms_event_loop_delay_seconds",
+      ]),
     }),
   );
   return result;
@@ -438,6 +442,7 @@ async function liveUnder(delayMs: number, reference: WrkFigures, prefix: string)
       latencies: latencies(seen.histograms, [
         "sms_request_phase_duration_seconds",
         "sms_provider_call_duration_seconds",
+        "sms_event_loop_delay_seconds",
       ]),
     }),
   );
@@ -534,6 +539,7 @@ async function statusCheckUnder(reference: WrkFigures) {
       latencies: latencies(seen.histograms, [
         "sms_request_phase_duration_seconds",
         "sms_provider_call_duration_seconds",
+        "sms_event_loop_delay_seconds",
       ]),
     }),
   );
