@@ -15,6 +15,7 @@
 //      that looks like a key, a claim link, a credential in a URL or a full
 //      Georgian number: a last net for free text nobody thought of.
 import { type DestinationStream, type Logger as PinoLogger, pino } from "pino";
+import { fdDestination } from "./log-destination.ts";
 
 /**
  * Field names whose values are never written, wherever they appear. Compared
@@ -254,6 +255,6 @@ export function createLogger(options: { level: string; destination?: Destination
         streamWrite: scrubSecrets,
       },
     },
-    options.destination ?? pino.destination({ dest: 1, sync: false }),
+    options.destination ?? fdDestination(),
   );
 }
