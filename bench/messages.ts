@@ -35,6 +35,8 @@
 //   --compare-root=DIR  with --baseline: a second service from another checkout of this repository
 //                       (its apps/api, with its own dependencies installed: e.g. a clone at an
 //                       earlier commit), in the same alternating rounds, reported as `variant`
+//   --compare-v8-flags=…  with --baseline: a second service with these V8 flags (this checkout's code),
+//                       in the same alternating rounds, reported as `variant`
 //   --rounds=3          rounds per server and scenario with --baseline (each --duration/rounds s)
 //   --profile           take a V8 CPU profile of the service during each scenario's measured run and
 //                       print the functions with the most self time (implies the inspector)
@@ -175,11 +177,13 @@ function startServer(
 ): Promise<ServerProcess> {
   const withPhases = PHASES && variant === null;
   const variantEnv = variant?.env ?? {};
+  // --compare-v8-flags: the second service alone runs with other V8 flags (the first keeps --v8-flags or scripts/deno.mjs's).
+  const v8Flags = variant && args["compare-v8-flags"] ? args["compare-v8-flags"] : args["v8-flags"];
   return startApi({
     ...(variant?.root ? { apiDir: join(variant.root, "apps", "api") } : {}),
     denoArgs: [
       ...(args.inspect ? [`--inspect=${args.inspect}`] : []),
-      ...(args["v8-flags"] ? [`--v8-flags=${args["v8-flags"]}`] : []),
+      ...(v8Flags ? [`--v8-flags=${v8Flags}`] : []),
     ],
     env: {
       ...(withPhases ? { INTERNAL_PORT: String(internalPort), INTERNAL_API_TOKEN: INTERNAL_TOKEN } : {}),
@@ -299,7 +303,7 @@ let minimal: ServerProcess | undefined;
 let variant: ServerProcess | undefined;
 try {
   server = await startServer(database.databaseUrl);
-  if (BASELINE && (COMPARE_ENV || COMPARE_ROOT)) {
+  if (BASELINE && (COMPARE_ENV || COMPARE_ROOT || args["compare-v8-flags"])) {
     variant = await startServer(database.databaseUrl, { env: COMPARE_ENV ?? {}, root: COMPARE_ROOT });
   }
   if (BASELINE) baseline = await startBaseline(database.databaseUrl);

@@ -18,10 +18,12 @@ export function denoBinary() {
 /**
  * `deno run` permissions and V8 settings, defined once.
  *
- * `--max-semi-space-size=8` (MB) caps V8's young generation. By default it
+ * `--max-semi-space-size=16` (MB) caps V8's young generation. By default it
  * grows to several times that under load, which kept the API at 275-315 MB
- * RSS in the send benchmark; at 8 MB it stays at about 230-260 MB with no
- * measurable loss of throughput. `--heap-growing-percent=50` lets the old
+ * RSS in the send benchmark. At 8 MB it used the least memory, but with 256
+ * requests in flight many of them outlived a scavenge and were promoted: 16 MB
+ * did reads 15-30 % and sends at 256 connections 5-15 % faster for about
+ * 15-25 MB more (at most 223 MB; bench/README.md, "Memory"). `--heap-growing-percent=50` lets the old
  * generation grow to 1.5 times what the last full collection kept before the
  * next one (V8 otherwise allows up to 4 times when collections are cheap): the
  * service keeps about 33 MB live under load, and its RSS under the send
@@ -33,7 +35,7 @@ export const DENO_RUN_FLAGS = Object.freeze([
   "--allow-read",
   "--allow-write",
   "--allow-sys",
-  "--v8-flags=--max-semi-space-size=8,--heap-growing-percent=50",
+  "--v8-flags=--max-semi-space-size=16,--heap-growing-percent=50",
 ]);
 
 /** The arguments of `deno run` for `script` (and its own arguments), with DENO_RUN_FLAGS. */
