@@ -14,6 +14,9 @@
 import { Buffer } from "node:buffer";
 import fs from "node:fs";
 
+/** The `service` field of every log line. */
+export const LOG_SERVICE = "sms-api";
+
 /** Pending log text allowed before lines are dropped (UTF-16 code units, about as many bytes for JSON lines). */
 export const DEFAULT_MAX_PENDING = 8 * 2 ** 20;
 
@@ -28,8 +31,6 @@ export type LogDestination = {
   flush(done?: (error?: Error) => void): void;
   /** Lines dropped so far because too much was pending. */
   dropped(): number;
-  /** Write calls made so far (asynchronous and synchronous). */
-  writes(): number;
 };
 
 export type FdWriter = {
@@ -41,7 +42,8 @@ export type FdWriter = {
   writeSync(fd: number, data: Uint8Array): number;
 };
 
-const nodeWriter: FdWriter = {
+/** node:fs's writes: the default. */
+export const nodeWriter: FdWriter = {
   write: (fd, data, callback) => fs.write(fd, data, 0, data.length, null, callback),
   writeSync: (fd, data) => fs.writeSync(fd, data, 0, data.length, null),
 };
@@ -50,7 +52,7 @@ function droppedLine(count: number): string {
   return `${JSON.stringify({
     level: "warn",
     time: new Date().toISOString(),
-    service: "sms-api",
+    service: LOG_SERVICE,
     dropped: count,
     msg: "log lines dropped: more log was waiting to be written than the log's destination allows",
   })}\n`;
@@ -69,7 +71,6 @@ export function fdDestination(
   let offset = 0;
   let droppedTotal = 0;
   let droppedUnreported = 0;
-  let writeCalls = 0;
 
   function take(): Uint8Array | null {
     if (droppedUnreported > 0) {
@@ -91,7 +92,6 @@ export function fdDestination(
 
   function writeSome(): void {
     const data = inFlight!;
-    writeCalls++;
     writer.write(fd, data.subarray(offset), (error, written) => {
       if (error) {
         if (error.code === "EAGAIN") {
@@ -128,7 +128,6 @@ export function fdDestination(
         let at = 0;
         let busy = 0;
         while (data && at < data.length) {
-          writeCalls++;
           try {
             at += writer.writeSync(fd, data.subarray(at));
           } catch (error) {
@@ -141,6 +140,5 @@ export function fdDestination(
       }
     },
     dropped: () => droppedTotal,
-    writes: () => writeCalls,
   };
 }

@@ -15,7 +15,7 @@
 //      that looks like a key, a claim link, a credential in a URL or a full
 //      Georgian number: a last net for free text nobody thought of.
 import { type DestinationStream, type Logger as PinoLogger, pino } from "pino";
-import { fdDestination } from "./log-destination.ts";
+import { fdDestination, LOG_SERVICE } from "./log-destination.ts";
 
 /**
  * Field names whose values are never written, wherever they appear. Compared
@@ -223,7 +223,7 @@ export function createLogger(options: { level: string; destination?: Destination
   return pino(
     {
       level: options.level,
-      base: { service: "sms-api" },
+      base: { service: LOG_SERVICE },
       timestamp: pino.stdTimeFunctions.isoTime,
       messageKey: "msg",
       // Errors are already serialized by formatters.log; pino's default `err`
