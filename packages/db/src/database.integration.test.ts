@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { createDatabase } from "./database.ts";
+import { createDatabase, unnamedForFirst } from "./database.ts";
 import { type PrismaDatabase, withPrisma } from "./testing/prisma.ts";
 import { DatabaseUnavailableError, isDatabaseUnavailable } from "./unavailable.ts";
 import {
@@ -349,6 +349,28 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL: pre
 
   it("prepares nothing by name when turned off (behind a transaction-mode pooler)", async () => {
     expect(await preparedNames(false)).toEqual([]);
+  });
+
+  it("runs a statement marked unnamedForFirst(sql, 3) unnamed three times in this process, then prepared", async () => {
+    const sql = unnamedForFirst("SELECT CAST($1 AS integer) + 1 AS unnamed_first", 3);
+    const db = await createDatabase({ databaseUrl: pgTest.databaseUrl, poolSize: 1, logger: quiet });
+    try {
+      const prepared = async () =>
+        (
+          await db.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1",
+            [sql],
+          )
+        )[0]?.n;
+      const seen: Array<number | undefined> = [];
+      for (let i = 0; i < 5; i++) {
+        expect((await db.query<{ unnamed_first: number }>(sql, [i]))[0]?.unnamed_first).toBe(i + 1);
+        seen.push(await prepared());
+      }
+      expect(seen).toEqual([0, 0, 0, 1, 1]);
+    } finally {
+      await db.close();
+    }
   });
 });
 

@@ -198,25 +198,35 @@ function delay(ms: number): { promise: Promise<false>; cancel(): void } {
 // on both sides stays bounded. Not for PgBouncer in transaction mode.
 const MAX_NAMED_STATEMENTS = 1_000;
 const statementNames = new Map<string, string>();
-const plannedEachTime = new Set<string>();
+/** Statements still run unnamed, and for how many more executions in this process. */
+const unnamedFor = new Map<string, number>();
 
 /**
- * Marks `sql` to run unnamed: PostgreSQL plans it with its parameters on
- * every execution instead of once per connection. For the batch statements
- * whose tables grow fast from empty: a prepared statement keeps the generic
- * plan it made while its table was small (a seq scan) until the next ANALYZE,
- * which on a fresh database or without autovacuum may be never; each
- * execution's plan sees the table as it is. Costs a plan per execution (a
- * batch statement runs tens of times a second). Returns `sql`.
+ * Marks `sql` to run unnamed (parsed and planned with its parameters) for its
+ * first `executions` executions in this process, and named after that. For a
+ * batch statement whose generic plan depends on its table's size: a prepared
+ * statement keeps the generic plan it made, and one made while the table was
+ * a few pages (a seq scan) is kept however much the table grows, until the
+ * next ANALYZE (on a fresh database or without autovacuum, maybe never). When
+ * each execution writes at least one row of that table that stays (for the
+ * idempotency records, 24 hours), the table holds at least `executions` rows
+ * by the time any plan is kept. Returns `sql`.
  */
-export function planEachExecution(sql: string): string {
-  plannedEachTime.add(sql);
+export function unnamedForFirst(sql: string, executions: number): string {
+  unnamedFor.set(sql, executions);
   return sql;
 }
 
 /** The prepared statement's name for `sql` (undefined: run it unnamed). Shared with testing/prisma.ts. */
 export function statementName(sql: string): string | undefined {
-  if (plannedEachTime.has(sql)) return undefined;
+  const left = unnamedFor.get(sql);
+  if (left !== undefined) {
+    if (left > 0) {
+      unnamedFor.set(sql, left - 1);
+      return undefined;
+    }
+    unnamedFor.delete(sql);
+  }
   let name = statementNames.get(sql);
   if (name === undefined && statementNames.size < MAX_NAMED_STATEMENTS) {
     name = `sms_${statementNames.size}`;

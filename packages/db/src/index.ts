@@ -9,9 +9,9 @@ export {
   type DatabaseKind,
   DEFAULT_PING_TIMEOUT_MS,
   DEFAULT_POOL_SIZE,
-  planEachExecution,
   type Sql,
   statementName,
+  unnamedForFirst,
 } from "./database.ts";
 export type { DatabaseLogger } from "./logger.ts";
 export {

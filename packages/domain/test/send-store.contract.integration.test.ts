@@ -17,7 +17,7 @@ import type { SendMessageStore } from "../src/messages/send/send-message.ts";
 import type { MessageResource } from "../src/model/message.ts";
 import { CLAIM_COUNTED_MANY_SQL, type CountedClaim, claimCountedMany } from "../src/store/idempotency.ts";
 import { createStore, type Outcome, type QueuedMessage } from "../src/store/index.ts";
-import { INSERT_ANSWERED_SQL } from "../src/store/messages.ts";
+import { ANSWERED_UNNAMED_EXECUTIONS, INSERT_ANSWERED_SQL } from "../src/store/messages.ts";
 import { emptyTables, fakeStore, type Tables } from "./support/fake-send-store.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
@@ -436,22 +436,54 @@ describe.runIf((await availableBackends()).includes("postgres"))(
       });
     }
 
-    it("both run unnamed: planned on every execution with the table as it is, never a plan kept from when it was empty", () => {
-      expect(statementName(CLAIM_COUNTED_MANY_SQL)).toBeUndefined();
+    it("the claims run prepared; the answers unnamed for their first ANSWERED_UNNAMED_EXECUTIONS executions", () => {
+      expect(statementName(CLAIM_COUNTED_MANY_SQL)).toMatch(/^sms_/);
       expect(statementName(INSERT_ANSWERED_SQL)).toBeUndefined();
       expect(statementName("SELECT 1 AS prepared_as_usual")).toMatch(/^sms_/);
     });
 
-    it("the claims probe the key's unique index, never scan idempotency_records", async () => {
-      const plan = await genericPlan(CLAIM_COUNTED_MANY_SQL);
-      expect(plan).toContain("idempotency_records_project_id_mode_key_key");
-      expect(plan).not.toMatch(/Seq Scan on idempotency_records/);
+    it("on an empty table: the claims probe the key's unique index, the answers the primary key", async () => {
+      const claims = await genericPlan(CLAIM_COUNTED_MANY_SQL);
+      expect(claims).toContain("idempotency_records_project_id_mode_key_key");
+      expect(claims).not.toMatch(/Seq Scan on idempotency_records/);
+      const answers = await genericPlan(INSERT_ANSWERED_SQL);
+      expect(answers).toContain("idempotency_records_pkey");
+      expect(answers).not.toMatch(/Seq Scan on idempotency_records/);
     });
 
-    it("the answers find their records through the primary key, never scan idempotency_records", async () => {
-      const plan = await genericPlan(INSERT_ANSWERED_SQL);
-      expect(plan).toContain("idempotency_records_pkey");
-      expect(plan).not.toMatch(/Seq Scan on idempotency_records/);
+    it("the claims probe the unique index at every size; the answers the primary key once the table holds as many rows as they run unnamed", async () => {
+      const projectId = newId("prj");
+      await createStore(t.db).projects.create(projectId, NOW);
+      const answer = JSON.stringify({
+        id: "msg_0000000000000000000000",
+        to: "+995 5** *** *12",
+        status: "submitted",
+        segments: 1,
+        error: null,
+        created_at: NOW.toISOString(),
+        updated_at: NOW.toISOString(),
+      });
+      let rows = 0;
+      /** Fills idempotency_records to `count` rows like the test sends' (every second one answered). */
+      const fillTo = async (count: number) => {
+        await t.db.query(
+          `INSERT INTO idempotency_records (id, project_id, mode, key, fingerprint, message_id, response_body, expires_at)
+           SELECT 'idem_' || g, $1, 'test', 'key_' || g, repeat('f', 64), 'msg_' || g,
+                  CASE WHEN g % 2 = 0 THEN CAST($2 AS jsonb) END, CAST($3 AS timestamptz)
+           FROM generate_series(CAST($4 AS integer), CAST($5 AS integer)) g`,
+          [projectId, answer, new Date(NOW.getTime() + 86_400_000), rows + 1, count],
+        );
+        rows = count;
+      };
+      for (const count of [1, 400, ANSWERED_UNNAMED_EXECUTIONS]) {
+        await fillTo(count);
+        const claims = await genericPlan(CLAIM_COUNTED_MANY_SQL);
+        expect(claims, `${count} rows`).toContain("idempotency_records_project_id_mode_key_key");
+        expect(claims, `${count} rows`).not.toMatch(/Seq Scan on idempotency_records/);
+      }
+      const answers = await genericPlan(INSERT_ANSWERED_SQL);
+      expect(answers).toContain("idempotency_records_pkey");
+      expect(answers).not.toMatch(/Seq Scan on idempotency_records/);
     });
   },
 );

@@ -3,7 +3,7 @@
 // (store/messages.ts: insertQueued, recordOutcome, releaseUnsent); a test
 // send claims its key here (claimCounted), and messages.insertAnswered writes
 // the message and the answer together.
-import { planEachExecution, type Sql } from "@sms/db";
+import type { Sql } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageResource } from "../model/message.ts";
 import { consumeStepSql } from "./limits.ts";
@@ -93,7 +93,7 @@ const CLAIM_COUNTED_SQL = `
  * caller sees to it: one statement cannot claim a key twice). Over the limit,
  * no count moves and `used` is null for all of them.
  */
-export const CLAIM_COUNTED_MANY_SQL = planEachExecution(`
+export const CLAIM_COUNTED_MANY_SQL = `
   WITH input AS (
     SELECT * FROM unnest(
       CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]),
@@ -102,7 +102,7 @@ export const CLAIM_COUNTED_MANY_SQL = planEachExecution(`
   ), prior AS (
     -- One probe of the key's unique index per claim, whatever the table's statistics: as a plain join, a
     -- plan made while the table was small hashed all of it on every batch. LIMIT keeps the subquery a
-    -- per-row probe (and the statement is planned per execution: planEachExecution).
+    -- per-row probe, in the plan a connection keeps from an empty table too (send-store.contract's generic plans).
     SELECT i.ord, r.fingerprint, r.response_body, r.expires_at, r.message_id
     FROM input i CROSS JOIN LATERAL (
       SELECT r.fingerprint, r.response_body, r.expires_at, r.message_id FROM idempotency_records r
@@ -133,7 +133,7 @@ export const CLAIM_COUNTED_MANY_SQL = planEachExecution(`
     p.ord IS NOT NULL AS has_prior, p.fingerprint, p.response_body, p.expires_at, p.message_id,
     set_config('synchronous_commit', 'off', true) AS relaxed
   FROM input i LEFT JOIN prior p ON p.ord = i.ord
-  ORDER BY i.ord`);
+  ORDER BY i.ord`;
 
 /** Deletes the uncounted claims of a batch that went over the limit (each is then tried alone). */
 const RELEASE_CLAIMS_SQL = `

@@ -17,7 +17,7 @@
 // dashboard's timeline is true without an extra round trip. A message enters
 // each status at most once: the event's key is (message_id, status). The
 // dashboard's reads are in message-log.ts.
-import { planEachExecution, type Sql } from "@sms/db";
+import { type Sql, unnamedForFirst } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageError, MessageResource, MessageState, MessageStatus } from "../model/message.ts";
 import {
@@ -131,6 +131,19 @@ const RECORD_OUTCOME_SQL = `
   SELECT count(*)::int AS moved FROM moved`;
 
 /**
+ * INSERT_ANSWERED_SQL runs unnamed (planned with its parameters) for its first
+ * executions in this process, then prepared, and a connection keeps the
+ * generic plan it makes. That plan finds the records by `id = ANY(...)`: on
+ * idempotency_records of up to 400 rows (19 pages) a seq scan, from 800 rows
+ * (37 pages) the primary key (send-store.contract, "the test sends' batch
+ * statements' plans"). Every execution answers at least one claim, whose
+ * record stays 24 hours: after 5 000 executions the table holds at least
+ * 5 000 rows. Planned on every execution, the statement cost a sixth of
+ * PostgreSQL's CPU per test send (bench/README.md#planned-once-per-connection-2026-11-27).
+ */
+export const ANSWERED_UNNAMED_EXECUTIONS = 5_000;
+
+/**
  * Test sends' messages, written once and answered: each row's idempotency
  * record gets its answer (if it still waits for one), and only then is its
  * message written, with both timeline events. One statement for any number
@@ -140,25 +153,34 @@ const RECORD_OUTCOME_SQL = `
  * array ($22), paired with the rows by position: as a jsonb[] each answer's
  * quotes were escaped into the array literal, by pg, for every send.
  */
-export const INSERT_ANSWERED_SQL = planEachExecution(`
-  WITH input AS (
-    SELECT i.*, b.response_body FROM unnest(
-      CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]), CAST($5 AS text[]),
-      CAST($6 AS bytea[]), CAST($7 AS bytea[]), CAST($8 AS text[]), CAST($9 AS text[]), CAST($10 AS text[]),
-      CAST($11 AS integer[]), CAST($12 AS text[]), CAST($13 AS text[]), CAST($14 AS timestamptz[]),
-      CAST($15 AS text[]), CAST($16 AS text[]), CAST($17 AS text[]), CAST($18 AS text[]),
-      CAST($19 AS timestamptz[]), CAST($20 AS timestamptz[]), CAST($21 AS timestamptz[]), CAST($23 AS text[])
-    ) WITH ORDINALITY AS i(id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
+export const INSERT_ANSWERED_SQL = unnamedForFirst(
+  `
+  WITH batch AS MATERIALIZED (
+    -- The arrays as one row's columns, not constants: the planner sizes the batch alike with and without its
+    -- parameters, so a connection keeps the generic plan instead of planning every execution again.
+    SELECT CAST($1 AS text[]) a1, CAST($2 AS text[]) a2, CAST($3 AS text[]) a3, CAST($4 AS text[]) a4,
+      CAST($5 AS text[]) a5, CAST($6 AS bytea[]) a6, CAST($7 AS bytea[]) a7, CAST($8 AS text[]) a8,
+      CAST($9 AS text[]) a9, CAST($10 AS text[]) a10, CAST($11 AS integer[]) a11, CAST($12 AS text[]) a12,
+      CAST($13 AS text[]) a13, CAST($14 AS timestamptz[]) a14, CAST($15 AS text[]) a15, CAST($16 AS text[]) a16,
+      CAST($17 AS text[]) a17, CAST($18 AS text[]) a18, CAST($19 AS timestamptz[]) a19,
+      CAST($20 AS timestamptz[]) a20, CAST($21 AS timestamptz[]) a21, CAST($22 AS jsonb) a22,
+      CAST($23 AS text[]) a23
+  ), input AS (
+    SELECT i.*, b.response_body
+    FROM batch
+    CROSS JOIN LATERAL unnest(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19,
+                              a20, a21, a23)
+      WITH ORDINALITY AS i(id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
            template, locale, sender, segments, encoding, provider, created_at, status, error_code, error_message,
            provider_ref, submitted_at, next_check_at, updated_at, idempotency_id, n)
-    JOIN jsonb_array_elements(CAST($22 AS jsonb)) WITH ORDINALITY AS b(response_body, n) ON b.n = i.n
+    JOIN LATERAL jsonb_array_elements(a22) WITH ORDINALITY AS b(response_body, n) ON b.n = i.n
   ), answered AS (
     -- No join in the UPDATE: its rows come from the primary key's probes for $23. Joined with the input,
-    -- a plan made while the table was small scanned all of idempotency_records on every batch (and the
-    -- statement is planned per execution: planEachExecution).
+    -- a plan made while the table was small scanned all of idempotency_records on every batch. Without it,
+    -- a generic plan still scans a table of a few hundred rows: see ANSWERED_UNNAMED_EXECUTIONS.
     UPDATE idempotency_records r
     SET response_body = (SELECT i.response_body FROM input i WHERE i.idempotency_id = r.id LIMIT 1)
-    WHERE r.id = ANY(CAST($23 AS text[])) AND r.response_body IS NULL
+    WHERE r.id = ANY(CAST((SELECT a23 FROM batch) AS text[])) AND r.response_body IS NULL
     RETURNING r.id
   ), msg AS (
     INSERT INTO messages (id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
@@ -177,7 +199,9 @@ export const INSERT_ANSWERED_SQL = planEachExecution(`
     UNION ALL
     SELECT id, status, error_code, updated_at, created_at FROM msg
   )
-  SELECT id FROM msg`);
+  SELECT id FROM msg`,
+  ANSWERED_UNNAMED_EXECUTIONS,
+);
 
 /** What a message says and how it goes, in the order both inserts take it (recipient_masked … provider). */
 const contentColumns = (m: QueuedMessage) => [
