@@ -10,7 +10,9 @@
 // per scenario, then stops the server and drops the database.
 //
 // Options (all optional):
-//   --duration=20       seconds per scenario (after a 3 s warm-up)
+//   --duration=20       seconds per scenario (after the warm-up)
+//   --warmup=3          seconds of load on each server before a scenario's measured run (JIT, pool,
+//                       caches; the test sends' answers run prepared after 5 000 executions)
 //   --connections=64    concurrent connections; a list (32,256) runs every scenario at each
 //   --scenarios=send,replay,read
 //   --tool=wrk|autocannon
@@ -60,6 +62,7 @@ import { luaString, runWrk, wrkScript } from "./wrk.ts";
 
 const args = benchArgs();
 const DURATION_S = Number(args.duration ?? 20);
+const WARMUP_S = Number(args.warmup ?? 3);
 const CONNECTION_LEVELS = String(args.connections ?? 64)
   .split(",")
   .map((level) => Number(level));
@@ -440,7 +443,7 @@ try {
       CONNECTIONS = level;
       const scenario = scenarios[name];
       if (!scenario) throw new Error(`unknown scenario ${name}`);
-      await drive(server.baseUrl, scenario, 3); // warm-up (JIT, pool, caches)
+      await drive(server.baseUrl, scenario, WARMUP_S); // warm-up (JIT, pool, caches, prepared statements)
       if (!baseline) {
         const run = () => measure(server as { baseUrl: string; pid: number }, scenario, DURATION_S);
         const seen = await observed(() => (PROFILE ? profiled(args.inspect ?? "", run) : run()));
@@ -452,10 +455,10 @@ try {
         );
         continue;
       }
-      await drive(baseline.baseUrl, scenario, 3);
+      await drive(baseline.baseUrl, scenario, WARMUP_S);
       const minimalHere = name === "send" ? minimal : undefined;
-      if (minimalHere) await drive(minimalHere.baseUrl, scenario, 3);
-      if (variant) await drive(variant.baseUrl, scenario, 3);
+      if (minimalHere) await drive(minimalHere.baseUrl, scenario, WARMUP_S);
+      if (variant) await drive(variant.baseUrl, scenario, WARMUP_S);
       // Alternate short rounds, so all see the same machine load.
       const seconds = Math.max(2, Math.round(DURATION_S / ROUNDS));
       const rounds: { service: Result[]; baseline: Result[]; minimal: Result[]; variant: Result[] } = {
