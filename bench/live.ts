@@ -5,7 +5,7 @@
 //
 //   npm run bench -- live [--duration=20] [--live-connections=256] [--test-connections=32] [--test-pace-ms=0]
 //                         [--delays=200,2000] [--report-delay-ms=2000] [--backlog=2000] [--pool=10]
-//                         [--scenarios=alone,live,status] [--profile]
+//                         [--scenarios=alone,live,status] [--profile] [--warmup=3]
 //
 // One fresh PostgreSQL database (TEST_POSTGRES_URL), one fake uBill in this
 // process, the service as its own Deno process (main.ts, production mode,
@@ -41,6 +41,8 @@ import { luaString, runWrk, type WrkFigures, wrkScript } from "./wrk.ts";
 
 const args = benchArgs();
 const DURATION_S = Number(args.duration ?? 20);
+/** Seconds of test sends before the reference run (JIT, pool; the test sends' answers run prepared after 5 000 executions). */
+const WARMUP_S = Number(args.warmup ?? 3);
 const LIVE_CONNECTIONS = Number(args["live-connections"] ?? 256);
 const TEST_CONNECTIONS = Number(args["test-connections"] ?? 32);
 /**
@@ -373,7 +375,7 @@ function measuredWindow<T>(name: string, work: () => Promise<T>): Promise<T> {
 
 /** Test sends alone: the reference p99. */
 async function testAlone(name: string): Promise<WrkFigures> {
-  await runLoad(server.baseUrl, testLoad, 3); // warm-up (JIT, pool)
+  await runLoad(server.baseUrl, testLoad, WARMUP_S); // warm-up (JIT, pool, prepared statements)
   const { result, seen } = await observed(() =>
     measuredWindow(name, () => runLoad(server.baseUrl, testLoad, DURATION_S)),
   );
