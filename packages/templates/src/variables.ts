@@ -71,20 +71,21 @@ export function checkVariables({
   variables: unknown;
 }): VariablesCheck {
   const names = rules.map(([name]) => name);
-  const expected = names.length === 0 ? "no variables" : names.join(", ");
-  const example = JSON.stringify(Object.fromEntries(rules.map(([name, rule]) => [name, rule.example])));
+  // For the refusals' wording only (a send that passes never builds them).
+  const expected = () => (names.length === 0 ? "no variables" : names.join(", "));
+  const example = () => JSON.stringify(Object.fromEntries(rules.map(([name, rule]) => [name, rule.example])));
 
   if (!isPlainObject(variables)) {
     return invalid(
       `\`variables\` must be a JSON object of strings, not ${describeJsonType(variables)}; ` +
-        `template \`${template}\` takes ${expected}, e.g. ${example}.`,
+        `template \`${template}\` takes ${expected()}, e.g. ${example()}.`,
     );
   }
 
   for (const name of names) {
     if (isPresent(variables, name)) continue;
     return invalid(
-      `Variable \`${name}\` is missing: template \`${template}\` takes exactly ${expected}, e.g. ${example}.`,
+      `Variable \`${name}\` is missing: template \`${template}\` takes exactly ${expected()}, e.g. ${example()}.`,
       name,
     );
   }
@@ -95,11 +96,11 @@ export function checkVariables({
     if (!isSafeToRepeat(key)) {
       return invalid(
         `\`variables\` has a variable that template \`${template}\` does not take (its name is not repeated here); ` +
-          `send only ${expected}.`,
+          `send only ${expected()}.`,
       );
     }
     return invalid(
-      `Variable \`${key}\` is not taken by template \`${template}\`: remove it and send only ${expected}.`,
+      `Variable \`${key}\` is not taken by template \`${template}\`: remove it and send only ${expected()}.`,
       key,
     );
   }
