@@ -176,8 +176,8 @@ export const INSERT_ANSWERED_SQL = unnamedForFirst(
     JOIN LATERAL jsonb_array_elements(a22) WITH ORDINALITY AS b(response_body, n) ON b.n = i.n
   ), answered AS (
     -- No join in the UPDATE: its rows come from the primary key's probes for $23. Joined with the input,
-    -- a plan made while the table was small scanned all of idempotency_records on every batch. Without it,
-    -- a generic plan still scans a table of a few hundred rows: see ANSWERED_UNNAMED_EXECUTIONS.
+    -- a plan made while the table was small scanned all of idempotency_records on every batch. Even without
+    -- the join, a generic plan scans a table of a few hundred rows: see ANSWERED_UNNAMED_EXECUTIONS.
     UPDATE idempotency_records r
     SET response_body = (SELECT i.response_body FROM input i WHERE i.idempotency_id = r.id LIMIT 1)
     WHERE r.id = ANY(CAST((SELECT a23 FROM batch) AS text[])) AND r.response_body IS NULL
