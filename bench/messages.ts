@@ -40,11 +40,17 @@
 //   --compare-v8-flags=…  with --baseline: a second service with these V8 flags (this checkout's code),
 //                       in the same alternating rounds, reported as `variant`
 //   --rounds=3          rounds per server and scenario with --baseline (each --duration/rounds s)
+//   --months=0          before the run, this many earlier months of message partitions, each with
+//                       --month-rows=2000 messages of another project (as a database a few years old
+//                       holds them: a read by id that is not bounded by its id's time probes each)
 //   --profile           take a V8 CPU profile of the service during each scenario's measured run and
 //                       print the functions with the most self time (implies the inspector)
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { newId } from "@sms/crypto";
+import { createDatabase } from "@sms/db";
 import { createPostgresTestDatabase, testPostgresAdminUrl } from "@sms/db/testing";
+import { createStore, ensureMonth } from "@sms/domain";
 import pg from "pg";
 import { type Histograms, histogramDelta, quantile, scrapeMetrics } from "./metrics-scrape.ts";
 import { profiled } from "./profile.ts";
@@ -296,10 +302,53 @@ async function runAutocannon(baseUrl: string, scenario: Scenario, seconds: numbe
   };
 }
 
+/** `months` months before this one, each a partition of messages with `rows` messages (and their events) in it. */
+async function earlierMonths(databaseUrl: string, months: number, rows: number): Promise<void> {
+  const db = await createDatabase({
+    databaseUrl,
+    poolSize: 2,
+    logger: { info() {}, warn() {}, error() {} },
+    queryTimeoutMs: 600_000,
+  });
+  try {
+    await db.migrate();
+    const store = createStore(db);
+    const projectId = newId("prj");
+    await db.query("INSERT INTO projects (id, created_at, updated_at) VALUES ($1, now(), now())", [
+      projectId,
+    ]);
+    const now = new Date();
+    for (let back = 1; back <= months; back++) {
+      const month = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1));
+      await ensureMonth({ store }, month);
+      await db.query(
+        `WITH made AS (
+           INSERT INTO messages (id, project_id, mode, recipient_masked, template, locale, sender, segments,
+                                 encoding, provider, status, created_at, updated_at)
+           SELECT 'msg_' || $3 || '_' || lpad(g::text, 8, '0'), $1, 'test', '+9955••••••12', 'verification_code',
+                  'en', 'SMSGE', 1, 'gsm7', 'simulator', 'delivered', t, t
+           FROM generate_series(1, $2::int) g,
+                LATERAL (SELECT CAST($4 AS timestamptz) + (g % 3888) * interval '10 minutes' AS t) at
+           RETURNING id, created_at)
+         INSERT INTO message_events (message_id, status, created_at, message_created_at)
+         SELECT id, 'delivered', created_at, created_at FROM made`,
+        [projectId, rows, month.toISOString().slice(0, 7).replace("-", ""), month],
+      );
+    }
+    await db.query("ANALYZE messages");
+    await db.query("ANALYZE message_events");
+  } finally {
+    await db.close();
+  }
+}
+
 const drive = (baseUrl: string, scenario: Scenario, seconds: number) =>
   TOOL === "wrk" ? runWrkScenario(baseUrl, scenario, seconds) : runAutocannon(baseUrl, scenario, seconds);
 
 const database = await createPostgresTestDatabase();
+const MONTHS = Number(args.months ?? 0);
+const MONTH_ROWS = Number(args["month-rows"] ?? 2000);
+if (MONTHS > 0) await earlierMonths(database.databaseUrl, MONTHS, MONTH_ROWS);
 let server: ServerProcess | undefined;
 let baseline: ServerProcess | undefined;
 let minimal: ServerProcess | undefined;

@@ -5,8 +5,9 @@
 //   send    key lookup, then one transaction inserting the idempotency record
 //           and the message (one commit)
 //   replay  key lookup, then one query of the idempotency record
-//   read    key lookup, then one query of the message (`project_id || ''`, as the service
-//           reads it: the monthly partitions' primary key, statistics or not)
+//   read    key lookup, then one query of the message as the service reads it (`project_id || ''`:
+//           the monthly partitions' primary key, statistics or not; `created_at` within a day of
+//           the id's time, as constants: one month's partition, not every month's)
 //
 // No validation, no rate limit, no encryption, no logging, no framework: a
 // ceiling, not an alternative. Started by bench/messages.ts as its own
@@ -15,6 +16,7 @@
 // With MINIMAL=1 it is the minimal baseline (issue 26): a send does not read
 // the idempotency record first, so it is exactly a key lookup and one
 // transaction with two inserts and one commit.
+import { idTimestamp } from "@sms/crypto";
 import pg from "pg";
 
 const [portText, databaseUrl] = Deno.args;
@@ -46,6 +48,17 @@ async function keyOf(request: Request): Promise<{ projectId: string; mode: strin
   return row ? { projectId: row.project_id, mode: row.mode, keyId: row.id } : null;
 }
 
+/** `created_at` within the months within a day of `time`, as constants (the service's near-id-time.ts). */
+function monthsAround(time: number): { key: string; bound: string } {
+  const start = (at: Date, add: number) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + add, 1));
+  const from = start(new Date(time - 86_400_000), 0).toISOString();
+  const to = start(new Date(time + 86_400_000), 1).toISOString();
+  return {
+    key: `${from.slice(0, 7)}_${to.slice(0, 7)}`,
+    bound: `created_at >= TIMESTAMPTZ '${from}' AND created_at < TIMESTAMPTZ '${to}'`,
+  };
+}
+
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
 
@@ -56,10 +69,12 @@ Deno.serve(
     const key = await keyOf(request);
     if (!key) return json(401, { error: { code: "invalid_api_key" } });
     if (request.method === "GET" && url.pathname.startsWith("/v1/messages/")) {
+      const id = url.pathname.slice("/v1/messages/".length);
+      const months = monthsAround(idTimestamp(id) ?? 0);
       const { rows } = await pool.query({
-        name: "raw_read",
-        text: "SELECT id, recipient_masked, status::text AS status, segments, error_code, error_message, created_at, updated_at FROM messages WHERE id = $1 AND project_id || '' = $2",
-        values: [url.pathname.slice("/v1/messages/".length), key.projectId],
+        name: `raw_read_${months.key}`,
+        text: `SELECT id, recipient_masked, status::text AS status, segments, error_code, error_message, created_at, updated_at FROM messages WHERE id = $1 AND project_id || '' = $2 AND ${months.bound}`,
+        values: [id, key.projectId],
       });
       return rows[0] ? json(200, rows[0]) : json(404, { error: { code: "message_not_found" } });
     }

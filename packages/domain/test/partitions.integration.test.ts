@@ -4,6 +4,7 @@
 // moved out when their month is created, whole months dropped once past
 // retention (and only then), the per-row purges taking the rest.
 import { newId } from "@sms/crypto";
+import type { Sql } from "@sms/db";
 import { availableBackends, createTestDatabase, type TestDatabase } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { purgeUnclaimedMessages } from "../src/claims/purge-unclaimed-messages.ts";
@@ -11,7 +12,8 @@ import { DAY_MS } from "../src/model/time.ts";
 import { ensureMonth, ensurePartitions, maintainPartitions } from "../src/privacy/partitions.ts";
 import { purgeRequestLog } from "../src/privacy/retention.ts";
 import { createStore, type Store } from "../src/store/index.ts";
-import { PROJECT_MATCHES } from "../src/store/messages.ts";
+import { messageLogStore } from "../src/store/message-log.ts";
+import { messageStore, PROJECT_MATCHES } from "../src/store/messages.ts";
 
 const backends = await availableBackends();
 
@@ -151,6 +153,95 @@ describe.each(backends)("partitions on %s", (kind) => {
     const text = plan.map((row) => row["QUERY PLAN"]).join("\n");
     expect(text).toContain("messages_p2033_05_pkey");
     expect(text).not.toContain("project_id_created_at_id_idx");
+  });
+
+  it("reads a message by id in the month of its id's time, and one created far from its id's time in any month", async () => {
+    const projectId = await project(true);
+    for (const month of ["2034-01", "2034-02", "2034-03", "2034-04", "2034-05"]) {
+      await ensureMonth({ store: store() }, new Date(`${month}-01T00:00:00Z`));
+    }
+    const march = new Date("2034-03-15T12:00:00Z");
+    const id = await message(projectId, march);
+    for (const other of ["2034-01-10", "2034-02-10", "2034-04-10", "2034-05-10"]) {
+      await message(projectId, new Date(`${other}T00:00:00Z`));
+    }
+    // Every by-id read the API and the dashboard make, through a handle that keeps each statement it runs.
+    const seen: { text: string; params: readonly unknown[] }[] = [];
+    const recording: Sql = {
+      query: (text, params = []) => {
+        seen.push({ text, params });
+        return t.db.query(text, params);
+      },
+    };
+    const messages = messageStore(recording);
+    const log = messageLogStore(recording);
+    expect(await messages.readInProject(id, projectId)).toMatchObject({ id, status: "delivered" });
+    expect(await messages.read(id)).toMatchObject({ id });
+    expect(await log.detail(projectId, id)).toMatchObject({ id });
+    expect((await log.events(id)).map((event) => event.status)).toEqual(["queued", "delivered"]);
+    expect(seen).toHaveLength(4);
+    // Each ran once, bounded to March by constants (the id's time is mid-March), and PostgreSQL planned it over
+    // March's partition alone: run unnamed with its values, and prepared, as the service's named statements run
+    // (a generic plan: with the bound as parameters it would keep every month and prune each time it starts).
+    for (const [index, { text, params }] of seen.entries()) {
+      expect(text).toContain("'2034-03-01T00:00:00.000Z'");
+      expect(text).toContain("'2034-04-01T00:00:00.000Z'");
+      expect(params).not.toContainEqual(expect.any(Date));
+      const unnamed = await t.db.query<{ "QUERY PLAN": string }>(`EXPLAIN (COSTS OFF) ${text}`, [...params]);
+      const generic = await t.db.transaction(async (sql) => {
+        await sql.query("SET LOCAL plan_cache_mode = force_generic_plan");
+        await sql.query(`PREPARE near_read_${index} AS ${text}`);
+        try {
+          return await sql.query<{ "QUERY PLAN": string }>(
+            `EXPLAIN (COSTS OFF) EXECUTE near_read_${index} (${params.map((value) => `'${String(value)}'`).join(", ")})`,
+          );
+        } finally {
+          await sql.query(`DEALLOCATE near_read_${index}`);
+        }
+      });
+      for (const plan of [unnamed, generic]) {
+        const lines = plan.map((row) => row["QUERY PLAN"]).join("\n");
+        expect(new Set(lines.match(/_p\d{4}_\d{2}|_default/g))).toEqual(new Set(["_p2034_03"]));
+        expect(lines).not.toContain("Subplans Removed");
+      }
+    }
+    // Within a day of a month's start, the month before is read too.
+    const firstOfApril = await message(projectId, new Date("2034-04-01T03:00:00Z"));
+    seen.length = 0;
+    expect(await messages.readInProject(firstOfApril, projectId)).toMatchObject({ id: firstOfApril });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.text).toContain("'2034-03-01T00:00:00.000Z'");
+    expect(seen[0]!.text).toContain("'2034-05-01T00:00:00.000Z'");
+
+    // A row whose creation time is months from its id's (a clock set wrong, a test's clock) is found all the same:
+    // the bounded read misses and the read over every month follows.
+    const drifted = newId("msg", new Date("2034-01-20T00:00:00Z").getTime());
+    await t.db.query(
+      `INSERT INTO messages (id, project_id, mode, recipient_masked, template, locale, sender, segments, encoding,
+                             provider, status, created_at, updated_at)
+       VALUES ($1, $2, 'test', '+9955', 'verification_code', 'en', 'SMSGE', 1, 'gsm7', 'simulator', 'submitted',
+               CAST('2034-05-02T00:00:00Z' AS timestamptz), CAST('2034-05-02T00:00:00Z' AS timestamptz))`,
+      [drifted, projectId],
+    );
+    await t.db.query(
+      `INSERT INTO message_events (message_id, status, created_at, message_created_at)
+       VALUES ($1, 'submitted', CAST('2034-05-02T00:00:00Z' AS timestamptz), CAST('2034-05-02T00:00:00Z' AS timestamptz))`,
+      [drifted],
+    );
+    seen.length = 0;
+    expect(await messages.readInProject(drifted, projectId)).toMatchObject({
+      id: drifted,
+      status: "submitted",
+    });
+    expect(await messages.read(drifted)).toMatchObject({ id: drifted });
+    expect(await log.detail(projectId, drifted)).toMatchObject({ id: drifted });
+    expect((await log.events(drifted)).map((event) => event.status)).toEqual(["submitted"]);
+    expect(seen).toHaveLength(8);
+    // Another project's message stays absent, bounded or not; so does an id that does not exist.
+    expect(await messages.readInProject(id, "prj_someone_else")).toBeNull();
+    expect(await messages.readInProject(drifted, "prj_someone_else")).toBeNull();
+    expect(await log.detail("prj_someone_else", id)).toBeNull();
+    expect(await messages.readInProject(newId("msg", march.getTime()), projectId)).toBeNull();
   });
 
   it("keeps a row far outside the prepared months in the DEFAULT partition, and moves it when its month is created", async () => {

@@ -8,6 +8,7 @@ import type { Sql } from "@sms/db";
 import type { KeyMode } from "../model/keys.ts";
 import type { MessageStatus } from "../model/message.ts";
 import { PROJECT_MATCHES } from "./messages.ts";
+import { readNearIdTime } from "./near-id-time.ts";
 
 /** A position in a list ordered by (created_at, id), newest first: the last row of the previous page. */
 export type Cursor = { createdAt: Date; id: string };
@@ -110,7 +111,9 @@ const DETAIL_SQL = `
 
 const EVENTS_SQL = `
   SELECT status::text AS status, error_code, created_at FROM message_events
-  WHERE message_id = $1 ORDER BY created_at, status`;
+  WHERE message_id = $1`;
+const EVENTS_ORDER = "ORDER BY created_at, status";
+const EVENTS_ANY_TIME_SQL = `${EVENTS_SQL} ${EVENTS_ORDER}`;
 
 const USAGE_SQL = `
   SELECT floor(extract(epoch FROM created_at) / 86400)::int AS day, mode::text AS mode, status::text AS status,
@@ -168,9 +171,9 @@ export function messageLogStore(sql: Sql) {
       return rows.map(fromLogRow);
     },
 
-    /** One message of the project (absent when it belongs to another). */
+    /** One message of the project (absent when it belongs to another), in the months of its id's time (near-id-time.ts). */
     async detail(projectId: string, messageId: string): Promise<MessageDetail | null> {
-      const [row] = await sql.query<
+      const [row] = await readNearIdTime<
         LogRow & {
           locale: string;
           sender: string;
@@ -181,7 +184,10 @@ export function messageLogStore(sql: Sql) {
           submitted_at: Date | null;
           text_purged_at: Date | null;
         }
-      >(DETAIL_SQL, [messageId, projectId]);
+      >(sql, messageId, { bounded: (bound) => `${DETAIL_SQL} AND ${bound}`, unbounded: DETAIL_SQL }, [
+        messageId,
+        projectId,
+      ]);
       if (!row) return null;
       return {
         ...fromLogRow(row),
@@ -198,8 +204,18 @@ export function messageLogStore(sql: Sql) {
 
     /** The message's status changes, oldest first. */
     async events(messageId: string): Promise<MessageEvent[]> {
-      const rows = await sql.query<{ status: MessageStatus; error_code: string | null; created_at: Date }>(
-        EVENTS_SQL,
+      const rows = await readNearIdTime<{
+        status: MessageStatus;
+        error_code: string | null;
+        created_at: Date;
+      }>(
+        sql,
+        messageId,
+        {
+          bounded: (bound) => `${EVENTS_SQL} AND ${bound} ${EVENTS_ORDER}`,
+          unbounded: EVENTS_ANY_TIME_SQL,
+          column: "message_created_at",
+        },
         [messageId],
       );
       return rows.map((row) => ({

@@ -27,6 +27,7 @@ import {
   type PriorRecord,
   priorOf,
 } from "./idempotency.ts";
+import { readNearIdTime } from "./near-id-time.ts";
 
 /** The columns a Message resource is built from. */
 export const RESOURCE_COLUMNS =
@@ -379,13 +380,26 @@ export function messageStore(
     },
 
     async read(messageId: string): Promise<MessageState | null> {
-      const [row] = await sql.query<ResourceRow>(READ_SQL, [messageId]);
+      const [row] = await readNearIdTime<ResourceRow>(
+        sql,
+        messageId,
+        { bounded: (bound) => `${READ_SQL} AND ${bound}`, unbounded: READ_SQL },
+        [messageId],
+      );
       return row ? fromRow(row) : null;
     },
 
-    /** One indexed lookup by id and project: another project's message is absent. */
+    /**
+     * One indexed lookup by id and project, in the month of the id's time (near-id-time.ts):
+     * another project's message is absent.
+     */
     async readInProject(messageId: string, projectId: string): Promise<MessageState | null> {
-      const [row] = await sql.query<ResourceRow>(READ_IN_PROJECT_SQL, [messageId, projectId]);
+      const [row] = await readNearIdTime<ResourceRow>(
+        sql,
+        messageId,
+        { bounded: (bound) => `${READ_IN_PROJECT_SQL} AND ${bound}`, unbounded: READ_IN_PROJECT_SQL },
+        [messageId, projectId],
+      );
       return row ? fromRow(row) : null;
     },
 
