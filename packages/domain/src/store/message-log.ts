@@ -8,7 +8,7 @@ import type { Sql } from "@sms/db";
 import type { KeyMode } from "../model/keys.ts";
 import type { MessageStatus } from "../model/message.ts";
 import { PROJECT_MATCHES } from "./messages.ts";
-import { readNearIdTime } from "./near-id-time.ts";
+import { readerNearIdTime } from "./near-id-time.ts";
 
 /** A position in a list ordered by (created_at, id), newest first: the last row of the previous page. */
 export type Cursor = { createdAt: Date; id: string };
@@ -115,6 +115,17 @@ const EVENTS_SQL = `
 const EVENTS_ORDER = "ORDER BY created_at, status";
 const EVENTS_ANY_TIME_SQL = `${EVENTS_SQL} ${EVENTS_ORDER}`;
 
+/** The reads by id, first in the months of the id's time (near-id-time.ts). */
+const detailNear = readerNearIdTime({
+  unbounded: DETAIL_SQL,
+  bounded: (bound) => `${DETAIL_SQL} AND ${bound}`,
+});
+const eventsNear = readerNearIdTime({
+  unbounded: EVENTS_ANY_TIME_SQL,
+  bounded: (bound) => `${EVENTS_SQL} AND ${bound} ${EVENTS_ORDER}`,
+  column: "message_created_at",
+});
+
 const USAGE_SQL = `
   SELECT floor(extract(epoch FROM created_at) / 86400)::int AS day, mode::text AS mode, status::text AS status,
          count(*)::int AS messages, COALESCE(sum(segments), 0)::int AS segments
@@ -173,7 +184,7 @@ export function messageLogStore(sql: Sql) {
 
     /** One message of the project (absent when it belongs to another), in the months of its id's time (near-id-time.ts). */
     async detail(projectId: string, messageId: string): Promise<MessageDetail | null> {
-      const [row] = await readNearIdTime<
+      const [row] = await detailNear<
         LogRow & {
           locale: string;
           sender: string;
@@ -184,10 +195,7 @@ export function messageLogStore(sql: Sql) {
           submitted_at: Date | null;
           text_purged_at: Date | null;
         }
-      >(sql, messageId, { bounded: (bound) => `${DETAIL_SQL} AND ${bound}`, unbounded: DETAIL_SQL }, [
-        messageId,
-        projectId,
-      ]);
+      >(sql, messageId, [messageId, projectId]);
       if (!row) return null;
       return {
         ...fromLogRow(row),
@@ -204,18 +212,9 @@ export function messageLogStore(sql: Sql) {
 
     /** The message's status changes, oldest first. */
     async events(messageId: string): Promise<MessageEvent[]> {
-      const rows = await readNearIdTime<{
-        status: MessageStatus;
-        error_code: string | null;
-        created_at: Date;
-      }>(
+      const rows = await eventsNear<{ status: MessageStatus; error_code: string | null; created_at: Date }>(
         sql,
         messageId,
-        {
-          bounded: (bound) => `${EVENTS_SQL} AND ${bound} ${EVENTS_ORDER}`,
-          unbounded: EVENTS_ANY_TIME_SQL,
-          column: "message_created_at",
-        },
         [messageId],
       );
       return rows.map((row) => ({

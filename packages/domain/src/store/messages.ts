@@ -27,7 +27,7 @@ import {
   type PriorRecord,
   priorOf,
 } from "./idempotency.ts";
-import { readNearIdTime } from "./near-id-time.ts";
+import { readerNearIdTime } from "./near-id-time.ts";
 
 /** The columns a Message resource is built from. */
 export const RESOURCE_COLUMNS =
@@ -282,6 +282,13 @@ const READ_SQL = `SELECT ${RESOURCE_COLUMNS} FROM messages WHERE id = $1`;
 export const PROJECT_MATCHES = "project_id || '' = $2";
 const READ_IN_PROJECT_SQL = `SELECT ${RESOURCE_COLUMNS} FROM messages WHERE id = $1 AND ${PROJECT_MATCHES}`;
 
+/** The two reads by id, first in the months of the id's time (near-id-time.ts). */
+const readNear = readerNearIdTime({ unbounded: READ_SQL, bounded: (bound) => `${READ_SQL} AND ${bound}` });
+const readInProjectNear = readerNearIdTime({
+  unbounded: READ_IN_PROJECT_SQL,
+  bounded: (bound) => `${READ_IN_PROJECT_SQL} AND ${bound}`,
+});
+
 const COUNT_IN_PROJECT_SQL = `SELECT count(*)::int AS count FROM messages WHERE project_id = $1`;
 
 const COUNT_BY_MODE_STATUS_SQL = `
@@ -380,12 +387,7 @@ export function messageStore(
     },
 
     async read(messageId: string): Promise<MessageState | null> {
-      const [row] = await readNearIdTime<ResourceRow>(
-        sql,
-        messageId,
-        { bounded: (bound) => `${READ_SQL} AND ${bound}`, unbounded: READ_SQL },
-        [messageId],
-      );
+      const [row] = await readNear<ResourceRow>(sql, messageId, [messageId]);
       return row ? fromRow(row) : null;
     },
 
@@ -394,12 +396,7 @@ export function messageStore(
      * another project's message is absent.
      */
     async readInProject(messageId: string, projectId: string): Promise<MessageState | null> {
-      const [row] = await readNearIdTime<ResourceRow>(
-        sql,
-        messageId,
-        { bounded: (bound) => `${READ_IN_PROJECT_SQL} AND ${bound}`, unbounded: READ_IN_PROJECT_SQL },
-        [messageId, projectId],
-      );
+      const [row] = await readInProjectNear<ResourceRow>(sql, messageId, [messageId, projectId]);
       return row ? fromRow(row) : null;
     },
 

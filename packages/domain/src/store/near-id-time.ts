@@ -45,23 +45,39 @@ export function within(column: string, months: { from: Date; to: Date }): string
   return `${column} >= TIMESTAMPTZ '${months.from.toISOString()}' AND ${column} < TIMESTAMPTZ '${months.to.toISOString()}'`;
 }
 
+/** Bounded statements kept per reader: a month or two a month, so this is reached only by ids from far apart. */
+const MAX_BOUNDED_STATEMENTS = 64;
+
 /**
- * Runs `statements.bounded(bound)`, where `bound` is `column` within the months near the id's time; when that
- * returns no row, or `id` carries no time, runs `statements.unbounded`. Both take `params`.
+ * A read by id: `statement.unbounded` (its parameters first, the id among them), and the same bounded to the
+ * months near the id's time: `statement.bounded(bound)`, where `bound` is `column` within them. The reader runs
+ * the bounded statement first and the unbounded one when that returns no row, or the id carries no time. Each
+ * bounded statement's text is made once and kept (the database layer names statements by their text).
  */
-export async function readNearIdTime<Row>(
-  sql: Sql,
-  id: string,
-  statements: { bounded: (bound: string) => string; unbounded: string; column?: string },
-  params: readonly unknown[],
-): Promise<Row[]> {
-  const months = monthsNear(id);
-  if (months !== null) {
-    const rows = await sql.query<Row>(
-      statements.bounded(within(statements.column ?? "created_at", months)),
-      params,
-    );
-    if (rows.length > 0) return rows;
-  }
-  return sql.query<Row>(statements.unbounded, params);
+export function readerNearIdTime(statement: {
+  unbounded: string;
+  bounded: (bound: string) => string;
+  column?: string;
+}) {
+  const column = statement.column ?? "created_at";
+  const texts = new Map<number, string>();
+  const boundedText = (months: { from: Date; to: Date }): string => {
+    // Two months at most, so the first month and the count name the window.
+    const key = months.from.getTime() * 4 + ((months.to.getUTCMonth() - months.from.getUTCMonth() + 12) % 12);
+    let text = texts.get(key);
+    if (text === undefined) {
+      if (texts.size >= MAX_BOUNDED_STATEMENTS) texts.clear();
+      text = statement.bounded(within(column, months));
+      texts.set(key, text);
+    }
+    return text;
+  };
+  return async <Row>(sql: Sql, id: string, params: readonly unknown[]): Promise<Row[]> => {
+    const months = monthsNear(id);
+    if (months !== null) {
+      const rows = await sql.query<Row>(boundedText(months), params);
+      if (rows.length > 0) return rows;
+    }
+    return sql.query<Row>(statement.unbounded, params);
+  };
 }
