@@ -20,7 +20,8 @@
 //                    the test sends beside them once the live ones are all waiting. Live throughput
 //                    is the sends uBill received per second in the measured window, against
 //                    connections / delay (the service has no concurrency bound of its own on live
-//                    sends: the clients' connections are the bound)
+//                    sends: the clients' connections are the bound). cpu_ms_per_send: the service's
+//                    and its PostgreSQL backends' CPU time in the window per send, live and test
 //   status_check     the service restarted with JOBS_ENABLED=true (the status check in the same
 //                    process as the sends, its default), --backlog due live messages seeded, uBill
 //                    answering reports in --report-delay-ms; test sends beside it. Throughput is the
@@ -31,12 +32,22 @@
 // waiting for a database connection (sms_db_pool_connections{state="waiting"}),
 // the most pool connections in use, and the most resident memory.
 import { apiKeyPrefix, newApiKey, newId, parseKeyring, sha256Hex } from "@sms/crypto";
-import { createPostgresTestDatabase } from "@sms/db/testing";
+import { createPostgresTestDatabase, testPostgresAdminUrl } from "@sms/db/testing";
 import { startFakeUbill } from "@sms/provider-ubill/testing";
 import pg from "pg";
 import { type Histograms, histogramDelta, quantile, scrapeMetrics } from "./metrics-scrape.ts";
 import { profiled } from "./profile.ts";
-import { API_ENV, benchArgs, freePort, type ServerProcess, sleep, startApi } from "./support.ts";
+import {
+  API_ENV,
+  backendPids,
+  benchArgs,
+  cpuByPid,
+  cpuSpent,
+  freePort,
+  type ServerProcess,
+  sleep,
+  startApi,
+} from "./support.ts";
 import { luaString, runWrk, type WrkFigures, wrkScript } from "./wrk.ts";
 
 const args = benchArgs();
@@ -373,6 +384,28 @@ function measuredWindow<T>(name: string, work: () => Promise<T>): Promise<T> {
   return profiled(INSPECTOR, work);
 }
 
+/** CPU time so far (ms) of the service's process and of its database's PostgreSQL backends. */
+async function cpuSample(): Promise<{ api: Map<number, number>; postgres: Map<number, number> }> {
+  return {
+    api: cpuByPid([server.pid]),
+    postgres: cpuByPid(await backendPids(testPostgresAdminUrl(), database.databaseUrl)),
+  };
+}
+
+/** CPU time between two samples, per send. */
+function cpuPerSend(
+  before: Awaited<ReturnType<typeof cpuSample>>,
+  after: Awaited<ReturnType<typeof cpuSample>>,
+  sends: number,
+): { api: number; postgres: number; sends: number } {
+  const per = (ms: number) => round(ms / Math.max(1, sends), 3);
+  return {
+    api: per(cpuSpent(before.api, after.api)),
+    postgres: per(cpuSpent(before.postgres, after.postgres)),
+    sends,
+  };
+}
+
 /** Test sends alone: the reference p99. */
 async function testAlone(name: string): Promise<WrkFigures> {
   await runLoad(server.baseUrl, testLoad, WARMUP_S); // warm-up (JIT, pool, prepared statements)
@@ -400,12 +433,14 @@ async function liveUnder(delayMs: number, reference: WrkFigures, prefix: string)
   const live = runLoad(server.baseUrl, liveLoad(prefix), RAMP_S + DURATION_S + 2);
   await sleep(RAMP_S * 1000);
   const sendsBefore = fake.sends().length;
+  const cpuBefore = await cpuSample();
   const windowStart = performance.now();
   const { result: test, seen } = await observed(() =>
     measuredWindow(`live_${delayMs}ms`, () => runLoad(server.baseUrl, testLoad, DURATION_S)),
   );
   const windowSeconds = (performance.now() - windowStart) / 1000;
   const submitted = fake.sends().length - sendsBefore;
+  const cpu = cpuPerSend(cpuBefore, await cpuSample(), submitted + test.requests);
   const liveResult = await live;
   const liveThroughput = submitted / windowSeconds;
   console.log(
@@ -414,6 +449,9 @@ async function liveUnder(delayMs: number, reference: WrkFigures, prefix: string)
       live_throughput_ratio: ratio(liveThroughput, ideal),
       test_p99_ratio: ratio(test.latency_ms.p99, reference.latency_ms.p99),
       ...poolFigures(seen),
+      // The service's and its PostgreSQL backends' CPU time in the window, per send (live and test alike:
+      // with the test sends paced far apart, --test-pace-ms=1000, nearly all of it is the live sends').
+      cpu_ms_per_send: cpu,
       live: {
         connections: LIVE_CONNECTIONS,
         projects: LIVE_PROJECTS,

@@ -56,9 +56,13 @@ import { type Histograms, histogramDelta, quantile, scrapeMetrics } from "./metr
 import { profiled } from "./profile.ts";
 import {
   answersOk,
+  backendPids,
   benchArgs,
+  cpuByPid,
+  cpuSpent,
   freePort,
   ROOT,
+  rssMb,
   type ServerProcess,
   sleep,
   startApi,
@@ -127,55 +131,6 @@ type Result = {
   /** Resident memory of the process under test at the end of the run. */
   rss_mb?: number;
 };
-
-/** utime + stime of processes, in milliseconds (Linux /proc, read with cat: Deno guards /proc). */
-/** CPU time (user + system, ms) of each of `pids` that is still running. */
-function cpuByPid(pids: number[]): Map<number, number> {
-  const times = new Map<number, number>();
-  for (const pid of pids) {
-    const output = new Deno.Command("cat", { args: [`/proc/${pid}/stat`], stderr: "null" }).outputSync();
-    const stat = new TextDecoder().decode(output.stdout);
-    if (!stat) continue; // gone
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    times.set(pid, ((Number(fields[11]) + Number(fields[12])) * 1000) / 100); // USER_HZ is 100 on Linux
-  }
-  return times;
-}
-
-/**
- * CPU time spent between two samples by the processes in `after`: a process
- * that started in between counts in full. One that exited in between is lost
- * (its time cannot be read any more), so the figure is a lower bound; the
- * PostgreSQL backends are listed again after the run to keep that rare.
- */
-function cpuSpent(before: Map<number, number>, after: Map<number, number>): number {
-  let total = 0;
-  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
-  return total;
-}
-
-/** Resident memory of a process, in MB (Linux /proc, read with cat: Deno guards /proc). */
-function rssMb(pid: number): number {
-  const output = new Deno.Command("cat", { args: [`/proc/${pid}/status`], stderr: "null" }).outputSync();
-  const line = new TextDecoder()
-    .decode(output.stdout)
-    .split("\n")
-    .find((candidate) => candidate.startsWith("VmRSS:"));
-  return Math.round(Number(line?.match(/(\d+)/)?.[1] ?? 0) / 1024);
-}
-
-/** The PostgreSQL backends serving a database (for their CPU time). */
-async function backendPids(adminUrl: string, databaseUrl: string): Promise<number[]> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    const name = new URL(databaseUrl).pathname.slice(1);
-    const { rows } = await client.query("SELECT pid FROM pg_stat_activity WHERE datname = $1", [name]);
-    return rows.map((row: { pid: number }) => row.pid);
-  } finally {
-    await client.end();
-  }
-}
 
 const internalPort = PHASES ? freePort() : 0;
 const metricsUrl = `http://127.0.0.1:${internalPort}/metrics`;
