@@ -770,12 +770,14 @@ describe.each(backends)("messages on %s", (backend) => {
       expect(message).toEqual(created);
     });
 
-    it("answers the same 404 for another project's id, an absent id and a malformed id", async () => {
+    it("answers the same 404 for another project's id, an absent id (at any time an id can carry) and a malformed id", async () => {
       const [owner, stranger] = [await newKey(), await newKey()];
       const created = (await (await send(owner, key(), body())).json()) as MessageJson;
       const absent = `msg_${"0".repeat(26)}`;
+      // Well-formed, at the last time an id can carry (the year 10889): read without the month bound.
+      const last = `msg_7${"z".repeat(25)}`;
       const answers: Array<{ code: string; message: string }> = [];
-      for (const id of [created.id, absent, "nope", "msg_%E2%80%A2", `${created.id}x`]) {
+      for (const id of [created.id, absent, last, "nope", "msg_%E2%80%A2", `${created.id}x`]) {
         const response = await read(stranger, id);
         expect(response.status).toBe(404);
         const { error } = (await response.json()) as ErrorJson;

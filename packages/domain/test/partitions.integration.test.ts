@@ -242,6 +242,15 @@ describe.each(backends)("partitions on %s", (kind) => {
     expect(await messages.readInProject(drifted, "prj_someone_else")).toBeNull();
     expect(await log.detail("prj_someone_else", id)).toBeNull();
     expect(await messages.readInProject(newId("msg", march.getTime()), projectId)).toBeNull();
+    // A made-up id at the last time an id can carry (the year 10889, past what an ISO timestamp PostgreSQL
+    // reads can say) and one at the first: absent, read without the bound or with it, never an error.
+    for (const time of [2 ** 48 - 1, Date.UTC(9999, 10, 1) + 1, Date.UTC(9999, 10, 1), 0]) {
+      const madeUp = newId("msg", time);
+      expect(await messages.readInProject(madeUp, projectId)).toBeNull();
+      expect(await messages.read(madeUp)).toBeNull();
+      expect(await log.detail(projectId, madeUp)).toBeNull();
+      expect(await log.events(madeUp)).toEqual([]);
+    }
   });
 
   it("keeps a row far outside the prepared months in the DEFAULT partition, and moves it when its month is created", async () => {

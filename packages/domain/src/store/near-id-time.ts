@@ -24,6 +24,13 @@ import type { Sql } from "@sms/db";
 /** How far a row's creation time may be from its id's and still be found by the bounded read. */
 export const ID_TIME_MARGIN_MS = 86_400_000;
 
+/**
+ * The latest id time that gets a bound. An id's time can reach the year 10889 (48 bits of ms), and an ISO
+ * timestamp past 9999 ("+010889-…") is not one PostgreSQL reads: such an id (made up; no row has one) is read
+ * without the bound.
+ */
+const LATEST_BOUNDED_TIME = Date.UTC(9999, 10, 1);
+
 /** The first instant of the month `time` is in, or of the month after it (`after`), UTC. */
 function monthStart(time: number, after = false): Date {
   const at = new Date(time);
@@ -32,11 +39,11 @@ function monthStart(time: number, after = false): Date {
 
 /**
  * `[from, to)`: the whole months that hold every instant within the margin of the time in `id`, or null for an
- * id without one.
+ * id without one (or one past LATEST_BOUNDED_TIME).
  */
 export function monthsNear(id: string): { from: Date; to: Date } | null {
   const time = idTimestamp(id);
-  if (time === null) return null;
+  if (time === null || time > LATEST_BOUNDED_TIME) return null;
   return { from: monthStart(time - ID_TIME_MARGIN_MS), to: monthStart(time + ID_TIME_MARGIN_MS, true) };
 }
 
