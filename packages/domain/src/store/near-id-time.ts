@@ -12,7 +12,9 @@
 // plan costs every month, and it went on planning every read instead (a read
 // cost PostgreSQL 0.078 ms instead of 0.044 on a database of five months;
 // bench/README.md). Each month is one more distinct statement, prepared once per
-// connection. The constants come from a Date, never from the caller's text.
+// connection, so only ids of the last two years (and none from the future) get
+// a bound: an older id is read over every month, as before. The constants come
+// from a Date, never from the caller's text.
 //
 // A read that finds nothing is made again without the bound, so a row whose
 // creation time is far from its id's (a clock set wrong, a test's injected
@@ -25,11 +27,12 @@ import type { Sql } from "@sms/db";
 export const ID_TIME_MARGIN_MS = 86_400_000;
 
 /**
- * The latest id time that gets a bound. An id's time can reach the year 10889 (48 bits of ms), and an ISO
- * timestamp past 9999 ("+010889-…") is not one PostgreSQL reads: such an id (made up; no row has one) is read
- * without the bound.
+ * How old an id's time may be and still get a bound: two years. Every distinct month is one more statement,
+ * prepared on every connection that runs it, so the bounded reads are kept to the months an integrator reads
+ * (and a made-up id cannot make a statement for each of the thousands of months an id's time can say). An older
+ * id is read without the bound, over every month, as all reads were before.
  */
-const LATEST_BOUNDED_TIME = Date.UTC(9999, 10, 1);
+export const BOUNDED_PAST_MS = 2 * 366 * 86_400_000;
 
 /** The first instant of the month `time` is in, or of the month after it (`after`), UTC. */
 function monthStart(time: number, after = false): Date {
@@ -38,12 +41,13 @@ function monthStart(time: number, after = false): Date {
 }
 
 /**
- * `[from, to)`: the whole months that hold every instant within the margin of the time in `id`, or null for an
- * id without one (or one past LATEST_BOUNDED_TIME).
+ * `[from, to)`: the whole months that hold every instant within the margin of the time in `id`; null for an id
+ * without a time, or with one more than the margin after `now` (no row has one: ids are minted at their row's
+ * creation) or more than BOUNDED_PAST_MS before it.
  */
-export function monthsNear(id: string): { from: Date; to: Date } | null {
+export function monthsNear(id: string, now: number): { from: Date; to: Date } | null {
   const time = idTimestamp(id);
-  if (time === null || time > LATEST_BOUNDED_TIME) return null;
+  if (time === null || time > now + ID_TIME_MARGIN_MS || time < now - BOUNDED_PAST_MS) return null;
   return { from: monthStart(time - ID_TIME_MARGIN_MS), to: monthStart(time + ID_TIME_MARGIN_MS, true) };
 }
 
@@ -52,7 +56,7 @@ export function within(column: string, months: { from: Date; to: Date }): string
   return `${column} >= TIMESTAMPTZ '${months.from.toISOString()}' AND ${column} < TIMESTAMPTZ '${months.to.toISOString()}'`;
 }
 
-/** Bounded statements kept per reader: a month or two a month, so this is reached only by ids from far apart. */
+/** Bounded statements kept per reader: at most two a month of BOUNDED_PAST_MS, and those of the month ahead. */
 const MAX_BOUNDED_STATEMENTS = 64;
 
 /**
@@ -80,7 +84,7 @@ export function readerNearIdTime(statement: {
     return text;
   };
   return async <Row>(sql: Sql, id: string, params: readonly unknown[]): Promise<Row[]> => {
-    const months = monthsNear(id);
+    const months = monthsNear(id, Date.now());
     if (months !== null) {
       const rows = await sql.query<Row>(boundedText(months), params);
       if (rows.length > 0) return rows;
