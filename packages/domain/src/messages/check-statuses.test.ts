@@ -65,10 +65,23 @@ function setup(options: {
   };
   const claims: Date[] = [];
   const rescheduled: Array<{ ids: string[]; at: Date }> = [];
+  /** Up to `batchSize` of the queue's messages that `which` takes, taken off the queue. */
+  const take = (batchSize: number, which: (message: DueMessage) => boolean) => {
+    const taken = queue.filter(which).slice(0, batchSize);
+    for (const message of taken) queue.splice(queue.indexOf(message), 1);
+    return taken;
+  };
+  const locks: number[] = [];
+  let transactions = 0;
   const messages = {
     claimDue: async ({ batchSize, nextCheckAt }: { batchSize: number; nextCheckAt: Date }) => {
       claims.push(nextCheckAt);
-      return queue.splice(0, batchSize);
+      return take(batchSize, (message) => message.provider !== "simulator");
+    },
+    lockDueInProcess: async ({ batchSize }: { batchSize: number }) => {
+      const taken = take(batchSize, (message) => message.provider === "simulator");
+      locks.push(taken.length);
+      return taken;
     },
     rescheduleChecks: async (ids: string[], at: Date) => {
       rescheduled.push({ ids, at });
@@ -82,11 +95,13 @@ function setup(options: {
   const deps = {
     store: {
       messages,
-      transaction: async (work: (tx: unknown) => Promise<unknown>) =>
-        work({
+      transaction: async (work: (tx: unknown) => Promise<unknown>) => {
+        transactions++;
+        return work({
           messages,
           ledger: { refund: async ({ messageId }: { messageId: string }) => refunds.push(messageId) },
-        }),
+        });
+      },
     },
     keyring,
     clock: { now: () => NOW },
@@ -104,6 +119,8 @@ function setup(options: {
     run: () => checkMessageStatuses(deps),
     settled,
     claims,
+    locks,
+    transactions: () => transactions,
     rescheduled,
     refunds,
     decrypted,
@@ -128,6 +145,27 @@ describe("checkMessageStatuses", () => {
     expect(round.settled.map((batch) => batch.length)).toEqual([10, 10, 5]);
     expect(round.maxInFlight()).toBeLessThanOrEqual(4);
     expect(round.maxInFlight()).toBeGreaterThan(1);
+    // The simulator's messages: locked and settled batch by batch, one transaction each, never claimed.
+    expect(round.locks).toEqual([10, 10, 5]);
+    expect(round.transactions()).toBe(3);
+    expect(round.claims).toHaveLength(1);
+  });
+
+  it("locks, asks and settles the simulator's batch in one transaction; a pending one is due one interval on, and uBill's messages are claimed after", async () => {
+    const messages = [
+      ...due(3, "simulator"),
+      ...due(2, "ubill").map((m, i) => ({ ...m, id: `msg_u${i}`, providerRef: `u-${i}` })),
+    ];
+    const round = setup({
+      messages,
+      report: (query) => (query.providerRef === "ref-1" ? { kind: "pending" } : { kind: "delivered" }),
+    });
+    expect(await round.run()).toMatchObject({ checked: 5, delivered: 4, errors: 0 });
+    expect(round.locks).toEqual([3]); // the batch (10) was not full: the round moved on to the claims
+    expect(round.settled[0]?.map((change) => change.messageId)).toEqual([messages[0]!.id, messages[2]!.id]);
+    expect(round.rescheduled).toEqual([{ ids: [messages[1]!.id], at: new Date(NOW.getTime() + 20_000) }]);
+    expect(round.claims).toHaveLength(1);
+    expect(round.settled[1]?.map((change) => change.messageId)).toEqual(["msg_u0", "msg_u1"]);
   });
 
   it("holds a claimed batch for as long as its calls may take, so no other round asks again meanwhile; what stays pending is due one interval after it was asked", async () => {

@@ -2,14 +2,16 @@
 // are claimed in batches with FOR UPDATE SKIP LOCKED (so any number of
 // instances never check one message twice in a round), asked about with a
 // bounded number of provider calls in flight, and moved on together: one
-// statement (one transaction) settles a whole batch. Transitions are
+// statement (one transaction) settles a whole batch. The simulator's messages
+// (test keys; it answers in this process, at once) are locked, asked and
+// settled in one transaction instead, each written once. Transitions are
 // monotonic: only `submitted` rows move, and `delivered` and `undeliverable`
 // never change again.
 import type { Keyring } from "@sms/crypto";
 import { type MessageError, type MessageStatus, messageError } from "../model/message.ts";
 import type { Clock, Logger } from "../ports.ts";
 import type { SmsProvider, StatusReport } from "../provider.ts";
-import type { DueMessage, Store } from "../store/index.ts";
+import type { DueMessage, Store, StoreTx } from "../store/index.ts";
 
 export type StatusCheckCounts = {
   checked: number;
@@ -59,6 +61,7 @@ export async function checkMessageStatuses(deps: CheckStatusesDeps): Promise<Sta
     errors: 0,
   };
   const roundStart = clock.now();
+  await checkInProcess(deps, roundStart, counts);
   const holdMs = claimHoldMs(config);
 
   for (;;) {
@@ -76,16 +79,9 @@ export async function checkMessageStatuses(deps: CheckStatusesDeps): Promise<Sta
 
     const reports = await mapLimited(claimed, config.concurrency, (message) => ask(deps, message));
     const decidedAt = clock.now();
-    const changes: Change[] = [];
-    const pending: string[] = [];
-    claimed.forEach((message, index) => {
-      const report = reports[index] ?? { kind: "error", reason: "no report" };
-      if (report.kind === "error") counts.errors++;
-      const change = decide(message, report, decidedAt, config.deadlineMs);
-      if (change) changes.push(change);
-      else pending.push(message.id);
-    });
-    await settle(deps, claimed, changes, decidedAt, counts);
+    const { changes, pending, errors } = decideAll(claimed, reports, decidedAt, config.deadlineMs);
+    counts.errors += errors;
+    count(counts, changes, await settle(deps, claimed, changes, decidedAt));
     // Still `submitted`: asked again one interval after this answer, as before the longer hold.
     if (pending.length > 0 && holdMs > config.intervalMs) {
       await deps.store.messages.rescheduleChecks(pending, new Date(decidedAt.getTime() + config.intervalMs));
@@ -93,6 +89,67 @@ export async function checkMessageStatuses(deps: CheckStatusesDeps): Promise<Sta
     if (claimed.length < config.batchSize) break;
   }
   return counts;
+}
+
+/**
+ * The due messages of the provider asked in this process (the simulator, which
+ * answers at once): each batch is locked (FOR UPDATE SKIP LOCKED), asked and
+ * settled in one transaction, so a message is written once, settled or given
+ * its next check, instead of claimed by one write and settled by another (each
+ * a new row version of `messages` with its indexes). The locks keep every
+ * other round, here or on another instance, off the batch until it commits; a
+ * crash in between writes nothing, and the next round asks again.
+ */
+async function checkInProcess(
+  deps: CheckStatusesDeps,
+  roundStart: Date,
+  counts: StatusCheckCounts,
+): Promise<void> {
+  const { clock, config } = deps;
+  for (;;) {
+    const done = await deps.store.transaction(async (tx) => {
+      const locked = await tx.messages.lockDueInProcess({ dueBy: roundStart, batchSize: config.batchSize });
+      if (locked.length === 0) return { locked, changes: [], moved: new Set<string>(), errors: 0 };
+      const reports = await mapLimited(locked, config.concurrency, (message) => ask(deps, message));
+      const decidedAt = clock.now();
+      const { changes, pending, errors } = decideAll(locked, reports, decidedAt, config.deadlineMs);
+      const moved = changes.length === 0 ? new Set<string>() : await settleIn(tx, locked, changes, decidedAt);
+      // Still `submitted`: asked again one interval after this answer (not again this round).
+      if (pending.length > 0) {
+        await tx.messages.rescheduleChecks(pending, new Date(decidedAt.getTime() + config.intervalMs));
+      }
+      return { locked, changes, moved, errors };
+    });
+    counts.checked += done.locked.length;
+    counts.errors += done.errors;
+    count(counts, done.changes, done.moved);
+    if (done.locked.length < config.batchSize) break;
+  }
+}
+
+/** What the reports make of a batch: the moves, the ids still `submitted`, and the reports that were errors. */
+function decideAll(
+  batch: DueMessage[],
+  reports: StatusReport[],
+  decidedAt: Date,
+  deadlineMs: number,
+): { changes: Change[]; pending: string[]; errors: number } {
+  const changes: Change[] = [];
+  const pending: string[] = [];
+  let errors = 0;
+  batch.forEach((message, index) => {
+    const report = reports[index] ?? { kind: "error", reason: "no report" };
+    if (report.kind === "error") errors++;
+    const change = decide(message, report, decidedAt, deadlineMs);
+    if (change) changes.push(change);
+    else pending.push(message.id);
+  });
+  return { changes, pending, errors };
+}
+
+/** Counts the moves that happened. */
+function count(counts: StatusCheckCounts, changes: Change[], moved: Set<string>): void {
+  for (const change of changes) if (moved.has(change.messageId)) counts[COUNT_OF[change.status]]++;
 }
 
 /**
@@ -133,38 +190,48 @@ function decide(message: DueMessage, report: StatusReport, now: Date, deadlineMs
   }
 }
 
-/** One transaction: the batch's moves, and the refunds of the live messages that failed. */
+/** The batch's moves, and in the same transaction the refunds of the live messages that failed. */
 async function settle(
   deps: CheckStatusesDeps,
   claimed: DueMessage[],
   changes: Change[],
   now: Date,
-  counts: StatusCheckCounts,
-): Promise<void> {
-  if (changes.length === 0) return;
+): Promise<Set<string>> {
+  if (changes.length === 0) return new Set();
+  return refundsOf(claimed, changes).length === 0
+    ? deps.store.messages.settleMany(changes, now)
+    : deps.store.transaction((tx) => settleIn(tx, claimed, changes, now));
+}
+
+/** The failed moves of messages that reserved credits: what goes back. */
+function refundsOf(claimed: DueMessage[], changes: Change[]): Change[] {
   const byId = new Map(claimed.map((message) => [message.id, message]));
-  const refunds = changes.filter(
+  return changes.filter(
     (change) => change.status === "failed" && (byId.get(change.messageId)?.creditsReserved ?? 0) > 0,
   );
-  const moved =
-    refunds.length === 0
-      ? await deps.store.messages.settleMany(changes, now)
-      : await deps.store.transaction(async (tx) => {
-          const moved = await tx.messages.settleMany(changes, now);
-          for (const change of refunds) {
-            const message = byId.get(change.messageId);
-            if (!message || !moved.has(change.messageId)) continue;
-            await tx.ledger.refund({
-              projectId: message.projectId,
-              messageId: message.id,
-              amount: message.creditsReserved,
-              note: "provider reported failure",
-              now,
-            });
-          }
-          return moved;
-        });
-  for (const change of changes) if (moved.has(change.messageId)) counts[COUNT_OF[change.status]]++;
+}
+
+/** settle, in the transaction `tx`. */
+async function settleIn(
+  tx: Pick<StoreTx, "messages" | "ledger">,
+  claimed: DueMessage[],
+  changes: Change[],
+  now: Date,
+): Promise<Set<string>> {
+  const byId = new Map(claimed.map((message) => [message.id, message]));
+  const moved = await tx.messages.settleMany(changes, now);
+  for (const change of refundsOf(claimed, changes)) {
+    const message = byId.get(change.messageId);
+    if (!message || !moved.has(change.messageId)) continue;
+    await tx.ledger.refund({
+      projectId: message.projectId,
+      messageId: message.id,
+      amount: message.creditsReserved,
+      note: "provider reported failure",
+      now,
+    });
+  }
+  return moved;
 }
 
 async function ask(deps: CheckStatusesDeps, message: DueMessage): Promise<StatusReport> {

@@ -1,6 +1,6 @@
 // message-sweeps: the statements that work through many messages at once,
 // each a batch taken FOR UPDATE SKIP LOCKED so instances never take the same
-// rows: the status-check round (claimDue, settleMany), the recovery sweep
+// rows: the status-check round (claimDue, lockDueInProcess, settleMany), the recovery sweep
 // (recoverQueued), retention (purgeText, lockUnclaimedBefore, delete), key
 // rotation (lockForRotation, setCiphertexts, countNotUnderKey) and the
 // backlog gauges (countBacklog). Like messages.ts, every statement that sets
@@ -10,6 +10,28 @@
 import type { Sql } from "@sms/db";
 import type { MessageError, MessageState, MessageStatus } from "../model/message.ts";
 import { fromRow, RESOURCE_COLUMNS, type ResourceRow } from "./messages.ts";
+
+type DueRow = {
+  id: string;
+  provider: string;
+  provider_ref: string | null;
+  recipient_ciphertext: Uint8Array | null;
+  submitted_at: Date | null;
+  project_id: string;
+  credits_reserved: number;
+};
+
+function dueOf(row: DueRow): DueMessage {
+  return {
+    id: row.id,
+    provider: row.provider,
+    providerRef: row.provider_ref,
+    recipientCiphertext: row.recipient_ciphertext ? new Uint8Array(row.recipient_ciphertext) : null,
+    submittedAt: row.submitted_at ? new Date(row.submitted_at) : null,
+    projectId: row.project_id,
+    creditsReserved: Number(row.credits_reserved),
+  };
+}
 
 /** A `submitted` message claimed by a status-check round. */
 export type DueMessage = {
@@ -22,16 +44,29 @@ export type DueMessage = {
   creditsReserved: number;
 };
 
+const DUE_COLUMNS =
+  "id, provider, provider_ref, recipient_ciphertext, submitted_at, project_id, credits_reserved";
+
+/** The provider asked in this process (the simulator): its due messages are locked, not claimed. */
+export const IN_PROCESS_PROVIDER = "simulator";
+
 const CLAIM_DUE_SQL = `
   UPDATE messages SET next_check_at = CAST($1 AS timestamptz)
   WHERE id IN (
     SELECT id FROM messages
-    WHERE status = 'submitted' AND next_check_at <= CAST($2 AS timestamptz)
+    WHERE status = 'submitted' AND next_check_at <= CAST($2 AS timestamptz) AND provider <> '${IN_PROCESS_PROVIDER}'
     ORDER BY next_check_at
     LIMIT CAST($3 AS integer)
     FOR UPDATE SKIP LOCKED
   )
-  RETURNING id, provider, provider_ref, recipient_ciphertext, submitted_at, project_id, credits_reserved`;
+  RETURNING ${DUE_COLUMNS}`;
+
+const LOCK_DUE_IN_PROCESS_SQL = `
+  SELECT ${DUE_COLUMNS} FROM messages
+  WHERE status = 'submitted' AND next_check_at <= CAST($1 AS timestamptz) AND provider = '${IN_PROCESS_PROVIDER}'
+  ORDER BY next_check_at
+  LIMIT CAST($2 AS integer)
+  FOR UPDATE SKIP LOCKED`;
 
 const SETTLE_MANY_SQL = `
   WITH moved AS (
@@ -132,26 +167,26 @@ export function messageSweepStore(sql: Sql) {
      * Claims up to `batchSize` `submitted` messages due by `dueBy`, pushing
      * their next check to `nextCheckAt` in the same statement (FOR UPDATE
      * SKIP LOCKED), so no other round here or elsewhere takes them meanwhile.
+     * Not the in-process provider's (lockDueInProcess).
      */
     async claimDue(options: { dueBy: Date; nextCheckAt: Date; batchSize: number }): Promise<DueMessage[]> {
-      const rows = await sql.query<{
-        id: string;
-        provider: string;
-        provider_ref: string | null;
-        recipient_ciphertext: Uint8Array | null;
-        submitted_at: Date | null;
-        project_id: string;
-        credits_reserved: number;
-      }>(CLAIM_DUE_SQL, [options.nextCheckAt, options.dueBy, options.batchSize]);
-      return rows.map((row) => ({
-        id: row.id,
-        provider: row.provider,
-        providerRef: row.provider_ref,
-        recipientCiphertext: row.recipient_ciphertext ? new Uint8Array(row.recipient_ciphertext) : null,
-        submittedAt: row.submitted_at ? new Date(row.submitted_at) : null,
-        projectId: row.project_id,
-        creditsReserved: Number(row.credits_reserved),
-      }));
+      const rows = await sql.query<DueRow>(CLAIM_DUE_SQL, [
+        options.nextCheckAt,
+        options.dueBy,
+        options.batchSize,
+      ]);
+      return rows.map(dueOf);
+    },
+
+    /**
+     * Due `submitted` messages of the provider asked in this process (the
+     * simulator), locked (FOR UPDATE SKIP LOCKED) until the caller's
+     * transaction ends instead of claimed by a write: that transaction asks and
+     * settles them, so each is written once. Run it in a transaction.
+     */
+    async lockDueInProcess(options: { dueBy: Date; batchSize: number }): Promise<DueMessage[]> {
+      const rows = await sql.query<DueRow>(LOCK_DUE_IN_PROCESS_SQL, [options.dueBy, options.batchSize]);
+      return rows.map(dueOf);
     },
 
     /**
