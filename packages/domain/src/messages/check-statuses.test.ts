@@ -72,19 +72,23 @@ function setup(options: {
     return taken;
   };
   const locks: number[] = [];
+  const claimedIds: string[][] = [];
   let transactions = 0;
   const messages = {
-    claimDue: async ({ batchSize, nextCheckAt }: { batchSize: number; nextCheckAt: Date }) => {
-      claims.push(nextCheckAt);
-      return take(batchSize, (message) => message.provider !== "simulator");
-    },
-    lockDueInProcess: async ({ batchSize }: { batchSize: number }) => {
-      const taken = take(batchSize, (message) => message.provider === "simulator");
+    lockDue: async ({ batchSize }: { batchSize: number }) => {
+      const taken = take(batchSize, () => true);
       locks.push(taken.length);
       return taken;
     },
+    claimChecks: async (ids: string[], nextCheckAt: Date) => {
+      if (ids.length > 0) {
+        claims.push(nextCheckAt);
+        claimedIds.push(ids);
+      }
+      return ids.length;
+    },
     rescheduleChecks: async (ids: string[], at: Date) => {
-      rescheduled.push({ ids, at });
+      if (ids.length > 0) rescheduled.push({ ids, at });
       return ids.length;
     },
     settleMany: async (changes: Array<{ messageId: string; status: string }>) => {
@@ -119,6 +123,7 @@ function setup(options: {
     run: () => checkMessageStatuses(deps),
     settled,
     claims,
+    claimedIds,
     locks,
     transactions: () => transactions,
     rescheduled,
@@ -148,24 +153,29 @@ describe("checkMessageStatuses", () => {
     // The simulator's messages: locked and settled batch by batch, one transaction each, never claimed.
     expect(round.locks).toEqual([10, 10, 5]);
     expect(round.transactions()).toBe(3);
-    expect(round.claims).toHaveLength(1);
+    expect(round.claims).toEqual([]);
   });
 
-  it("locks, asks and settles the simulator's batch in one transaction; a pending one is due one interval on, and uBill's messages are claimed after", async () => {
+  it("takes a batch oldest due first whatever the provider: uBill's claimed and asked after the commit, the simulator's settled (or due an interval on) inside it", async () => {
     const messages = [
-      ...due(3, "simulator"),
       ...due(2, "ubill").map((m, i) => ({ ...m, id: `msg_u${i}`, providerRef: `u-${i}` })),
+      ...due(3, "simulator"),
     ];
     const round = setup({
       messages,
       report: (query) => (query.providerRef === "ref-1" ? { kind: "pending" } : { kind: "delivered" }),
     });
     expect(await round.run()).toMatchObject({ checked: 5, delivered: 4, errors: 0 });
-    expect(round.locks).toEqual([3]); // the batch (10) was not full: the round moved on to the claims
-    expect(round.settled[0]?.map((change) => change.messageId)).toEqual([messages[0]!.id, messages[2]!.id]);
-    expect(round.rescheduled).toEqual([{ ids: [messages[1]!.id], at: new Date(NOW.getTime() + 20_000) }]);
-    expect(round.claims).toHaveLength(1);
-    expect(round.settled[1]?.map((change) => change.messageId)).toEqual(["msg_u0", "msg_u1"]);
+    expect(round.locks).toEqual([5]);
+    expect(round.transactions()).toBe(1);
+    expect(round.claimedIds).toEqual([["msg_u0", "msg_u1"]]);
+    expect(round.claims.map((at) => at.getTime() - NOW.getTime())).toEqual([20_000]);
+    // Settled in the transaction: the simulator's two; after it, uBill's.
+    expect(round.settled.map((batch) => batch.map((change) => change.messageId))).toEqual([
+      [messages[2]!.id, messages[4]!.id],
+      ["msg_u0", "msg_u1"],
+    ]);
+    expect(round.rescheduled).toEqual([{ ids: [messages[3]!.id], at: new Date(NOW.getTime() + 20_000) }]);
   });
 
   it("holds a claimed batch for as long as its calls may take, so no other round asks again meanwhile; what stays pending is due one interval after it was asked", async () => {

@@ -50,6 +50,9 @@ const COUNT_OF: Record<Settled, keyof StatusCheckCounts> = {
   unknown: "expired",
 };
 
+/** The provider asked in this process, at once: the simulator (test keys). */
+const IN_PROCESS_PROVIDER = "simulator";
+
 export async function checkMessageStatuses(deps: CheckStatusesDeps): Promise<StatusCheckCounts> {
   const { clock, config } = deps;
   const counts: StatusCheckCounts = {
@@ -61,70 +64,58 @@ export async function checkMessageStatuses(deps: CheckStatusesDeps): Promise<Sta
     errors: 0,
   };
   const roundStart = clock.now();
-  await checkInProcess(deps, roundStart, counts);
   const holdMs = claimHoldMs(config);
 
   for (;;) {
-    const now = clock.now();
-    // Claim: push next_check_at past the longest the batch's calls may take,
-    // so no other round (here or on another instance) takes these rows while
-    // they are being asked about, however slow the provider is.
-    const claimed = await deps.store.messages.claimDue({
-      dueBy: roundStart,
-      nextCheckAt: new Date(now.getTime() + holdMs),
-      batchSize: config.batchSize,
+    // One transaction locks the next batch, oldest due first (FOR UPDATE SKIP
+    // LOCKED: no other round, here or on another instance, takes it), and
+    // - claims uBill's messages in it: their next check pushed past the longest
+    //   their calls may take, so they stay out of other rounds while asked
+    //   after the commit, however slow uBill is;
+    // - asks the simulator about its messages (in this process, at once) and
+    //   settles them, or gives a pending one its next check, before the locks
+    //   go: each is written once, not claimed and then settled.
+    const batch = await deps.store.transaction(async (tx) => {
+      const now = clock.now();
+      const locked = await tx.messages.lockDue({ dueBy: roundStart, batchSize: config.batchSize });
+      const remote = locked.filter((message) => message.provider !== IN_PROCESS_PROVIDER);
+      const local = locked.filter((message) => message.provider === IN_PROCESS_PROVIDER);
+      await tx.messages.claimChecks(
+        remote.map((message) => message.id),
+        new Date(now.getTime() + holdMs),
+      );
+      if (local.length === 0) return { locked, remote, changes: [], moved: new Set<string>(), errors: 0 };
+      const reports = await mapLimited(local, config.concurrency, (message) => ask(deps, message));
+      const decidedAt = clock.now();
+      const { changes, pending, errors } = decideAll(local, reports, decidedAt, config.deadlineMs);
+      const moved = changes.length === 0 ? new Set<string>() : await settleIn(tx, local, changes, decidedAt);
+      // Still `submitted`: asked again one interval after this answer.
+      await tx.messages.rescheduleChecks(pending, new Date(decidedAt.getTime() + config.intervalMs));
+      return { locked, remote, changes, moved, errors };
     });
-    if (claimed.length === 0) break;
-    counts.checked += claimed.length;
+    if (batch.locked.length === 0) break;
+    counts.checked += batch.locked.length;
+    counts.errors += batch.errors;
+    count(counts, batch.changes, batch.moved);
 
-    const reports = await mapLimited(claimed, config.concurrency, (message) => ask(deps, message));
-    const decidedAt = clock.now();
-    const { changes, pending, errors } = decideAll(claimed, reports, decidedAt, config.deadlineMs);
-    counts.errors += errors;
-    count(counts, changes, await settle(deps, claimed, changes, decidedAt));
-    // Still `submitted`: asked again one interval after this answer, as before the longer hold.
-    if (pending.length > 0 && holdMs > config.intervalMs) {
-      await deps.store.messages.rescheduleChecks(pending, new Date(decidedAt.getTime() + config.intervalMs));
+    const claimed = batch.remote;
+    if (claimed.length > 0) {
+      const reports = await mapLimited(claimed, config.concurrency, (message) => ask(deps, message));
+      const decidedAt = clock.now();
+      const { changes, pending, errors } = decideAll(claimed, reports, decidedAt, config.deadlineMs);
+      counts.errors += errors;
+      count(counts, changes, await settle(deps, claimed, changes, decidedAt));
+      // Still `submitted`: asked again one interval after this answer, as before the longer hold.
+      if (pending.length > 0 && holdMs > config.intervalMs) {
+        await deps.store.messages.rescheduleChecks(
+          pending,
+          new Date(decidedAt.getTime() + config.intervalMs),
+        );
+      }
     }
-    if (claimed.length < config.batchSize) break;
+    if (batch.locked.length < config.batchSize) break;
   }
   return counts;
-}
-
-/**
- * The due messages of the provider asked in this process (the simulator, which
- * answers at once): each batch is locked (FOR UPDATE SKIP LOCKED), asked and
- * settled in one transaction, so a message is written once, settled or given
- * its next check, instead of claimed by one write and settled by another (each
- * a new row version of `messages` with its indexes). The locks keep every
- * other round, here or on another instance, off the batch until it commits; a
- * crash in between writes nothing, and the next round asks again.
- */
-async function checkInProcess(
-  deps: CheckStatusesDeps,
-  roundStart: Date,
-  counts: StatusCheckCounts,
-): Promise<void> {
-  const { clock, config } = deps;
-  for (;;) {
-    const done = await deps.store.transaction(async (tx) => {
-      const locked = await tx.messages.lockDueInProcess({ dueBy: roundStart, batchSize: config.batchSize });
-      if (locked.length === 0) return { locked, changes: [], moved: new Set<string>(), errors: 0 };
-      const reports = await mapLimited(locked, config.concurrency, (message) => ask(deps, message));
-      const decidedAt = clock.now();
-      const { changes, pending, errors } = decideAll(locked, reports, decidedAt, config.deadlineMs);
-      const moved = changes.length === 0 ? new Set<string>() : await settleIn(tx, locked, changes, decidedAt);
-      // Still `submitted`: asked again one interval after this answer (not again this round).
-      if (pending.length > 0) {
-        await tx.messages.rescheduleChecks(pending, new Date(decidedAt.getTime() + config.intervalMs));
-      }
-      return { locked, changes, moved, errors };
-    });
-    counts.checked += done.locked.length;
-    counts.errors += done.errors;
-    count(counts, done.changes, done.moved);
-    if (done.locked.length < config.batchSize) break;
-  }
 }
 
 /** What the reports make of a batch: the moves, the ids still `submitted`, and the reports that were errors. */

@@ -1,6 +1,6 @@
 // message-sweeps: the statements that work through many messages at once,
 // each a batch taken FOR UPDATE SKIP LOCKED so instances never take the same
-// rows: the status-check round (claimDue, lockDueInProcess, settleMany), the recovery sweep
+// rows: the status-check round (lockDue, claimChecks, settleMany), the recovery sweep
 // (recoverQueued), retention (purgeText, lockUnclaimedBefore, delete), key
 // rotation (lockForRotation, setCiphertexts, countNotUnderKey) and the
 // backlog gauges (countBacklog). Like messages.ts, every statement that sets
@@ -47,23 +47,9 @@ export type DueMessage = {
 const DUE_COLUMNS =
   "id, provider, provider_ref, recipient_ciphertext, submitted_at, project_id, credits_reserved";
 
-/** The provider asked in this process (the simulator): its due messages are locked, not claimed. */
-export const IN_PROCESS_PROVIDER = "simulator";
-
-const CLAIM_DUE_SQL = `
-  UPDATE messages SET next_check_at = CAST($1 AS timestamptz)
-  WHERE id IN (
-    SELECT id FROM messages
-    WHERE status = 'submitted' AND next_check_at <= CAST($2 AS timestamptz) AND provider <> '${IN_PROCESS_PROVIDER}'
-    ORDER BY next_check_at
-    LIMIT CAST($3 AS integer)
-    FOR UPDATE SKIP LOCKED
-  )
-  RETURNING ${DUE_COLUMNS}`;
-
-const LOCK_DUE_IN_PROCESS_SQL = `
+const LOCK_DUE_SQL = `
   SELECT ${DUE_COLUMNS} FROM messages
-  WHERE status = 'submitted' AND next_check_at <= CAST($1 AS timestamptz) AND provider = '${IN_PROCESS_PROVIDER}'
+  WHERE status = 'submitted' AND next_check_at <= CAST($1 AS timestamptz)
   ORDER BY next_check_at
   LIMIT CAST($2 AS integer)
   FOR UPDATE SKIP LOCKED`;
@@ -164,29 +150,23 @@ const BACKLOG_SQL = `
 export function messageSweepStore(sql: Sql) {
   return {
     /**
-     * Claims up to `batchSize` `submitted` messages due by `dueBy`, pushing
-     * their next check to `nextCheckAt` in the same statement (FOR UPDATE
-     * SKIP LOCKED), so no other round here or elsewhere takes them meanwhile.
-     * Not the in-process provider's (lockDueInProcess).
+     * Up to `batchSize` `submitted` messages due by `dueBy`, oldest due first,
+     * locked (FOR UPDATE SKIP LOCKED) until the caller's transaction ends, so
+     * no other round here or elsewhere takes them meanwhile. Run it in a
+     * transaction; claimChecks keeps the ones asked after it commits.
      */
-    async claimDue(options: { dueBy: Date; nextCheckAt: Date; batchSize: number }): Promise<DueMessage[]> {
-      const rows = await sql.query<DueRow>(CLAIM_DUE_SQL, [
-        options.nextCheckAt,
-        options.dueBy,
-        options.batchSize,
-      ]);
+    async lockDue(options: { dueBy: Date; batchSize: number }): Promise<DueMessage[]> {
+      const rows = await sql.query<DueRow>(LOCK_DUE_SQL, [options.dueBy, options.batchSize]);
       return rows.map(dueOf);
     },
 
     /**
-     * Due `submitted` messages of the provider asked in this process (the
-     * simulator), locked (FOR UPDATE SKIP LOCKED) until the caller's
-     * transaction ends instead of claimed by a write: that transaction asks and
-     * settles them, so each is written once. Run it in a transaction.
+     * Claims locked messages for a check made after the lock is gone: their
+     * next check pushed to `nextCheckAt`, past the longest the check may take.
      */
-    async lockDueInProcess(options: { dueBy: Date; batchSize: number }): Promise<DueMessage[]> {
-      const rows = await sql.query<DueRow>(LOCK_DUE_IN_PROCESS_SQL, [options.dueBy, options.batchSize]);
-      return rows.map(dueOf);
+    async claimChecks(ids: string[], nextCheckAt: Date): Promise<number> {
+      if (ids.length === 0) return 0;
+      return (await sql.query(RESCHEDULE_SQL, [ids, nextCheckAt])).length;
     },
 
     /**
