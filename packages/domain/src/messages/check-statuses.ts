@@ -1,12 +1,12 @@
 // The periodic status check (spec 3): every round, due `submitted` messages
-// are claimed in batches with FOR UPDATE SKIP LOCKED (so any number of
-// instances never check one message twice in a round), asked about with a
-// bounded number of provider calls in flight, and moved on together: one
-// statement (one transaction) settles a whole batch. The simulator's messages
-// (test keys; it answers in this process, at once) are locked, asked and
-// settled in one transaction instead, each written once. Transitions are
-// monotonic: only `submitted` rows move, and `delivered` and `undeliverable`
-// never change again.
+// are taken in batches, oldest due first, with FOR UPDATE SKIP LOCKED (so any
+// number of instances never check one message twice in a round), asked about
+// with a bounded number of provider calls in flight, and moved on together:
+// one statement settles a whole batch. uBill's messages are claimed while
+// locked and asked after the lock's transaction commits; the simulator's
+// (test keys; it answers in this process, at once) are asked and settled
+// inside it, each written once. Transitions are monotonic: only `submitted`
+// rows move, and `delivered` and `undeliverable` never change again.
 import type { Keyring } from "@sms/crypto";
 import { type MessageError, type MessageStatus, messageError } from "../model/message.ts";
 import type { Clock, Logger } from "../ports.ts";
