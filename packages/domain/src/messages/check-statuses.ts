@@ -84,11 +84,8 @@ export async function checkMessageStatuses(deps: CheckStatusesDeps): Promise<Sta
         remote.map((message) => message.id),
         new Date(now.getTime() + holdMs),
       );
-      if (local.length === 0) return { locked, remote, changes: [], moved: new Set<string>(), errors: 0 };
-      const reports = await mapLimited(local, config.concurrency, (message) => ask(deps, message));
-      const decidedAt = clock.now();
-      const { changes, pending, errors } = decideAll(local, reports, decidedAt, config.deadlineMs);
-      const moved = changes.length === 0 ? new Set<string>() : await settleIn(tx, local, changes, decidedAt);
+      const { decidedAt, changes, pending, errors } = await askAll(deps, local);
+      const moved = await settleIn(tx, changes, refundsOf(local, changes), decidedAt);
       // Still `submitted`: asked again one interval after this answer.
       await tx.messages.rescheduleChecks(pending, new Date(decidedAt.getTime() + config.intervalMs));
       return { locked, remote, changes, moved, errors };
@@ -100,9 +97,7 @@ export async function checkMessageStatuses(deps: CheckStatusesDeps): Promise<Sta
 
     const claimed = batch.remote;
     if (claimed.length > 0) {
-      const reports = await mapLimited(claimed, config.concurrency, (message) => ask(deps, message));
-      const decidedAt = clock.now();
-      const { changes, pending, errors } = decideAll(claimed, reports, decidedAt, config.deadlineMs);
+      const { decidedAt, changes, pending, errors } = await askAll(deps, claimed);
       counts.errors += errors;
       count(counts, changes, await settle(deps, claimed, changes, decidedAt));
       // Still `submitted`: asked again one interval after this answer, as before the longer hold.
@@ -118,24 +113,27 @@ export async function checkMessageStatuses(deps: CheckStatusesDeps): Promise<Sta
   return counts;
 }
 
-/** What the reports make of a batch: the moves, the ids still `submitted`, and the reports that were errors. */
-function decideAll(
+/**
+ * Asks about a batch (at most `concurrency` calls in flight) and what the reports make of it: the moves, the ids
+ * still `submitted`, and the reports that were errors, decided when the last report came.
+ */
+async function askAll(
+  deps: CheckStatusesDeps,
   batch: DueMessage[],
-  reports: StatusReport[],
-  decidedAt: Date,
-  deadlineMs: number,
-): { changes: Change[]; pending: string[]; errors: number } {
+): Promise<{ decidedAt: Date; changes: Change[]; pending: string[]; errors: number }> {
+  const reports = await mapLimited(batch, deps.config.concurrency, (message) => ask(deps, message));
+  const decidedAt = deps.clock.now();
   const changes: Change[] = [];
   const pending: string[] = [];
   let errors = 0;
   batch.forEach((message, index) => {
     const report = reports[index] ?? { kind: "error", reason: "no report" };
     if (report.kind === "error") errors++;
-    const change = decide(message, report, decidedAt, deadlineMs);
+    const change = decide(message, report, decidedAt, deps.config.deadlineMs);
     if (change) changes.push(change);
     else pending.push(message.id);
   });
-  return { changes, pending, errors };
+  return { decidedAt, changes, pending, errors };
 }
 
 /** Counts the moves that happened. */
@@ -181,6 +179,8 @@ function decide(message: DueMessage, report: StatusReport, now: Date, deadlineMs
   }
 }
 
+type Refund = { change: Change; message: DueMessage };
+
 /** The batch's moves, and in the same transaction the refunds of the live messages that failed. */
 async function settle(
   deps: CheckStatusesDeps,
@@ -189,31 +189,35 @@ async function settle(
   now: Date,
 ): Promise<Set<string>> {
   if (changes.length === 0) return new Set();
-  return refundsOf(claimed, changes).length === 0
+  const refunds = refundsOf(claimed, changes);
+  return refunds.length === 0
     ? deps.store.messages.settleMany(changes, now)
-    : deps.store.transaction((tx) => settleIn(tx, claimed, changes, now));
+    : deps.store.transaction((tx) => settleIn(tx, changes, refunds, now));
 }
 
-/** The failed moves of messages that reserved credits: what goes back. */
-function refundsOf(claimed: DueMessage[], changes: Change[]): Change[] {
-  const byId = new Map(claimed.map((message) => [message.id, message]));
-  return changes.filter(
-    (change) => change.status === "failed" && (byId.get(change.messageId)?.creditsReserved ?? 0) > 0,
-  );
+/** The failed moves of messages that reserved credits, each with its message: what goes back. */
+function refundsOf(batch: DueMessage[], changes: Change[]): Refund[] {
+  const byId = new Map(batch.map((message) => [message.id, message]));
+  const refunds: Refund[] = [];
+  for (const change of changes) {
+    const message = byId.get(change.messageId);
+    if (change.status === "failed" && message && message.creditsReserved > 0)
+      refunds.push({ change, message });
+  }
+  return refunds;
 }
 
-/** settle, in the transaction `tx`. */
+/** settle, in the transaction `tx`: the moves, then the refunds of those that moved. */
 async function settleIn(
   tx: Pick<StoreTx, "messages" | "ledger">,
-  claimed: DueMessage[],
   changes: Change[],
+  refunds: Refund[],
   now: Date,
 ): Promise<Set<string>> {
-  const byId = new Map(claimed.map((message) => [message.id, message]));
+  if (changes.length === 0) return new Set();
   const moved = await tx.messages.settleMany(changes, now);
-  for (const change of refundsOf(claimed, changes)) {
-    const message = byId.get(change.messageId);
-    if (!message || !moved.has(change.messageId)) continue;
+  for (const { change, message } of refunds) {
+    if (!moved.has(change.messageId)) continue;
     await tx.ledger.refund({
       projectId: message.projectId,
       messageId: message.id,
@@ -226,7 +230,7 @@ async function settleIn(
 }
 
 async function ask(deps: CheckStatusesDeps, message: DueMessage): Promise<StatusReport> {
-  const provider = message.provider === "simulator" ? deps.providers.test : deps.providers.live;
+  const provider = message.provider === IN_PROCESS_PROVIDER ? deps.providers.test : deps.providers.live;
   if (!provider || !message.providerRef || !message.submittedAt)
     return { kind: "error", reason: "no provider for this message" };
   try {

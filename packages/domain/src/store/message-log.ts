@@ -112,18 +112,12 @@ const DETAIL_SQL = `
 const EVENTS_SQL = `
   SELECT status::text AS status, error_code, created_at FROM message_events
   WHERE message_id = $1`;
-const EVENTS_ORDER = "ORDER BY created_at, status";
-const EVENTS_ANY_TIME_SQL = `${EVENTS_SQL} ${EVENTS_ORDER}`;
 
 /** The reads by id, first in the months of the id's time (near-id-time.ts). */
-const detailNear = readerNearIdTime({
-  unbounded: DETAIL_SQL,
-  bounded: (bound) => `${DETAIL_SQL} AND ${bound}`,
-});
-const eventsNear = readerNearIdTime({
-  unbounded: EVENTS_ANY_TIME_SQL,
-  bounded: (bound) => `${EVENTS_SQL} AND ${bound} ${EVENTS_ORDER}`,
+const detailNear = readerNearIdTime(DETAIL_SQL);
+const eventsNear = readerNearIdTime(EVENTS_SQL, {
   column: "message_created_at",
+  orderBy: "created_at, status",
 });
 
 const USAGE_SQL = `

@@ -148,6 +148,12 @@ const BACKLOG_SQL = `
          (SELECT count(*) FROM messages WHERE status = 'unknown' AND created_at >= CAST($2 AS timestamptz))::int AS unknown`;
 
 export function messageSweepStore(sql: Sql) {
+  /** The next check of these messages, where they are still `submitted`: the count moved. */
+  async function reschedule(ids: string[], nextCheckAt: Date): Promise<number> {
+    if (ids.length === 0) return 0;
+    return (await sql.query(RESCHEDULE_SQL, [ids, nextCheckAt])).length;
+  }
+
   return {
     /**
      * Up to `batchSize` `submitted` messages due by `dueBy`, oldest due first,
@@ -164,19 +170,13 @@ export function messageSweepStore(sql: Sql) {
      * Claims locked messages for a check made after the lock is gone: their
      * next check pushed to `nextCheckAt`, past the longest the check may take.
      */
-    async claimChecks(ids: string[], nextCheckAt: Date): Promise<number> {
-      if (ids.length === 0) return 0;
-      return (await sql.query(RESCHEDULE_SQL, [ids, nextCheckAt])).length;
-    },
+    claimChecks: reschedule,
 
     /**
      * The next check of these messages, where they are still `submitted` (a
      * round's batch whose reports were not final: the claim held them longer).
      */
-    async rescheduleChecks(ids: string[], nextCheckAt: Date): Promise<number> {
-      if (ids.length === 0) return 0;
-      return (await sql.query(RESCHEDULE_SQL, [ids, nextCheckAt])).length;
-    },
+    rescheduleChecks: reschedule,
 
     /**
      * `submitted` → a final status, for a batch of messages in one statement.

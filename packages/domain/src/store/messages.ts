@@ -283,11 +283,8 @@ export const PROJECT_MATCHES = "project_id || '' = $2";
 const READ_IN_PROJECT_SQL = `SELECT ${RESOURCE_COLUMNS} FROM messages WHERE id = $1 AND ${PROJECT_MATCHES}`;
 
 /** The two reads by id, first in the months of the id's time (near-id-time.ts). */
-const readNear = readerNearIdTime({ unbounded: READ_SQL, bounded: (bound) => `${READ_SQL} AND ${bound}` });
-const readInProjectNear = readerNearIdTime({
-  unbounded: READ_IN_PROJECT_SQL,
-  bounded: (bound) => `${READ_IN_PROJECT_SQL} AND ${bound}`,
-});
+const readNear = readerNearIdTime(READ_SQL);
+const readInProjectNear = readerNearIdTime(READ_IN_PROJECT_SQL);
 
 const COUNT_IN_PROJECT_SQL = `SELECT count(*)::int AS count FROM messages WHERE project_id = $1`;
 

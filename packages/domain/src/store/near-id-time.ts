@@ -24,7 +24,7 @@ import { idTimestamp } from "@sms/crypto";
 import type { Sql } from "@sms/db";
 
 /** How far a row's creation time may be from its id's and still be found by the bounded read. */
-export const ID_TIME_MARGIN_MS = 86_400_000;
+const ID_TIME_MARGIN_MS = 86_400_000;
 
 /**
  * How old an id's time may be and still get a bound: two years. Every distinct month is one more statement,
@@ -32,7 +32,7 @@ export const ID_TIME_MARGIN_MS = 86_400_000;
  * (and a made-up id cannot make a statement for each of the thousands of months an id's time can say). An older
  * id is read without the bound, over every month, as all reads were before.
  */
-export const BOUNDED_PAST_MS = 2 * 366 * 86_400_000;
+const BOUNDED_PAST_MS = 2 * 366 * 86_400_000;
 
 /** The first instant of the month `time` is in, or of the month after it (`after`), UTC. */
 function monthStart(time: number, after = false): Date {
@@ -45,14 +45,14 @@ function monthStart(time: number, after = false): Date {
  * without a time, or with one more than the margin after `now` (no row has one: ids are minted at their row's
  * creation) or more than BOUNDED_PAST_MS before it.
  */
-export function monthsNear(id: string, now: number): { from: Date; to: Date } | null {
+function monthsNear(id: string, now: number): { from: Date; to: Date } | null {
   const time = idTimestamp(id);
   if (time === null || time > now + ID_TIME_MARGIN_MS || time < now - BOUNDED_PAST_MS) return null;
   return { from: monthStart(time - ID_TIME_MARGIN_MS), to: monthStart(time + ID_TIME_MARGIN_MS, true) };
 }
 
 /** `column` (a partition key) within `[from, to)`, as constants. */
-export function within(column: string, months: { from: Date; to: Date }): string {
+function within(column: string, months: { from: Date; to: Date }): string {
   return `${column} >= TIMESTAMPTZ '${months.from.toISOString()}' AND ${column} < TIMESTAMPTZ '${months.to.toISOString()}'`;
 }
 
@@ -60,17 +60,15 @@ export function within(column: string, months: { from: Date; to: Date }): string
 const MAX_BOUNDED_STATEMENTS = 64;
 
 /**
- * A read by id: `statement.unbounded` (its parameters first, the id among them), and the same bounded to the
- * months near the id's time: `statement.bounded(bound)`, where `bound` is `column` within them. The reader runs
- * the bounded statement first and the unbounded one when that returns no row, or the id carries no time. Each
- * bounded statement's text is made once and kept (the database layer names statements by their text).
+ * A read by id: `statement` (a SELECT … WHERE whose parameters are `params`, the id among them), run first with
+ * `column` bounded to the months near the id's time, and as it is when that returns no row or the id carries no
+ * time; `orderBy`, when given, ends both. Each bounded statement's text is made once and kept (the database
+ * layer names statements by their text).
  */
-export function readerNearIdTime(statement: {
-  unbounded: string;
-  bounded: (bound: string) => string;
-  column?: string;
-}) {
-  const column = statement.column ?? "created_at";
+export function readerNearIdTime(statement: string, options: { column?: string; orderBy?: string } = {}) {
+  const column = options.column ?? "created_at";
+  const order = options.orderBy === undefined ? "" : ` ORDER BY ${options.orderBy}`;
+  const unbounded = `${statement}${order}`;
   const texts = new Map<number, string>();
   const boundedText = (months: { from: Date; to: Date }): string => {
     // Two months at most, so the first month and the count name the window.
@@ -78,7 +76,7 @@ export function readerNearIdTime(statement: {
     let text = texts.get(key);
     if (text === undefined) {
       if (texts.size >= MAX_BOUNDED_STATEMENTS) texts.clear();
-      text = statement.bounded(within(column, months));
+      text = `${statement} AND ${within(column, months)}${order}`;
       texts.set(key, text);
     }
     return text;
@@ -89,6 +87,6 @@ export function readerNearIdTime(statement: {
       const rows = await sql.query<Row>(boundedText(months), params);
       if (rows.length > 0) return rows;
     }
-    return sql.query<Row>(statement.unbounded, params);
+    return sql.query<Row>(unbounded, params);
   };
 }
