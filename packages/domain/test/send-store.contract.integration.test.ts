@@ -13,11 +13,16 @@ import {
   type TestDatabase,
 } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { SendMessageStore } from "../src/messages/send/send-message.ts";
+import type { SendMessageStore, SendMessageTx } from "../src/messages/send/send-message.ts";
 import type { MessageResource } from "../src/model/message.ts";
 import { CLAIM_COUNTED_MANY_SQL, type CountedClaim, claimCountedMany } from "../src/store/idempotency.ts";
 import { createStore, type Outcome, type QueuedMessage } from "../src/store/index.ts";
-import { ANSWERED_UNNAMED_EXECUTIONS, INSERT_ANSWERED_SQL } from "../src/store/messages.ts";
+import {
+  ANSWERED_UNNAMED_EXECUTIONS,
+  INSERT_ANSWERED_SQL,
+  recordOutcomeSql,
+  releaseSql,
+} from "../src/store/messages.ts";
 import { emptyTables, fakeStore, type Tables } from "./support/fake-send-store.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
@@ -199,6 +204,7 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
       await s.store.transaction((tx) => tx.messages.insertQueued(m));
       const change = {
         messageId: m.messageId,
+        createdAt: m.now,
         idempotencyId: m.idempotencyId,
         outcome: SUBMITTED,
         response: answer(m),
@@ -209,14 +215,14 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
       expect((await s.store.messages.read(m.messageId))?.status).toBe("submitted");
       expect((await s.store.idempotency.find(m.scope, NOW))?.responseBody).toEqual(answer(m));
       // An answered message is not released.
-      const ids = { messageId: m.messageId, idempotencyId: m.idempotencyId };
+      const ids = { messageId: m.messageId, createdAt: m.now, idempotencyId: m.idempotencyId };
       expect(await s.store.messages.releaseUnsent(ids)).toBe(false);
     });
 
     it("releaseUnsent removes a queued message and frees its key", async () => {
       const m = message("live");
       await s.store.transaction((tx) => tx.messages.insertQueued(m));
-      const ids = { messageId: m.messageId, idempotencyId: m.idempotencyId };
+      const ids = { messageId: m.messageId, createdAt: m.now, idempotencyId: m.idempotencyId };
       expect(await s.store.transaction((tx) => tx.messages.releaseUnsent(ids))).toBe(true);
       expect(await s.store.messages.read(m.messageId)).toBeNull();
       expect(await s.store.idempotency.find(m.scope, NOW)).toBeNull();
@@ -401,16 +407,70 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
       });
     });
 
-    it("hasPaidCredits is false until paid credits are granted", async () => {
-      expect(await s.store.transaction((tx) => tx.projects.hasPaidCredits(s.projectId))).toBe(false);
+    it("insertQueuedLive: the key, the queued message and the recipient's windows in one statement, and whether the project has paid credits", async () => {
+      /** Rolls back what `work` wrote, as a refused send's transaction does. */
+      const rolledBack = async (work: (tx: SendMessageTx) => Promise<void>) => {
+        const undo = new Error("roll back");
+        await expect(
+          s.store.transaction(async (tx) => {
+            await work(tx);
+            throw undo;
+          }),
+        ).rejects.toBe(undo);
+      };
+      const recipient = (limits: number[]) =>
+        limits.map((limit) => ({ ...minute(`rcp-${newId("key")}`, limit), cost: 1 }));
+      await rolledBack(async (tx) => {
+        const first = message("live");
+        const windows = recipient([5, 5]);
+        expect(await tx.messages.insertQueuedLive(first, { recipient: windows })).toEqual({
+          written: true,
+          recipient: [1, 1],
+          paid: false,
+        });
+        expect(await tx.limits.read(windows[0]?.bucket ?? "", NOW)).toBe(1);
+        expect(await tx.messages.insertQueuedLive(message("live"), { recipient: windows })).toMatchObject({
+          recipient: [2, 2],
+        });
+        // A window refused: the other moves (the caller rolls back).
+        expect(await tx.messages.insertQueuedLive(message("live"), { recipient: recipient([0, 5]) })).toEqual(
+          {
+            written: true,
+            recipient: [null, 1],
+            paid: false,
+          },
+        );
+        // A taken key writes and counts nothing.
+        const again = recipient([5, 5]);
+        expect(
+          await tx.messages.insertQueuedLive(message("live", { scope: first.scope }), { recipient: again }),
+        ).toEqual({
+          written: false,
+          prior: {
+            fingerprint: first.fingerprint,
+            responseBody: null,
+            expiresAt: first.expiresAt,
+            messageId: first.messageId,
+          },
+        });
+        expect(await tx.limits.read(again[0]?.bucket ?? "", NOW)).toBe(0);
+      });
       await s.markPaid();
-      expect(await s.store.transaction((tx) => tx.projects.hasPaidCredits(s.projectId))).toBe(true);
+      await rolledBack(async (tx) => {
+        expect(await tx.messages.insertQueuedLive(message("live"), { recipient: recipient([5, 5]) })).toEqual(
+          {
+            written: true,
+            recipient: [1, 1],
+            paid: true,
+          },
+        );
+      });
     });
   });
 });
 
 describe.runIf((await availableBackends()).includes("postgres"))(
-  "the test sends' batch statements' plans on PostgreSQL",
+  "the send path's statements' plans on PostgreSQL",
   () => {
     let t: TestDatabase;
     beforeAll(async () => {
@@ -423,13 +483,13 @@ describe.runIf((await availableBackends()).includes("postgres"))(
      * statistics: what each pooled connection's prepared statement keeps until the next ANALYZE, however
      * much the table grows meanwhile.
      */
-    async function genericPlan(sql: string): Promise<string> {
+    async function genericPlan(sql: string, values: Record<number, string> = {}): Promise<string> {
       const parameters = Math.max(...[...sql.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
       return t.db.transaction(async (tx) => {
         await tx.query("SET LOCAL plan_cache_mode = force_generic_plan");
         await tx.query(`PREPARE plan_check AS ${sql}`);
         const rows = await tx.query<{ "QUERY PLAN": string }>(
-          `EXPLAIN EXECUTE plan_check(${Array.from({ length: parameters }, () => "NULL").join(", ")})`,
+          `EXPLAIN EXECUTE plan_check(${Array.from({ length: parameters }, (_, index) => values[index + 1] ?? "NULL").join(", ")})`,
         );
         await tx.query("DEALLOCATE plan_check");
         return rows.map((row) => row["QUERY PLAN"]).join("\n");
@@ -484,6 +544,23 @@ describe.runIf((await availableBackends()).includes("postgres"))(
       const answers = await genericPlan(INSERT_ANSWERED_SQL);
       expect(answers).toContain("idempotency_records_pkey");
       expect(answers).not.toMatch(/Seq Scan on idempotency_records/);
+    });
+
+    it("a live send's record and release find the queued message by its primary key, in its month only", async () => {
+      // Planned on empty, unanalysed partitions (a fresh database, a new month): the plan each connection
+      // keeps. Compared as the enum, the status chose (status, created_at), every queued message's entries.
+      const key = { 8: "'msg_0'", 11: `'${NOW.toISOString()}'` };
+      for (const [name, sql, values] of [
+        ["record", recordOutcomeSql(NOW), key],
+        ["release", releaseSql(NOW), { 1: key[8], 3: key[11] }],
+      ] as const) {
+        const plan = await genericPlan(sql, values);
+        expect(plan, name).toMatch(/Index Scan using messages_p\d{4}_\d{2}_pkey/);
+        expect(plan, name).not.toContain("status_created_at_idx");
+        // Planned over the message's month alone.
+        expect(plan, name).not.toMatch(/Subplans Removed/);
+        expect(plan.match(/Index Scan using messages_p\d{4}_\d{2}_pkey/g), name).toHaveLength(1);
+      }
     });
   },
 );

@@ -20,7 +20,13 @@ import { ledgerStore } from "./ledger.ts";
 import { limitStore } from "./limits.ts";
 import { messageLogStore } from "./message-log.ts";
 import { type MessageSweepStore, messageSweepStore } from "./message-sweeps.ts";
-import { type AnsweredMessage, insertAnsweredMany, type MessageSendStore, messageStore } from "./messages.ts";
+import {
+  type AnsweredMessage,
+  flushCommitted,
+  insertAnsweredMany,
+  type MessageSendStore,
+  messageStore,
+} from "./messages.ts";
 import { partitionStore } from "./partitions.ts";
 import { projectStore } from "./projects.ts";
 import { type ReplicaReads, readYourWrites } from "./reads.ts";
@@ -68,6 +74,7 @@ function families(
   batched: {
     insertAnswered?: (send: AnsweredMessage) => Promise<boolean>;
     claimCounted?: (item: CountedClaim) => Promise<ClaimOutcome>;
+    flushCommitted?: () => Promise<void>;
   } = {},
 ) {
   return {
@@ -129,8 +136,21 @@ export function createStore(
     ...(options.claimBatches ?? CLAIM_BATCHES),
     retryAlone: (error) => !isDatabaseUnavailable(error),
   });
+  // One flush at a time; callers that arrive meanwhile share the next one,
+  // which starts after their commits (a batch's flush covers them all).
+  const flushBatch = batcher(
+    async (callers: null[]) => {
+      await flushCommitted(db);
+      return callers;
+    },
+    { maxBatch: 1_024, maxInFlight: 1, retryAlone: () => false },
+  );
   return {
-    ...families(db, { insertAnswered, claimCounted }),
+    ...families(db, {
+      insertAnswered,
+      claimCounted,
+      flushCommitted: async () => void (await flushBatch(null)),
+    }),
     transaction: (work) => db.transaction((sql) => work(families(sql))),
   };
 }

@@ -29,21 +29,59 @@ const CONSUME_SQL = consumeStepSql({ bucket: "$1", start: "$2", cost: "$3", end:
 
 // consume for several counters in one statement, in the order given (the
 // order their rows are locked). Each moves only within its own limit; the
-// rows RETURNED are the ones that moved. $1-$5: arrays of bucket, window
-// start, cost, end and limit; the buckets are distinct.
-const CONSUME_MANY_SQL = `
+// rows RETURNED are the ones that moved. The arrays (bucket, window start,
+// cost, end and limit) are the parameters named in `at`; the buckets are
+// distinct. With `when`, nothing moves unless that condition holds.
+export function consumeManySql(
+  at: { buckets: string; starts: string; costs: string; ends: string; limits: string },
+  when?: string,
+): string {
+  return `
   INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
   SELECT c.bucket, c.window_start, c.cost, c.expires_at
-  FROM unnest(CAST($1 AS text[]), CAST($2 AS timestamptz[]), CAST($3 AS integer[]), CAST($4 AS timestamptz[]),
-              CAST($5 AS integer[])) WITH ORDINALITY AS c(bucket, window_start, cost, expires_at, lim, ord)
-  WHERE c.cost <= c.lim
+  FROM unnest(CAST(${at.buckets} AS text[]), CAST(${at.starts} AS timestamptz[]), CAST(${at.costs} AS integer[]),
+              CAST(${at.ends} AS timestamptz[]), CAST(${at.limits} AS integer[]))
+       WITH ORDINALITY AS c(bucket, window_start, cost, expires_at, lim, ord)
+  WHERE c.cost <= c.lim${when ? ` AND ${when}` : ""}
   ORDER BY c.ord
   ON CONFLICT (bucket, window_start)
   DO UPDATE SET count = rate_limit_counters.count + EXCLUDED.count
   WHERE rate_limit_counters.count + EXCLUDED.count
-        <= (SELECT l.lim FROM unnest(CAST($1 AS text[]), CAST($5 AS integer[])) AS l(bucket, lim)
+        <= (SELECT l.lim FROM unnest(CAST(${at.buckets} AS text[]), CAST(${at.limits} AS integer[])) AS l(bucket, lim)
             WHERE l.bucket = EXCLUDED.bucket)
   RETURNING bucket, count`;
+}
+
+const CONSUME_MANY_SQL = consumeManySql({
+  buckets: "$1",
+  starts: "$2",
+  costs: "$3",
+  ends: "$4",
+  limits: "$5",
+});
+
+/** consumeMany's arrays, in consumeManySql's order; throws unless every bucket is distinct. */
+export function consumeManyParams(windows: Array<CounterWindow & { cost: number; limit: number }>) {
+  if (new Set(windows.map((window) => window.bucket)).size !== windows.length) {
+    throw new TypeError("consumeMany: every window needs a bucket of its own");
+  }
+  return [
+    windows.map((window) => window.bucket),
+    windows.map((window) => window.start.toISOString()),
+    windows.map((window) => window.cost),
+    windows.map((window) => window.end.toISOString()),
+    windows.map((window) => window.limit),
+  ];
+}
+
+/** Each window's new count from the rows consumeManySql returned, in the order given; null: not moved. */
+export function consumedOf(
+  windows: Array<Pick<CounterWindow, "bucket">>,
+  rows: Array<{ bucket: string; count: number }>,
+): Array<number | null> {
+  const moved = new Map(rows.map((row) => [row.bucket, Number(row.count)]));
+  return windows.map((window) => moved.get(window.bucket) ?? null);
+}
 
 const READ_SQL = `SELECT count FROM rate_limit_counters WHERE bucket = $1 AND window_start = CAST($2 AS timestamptz)`;
 
@@ -98,18 +136,11 @@ export function limitStore(sql: Sql) {
     async consumeMany(
       windows: Array<CounterWindow & { cost: number; limit: number }>,
     ): Promise<Array<number | null>> {
-      if (new Set(windows.map((window) => window.bucket)).size !== windows.length) {
-        throw new TypeError("consumeMany: every window needs a bucket of its own");
-      }
-      const rows = await sql.query<{ bucket: string; count: number }>(CONSUME_MANY_SQL, [
-        windows.map((window) => window.bucket),
-        windows.map((window) => window.start.toISOString()),
-        windows.map((window) => window.cost),
-        windows.map((window) => window.end.toISOString()),
-        windows.map((window) => window.limit),
-      ]);
-      const moved = new Map(rows.map((row) => [row.bucket, Number(row.count)]));
-      return windows.map((window) => moved.get(window.bucket) ?? null);
+      const rows = await sql.query<{ bucket: string; count: number }>(
+        CONSUME_MANY_SQL,
+        consumeManyParams(windows),
+      );
+      return consumedOf(windows, rows);
     },
 
     /** The window's counter as committed (0 when it has none). */

@@ -27,7 +27,8 @@ import {
   type PriorRecord,
   priorOf,
 } from "./idempotency.ts";
-import { readerNearIdTime } from "./near-id-time.ts";
+import { type CounterWindow, consumedOf, consumeManyParams, consumeManySql } from "./limits.ts";
+import { readerNearIdTime, statementInMonth } from "./near-id-time.ts";
 
 /** The columns a Message resource is built from. */
 export const RESOURCE_COLUMNS =
@@ -78,9 +79,11 @@ export type QueuedMessage = {
   now: Date;
 };
 
-/** The write-ahead statement of a live send: the key's claim and the queued message, together. */
-const INSERT_QUEUED_SQL = `
-  WITH ${CLAIM_KEY_CTES}, msg AS (
+/**
+ * The key's claim ($1–$8, CLAIM_KEY_CTES) and the queued message ($6 id, $2 project, $9 API key, $10–$18 its
+ * content, $19 credits reserved) with its timeline's first event: written only when the key is claimed.
+ */
+const QUEUED_CTES = `${CLAIM_KEY_CTES}, msg AS (
     INSERT INTO messages (id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
                           template, locale, sender, segments, encoding, status, provider, credits_reserved,
                           created_at, updated_at)
@@ -93,8 +96,64 @@ const INSERT_QUEUED_SQL = `
   ), event AS (
     INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
     SELECT id, CAST('queued' AS "MessageStatus"), NULL, created_at, created_at FROM msg
-  )
+  )`;
+
+/** The key's claim and the queued message, together. */
+const INSERT_QUEUED_SQL = `
+  WITH ${QUEUED_CTES}
   SELECT (SELECT count(*)::int FROM msg) AS written, ${PRIOR_COLUMNS}`;
+
+/**
+ * A live send's first write-ahead statement: the key's claim and the queued
+ * message (QUEUED_CTES, $1–$19), the recipient's counters ($20–$24,
+ * consumeManySql's arrays) once the key is claimed, and whether the project
+ * has paid credits: one round trip where it took three. Its
+ * transaction commits without waiting for the disk (relaxed); the send makes
+ * it durable before uBill is contacted (flushCommitted). Refused or not, the
+ * caller decides: a refusal rolls the whole transaction back.
+ */
+const INSERT_QUEUED_LIVE_SQL = `
+  WITH ${QUEUED_CTES}, paid AS (
+    SELECT has_paid_credits AS paid FROM projects WHERE id = $2
+  ), recipient AS (${consumeManySql(
+    { buckets: "$20", starts: "$21", costs: "$22", ends: "$23", limits: "$24" },
+    "EXISTS (SELECT 1 FROM msg)",
+  )}
+  )
+  SELECT (SELECT count(*)::int FROM msg) AS written, ${PRIOR_COLUMNS},
+    (SELECT json_agg(json_build_object('bucket', bucket, 'count', count)) FROM recipient) AS recipient,
+    (SELECT paid FROM paid) AS paid, set_config('synchronous_commit', 'off', true) AS relaxed`;
+
+/**
+ * A transaction of its own that commits durably (taking a transaction id
+ * gives it a commit record): that record comes after every commit before it
+ * in the write-ahead log, and PostgreSQL writes the log in order, so when it
+ * is on disk those are too. A live send's write-ahead commits without waiting
+ * for the disk (its project's rows are free one disk flush sooner) and is
+ * made durable this way before uBill hears of the message.
+ */
+const FLUSH_SQL = "SELECT pg_current_xact_id()::text AS xid";
+
+/** Makes every transaction committed before the call durable (FLUSH_SQL). */
+export async function flushCommitted(sql: Sql): Promise<void> {
+  await sql.query(FLUSH_SQL);
+}
+
+/** A window counted by the live write-ahead, with its limit. */
+type LimitedWindow = CounterWindow & { limit: number };
+
+/**
+ * What the live write-ahead's first statement did: found the key taken, or
+ * wrote the message, with the recipient's new counts (null: that window
+ * refused, the others moved) and whether the project has paid credits.
+ */
+export type QueuedLiveClaim =
+  | { written: false; prior: PriorRecord | null }
+  | {
+      written: true;
+      recipient: Array<number | null>;
+      paid: boolean;
+    };
 
 /**
  * What the write-ahead statement did: wrote the queued message and claimed
@@ -113,13 +172,26 @@ export type Outcome = {
   nextCheckAt: Date | null;
 };
 
-const RECORD_OUTCOME_SQL = `
+/**
+ * One queued message by its key, (id, created_at), with created_at's month as constants (`bound`): PostgreSQL
+ * plans the statement over that month's partition alone and keeps the plan, and finds the row by its primary
+ * key. `status::text` keeps the status out of the index choice: compared as the enum, a generic plan made
+ * while the table was small or unanalysed walked `(status, created_at)` through every queued message, and every
+ * dead index entry of one, for each live send's record
+ * (bench/README.md#a-live-sends-record-by-its-key-2026-11-27).
+ */
+const QUEUED_MESSAGE = (id: string, createdAt: string, bound: string) =>
+  `id = ${id} AND created_at = CAST(${createdAt} AS timestamptz) AND ${bound} AND status::text = 'queued'`;
+
+/** recordOutcome's statement for a message created in `createdAt`'s month. */
+export const recordOutcomeSql = statementInMonth(
+  (bound) => `
   WITH moved AS (
     UPDATE messages
     SET status = CAST($1 AS "MessageStatus"), error_code = CAST($2 AS text), error_message = CAST($3 AS text),
         provider_ref = CAST($4 AS text), submitted_at = CAST($5 AS timestamptz),
         next_check_at = CAST($6 AS timestamptz), updated_at = CAST($7 AS timestamptz)
-    WHERE id = $8 AND status = 'queued'
+    WHERE ${QUEUED_MESSAGE("$8", "$11", bound)}
     RETURNING id, status, error_code, updated_at, created_at
   ), answered AS (
     UPDATE idempotency_records SET response_body = CAST($9 AS jsonb)
@@ -129,7 +201,8 @@ const RECORD_OUTCOME_SQL = `
     INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
     SELECT id, status, error_code, updated_at, created_at FROM moved
   )
-  SELECT count(*)::int AS moved FROM moved`;
+  SELECT count(*)::int AS moved FROM moved`,
+);
 
 /**
  * INSERT_ANSWERED_SQL runs unnamed (planned with its parameters) for its first
@@ -264,13 +337,16 @@ export async function insertAnsweredMany(sql: Sql, sends: readonly AnsweredMessa
   return sends.map((send) => written.has(send.message.messageId));
 }
 
-const RELEASE_SQL = `
+/** releaseUnsent's statement for a message created in `createdAt`'s month. */
+export const releaseSql = statementInMonth(
+  (bound) => `
   WITH gone AS (
-    DELETE FROM messages WHERE id = $1 AND status = 'queued' RETURNING id
+    DELETE FROM messages WHERE ${QUEUED_MESSAGE("$1", "$3", bound)} RETURNING id
   ), released AS (
     DELETE FROM idempotency_records WHERE id = $2 AND EXISTS (SELECT 1 FROM gone) RETURNING id
   )
-  SELECT count(*)::int AS released FROM gone`;
+  SELECT count(*)::int AS released FROM gone`,
+);
 
 const READ_SQL = `SELECT ${RESOURCE_COLUMNS} FROM messages WHERE id = $1`;
 /**
@@ -300,6 +376,8 @@ export function messageStore(
   options: {
     /** insertAnswered through a batcher (the top-level store's; a transaction's writes its own). */
     insertAnswered?: (send: AnsweredMessage) => Promise<boolean>;
+    /** flushCommitted through a batcher: callers waiting at once share one flush. */
+    flushCommitted?: () => Promise<void>;
   } = {},
 ) {
   return {
@@ -335,23 +413,68 @@ export function messageStore(
     },
 
     /**
+     * A live send's write-ahead statement (INSERT_QUEUED_LIVE_SQL): the key,
+     * the queued message and its timeline's first event, the recipient's
+     * windows, and for a project with paid credits its minute and the credit
+     * reservation. Inside a transaction only: the caller rolls it back on
+     * any refusal.
+     */
+    async insertQueuedLive(
+      m: QueuedMessage,
+      counters: { recipient: Array<LimitedWindow & { cost: number }> },
+    ): Promise<QueuedLiveClaim> {
+      const rows = await sql.query<
+        PriorColumns & {
+          written: number;
+          recipient: Array<{ bucket: string; count: number }> | null;
+          paid: boolean | null;
+        }
+      >(INSERT_QUEUED_LIVE_SQL, [
+        m.idempotencyId,
+        m.scope.projectId,
+        m.scope.mode,
+        m.scope.key,
+        m.fingerprint,
+        m.messageId,
+        m.expiresAt,
+        m.now,
+        m.apiKeyId,
+        ...contentColumns(m),
+        m.creditsReserved,
+        ...consumeManyParams(counters.recipient),
+      ]);
+      const row = rows[0];
+      if (Number(row?.written ?? 0) !== 1) return { written: false, prior: priorOf(row) };
+      const recipient = consumedOf(counters.recipient, row?.recipient ?? []);
+      return { written: true, recipient, paid: row?.paid === true };
+    },
+
+    /** Every transaction committed before this call is on disk when it returns (FLUSH_SQL). */
+    async flushCommitted(): Promise<void> {
+      await (options.flushCommitted ? options.flushCommitted() : flushCommitted(sql));
+    },
+
+    /**
      * Moves the message out of `queued` and stores the answer on its
      * idempotency record, together. False when the message is no longer
      * queued (the recovery sweep already made it `unknown`).
      */
     async recordOutcome(record: {
       messageId: string;
+      /** The message's created_at (its queued.now): with the id, its key. */
+      createdAt: Date;
       idempotencyId: string;
       outcome: Outcome;
       response: MessageResource;
       now: Date;
     }): Promise<boolean> {
       const { outcome, now } = record;
-      const rows = await sql.query<{ moved: number }>(RECORD_OUTCOME_SQL, [
+      const rows = await sql.query<{ moved: number }>(recordOutcomeSql(record.createdAt), [
         ...outcomeColumns(outcome, now),
         record.messageId,
         JSON.stringify(record.response),
         record.idempotencyId,
+        record.createdAt,
       ]);
       return Number(rows[0]?.moved ?? 0) > 0;
     },
@@ -378,8 +501,16 @@ export function messageStore(
      * record go, so a retry with the same key is a fresh attempt. False when
      * the message is no longer queued (the recovery sweep's answer stands).
      */
-    async releaseUnsent(ids: { messageId: string; idempotencyId: string }): Promise<boolean> {
-      const rows = await sql.query<{ released: number }>(RELEASE_SQL, [ids.messageId, ids.idempotencyId]);
+    async releaseUnsent(ids: {
+      messageId: string;
+      createdAt: Date;
+      idempotencyId: string;
+    }): Promise<boolean> {
+      const rows = await sql.query<{ released: number }>(releaseSql(ids.createdAt), [
+        ids.messageId,
+        ids.idempotencyId,
+        ids.createdAt,
+      ]);
       return Number(rows[0]?.released ?? 0) > 0;
     },
 

@@ -90,3 +90,23 @@ export function readerNearIdTime(statement: string, options: { column?: string; 
     return sql.query<Row>(unbounded, params);
   };
 }
+
+/**
+ * A statement on one message whose creation time the caller knows exactly (a live send's record and release):
+ * `build` is given `column` bounded to that time's month, as constants, and the text is kept per month. With
+ * the creation time as a parameter alone, PostgreSQL prunes the other months only as each execution starts, so
+ * its generic plan costs every month and it planned every execution instead (bench/README.md#a-live-sends-record-by-its-key-2026-11-27).
+ */
+export function statementInMonth(build: (bound: string) => string, column = "created_at") {
+  const texts = new Map<number, string>();
+  return (createdAt: Date): string => {
+    const from = monthStart(createdAt.getTime());
+    let text = texts.get(from.getTime());
+    if (text === undefined) {
+      if (texts.size >= MAX_BOUNDED_STATEMENTS) texts.clear();
+      text = build(within(column, { from, to: monthStart(createdAt.getTime(), true) }));
+      texts.set(from.getTime(), text);
+    }
+    return text;
+  };
+}

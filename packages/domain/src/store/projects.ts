@@ -73,7 +73,6 @@ const CREATE_SQL = `
   INSERT INTO projects (id, created_at, updated_at) VALUES ($1, CAST($2 AS timestamptz), CAST($2 AS timestamptz))`;
 const FIND_SQL = `SELECT ${COLUMNS} FROM projects WHERE id = $1`;
 const LOCK_SQL = `SELECT ${COLUMNS} FROM projects WHERE id = $1 FOR UPDATE`;
-const HAS_PAID_SQL = `SELECT has_paid_credits FROM projects WHERE id = $1`;
 const ATTACH_SQL = `
   UPDATE projects SET account_id = $2, claimed_at = CAST($3 AS timestamptz), updated_at = CAST($3 AS timestamptz)
   WHERE id = $1`;
@@ -194,11 +193,6 @@ export function projectStore(sql: Sql) {
     async lock(projectId: string): Promise<ProjectRecord | null> {
       const [row] = await sql.query<Row>(LOCK_SQL, [projectId]);
       return row ? fromRow(row) : null;
-    },
-
-    async hasPaidCredits(projectId: string): Promise<boolean> {
-      const [row] = await sql.query<{ has_paid_credits: boolean }>(HAS_PAID_SQL, [projectId]);
-      return row?.has_paid_credits === true;
     },
 
     /** Claimed: the project belongs to `accountId` from `now` on. */

@@ -32,6 +32,8 @@ export type Tables = {
   ledger: Array<{ kind: "reservation" | "refund"; amount: number; messageId: string }>;
   /** Every write-ahead statement: its key's mode, whether it committed asynchronously, and where it ran. */
   writeAheads: Array<{ mode: string; relaxed: boolean; inTransaction: boolean }>;
+  /** How many times flushCommitted made the commits before it durable. */
+  flushes: number;
 };
 
 const scopeKey = (scope: QueuedMessage["scope"]) => `${scope.projectId}|${scope.mode}|${scope.key}`;
@@ -47,6 +49,10 @@ export type Hooks = {
   outageError?: () => Error;
   /** Runs as releaseAbandoned starts (another duplicate got there first). */
   beforeReleaseAbandoned?: () => void;
+  /** flushCommitted throws DatabaseUnavailableError this many times. */
+  flushOutage?: number;
+  /** With flushOutage: the database lost the queued messages and their keys (a crash before the flush). */
+  flushLosesQueued?: boolean;
 };
 
 /** A message row's columns once the provider's answer is recorded. */
@@ -128,6 +134,14 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
         });
         return { written: true };
       },
+      async insertQueuedLive(m, counters) {
+        const claim = await tx.messages.insertQueued(m);
+        // Committed asynchronously: flushCommitted makes it durable.
+        tables.writeAheads.splice(-1, 1, { mode: m.scope.mode, relaxed: true, inTransaction: true });
+        if (!claim.written) return claim;
+        const recipient = await tx.limits.consumeMany(counters.recipient);
+        return { written: true, recipient, paid: tables.hasPaidCredits };
+      },
       async recordOutcome({ messageId, outcome, response, now }) {
         down();
         const row = tables.messages.get(messageId);
@@ -148,7 +162,6 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
         return true;
       },
     },
-    projects: { hasPaidCredits: async () => tables.hasPaidCredits },
     limits: {
       async consume(window, cost, limit) {
         const key = counterKey(window.bucket, window.start);
@@ -209,6 +222,18 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
       },
     },
     messages: {
+      async flushCommitted() {
+        if ((hooks.flushOutage ?? 0) > 0) {
+          hooks.flushOutage = (hooks.flushOutage ?? 0) - 1;
+          for (const [id, row] of tables.messages) {
+            if (!hooks.flushLosesQueued || row.status !== "queued") continue;
+            tables.messages.delete(id);
+            tables.records.delete(scopeKey(row.scope));
+          }
+          throw new DatabaseUnavailableError("connection_lost");
+        }
+        tables.flushes++;
+      },
       recordOutcome: tx.messages.recordOutcome,
       releaseUnsent: tx.messages.releaseUnsent,
       async insertAnswered(m, { outcome, response, now }) {
@@ -258,5 +283,6 @@ export function emptyTables(): Tables {
     balance: 0,
     ledger: [],
     writeAheads: [],
+    flushes: 0,
   };
 }

@@ -72,19 +72,22 @@ async function recordLive(
     const released = await persist(deps, log, "release", () =>
       tookSomething || written.counted.length > 0
         ? deps.store.transaction(async (tx) => {
-            const done = await tx.messages.releaseUnsent({ messageId, idempotencyId });
+            const done = await tx.messages.releaseUnsent({ messageId, createdAt: queued.now, idempotencyId });
             if (done) await giveBack(tx, "provider unreachable", true);
             return done;
           })
-        : deps.store.messages.releaseUnsent({ messageId, idempotencyId }),
+        : deps.store.messages.releaseUnsent({ messageId, createdAt: queued.now, idempotencyId }),
     );
     if (released) return { ok: false, code: "provider_unavailable" };
-    return storedAnswer(deps, messageId, log, written.rateLimit);
+    // Not released: the recovery sweep's answer stands, or there is nothing
+    // left to release (a write-ahead the database lost in a crash before it
+    // was made durable): then it is as if it had been released.
+    return storedAnswer(deps, messageId, log, written.rateLimit, { ok: false, code: "provider_unavailable" });
   }
 
   const recorded = outcomeOf(outcome, later, 0);
   const response = answerOf(queued, recorded, later);
-  const change = { messageId, idempotencyId, outcome: recorded, response, now: later };
+  const change = { messageId, createdAt: queued.now, idempotencyId, outcome: recorded, response, now: later };
   const moved = await persist(deps, log, "record", () =>
     recorded.status === "failed" && tookSomething
       ? deps.store.transaction(async (tx) => {
@@ -193,11 +196,14 @@ async function storedAnswer(
   messageId: string,
   logger: Logger,
   rateLimit: LimitState,
+  /** The answer when the message is not there at all (default: an error). */
+  whenGone?: SendMessageResult,
 ): Promise<SendMessageResult> {
   // The recovery sweep, or an earlier attempt of this very statement whose
   // answer the database connection lost: either way the stored state stands.
   logger.warn({ message_id: messageId }, "the message had already left queued; answering its stored state");
   const state = await deps.store.messages.read(messageId);
+  if (!state && whenGone) return whenGone;
   if (!state) throw new Error("a message vanished while its send was in flight");
   return { ok: true, replayed: false, message: toMessageResource(state), rateLimit };
 }

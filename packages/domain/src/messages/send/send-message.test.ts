@@ -176,21 +176,70 @@ describe("sendMessage", () => {
     expect(await keyring.decrypt(row!.textCiphertext, row!.messageId)).toContain("482913");
   });
 
-  it("a test key's write-ahead commits asynchronously, outside a transaction; a live key's is durable, inside one", async () => {
+  it("a test key's write-ahead commits asynchronously, outside a transaction; a live key's inside one, made durable before the provider hears of it", async () => {
     // The test write-ahead may skip the disk only because recordOutcome's
     // durable commit flushes it before anything is answered (store/messages.ts).
+    // The live one must be on disk before uBill is contacted: flushCommitted.
     tables.hasPaidCredits = true;
     tables.balance = 5;
-    const { send } = setup();
+    const { send, live } = setup();
+    if (!live) throw new Error("a live provider is configured");
+    const flushesAtSubmit: number[] = [];
+    const submitLive = live.provider.submit.bind(live.provider);
+    live.provider.submit = async (request) => {
+      flushesAtSubmit.push(tables.flushes);
+      return submitLive(request);
+    };
     expect(await send()).toMatchObject({ ok: true, replayed: false });
+    expect(tables.flushes).toBe(0);
     expect(await send({ mode: "live", idempotencyKey: "k-live" })).toMatchObject({
       ok: true,
       replayed: false,
     });
     expect(tables.writeAheads).toEqual([
       { mode: "test", relaxed: true, inTransaction: false },
-      { mode: "live", relaxed: false, inTransaction: true },
+      { mode: "live", relaxed: true, inTransaction: true },
     ]);
+    expect(flushesAtSubmit).toEqual([1]);
+  });
+
+  it("a live write-ahead that cannot be made durable sends nothing: 503, the message, key, counters and credits given back", async () => {
+    tables.hasPaidCredits = true;
+    tables.balance = 5;
+    const { send, live } = setup({ hooks: { flushOutage: 1 } });
+    if (!live) throw new Error("a live provider is configured");
+    expect(await send({ mode: "live", idempotencyKey: "k-live" })).toEqual({
+      ok: false,
+      code: "provider_unavailable",
+    });
+    expect(live.submitted).toEqual([]);
+    expect(tables.messages.size).toBe(0);
+    expect(tables.records.size).toBe(0);
+    expect(tables.balance).toBe(5);
+    expect([...tables.counters.values()].every((count) => count === 0)).toBe(true);
+    // The key is free: the same request again sends.
+    expect(await send({ mode: "live", idempotencyKey: "k-live" })).toMatchObject({
+      ok: true,
+      replayed: false,
+    });
+    expect(live.submitted).toHaveLength(1);
+  });
+
+  it("a live write-ahead the database lost before it was durable (a crash): 503, nothing sent, and a retry sends", async () => {
+    tables.hasPaidCredits = true;
+    tables.balance = 5;
+    const { send, live } = setup({ hooks: { flushOutage: 1, flushLosesQueued: true } });
+    if (!live) throw new Error("a live provider is configured");
+    expect(await send({ mode: "live", idempotencyKey: "k-live" })).toEqual({
+      ok: false,
+      code: "provider_unavailable",
+    });
+    expect(live.submitted).toEqual([]);
+    expect(await send({ mode: "live", idempotencyKey: "k-live" })).toMatchObject({
+      ok: true,
+      replayed: false,
+    });
+    expect(live.submitted).toHaveLength(1);
   });
 
   it("replay: the same key and body answer the first response, unchanged, without a second submission", async () => {

@@ -12,8 +12,9 @@
 //                      live keys: one transaction writes the queued message
 //                        with the claim, counts the per-minute and
 //                        per-recipient limits, takes the free-tier allowance
-//                        and reserves the credits; durable before uBill is
-//                        contacted.
+//                        and reserves the credits; committed without waiting
+//                        for the disk, then made durable (madeDurable) before
+//                        uBill is contacted.
 //   2. submit        only the simulator ever sees a test key's message.
 //   3. record        test keys: the message is written once, as the simulator
 //                    left it, with the key's answer (one durable statement).
@@ -46,7 +47,7 @@ import { awaitFirstRequest } from "./await-first-request.ts";
 import { prepare } from "./prepare.ts";
 import { record } from "./record.ts";
 import { submit } from "./submit.ts";
-import type { SendMessageDeps, SendMessageInput, SendMessageResult, SendPhase } from "./types.ts";
+import type { Draft, SendMessageDeps, SendMessageInput, SendMessageResult, SendPhase } from "./types.ts";
 import { writeAhead } from "./write-ahead.ts";
 
 export type {
@@ -58,6 +59,27 @@ export type {
   SendMessageTx,
   SendPhase,
 } from "./types.ts";
+
+/**
+ * A live send's write-ahead commits without waiting for the disk, so that its
+ * project's minute and balance rows are free one disk flush sooner; it is made
+ * durable here (store.messages.flushCommitted, shared by the live sends
+ * waiting at the same moment) before uBill hears of the message. When that
+ * fails nothing is sent: the send is released as if uBill were not reached
+ * (503, retry is safe).
+ */
+async function madeDurable(deps: SendMessageDeps, input: SendMessageInput, draft: Draft): Promise<boolean> {
+  try {
+    await deps.store.messages.flushCommitted();
+    return true;
+  } catch (error) {
+    input.logger.warn(
+      { message_id: draft.queued.messageId, err: error },
+      "the write-ahead could not be made durable; nothing is sent",
+    );
+    return false;
+  }
+}
 
 /** How often one request starts over after the request holding its key gave the key back. */
 const MAX_ATTEMPTS = 3;
@@ -115,8 +137,11 @@ export async function sendMessage(
       if (attempt < MAX_ATTEMPTS) continue;
       return { ok: false, code: "first_request_unresolved", retryAfterMs: 1_000 };
     }
+    const durable = input.mode === "test" || (await madeDurable(deps, input, draft));
     await input.beforeSubmit?.(draft.queued.messageId);
-    const outcome = await submit(draft, input.logger);
+    const outcome = durable
+      ? await submit(draft, input.logger)
+      : ({ kind: "unreachable", reason: "the write-ahead could not be made durable" } as const);
     stepDone("submit");
     const result = await inSlot(() => record(deps, input, draft, outcome, written), { first: true });
     stepDone("record");

@@ -14,7 +14,6 @@ import type {
   LimitStore,
   MessageStore,
   PriorRecord,
-  ProjectStore,
   QueuedMessage,
 } from "../../store/index.ts";
 import type { AnsweredKeys } from "../answered-keys.ts";
@@ -28,14 +27,16 @@ export type SendMessageRequest = {
 
 /** The statements a send uses, inside and outside its transactions. */
 export type SendMessageTx = {
-  messages: Pick<MessageStore, "insertQueued" | "recordOutcome" | "releaseUnsent">;
-  projects: Pick<ProjectStore, "hasPaidCredits">;
+  messages: Pick<MessageStore, "insertQueued" | "insertQueuedLive" | "recordOutcome" | "releaseUnsent">;
   limits: Pick<LimitStore, "consume" | "consumeMany" | "read" | "release">;
   ledger: Pick<LedgerStore, "reserve" | "reserveCounted" | "refund">;
 };
 export type SendMessageStore = {
   idempotency: Pick<IdempotencyStore, "find" | "claimCounted" | "releaseClaim" | "releaseAbandoned">;
-  messages: Pick<MessageStore, "insertAnswered" | "recordOutcome" | "releaseUnsent" | "read">;
+  messages: Pick<
+    MessageStore,
+    "insertAnswered" | "recordOutcome" | "releaseUnsent" | "read" | "flushCommitted"
+  >;
   transaction<T>(work: (tx: SendMessageTx) => Promise<T>): Promise<T>;
 };
 

@@ -67,23 +67,27 @@ async function writeAheadTest(
  * without paid credits) and the credit reservation. A refusal rolls
  * everything back.
  *
- * The project's rows come last: its minute counter, free-tier counter and
- * balance are what every live send of the project waits on, and each is held
- * until COMMIT, so they are taken in the last round trips (the recipient's
- * counters are per number and rarely shared). The refusal is still the one
- * the contract's order gives (the project's minute, then the recipient, then
- * the free tier, then credits): a recipient refusal first counts the minute
- * too, in the transaction it rolls back, and reports the project if that is
- * also used up. The lock order (recipient, minute, free tier, balance) is the
- * order `record.ts` gives them back in.
+ * The key, the queued message, the recipient's counters (per number, rarely
+ * shared) and the project's paid flag are one statement
+ * (messages.insertQueuedLive). The project's rows come last: its minute
+ * counter, free-tier counter and balance are what every live send of the
+ * project waits on, and each is held until COMMIT, so they are taken in the
+ * last round trip (for a project with paid credits the minute and the
+ * reservation are one statement, ledger.reserveCounted). The transaction
+ * commits without waiting for the disk, so those rows are free one disk
+ * flush sooner; send-message.ts makes it durable before uBill is contacted.
+ * Four round trips with BEGIN and COMMIT, where one statement per step made
+ * six. The refusal is still the one the contract's order gives (the project's minute, then the recipient,
+ * then the free tier, then credits): a recipient refusal first counts the
+ * minute too, in the transaction it rolls back, and reports the project if
+ * that is also used up. The lock order (recipient, minute, free tier,
+ * balance) is the order `record.ts` gives them back in.
  */
 function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | Taken | Refusal> {
   const { queued } = draft;
   const projectId = queued.scope.projectId;
   const { config } = deps;
   return transactionOrRollback<Claimed | Taken, Refusal, SendMessageTx>(deps.store, async (tx, rollback) => {
-    const claim = await tx.messages.insertQueued(queued);
-    if (!claim.written) return { taken: true, prior: claim.prior };
     const recipient = draft.recipient ?? "";
     const minute: LimitCheck = {
       bucket: BUCKETS.messages(projectId),
@@ -108,7 +112,20 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
         refusal: "daily_limit_reached",
       },
     ];
-    const paid = await tx.projects.hasPaidCredits(projectId);
+    const windows = perRecipient.map((check) => ({ check, ...windowOf(check.window, queued.now) }));
+    const minuteWindow = windowOf("minute", queued.now);
+    // One statement: the key and the queued message, the recipient's
+    // counters and the paid flag. A taken key ends here, nothing counted.
+    const claim = await tx.messages.insertQueuedLive(queued, {
+      recipient: windows.map(({ check, start, end }) => ({
+        bucket: check.bucket,
+        start,
+        end,
+        cost: 1,
+        limit: check.limit,
+      })),
+    });
+    if (!claim.written) return { taken: true, prior: claim.prior };
     const countMinute = () => consumeEach(tx.limits, [minute], queued.now);
     /** The project's minute is reported before any later refusal, as if it had been counted first. */
     const projectFirst = async (refusal: Refusal): Promise<Refusal> => {
@@ -117,18 +134,8 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
         ? refusal
         : { ok: false, code: "rate_limited", subject: "project", limit: project.limit };
     };
-    // Both of the recipient's counters in one statement; the first refused, in order, is the refusal.
-    const windows = perRecipient.map((check) => ({ check, ...windowOf(check.window, queued.now) }));
-    const used = await tx.limits.consumeMany(
-      windows.map(({ check, start, end }) => ({
-        bucket: check.bucket,
-        start,
-        end,
-        cost: 1,
-        limit: check.limit,
-      })),
-    );
-    const refused = windows.find((_, index) => used[index] === null);
+    // The first recipient window refused, in order, is the refusal.
+    const refused = windows.find((_, index) => claim.recipient[index] === null);
     if (refused) {
       const current = await tx.limits.read(refused.check.bucket, refused.start);
       const limit = limitState(refused.check, current, refused.end);
@@ -149,10 +156,11 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
     let rateLimit: LimitState;
     let freeTierSegments = 0;
     let reserved: Awaited<ReturnType<SendMessageTx["ledger"]["reserve"]>>;
-    if (paid) {
-      // Projects with paid credits (the ones that send in volume): the minute
-      // and the reservation in one statement, one round trip before COMMIT.
-      const { start, end } = windowOf("minute", queued.now);
+    if (claim.paid) {
+      // Projects with paid credits (the ones that send in volume): the
+      // minute and the reservation in one statement, one round trip before
+      // COMMIT.
+      const { start, end } = minuteWindow;
       const step = await tx.ledger.reserveCounted(reservation, {
         bucket: minute.bucket,
         start,
