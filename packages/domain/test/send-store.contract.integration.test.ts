@@ -117,6 +117,14 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
     };
   }
 
+  /** The record a claim of `m`'s key finds while `m` is in flight. */
+  const inFlight = (m: QueuedMessage) => ({
+    fingerprint: m.fingerprint,
+    responseBody: null,
+    expiresAt: m.expiresAt,
+    messageId: m.messageId,
+  });
+
   const answer = (m: QueuedMessage): MessageResource => ({
     id: m.messageId,
     object: "message",
@@ -163,12 +171,7 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
       const second = message("live", { scope: first.scope, fingerprint: "other" });
       expect(await s.store.transaction((tx) => tx.messages.insertQueued(second))).toEqual({
         written: false,
-        prior: {
-          fingerprint: first.fingerprint,
-          responseBody: null,
-          expiresAt: first.expiresAt,
-          messageId: first.messageId,
-        },
+        prior: inFlight(first),
       });
       expect(await s.store.messages.read(second.messageId)).toBeNull();
     });
@@ -238,12 +241,7 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
       const again = message("test", { scope: m.scope });
       expect(await s.store.idempotency.claimCounted(again, counter)).toEqual({
         claimed: false,
-        prior: {
-          fingerprint: m.fingerprint,
-          responseBody: null,
-          expiresAt: m.expiresAt,
-          messageId: m.messageId,
-        },
+        prior: inFlight(m),
       });
       expect(await s.store.transaction((tx) => tx.limits.read(counter.bucket, NOW))).toBe(1);
     });
@@ -446,12 +444,7 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
           await tx.messages.insertQueuedLive(message("live", { scope: first.scope }), { recipient: again }),
         ).toEqual({
           written: false,
-          prior: {
-            fingerprint: first.fingerprint,
-            responseBody: null,
-            expiresAt: first.expiresAt,
-            messageId: first.messageId,
-          },
+          prior: inFlight(first),
         });
         expect(await tx.limits.read(again[0]?.bucket ?? "", NOW)).toBe(0);
       });

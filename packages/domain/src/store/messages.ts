@@ -278,6 +278,21 @@ export const INSERT_ANSWERED_SQL = unnamedForFirst(
 );
 
 /** What a message says and how it goes, in the order both inserts take it (recipient_masked … provider). */
+/** QUEUED_CTES' $1–$19. */
+const queuedParams = (m: QueuedMessage) => [
+  m.idempotencyId,
+  m.scope.projectId,
+  m.scope.mode,
+  m.scope.key,
+  m.fingerprint,
+  m.messageId,
+  m.expiresAt,
+  m.now,
+  m.apiKeyId,
+  ...contentColumns(m),
+  m.creditsReserved,
+];
+
 const contentColumns = (m: QueuedMessage) => [
   m.recipientMasked,
   m.recipientCiphertext,
@@ -389,35 +404,24 @@ export function messageStore(
      * PostgreSQL a concurrent insert of the same key waits for the other
      * transaction and then finds its row, so exactly one request wins; the
      * others write nothing and count nothing.
-     * Durable: a live send's write-ahead is on disk before the provider is
-     * contacted. (A test send claims its key with idempotency.claimCounted
-     * and writes its message once, answered: insertAnswered.)
+     * A live send writes ahead with insertQueuedLive, this and its first
+     * counts in one statement. (A test send claims its key with
+     * idempotency.claimCounted and writes its message once, answered:
+     * insertAnswered.)
      */
     async insertQueued(m: QueuedMessage): Promise<QueuedClaim> {
-      const rows = await sql.query<PriorColumns & { written: number }>(INSERT_QUEUED_SQL, [
-        m.idempotencyId,
-        m.scope.projectId,
-        m.scope.mode,
-        m.scope.key,
-        m.fingerprint,
-        m.messageId,
-        m.expiresAt,
-        m.now,
-        m.apiKeyId,
-        ...contentColumns(m),
-        m.creditsReserved,
-      ]);
+      const rows = await sql.query<PriorColumns & { written: number }>(INSERT_QUEUED_SQL, queuedParams(m));
       const row = rows[0];
       if (Number(row?.written ?? 0) === 1) return { written: true };
       return { written: false, prior: priorOf(row) };
     },
 
     /**
-     * A live send's write-ahead statement (INSERT_QUEUED_LIVE_SQL): the key,
-     * the queued message and its timeline's first event, the recipient's
-     * windows, and for a project with paid credits its minute and the credit
-     * reservation. Inside a transaction only: the caller rolls it back on
-     * any refusal.
+     * A live send's first write-ahead statement (INSERT_QUEUED_LIVE_SQL):
+     * insertQueued's key and queued message, then the recipient's windows
+     * (once the key is claimed), and the project's paid flag. Commits
+     * asynchronously with its transaction (flushCommitted makes it durable).
+     * Inside a transaction only: the caller rolls it back on any refusal.
      */
     async insertQueuedLive(
       m: QueuedMessage,
@@ -429,20 +433,7 @@ export function messageStore(
           recipient: Array<{ bucket: string; count: number }> | null;
           paid: boolean | null;
         }
-      >(INSERT_QUEUED_LIVE_SQL, [
-        m.idempotencyId,
-        m.scope.projectId,
-        m.scope.mode,
-        m.scope.key,
-        m.fingerprint,
-        m.messageId,
-        m.expiresAt,
-        m.now,
-        m.apiKeyId,
-        ...contentColumns(m),
-        m.creditsReserved,
-        ...consumeManyParams(counters.recipient),
-      ]);
+      >(INSERT_QUEUED_LIVE_SQL, [...queuedParams(m), ...consumeManyParams(counters.recipient)]);
       const row = rows[0];
       if (Number(row?.written ?? 0) !== 1) return { written: false, prior: priorOf(row) };
       const recipient = consumedOf(counters.recipient, row?.recipient ?? []);
