@@ -19,7 +19,9 @@ import { CLAIM_COUNTED_MANY_SQL, type CountedClaim, claimCountedMany } from "../
 import { createStore, type Outcome, type QueuedMessage } from "../src/store/index.ts";
 import {
   ANSWERED_UNNAMED_EXECUTIONS,
+  flushCommitted,
   INSERT_ANSWERED_SQL,
+  messageStore,
   recordOutcomeSql,
   releaseSql,
 } from "../src/store/messages.ts";
@@ -459,6 +461,54 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
         );
       });
     });
+  });
+});
+
+describe.each(await availableBackends())("the live write-ahead's commit (%s)", (kind) => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase(kind);
+  });
+  afterAll(() => t?.drop());
+
+  it("insertQueuedLive makes its own transaction commit without waiting for the disk, and no other; flushCommitted runs", async () => {
+    const projectId = newId("prj");
+    await createStore(t.db).projects.create(projectId, NOW);
+    const messageId = newId("msg");
+    const queued: QueuedMessage = {
+      messageId,
+      idempotencyId: newId("idem"),
+      scope: { projectId, mode: "live", key: newId("key") },
+      fingerprint: "fp",
+      expiresAt: new Date(NOW.getTime() + DAY_MS),
+      apiKeyId: "key_commit",
+      recipientMasked: "+9955••••••56",
+      recipientCiphertext: new Uint8Array([1]),
+      textCiphertext: new Uint8Array([2]),
+      template: "verification_code",
+      locale: "en",
+      sender: "SMSGE",
+      segments: 1,
+      encoding: "GSM-7",
+      provider: "ubill",
+      creditsReserved: 1,
+      now: NOW,
+    };
+    const show = async (sql: Pick<TestDatabase["db"], "query">) =>
+      (await sql.query<{ synchronous_commit: string }>("SHOW synchronous_commit"))[0]?.synchronous_commit;
+    const inside = await t.db.transaction(async (sql) => {
+      const before = await show(sql);
+      const claim = await messageStore(sql).insertQueuedLive(queued, { recipient: [] });
+      return { before, claim, after: await show(sql) };
+    });
+    expect(inside).toEqual({
+      before: "on",
+      claim: { written: true, recipient: [], paid: false },
+      after: "off",
+    });
+    expect(await t.db.transaction((sql) => show(sql))).toBe("on");
+    await flushCommitted(t.db);
+    expect((await createStore(t.db).messages.read(messageId))?.status).toBe("queued");
   });
 });
 
