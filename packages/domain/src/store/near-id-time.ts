@@ -1,4 +1,6 @@
-// Reads of one message by id that touch one month, not every month kept.
+// Reads of one message by id that touch one month, not every month kept (and,
+// at the end, statements on one message whose creation time is known:
+// statementInMonth).
 // `messages` and `message_events` are partitioned by month on the message's
 // creation time, and their primary keys begin with the id, so a lookup by id
 // alone probes every month's index: one probe more for every month of history
