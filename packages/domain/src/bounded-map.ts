@@ -5,7 +5,7 @@
  * Sets `key` as the map's newest entry. When the map already holds
  * `maxEntries`, the oldest entry is dropped.
  */
-export function setNewest<V>(map: Map<string, V>, key: string, value: V, maxEntries: number): void {
+export function setNewest<K, V>(map: Map<K, V>, key: K, value: V, maxEntries: number): void {
   map.delete(key);
   if (map.size >= maxEntries) {
     const oldest = map.keys().next();

@@ -277,7 +277,6 @@ export const INSERT_ANSWERED_SQL = unnamedForFirst(
   ANSWERED_UNNAMED_EXECUTIONS,
 );
 
-/** What a message says and how it goes, in the order both inserts take it (recipient_masked … provider). */
 /** QUEUED_CTES' $1–$19. */
 const queuedParams = (m: QueuedMessage) => [
   m.idempotencyId,
@@ -293,6 +292,7 @@ const queuedParams = (m: QueuedMessage) => [
   m.creditsReserved,
 ];
 
+/** What a message says and how it goes, in the order both inserts take it (recipient_masked … provider). */
 const contentColumns = (m: QueuedMessage) => [
   m.recipientMasked,
   m.recipientCiphertext,

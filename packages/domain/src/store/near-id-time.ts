@@ -24,6 +24,7 @@
 // row) pays for both.
 import { idTimestamp } from "@sms/crypto";
 import type { Sql } from "@sms/db";
+import { setNewest } from "../bounded-map.ts";
 
 /** How far a row's creation time may be from its id's and still be found by the bounded read. */
 const ID_TIME_MARGIN_MS = 86_400_000;
@@ -62,27 +63,36 @@ function within(column: string, months: { from: Date; to: Date }): string {
 const MAX_BOUNDED_STATEMENTS = 64;
 
 /**
+ * The text of a statement bounded to `months`, made by `build` (given `column` within them, as constants) once
+ * and kept: at most MAX_BOUNDED_STATEMENTS, the oldest made dropped first.
+ */
+function boundedTexts(build: (bound: string) => string, column: string) {
+  const texts = new Map<number, string>();
+  return (months: { from: Date; to: Date }): string => {
+    // Two months at most, so the first month and the count name the window.
+    const key = months.from.getTime() * 4 + ((months.to.getUTCMonth() - months.from.getUTCMonth() + 12) % 12);
+    let text = texts.get(key);
+    if (text === undefined) {
+      text = build(within(column, months));
+      setNewest(texts, key, text, MAX_BOUNDED_STATEMENTS);
+    }
+    return text;
+  };
+}
+
+/**
  * A read by id: `statement` (a SELECT … WHERE whose parameters are `params`, the id among them), run first with
  * `column` bounded to the months near the id's time, and as it is when that returns no row or the id carries no
  * time; `orderBy`, when given, ends both. Each bounded statement's text is made once and kept (the database
  * layer names statements by their text).
  */
 export function readerNearIdTime(statement: string, options: { column?: string; orderBy?: string } = {}) {
-  const column = options.column ?? "created_at";
   const order = options.orderBy === undefined ? "" : ` ORDER BY ${options.orderBy}`;
   const unbounded = `${statement}${order}`;
-  const texts = new Map<number, string>();
-  const boundedText = (months: { from: Date; to: Date }): string => {
-    // Two months at most, so the first month and the count name the window.
-    const key = months.from.getTime() * 4 + ((months.to.getUTCMonth() - months.from.getUTCMonth() + 12) % 12);
-    let text = texts.get(key);
-    if (text === undefined) {
-      if (texts.size >= MAX_BOUNDED_STATEMENTS) texts.clear();
-      text = `${statement} AND ${within(column, months)}${order}`;
-      texts.set(key, text);
-    }
-    return text;
-  };
+  const boundedText = boundedTexts(
+    (bound) => `${statement} AND ${bound}${order}`,
+    options.column ?? "created_at",
+  );
   return async <Row>(sql: Sql, id: string, params: readonly unknown[]): Promise<Row[]> => {
     const months = monthsNear(id, Date.now());
     if (months !== null) {
@@ -100,15 +110,7 @@ export function readerNearIdTime(statement: string, options: { column?: string; 
  * its generic plan costs every month and it planned every execution instead (bench/README.md#a-live-sends-record-by-its-key-2026-11-27).
  */
 export function statementInMonth(build: (bound: string) => string, column = "created_at") {
-  const texts = new Map<number, string>();
-  return (createdAt: Date): string => {
-    const from = monthStart(createdAt.getTime());
-    let text = texts.get(from.getTime());
-    if (text === undefined) {
-      if (texts.size >= MAX_BOUNDED_STATEMENTS) texts.clear();
-      text = build(within(column, { from, to: monthStart(createdAt.getTime(), true) }));
-      texts.set(from.getTime(), text);
-    }
-    return text;
-  };
+  const boundedText = boundedTexts(build, column);
+  return (createdAt: Date): string =>
+    boundedText({ from: monthStart(createdAt.getTime()), to: monthStart(createdAt.getTime(), true) });
 }

@@ -7,7 +7,7 @@
 import { DatabaseUnavailableError } from "@sms/db";
 import type { SendMessageStore, SendMessageTx } from "../../src/messages/send/send-message.ts";
 import type { MessageResource, MessageState } from "../../src/model/message.ts";
-import type { Outcome, PriorRecord, QueuedMessage } from "../../src/store/index.ts";
+import type { Outcome, PriorRecord, QueuedClaim, QueuedMessage } from "../../src/store/index.ts";
 
 export type Row = QueuedMessage & {
   status: MessageState["status"];
@@ -116,28 +116,29 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
     }
     return false;
   };
+  /** The key's claim and the queued message, one write-ahead statement in a transaction. */
+  const insertQueued = (m: QueuedMessage, relaxed: boolean): QueuedClaim => {
+    tables.writeAheads.push({ mode: m.scope.mode, relaxed, inTransaction: true });
+    const claim = claimKey(m);
+    if (claim !== "claimed") return { written: false, prior: claim };
+    tables.messages.set(m.messageId, {
+      ...m,
+      status: "queued",
+      errorCode: null,
+      errorMessage: null,
+      providerRef: null,
+      nextCheckAt: null,
+      updatedAt: m.now,
+      response: null,
+    });
+    return { written: true };
+  };
   const tx: SendMessageTx = {
     messages: {
-      async insertQueued(m) {
-        tables.writeAheads.push({ mode: m.scope.mode, relaxed: false, inTransaction: true });
-        const claim = claimKey(m);
-        if (claim !== "claimed") return { written: false, prior: claim };
-        tables.messages.set(m.messageId, {
-          ...m,
-          status: "queued",
-          errorCode: null,
-          errorMessage: null,
-          providerRef: null,
-          nextCheckAt: null,
-          updatedAt: m.now,
-          response: null,
-        });
-        return { written: true };
-      },
+      insertQueued: async (m) => insertQueued(m, false),
       async insertQueuedLive(m, counters) {
-        const claim = await tx.messages.insertQueued(m);
         // Committed asynchronously: flushCommitted makes it durable.
-        tables.writeAheads.splice(-1, 1, { mode: m.scope.mode, relaxed: true, inTransaction: true });
+        const claim = insertQueued(m, true);
         if (!claim.written) return claim;
         const recipient = await tx.limits.consumeMany(counters.recipient);
         return { written: true, recipient, paid: tables.hasPaidCredits };
