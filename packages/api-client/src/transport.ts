@@ -104,6 +104,27 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * `work`, or a rejection with the signal's reason once it aborts: the timeout (and the caller's abort) holds
+ * even for a `fetch` that does not honour the request's signal.
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/**
+ * Holds `request` until the attempt ends. Node's fetch (undici) links a Request's signal to the one it was made
+ * with through weak references, so a garbage collection while a request is in flight could drop the link if
+ * nothing else held the Request: the timeout's abort would then reach neither the request nor its socket (a
+ * server that never answers would be waited on for ever). nodejs/node#55428.
+ */
+function keepUntilHere(_request: Request): void {}
+
 function integerHeader(headers: Headers, name: string): number | null {
   const value = headers.get(name);
   return value !== null && /^\d+$/.test(value) ? Number(value) : null;
@@ -188,16 +209,15 @@ export function createTransport(options: TransportOptions) {
     const timer = setTimeout(() => controller.abort(timedOut), timeoutMs);
     const onAbort = () => controller.abort(spec.signal?.reason);
     spec.signal?.addEventListener("abort", onAbort, { once: true });
+    const request = new Request(`${base}${spec.path}`, {
+      method: spec.method,
+      headers,
+      signal: controller.signal,
+      ...(spec.body !== undefined ? { body: JSON.stringify(spec.body) } : {}),
+    });
     try {
-      const response = await send(
-        new Request(`${base}${spec.path}`, {
-          method: spec.method,
-          headers,
-          signal: controller.signal,
-          ...(spec.body !== undefined ? { body: JSON.stringify(spec.body) } : {}),
-        }),
-      );
-      return { response, text: await response.text() };
+      const response = await untilAborted(send(request), controller.signal);
+      return { response, text: await untilAborted(response.text(), controller.signal) };
     } catch (cause) {
       if (spec.signal?.aborted) throw spec.signal.reason;
       const fields = {
@@ -227,6 +247,7 @@ export function createTransport(options: TransportOptions) {
     } finally {
       clearTimeout(timer);
       spec.signal?.removeEventListener("abort", onAbort);
+      keepUntilHere(request);
     }
   }
 

@@ -413,6 +413,25 @@ describe("retries, timeouts and the Idempotency-Key", () => {
     expect(requests.map((request) => request.headers.get("idempotency-key"))).toEqual(["k-7", "k-7"]);
   });
 
+  it("a fetch that ignores the request's signal still times out, and the caller's abort still ends the call", async () => {
+    const ignoring = () => new Promise<Response>(() => {});
+    const sms = createSmsClient({
+      baseUrl: "https://sms.example.ge",
+      apiKey: "k",
+      timeoutMs: 20,
+      retry: { attempts: 1 },
+      fetch: ignoring,
+    });
+    const error = await sms.getMessage("msg_1").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SmsTimeoutError);
+    expect(error).toMatchObject({ code: "timeout", attempts: 1 });
+    const controller = new AbortController();
+    const slow = createSmsClient({ baseUrl: "https://sms.example.ge", apiKey: "k", fetch: ignoring });
+    const call = slow.getMessage("msg_1", { signal: controller.signal }).catch((e: unknown) => e);
+    controller.abort(new Error("user left"));
+    expect(await call).toEqual(new Error("user left"));
+  });
+
   it("the caller's own abort is not retried: it rejects with the signal's reason", async () => {
     const controller = new AbortController();
     const { sms, requests } = client([
