@@ -47,19 +47,29 @@ const COLUMNS = `r.id, r.project_id, r.key_id, r.mode::text AS mode, r.method, r
 
 const FROM = `request_log r LEFT JOIN api_keys k ON k.id = r.key_id`;
 
+/**
+ * A batch of records in one statement. Its transaction commits without waiting for the disk: a crash may lose
+ * the last fraction of a second of the log (a debugging aid, not a ledger), and the sends' and reads' own
+ * durable commits do not queue behind a flush for it. No ON CONFLICT: each record's id is new (newId per
+ * request) and a batch is written once, never retried, and the speculative insertion that ON CONFLICT costs
+ * every row was a fifth of the statement (bench/README.md#what-the-request-log-costs-a-read-2026-11-27).
+ */
 const INSERT_MANY_SQL = `
-  INSERT INTO request_log (id, project_id, key_id, mode, method, route, status, error_code, idempotency_key,
-                           replayed, duration_ms, message_id, verification_id, created_at)
-  SELECT r.id, r.project_id, r.key_id, CAST(r.mode AS "KeyMode"), r.method, r.route, r.status, r.error_code,
-         r.idempotency_key, r.replayed, r.duration_ms, r.message_id, r.verification_id, r.created_at
-  FROM unnest(CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]), CAST($5 AS text[]),
-              CAST($6 AS text[]), CAST($7 AS integer[]), CAST($8 AS text[]), CAST($9 AS text[]),
-              CAST($10 AS boolean[]), CAST($11 AS integer[]), CAST($12 AS text[]), CAST($13 AS text[]),
-              CAST($14 AS timestamptz[]))
-       AS r(id, project_id, key_id, mode, method, route, status, error_code, idempotency_key, replayed,
-            duration_ms, message_id, verification_id, created_at)
-  WHERE EXISTS (SELECT 1 FROM projects p WHERE p.id = r.project_id)
-  ON CONFLICT (id, created_at) DO NOTHING`;
+  WITH written AS (
+    INSERT INTO request_log (id, project_id, key_id, mode, method, route, status, error_code, idempotency_key,
+                             replayed, duration_ms, message_id, verification_id, created_at)
+    SELECT r.id, r.project_id, r.key_id, CAST(r.mode AS "KeyMode"), r.method, r.route, r.status, r.error_code,
+           r.idempotency_key, r.replayed, r.duration_ms, r.message_id, r.verification_id, r.created_at
+    FROM unnest(CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]), CAST($5 AS text[]),
+                CAST($6 AS text[]), CAST($7 AS integer[]), CAST($8 AS text[]), CAST($9 AS text[]),
+                CAST($10 AS boolean[]), CAST($11 AS integer[]), CAST($12 AS text[]), CAST($13 AS text[]),
+                CAST($14 AS timestamptz[]))
+         AS r(id, project_id, key_id, mode, method, route, status, error_code, idempotency_key, replayed,
+              duration_ms, message_id, verification_id, created_at)
+    WHERE EXISTS (SELECT 1 FROM projects p WHERE p.id = r.project_id)
+    RETURNING 1
+  )
+  SELECT count(*)::int AS written, set_config('synchronous_commit', 'off', true) AS relaxed FROM written`;
 
 // As the message log: unnamed statements are planned with their values, so
 // each "$n IS NULL OR …" folds away.
@@ -137,7 +147,10 @@ function entryOf(row: Row): RequestLogEntry {
 
 export function requestLogStore(sql: Sql) {
   return {
-    /** Writes many records in one statement; a record whose project is gone is skipped. */
+    /**
+     * Writes many records in one statement, committed without waiting for the disk (INSERT_MANY_SQL); a
+     * record whose project is gone is skipped.
+     */
     async insertMany(records: readonly RequestRecord[]): Promise<void> {
       if (records.length === 0) return;
       const column = <K extends keyof RequestRecord>(key: K) => records.map((record) => record[key]);
