@@ -14,6 +14,7 @@ import { purgeRequestLog } from "../src/privacy/retention.ts";
 import { createStore, type Store } from "../src/store/index.ts";
 import { messageLogStore } from "../src/store/message-log.ts";
 import { messageStore, PROJECT_MATCHES } from "../src/store/messages.ts";
+import { aRequestRecord } from "./support/request-records.ts";
 
 const backends = await availableBackends();
 
@@ -91,24 +92,7 @@ describe.each(backends)("partitions on %s", (kind) => {
 
   async function requestLog(projectId: string, createdAt: Date): Promise<string> {
     const id = newId("req", createdAt.getTime());
-    await store().requestLog.insertMany([
-      {
-        id,
-        projectId,
-        keyId: null,
-        mode: "test",
-        method: "GET",
-        route: "/v1/messages/{id}",
-        status: 200,
-        errorCode: null,
-        idempotencyKey: null,
-        replayed: false,
-        durationMs: 3,
-        messageId: null,
-        verificationId: null,
-        createdAt,
-      },
-    ]);
+    await store().requestLog.insertMany([aRequestRecord({ id, projectId, createdAt })]);
     return id;
   }
 

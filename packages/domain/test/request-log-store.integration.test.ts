@@ -12,6 +12,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStore, type RequestRecord } from "../src/store/index.ts";
 import { requestLogStore } from "../src/store/request-log.ts";
+import { aRequestRecord } from "./support/request-records.ts";
 
 const NOW = new Date("2026-11-22T10:00:00Z");
 
@@ -27,23 +28,8 @@ describe.each(await availableBackends())("the request log's batch insert (%s)", 
   });
   afterAll(() => t?.drop());
 
-  const record = (overrides: Partial<RequestRecord> = {}): RequestRecord => ({
-    id: newId("req"),
-    projectId,
-    keyId: null,
-    mode: "test",
-    method: "GET",
-    route: "/v1/messages/{id}",
-    status: 200,
-    errorCode: null,
-    idempotencyKey: null,
-    replayed: false,
-    durationMs: 3,
-    messageId: null,
-    verificationId: null,
-    createdAt: NOW,
-    ...overrides,
-  });
+  const record = (overrides: Partial<RequestRecord> = {}) =>
+    aRequestRecord({ projectId, createdAt: NOW, ...overrides });
 
   const synchronousCommit = async (sql: Pick<TestDatabase["db"], "query">) =>
     (await sql.query<{ synchronous_commit: string }>("SHOW synchronous_commit"))[0]?.synchronous_commit;
