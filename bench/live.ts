@@ -6,6 +6,7 @@
 //   npm run bench -- live [--duration=20] [--live-connections=256] [--test-connections=32] [--test-pace-ms=0]
 //                         [--delays=200,2000] [--report-delay-ms=2000] [--backlog=2000] [--pool=10]
 //                         [--scenarios=alone,live,status] [--profile] [--warmup=3]
+//                         [--v8-flags=…] [--server-output=FILE]
 //
 // One fresh PostgreSQL database (TEST_POSTGRES_URL), one fake uBill in this
 // process, the service as its own Deno process (main.ts, production mode,
@@ -74,6 +75,13 @@ const LIVE_PROJECTS = Number(args["live-projects"] ?? 1);
 /** A V8 CPU profile of the service in each scenario's window (bench/profile.ts), printed to stderr. */
 const PROFILE = args.profile === "true";
 const INSPECTOR = PROFILE ? `127.0.0.1:${freePort()}` : "";
+/**
+ * The service's V8 flags instead of scripts/deno.mjs's (an experiment; `DENO_V8_FLAGS` cannot do it: the
+ * `--v8-flags` every process here runs with overrides that variable).
+ */
+const V8_FLAGS = args["v8-flags"] ? String(args["v8-flags"]) : null;
+/** Append the service's standard output (its log lines, and what e.g. `--trace-gc` prints) to this file. */
+const SERVER_OUTPUT = args["server-output"] ? String(args["server-output"]) : null;
 /** The service's defaults (apps/api/src/env.ts), stated so the ideal below is computed from them. */
 const STATUS_CHECK_CONCURRENCY = 16;
 const STATUS_CHECK_BATCH_SIZE = 200;
@@ -166,7 +174,11 @@ const metricsUrl = `http://127.0.0.1:${internalPort}/metrics`;
 
 function startService(jobs: boolean): Promise<ServerProcess> {
   return startApi({
-    denoArgs: PROFILE ? [`--inspect=${INSPECTOR}`] : [],
+    denoArgs: [
+      ...(PROFILE ? [`--inspect=${INSPECTOR}`] : []),
+      ...(V8_FLAGS ? [`--v8-flags=${V8_FLAGS}`] : []),
+    ],
+    ...(SERVER_OUTPUT ? { output: { file: SERVER_OUTPUT } } : {}),
     env: {
       DATABASE_URL: database.databaseUrl,
       DATABASE_POOL_SIZE: POOL,

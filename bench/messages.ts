@@ -18,6 +18,8 @@
 //   --tool=wrk|autocannon
 //   --pool=20           DATABASE_POOL_SIZE of the server
 //   --log-level=info    LOG_LEVEL of the server (its output is discarded)
+//   --server-output=FILE  append the service's standard output to FILE instead (its log lines, and
+//                       what V8 prints for e.g. --v8-flags=…,--trace-gc,--trace-gc-nvp)
 //   --inspect=127.0.0.1:9229  start the server with the V8 inspector (for a CPU profile)
 //   --baseline          also start bench/raw-baseline.ts (Deno.serve + pg, the least a request can
 //                       cost) on the same database, alternate rounds between the two, and report
@@ -144,6 +146,7 @@ function startServer(
   // --compare-v8-flags: the second service alone runs with other V8 flags (the first keeps --v8-flags or scripts/deno.mjs's).
   const v8Flags = variant && args["compare-v8-flags"] ? args["compare-v8-flags"] : args["v8-flags"];
   return startApi({
+    ...(args["server-output"] ? { output: { file: args["server-output"] } } : {}),
     ...(variant?.root ? { apiDir: join(variant.root, "apps", "api") } : {}),
     denoArgs: [
       ...(args.inspect ? [`--inspect=${args.inspect}`] : []),

@@ -62,6 +62,9 @@ export const API_ENV = {
   DENO_NO_UPDATE_CHECK: "1",
 } as const satisfies Record<string, string>;
 
+/** What becomes of a server process's standard output (see startServerProcess). */
+export type ServerOutput = "discarded" | "piped" | { file: string };
+
 export type ServerProcess = {
   baseUrl: string;
   pid: number;
@@ -73,7 +76,8 @@ export type ServerProcess = {
 /**
  * A Deno script as a server process, once `ready` says so. Its stdout is
  * discarded and its stderr drained on stop, unless `output` is "piped" (the
- * caller reads both streams).
+ * caller reads both streams) or `{ file }` (stdout appended to that file: the
+ * service's log lines, and what V8 flags such as `--trace-gc` print).
  */
 export async function startServerProcess(options: {
   /** `deno run` arguments after DENO_RUN_FLAGS: the script and its own arguments. */
@@ -82,17 +86,21 @@ export async function startServerProcess(options: {
   env: Record<string, string>;
   ready: () => Promise<boolean>;
   what: string;
-  output?: "discarded" | "piped";
+  output?: ServerOutput;
 }): Promise<Omit<ServerProcess, "baseUrl">> {
   const piped = options.output === "piped";
+  const file = typeof options.output === "object" ? options.output.file : null;
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", ...DENO_RUN_FLAGS, ...options.args],
     cwd: options.cwd,
     env: options.env,
     stdin: "null",
-    stdout: piped ? "piped" : "null",
+    stdout: piped || file ? "piped" : "null",
     stderr: "piped",
   }).spawn();
+  const copied = file
+    ? child.stdout.pipeTo((await Deno.open(file, { write: true, create: true, append: true })).writable)
+    : null;
   await waitUntil(options.ready, `${options.what} did not become ready`);
   return {
     pid: child.pid,
@@ -101,6 +109,7 @@ export async function startServerProcess(options: {
       child.kill("SIGTERM");
       if (!piped) await child.stderr.cancel();
       await child.status;
+      await copied;
     },
   };
 }
@@ -110,7 +119,7 @@ export async function startApi(options: {
   env: Record<string, string>;
   /** `deno run` arguments before the script (e.g. --inspect). */
   denoArgs?: string[];
-  output?: "discarded" | "piped";
+  output?: ServerOutput;
   name?: string;
   /** Default: a free one. */
   port?: number;
