@@ -29,7 +29,7 @@ import {
 import { ApiError } from "../contract/errors.ts";
 import type { AppDeps } from "../deps.ts";
 import type { AppLogger } from "../logger.ts";
-import { type RequestState, successResponseMeta } from "../trpc/request-state.ts";
+import { newRequestState, type RequestState, successResponseMeta } from "../trpc/request-state.ts";
 import type { ApiRouter, Context, Meta } from "../trpc/trpc.ts";
 import { resolveClientAddress, type TrustProxy } from "./client-address.ts";
 import {
@@ -374,6 +374,11 @@ export const CLIENT_CLOSED_REQUEST = 499;
  * any failure (or `errorPage`'s HTML, with the error's headers), `X-Request-Id`,
  * no body for HEAD, and its one access-log line (`fields`: the listener's own,
  * first).
+ *
+ * Kept short on purpose: an async function's frame (every local it has, for
+ * the whole request) is allocated per call and outlives a garbage collection
+ * whenever the request waits, so the rare paths (a failure, the log line) are
+ * functions of their own (bench/README.md, "What survives a scavenge").
  */
 export async function frameRequest(
   logger: AppLogger,
@@ -386,72 +391,88 @@ export async function frameRequest(
     errorPage?: (request: Request, error: ApiError, requestId: string) => Promise<Response | null>;
   } = {},
 ): Promise<{ response: Response; finished: FinishedRequest; state: RequestState }> {
-  const fields = options.fields ?? {};
   const startedAt = performance.now();
-  const requestId = newId("req");
   // The request's own logger is made when something logs for it: most
   // requests write only their access line, which names the id itself.
-  let log: AppLogger | undefined;
-  const state: RequestState = {
-    requestId,
-    request,
-    clientAddress,
-    get log() {
-      log ??= logger.child({ request_id: requestId });
-      return log;
-    },
-  };
+  const state = newRequestState(newId("req"), request, clientAddress, logger);
   const route = { template: "unmatched" };
   let response: Response;
-  let code: string | undefined;
-  /** The client went away mid-body: logged (and counted) as 499, nobody reads the answer. */
-  let clientClosed = false;
+  let failure: Failure | undefined;
   try {
     response = await dispatch(state, route);
   } catch (error) {
-    clientClosed = error instanceof ClientClosedRequest;
-    if (!(error instanceof ApiError) && !clientClosed) state.log.error({ err: error }, "request failed");
-    const apiError =
-      error instanceof ApiError
-        ? error
-        : clientClosed
-          ? new ApiError("invalid_request", (error as Error).message)
-          : toApiError(error, undefined);
-    code = apiError.code;
-    response = errorResponse(apiError, requestId);
-    if (options.errorPage) {
-      try {
-        const page = await options.errorPage(request, apiError, requestId);
-        if (page) {
-          for (const [name, value] of Object.entries(apiError.headers)) page.headers.set(name, value);
-          response = page;
-        }
-      } catch (pageError) {
-        state.log.error({ err: pageError }, "error page failed; answering with the envelope");
-      }
-    }
+    failure = failureOf(error, state);
+    response = await failureResponse(failure.error, state, options.errorPage);
   }
-  response.headers.set("X-Request-Id", requestId);
+  response.headers.set("X-Request-Id", state.requestId);
   // No response is ever to be content-sniffed (JSON read as HTML, …): issue 25, L7.
   response.headers.set("X-Content-Type-Options", "nosniff");
   if (request.method === "HEAD") response = await headResponse(response);
+  const finished = logAccess(logger, state, route.template, response, failure, startedAt, options.fields);
+  return { response, finished, state };
+}
+
+/** Why a request failed: the error it is answered with, and whether the client had gone (499). */
+type Failure = { error: ApiError; clientClosed: boolean };
+
+/** The error a request that threw is answered with; anything unexpected is logged. */
+function failureOf(thrown: unknown, state: RequestState): Failure {
+  /** The client went away mid-body: logged (and counted) as 499, nobody reads the answer. */
+  const clientClosed = thrown instanceof ClientClosedRequest;
+  if (!(thrown instanceof ApiError) && !clientClosed) state.log.error({ err: thrown }, "request failed");
+  const error =
+    thrown instanceof ApiError
+      ? thrown
+      : clientClosed
+        ? new ApiError("invalid_request", (thrown as Error).message)
+        : toApiError(thrown, undefined);
+  return { error, clientClosed };
+}
+
+/** The envelope for `error`, or the error page's HTML with the error's headers where there is one. */
+async function failureResponse(
+  error: ApiError,
+  state: RequestState,
+  errorPage: ((request: Request, error: ApiError, requestId: string) => Promise<Response | null>) | undefined,
+): Promise<Response> {
+  const envelope = errorResponse(error, state.requestId);
+  if (!errorPage) return envelope;
+  try {
+    const page = await errorPage(state.request, error, state.requestId);
+    if (!page) return envelope;
+    for (const [name, value] of Object.entries(error.headers)) page.headers.set(name, value);
+    return page;
+  } catch (pageError) {
+    state.log.error({ err: pageError }, "error page failed; answering with the envelope");
+    return envelope;
+  }
+}
+
+/** Writes the request's access-log line; returns what the metrics and the request log are told. */
+function logAccess(
+  logger: AppLogger,
+  state: RequestState,
+  template: string,
+  response: Response,
+  failure: Failure | undefined,
+  startedAt: number,
+  fields: Readonly<Record<string, string>> | undefined,
+): FinishedRequest {
+  const clientClosed = failure?.clientClosed === true;
   const status = clientClosed ? CLIENT_CLOSED_REQUEST : response.status;
   const durationMs = performance.now() - startedAt;
+  const method = state.request.method;
   logger[status >= 500 && !clientClosed ? "error" : "info"](
     {
-      request_id: requestId,
+      request_id: state.requestId,
       ...fields,
-      method: request.method,
-      route: route.template,
+      method,
+      route: template,
       status,
       duration_ms: Math.round(durationMs * 10) / 10,
       ...(state.projectId ? { project_id: state.projectId } : {}),
     },
     "request",
   );
-  return {
-    response,
-    finished: { route: route.template, method: request.method, status, seconds: durationMs / 1000, code },
-    state,
-  };
+  return { route: template, method, status, seconds: durationMs / 1000, code: failure?.error.code };
 }
