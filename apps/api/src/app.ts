@@ -295,11 +295,15 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   // Live sends' share of the pool (send-message.ts): half of it, so that a burst of live sends waiting
   // on a slow provider never leaves test sends, reads and the jobs without a connection.
   const liveSlots = createSlots(Math.max(1, Math.floor(config.database.poolSize / 2)));
+  // The read routes' turns (http/gateway.ts, inTurn): one per connection of the pool they read from (the
+  // replica's has the same size), so that reads waiting under load hold nothing but their request.
+  const readTurns = createSlots(config.database.poolSize);
   let replica: ReadReplica | null = null;
   const metrics = createMetrics({
     backlog: () => messageBacklog({ store }, { now: clock.now() }),
     pool: () => db.poolStats(),
     liveSlots: () => liveSlots,
+    readTurns: () => readTurns,
     replicaBypassed: () => replica?.bypassed() ?? null,
   });
   // DATABASE_READ_URL: the reads that may lag go to a replica (docs/scaling.md);
@@ -421,6 +425,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       if (record) requestLog.record(record);
     },
     databaseStarted,
+    readTurns: { slots: readTurns, timeoutMs: config.database.connectTimeoutMs },
     pageErrors: web.errors,
   });
   const internalHandler = config.internal

@@ -28,6 +28,8 @@ export function createMetrics(sources: {
   pool(): PoolStats;
   /** Live sends' share of the pool (send-message.ts), when there is one. */
   liveSlots?(): Pick<Slots, "size" | "inUse" | "waiting">;
+  /** The read routes' turns (http/gateway.ts, inTurn), when there are any. */
+  readTurns?(): Pick<Slots, "size" | "inUse" | "waiting">;
   /** Whether reads skip the read replica right now (null: no DATABASE_READ_URL). */
   replicaBypassed?: () => boolean | null;
 }) {
@@ -173,19 +175,18 @@ export function createMetrics(sources: {
     },
   });
 
-  new Gauge({
-    name: "sms_live_send_slots",
-    help: "Live sends' database slots for their write-ahead transactions (a share of the pool): size, in_use, and waiting (live sends queued for one, holding no connection).",
-    labelNames: ["state"] as const,
-    registers: [registry],
-    collect() {
-      const slots = sources.liveSlots?.();
-      if (!slots) return;
-      this.set({ state: "size" }, slots.size);
-      this.set({ state: "in_use" }, slots.inUse);
-      this.set({ state: "waiting" }, slots.waiting);
-    },
-  });
+  slotsGauge(
+    registry,
+    "sms_live_send_slots",
+    "Live sends' database slots for their write-ahead transactions (a share of the pool): size, in_use, and waiting (live sends queued for one, holding no connection).",
+    () => sources.liveSlots?.(),
+  );
+  slotsGauge(
+    registry,
+    "sms_read_turns",
+    "Turns of the read routes (a message or a verification by id), as many as the pool's connections: size, in_use, and waiting (reads queued for one, before their procedure starts).",
+    () => sources.readTurns?.(),
+  );
   const readFallbacks = new Counter({
     name: "sms_db_read_fallbacks_total",
     help: "Reads meant for the read replica that ran on the primary, by reason (replica_error: the replica failed or is being skipped; not_found_recent: read-your-writes).",
@@ -294,3 +295,25 @@ export type VerificationEvent =
   | "failed"
   | "canceled"
   | "max_attempts_reached";
+
+/** A gauge of `slots()`'s size, in_use and waiting, read when scraped (nothing while there are none). */
+function slotsGauge(
+  registry: Registry,
+  name: string,
+  help: string,
+  slots: () => Pick<Slots, "size" | "inUse" | "waiting"> | undefined,
+): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: ["state"] as const,
+    registers: [registry],
+    collect() {
+      const now = slots();
+      if (!now) return;
+      this.set({ state: "size" }, now.size);
+      this.set({ state: "in_use" }, now.inUse);
+      this.set({ state: "waiting" }, now.waiting);
+    },
+  });
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createSlots } from "./slots.ts";
+import { createSlots, SlotWaitTimeout } from "./slots.ts";
 
 /** A promise and the function that settles it. */
 function deferred() {
@@ -68,6 +68,47 @@ describe("slots", () => {
     await expect(failing).rejects.toThrow("boom");
     expect(await next).toBe("next");
     expect(slots.inUse).toBe(0);
+  });
+
+  it("work that waits longer than its timeoutMs never runs: SlotWaitTimeout, and the others keep their turn", async () => {
+    const slots = createSlots(1);
+    const holder = deferred();
+    const started: string[] = [];
+    const run = (name: string, timeoutMs?: number) =>
+      slots.run(
+        async () => {
+          started.push(name);
+          return name;
+        },
+        timeoutMs === undefined ? {} : { timeoutMs },
+      );
+    const held = slots.run(() => holder.promise);
+    const patient = run("patient");
+    const hasty = run("hasty", 20);
+    const alsoHasty = run("also-hasty", 20);
+    await expect(hasty).rejects.toBeInstanceOf(SlotWaitTimeout);
+    await expect(alsoHasty).rejects.toThrow("no slot became free within 20 ms");
+    expect(slots.waiting).toBe(1);
+    holder.resolve();
+    expect(await patient).toBe("patient");
+    await held;
+    expect(started).toEqual(["patient"]);
+    expect([slots.inUse, slots.waiting]).toEqual([0, 0]);
+  });
+
+  it("work with a timeoutMs that gets its slot in time runs, and is not failed later", async () => {
+    const slots = createSlots(1);
+    const holder = deferred();
+    const held = slots.run(() => holder.promise);
+    const waiting = slots.run(async () => "ran", { timeoutMs: 60_000 });
+    await settle();
+    expect(slots.waiting).toBe(1);
+    holder.resolve();
+    await held;
+    expect(await waiting).toBe("ran");
+    // Its slot is free again: work that needs none of the waiting runs at once.
+    expect(await slots.run(async () => "after", { timeoutMs: 1 })).toBe("after");
+    expect([slots.inUse, slots.waiting]).toEqual([0, 0]);
   });
 
   it("refuses a size that is not a positive integer", () => {

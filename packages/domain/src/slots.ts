@@ -2,33 +2,91 @@
 // `size` pieces of work hold one at once; the rest wait in memory, first come
 // first served. The send path gives live sends a share of the database pool
 // this way (send-message.ts): a burst of them waits here, holding no
-// connection, so everything else keeps its turn at the pool.
+// connection, so everything else keeps its turn at the pool. The gateway's
+// read turns (apps/api/src/http/gateway.ts) use it too, with a deadline on the
+// wait: one interval timer checks the waiters that have one, and runs only
+// while there are any (a timer per waiter would cost every waiting request one).
 
 export type Slots = {
   /**
    * Runs `work` once a slot is free; the slot is given back when it settles, however it settles. Work
    * run `first` is served before every other waiter (in its own arrival order): work that finishes what
-   * earlier work started, so that it never queues behind new work.
+   * earlier work started, so that it never queues behind new work. Work that has waited `timeoutMs`
+   * for a slot (checked every tenth of it, 10-250 ms) does not run: run() throws SlotWaitTimeout.
    */
-  run<T>(work: () => Promise<T>, options?: { first?: boolean }): Promise<T>;
+  run<T>(work: () => Promise<T>, options?: { first?: boolean; timeoutMs?: number }): Promise<T>;
   readonly size: number;
   readonly inUse: number;
   /** Work waiting for a slot. */
   readonly waiting: number;
 };
 
+/** What run() throws for work that waited its `timeoutMs` for a slot (the work never ran). */
+export class SlotWaitTimeout extends Error {
+  constructor(timeoutMs: number) {
+    super(`no slot became free within ${timeoutMs} ms`);
+    this.name = "SlotWaitTimeout";
+  }
+}
+
+type Waiter = { go: () => void; fail: (error: Error) => void; deadline: number; timeoutMs: number };
+
 export function createSlots(size: number): Slots {
   if (!Number.isInteger(size) || size < 1)
     throw new RangeError(`slots: size must be a positive integer, not ${size}`);
   let inUse = 0;
-  const queue: Array<() => void> = [];
-  const firstQueue: Array<() => void> = [];
+  const queue: Waiter[] = [];
+  const firstQueue: Waiter[] = [];
+  /** Waiters with a deadline, and the timer that checks them (running only while there are any). */
+  let timed = 0;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let tickMs = 250;
+
   const release = () => {
     const next = firstQueue.shift() ?? queue.shift();
+    if (next === undefined) {
+      inUse--;
+      return;
+    }
     // Handed straight to the next in line: inUse stays the same.
-    if (next) next();
-    else inUse--;
+    if (next.deadline !== Number.POSITIVE_INFINITY) untimed();
+    next.go();
   };
+  const untimed = () => {
+    timed--;
+    if (timed === 0 && timer !== undefined) {
+      clearInterval(timer);
+      timer = undefined;
+    }
+  };
+  const expire = (waiters: Waiter[], now: number) => {
+    for (let index = waiters.length - 1; index >= 0; index--) {
+      const waiter = waiters[index] as Waiter;
+      if (waiter.deadline > now) continue;
+      waiters.splice(index, 1);
+      untimed();
+      waiter.fail(new SlotWaitTimeout(waiter.timeoutMs));
+    }
+  };
+  const sweep = () => {
+    const now = performance.now();
+    expire(firstQueue, now);
+    expire(queue, now);
+  };
+  const wait = (first: boolean, timeoutMs: number | undefined) =>
+    new Promise<void>((resolve, reject) => {
+      const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + timeoutMs;
+      (first ? firstQueue : queue).push({ go: resolve, fail: reject, deadline, timeoutMs: timeoutMs ?? 0 });
+      if (timeoutMs === undefined) return;
+      timed++;
+      if (timer === undefined) {
+        tickMs = Math.min(250, Math.max(10, Math.floor(timeoutMs / 10)));
+        timer = setInterval(sweep, tickMs);
+        // The waiting work's own requests keep the process alive, not this timer (Node; Deno's is a number).
+        (timer as { unref?: () => void }).unref?.();
+      }
+    });
+
   return {
     size,
     get inUse() {
@@ -39,7 +97,7 @@ export function createSlots(size: number): Slots {
     },
     async run(work, options) {
       if (inUse < size) inUse++;
-      else await new Promise<void>((resolve) => (options?.first ? firstQueue : queue).push(resolve));
+      else await wait(options?.first === true, options?.timeoutMs);
       try {
         return await work();
       } finally {

@@ -30,6 +30,12 @@ export type Meta = OpenApiMeta<{
    * route answers 500 with Retry-After until the database has first been reached.
    */
   withoutDatabase?: boolean;
+  /**
+   * The route is one short read by id (a message, a verification): its requests take turns, at most the
+   * database pool's size at once, before their procedure starts, and wait for one holding only the request
+   * (http/gateway.ts, inTurn). Never for a route that waits on anything but its own statement.
+   */
+  readTurn?: boolean;
 }>;
 
 /** One status of a route, as the OpenAPI document describes it. */

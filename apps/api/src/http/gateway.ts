@@ -15,6 +15,7 @@
 // already read, and needed a second Request built for it: about a fifth of a
 // replay's CPU (bench/README.md, issue 15).
 import { newId } from "@sms/crypto";
+import { type Slots, SlotWaitTimeout } from "@sms/domain";
 import { callTRPCProcedure, getTRPCErrorFromUnknown, type ProcedureType } from "@trpc/server";
 import {
   coerceSchema,
@@ -73,6 +74,9 @@ export type PageErrors = {
   prefix: `/${string}`;
   render(error: ApiError, requestId: string): Promise<Response>;
 };
+
+/** The read routes' turns (Meta.readTurn): as many slots as the pool they read from has connections. */
+export type ReadTurns = { slots: Slots; timeoutMs: number };
 
 /** A REST route's procedure: where it is in the router, and how its input is composed. */
 type ProcedureRoute = {
@@ -240,6 +244,8 @@ export function createGateway(options: {
   onAnswered?: (state: RequestState, finished: FinishedRequest, response: Response) => void;
   /** False until the database has first been reached (and migrated). */
   databaseStarted: () => boolean;
+  /** Turns for the read routes (Meta.readTurn); without it they run at once. */
+  readTurns?: ReadTurns;
   /** HTML answers for failures under the pages' paths (/dashboard, /claim); everything else gets the envelope. */
   pageErrors?: PageErrors[];
 }): Handler {
@@ -322,6 +328,10 @@ export function createGateway(options: {
     }
     const params = route.pattern.exec(path)?.groups ?? {};
     if (route.extra) return route.extra.handle(request, state, params);
+    const turns = options.readTurns;
+    if (turns && route.procedure.meta.readTurn === true) {
+      return inTurn(turns, () => callProcedure(request, url, route.procedure, params, state));
+    }
     return callProcedure(request, url, route.procedure, params, state);
   }
 
@@ -364,6 +374,24 @@ async function headResponse(response: Response): Promise<Response> {
   const headers = new Headers(response.headers);
   headers.set("Content-Length", length);
   return new Response(null, { status: response.status, headers });
+}
+
+/**
+ * A read route's procedure, once it has its turn (Meta.readTurn): at most the pool's size of them run at
+ * once, the rest wait in arrival order holding only the request. Every request that runs has allocated its
+ * whole call (tRPC's middleware frames, the validated input, the statement's parameters) before it asks the
+ * pool for a connection, and under load it waits there that way: with 256 reads waiting on 20 connections,
+ * each one's objects outlived a garbage collection or two, and the collector copied and promoted them all
+ * (bench/README.md, "Read turns"). A read that waits longer than the database's connect deadline answers as
+ * one the pool could not serve: 500 with Retry-After.
+ */
+async function inTurn(turns: ReadTurns, call: () => Promise<Response>): Promise<Response> {
+  try {
+    return await turns.slots.run(call, { timeoutMs: turns.timeoutMs });
+  } catch (error) {
+    if (error instanceof SlotWaitTimeout) throw databaseUnavailableError();
+    throw error;
+  }
 }
 
 /** The status logged for a request whose client closed the connection mid-body (nginx's 499). */

@@ -41,4 +41,5 @@ export const getMessageMeta: Meta = {
       codes: ["message_not_found"],
     },
   },
+  readTurn: true,
 };

@@ -40,4 +40,5 @@ export const getVerificationMeta: Meta = {
       codes: ["verification_not_found"],
     },
   },
+  readTurn: true,
 };
