@@ -26,6 +26,7 @@ import {
   releaseSql,
 } from "../src/store/messages.ts";
 import { emptyTables, fakeStore, type Tables } from "./support/fake-send-store.ts";
+import { projectDatabase } from "./support/project-database.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 afterAll(() => dropAllTestDatabases());
@@ -609,18 +610,11 @@ describe.runIf((await availableBackends()).includes("postgres"))(
 );
 
 describe.each(await availableBackends())("claimCountedMany, one statement per window (%s)", (kind) => {
-  let t: TestDatabase;
-  let projectId: string;
-  beforeAll(async () => {
-    t = await createTestDatabase(kind);
-    projectId = newId("prj");
-    await createStore(t.db).projects.create(projectId, NOW);
-  });
-  afterAll(() => t?.drop());
+  const suite = projectDatabase(kind, NOW);
 
   const claimOf = (key = newId("key")): CountedClaim["claim"] => ({
     idempotencyId: newId("idem"),
-    scope: { projectId, mode: "test", key },
+    scope: { projectId: suite.projectId, mode: "test", key },
     fingerprint: `fp-${newId("key")}`,
     messageId: newId("msg"),
     expiresAt: new Date(NOW.getTime() + DAY_MS),
@@ -636,19 +630,19 @@ describe.each(await availableBackends())("claimCountedMany, one statement per wi
   it("within the limit: every distinct key claimed, the counter moved once, `used` in order", async () => {
     const bucket = `m-${newId("key")}`;
     const items = Array.from({ length: 4 }, () => ({ claim: claimOf(), counter: window(bucket, 10) }));
-    const outcomes = await claimCountedMany(t.db, items);
+    const outcomes = await claimCountedMany(suite.t.db, items);
     expect(outcomes).toEqual([1, 2, 3, 4].map((used) => ({ claimed: true, used })));
-    expect(await createStore(t.db).limits.read(bucket, NOW)).toBe(4);
+    expect(await createStore(suite.t.db).limits.read(bucket, NOW)).toBe(4);
   });
 
   it("past the limit: filled exactly to it, the rest claimed uncounted; a repeated or earlier key is taken, without a statement of its own", async () => {
     const bucket = `m-${newId("key")}`;
     const earlier = claimOf();
-    await claimCountedMany(t.db, [{ claim: earlier, counter: window(`other-${bucket}`, 10) }]);
+    await claimCountedMany(suite.t.db, [{ claim: earlier, counter: window(`other-${bucket}`, 10) }]);
     const items = Array.from({ length: 8 }, () => ({ claim: claimOf(), counter: window(bucket, 5) }));
     const first = items[0]?.claim as CountedClaim["claim"];
     const repeated = { ...claimOf(first.scope.key), fingerprint: "fp-repeat" };
-    const outcomes = await claimCountedMany(t.db, [
+    const outcomes = await claimCountedMany(suite.t.db, [
       ...items,
       { claim: repeated, counter: window(bucket, 5) },
       { claim: { ...claimOf(earlier.scope.key) }, counter: window(bucket, 5) },
@@ -661,9 +655,11 @@ describe.each(await availableBackends())("claimCountedMany, one statement per wi
     // A key repeated in the batch sees what a concurrent statement would: taken, look it up
     // (its first appearance claimed it), or the same prior record as its first appearance.
     expect(outcomes[8]).toEqual({ claimed: false, prior: null });
-    expect((await createStore(t.db).idempotency.find(first.scope, NOW))?.messageId).toBe(first.messageId);
+    expect((await createStore(suite.t.db).idempotency.find(first.scope, NOW))?.messageId).toBe(
+      first.messageId,
+    );
     expect(outcomes[9]).toMatchObject({ claimed: false, prior: { messageId: earlier.messageId } });
     expect(outcomes[10]).toEqual(outcomes[9]);
-    expect(await createStore(t.db).limits.read(bucket, NOW)).toBe(5);
+    expect(await createStore(suite.t.db).limits.read(bucket, NOW)).toBe(5);
   });
 });

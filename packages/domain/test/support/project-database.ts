@@ -1,0 +1,19 @@
+// A suite's test database on one backend with one project in it: made before
+// the suite's tests, dropped after them.
+import { newId } from "@sms/crypto";
+import { type BackendKind, createTestDatabase, type TestDatabase } from "@sms/db/testing";
+import { afterAll, beforeAll } from "vitest";
+import { createStore } from "../../src/store/index.ts";
+
+export type ProjectDatabase = { readonly t: TestDatabase; readonly projectId: string };
+
+/** Registers the suite's beforeAll/afterAll; read `t` and `projectId` in its tests. */
+export function projectDatabase(kind: BackendKind, createdAt: Date): ProjectDatabase {
+  const suite = { projectId: newId("prj") } as { t: TestDatabase; projectId: string };
+  beforeAll(async () => {
+    suite.t = await createTestDatabase(kind);
+    await createStore(suite.t.db).projects.create(suite.projectId, createdAt);
+  });
+  afterAll(() => suite.t?.drop());
+  return suite;
+}
