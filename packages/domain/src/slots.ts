@@ -4,8 +4,8 @@
 // this way (send-message.ts): a burst of them waits here, holding no
 // connection, so everything else keeps its turn at the pool. The gateway's
 // read turns (apps/api/src/http/gateway.ts) use it too, with a deadline on the
-// wait: one interval timer checks the waiters that have one, and runs only
-// while there are any (a timer per waiter would cost every waiting request one).
+// wait: one interval timer checks the deadlines, and runs only while someone
+// waits (a timer per waiter would cost every waiting request one).
 
 export type Slots = {
   /**
@@ -37,34 +37,20 @@ export function createSlots(size: number): Slots {
   let inUse = 0;
   const queue: Waiter[] = [];
   const firstQueue: Waiter[] = [];
-  /** Waiters with a deadline, and the timer that checks them (running only while there are any). */
-  let timed = 0;
+  /** Checks the deadlines; started by the first waiter that has one, stopped once nobody waits. */
   let timer: ReturnType<typeof setInterval> | undefined;
-  let tickMs = 250;
 
   const release = () => {
     const next = firstQueue.shift() ?? queue.shift();
-    if (next === undefined) {
-      inUse--;
-      return;
-    }
     // Handed straight to the next in line: inUse stays the same.
-    if (next.deadline !== Number.POSITIVE_INFINITY) untimed();
-    next.go();
-  };
-  const untimed = () => {
-    timed--;
-    if (timed === 0 && timer !== undefined) {
-      clearInterval(timer);
-      timer = undefined;
-    }
+    if (next) next.go();
+    else inUse--;
   };
   const expire = (waiters: Waiter[], now: number) => {
     for (let index = waiters.length - 1; index >= 0; index--) {
       const waiter = waiters[index] as Waiter;
       if (waiter.deadline > now) continue;
       waiters.splice(index, 1);
-      untimed();
       waiter.fail(new SlotWaitTimeout(waiter.timeoutMs));
     }
   };
@@ -72,19 +58,19 @@ export function createSlots(size: number): Slots {
     const now = performance.now();
     expire(firstQueue, now);
     expire(queue, now);
+    if (firstQueue.length + queue.length === 0) {
+      clearInterval(timer);
+      timer = undefined;
+    }
   };
   const wait = (first: boolean, timeoutMs: number | undefined) =>
     new Promise<void>((resolve, reject) => {
       const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + timeoutMs;
       (first ? firstQueue : queue).push({ go: resolve, fail: reject, deadline, timeoutMs: timeoutMs ?? 0 });
-      if (timeoutMs === undefined) return;
-      timed++;
-      if (timer === undefined) {
-        tickMs = Math.min(250, Math.max(10, Math.floor(timeoutMs / 10)));
-        timer = setInterval(sweep, tickMs);
-        // The waiting work's own requests keep the process alive, not this timer (Node; Deno's is a number).
-        (timer as { unref?: () => void }).unref?.();
-      }
+      if (timeoutMs === undefined || timer !== undefined) return;
+      timer = setInterval(sweep, Math.min(250, Math.max(10, Math.floor(timeoutMs / 10))));
+      // The waiting work's own requests keep the process alive, not this timer (Node; Deno's is a number).
+      (timer as { unref?: () => void }).unref?.();
     });
 
   return {
