@@ -13,6 +13,13 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 const PHASE_BUCKETS = [
   0.00025, 0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1, 2, 4,
 ];
+/**
+ * How long a scrape waits for the backlog's count (three counts over `messages`).
+ * A count can wait far longer: behind the lock a partition's creation or
+ * detachment takes, or on a database that does not answer. The scrape then
+ * serves the last count, and every other metric, at once.
+ */
+const BACKLOG_DEADLINE_MS = 1_000;
 /** How often the event loop's delay is sampled. */
 const EVENT_LOOP_SAMPLE_MS = 20;
 
@@ -30,6 +37,8 @@ export function createMetrics(sources: {
   liveSlots?(): Pick<Slots, "size" | "inUse" | "waiting">;
   /** The read routes' turns (http/gateway.ts, inTurn), when there are any. */
   readTurns?(): Pick<Slots, "size" | "inUse" | "waiting">;
+  /** How long a scrape waits for the backlog's count before it serves the last one (default 1 s). */
+  backlogDeadlineMs?: number;
   /** Whether reads skip the read replica right now (null: no DATABASE_READ_URL). */
   replicaBypassed?: () => boolean | null;
 }) {
@@ -137,6 +146,7 @@ export function createMetrics(sources: {
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
+  const backlogCounts = latestCount(sources.backlog, sources.backlogDeadlineMs ?? BACKLOG_DEADLINE_MS);
   const jobRows = new Counter({
     name: "sms_job_rows_total",
     help: "Rows a periodic job's rounds claimed or changed, by job and count name.",
@@ -155,10 +165,21 @@ export function createMetrics(sources: {
     labelNames: ["state"] as const,
     registers: [registry],
     async collect() {
-      const backlog = await sources.backlog();
+      const backlog = await backlogCounts.read();
+      if (!backlog) return;
       this.set({ state: "due" }, backlog.due);
       this.set({ state: "queued" }, backlog.queued);
       this.set({ state: "unknown" }, backlog.unknown);
+    },
+  });
+  new Gauge({
+    name: "sms_messages_backlog_age_seconds",
+    help: "Seconds since the counts in sms_messages_backlog were made: about 0 when this scrape made them; more when the count did not finish in time (the table locked, the database slow or away) and the last one is served.",
+    registers: [registry],
+    async collect() {
+      // The same count as the backlog's gauge (prom-client collects every metric at once).
+      await backlogCounts.read();
+      this.set(backlogCounts.ageSeconds());
     },
   });
   new Gauge({
@@ -316,4 +337,44 @@ function slotsGauge(
       this.set({ state: "waiting" }, now.waiting);
     },
   });
+}
+
+/**
+ * The newest of `count()`'s results, for a gauge read at scrape time. A read
+ * waits for a count for at most `deadlineMs`, then returns the last one that
+ * finished (null before the first); a count still running is waited for again
+ * by the next read, never started twice, so a stuck count holds at most one
+ * connection. A count that fails leaves the last one in place. `ageSeconds`
+ * tells how old the served one is.
+ */
+export function latestCount<T>(count: () => Promise<T>, deadlineMs: number) {
+  const started = performance.now();
+  let latest: { value: T; at: number } | null = null;
+  let running: Promise<void> | null = null;
+  return {
+    async read(): Promise<T | null> {
+      running ??= count()
+        .then(
+          (value) => {
+            latest = { value, at: performance.now() };
+          },
+          () => {},
+        )
+        .finally(() => {
+          running = null;
+        });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        running,
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, deadlineMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      return latest?.value ?? null;
+    },
+    ageSeconds(): number {
+      return (performance.now() - (latest?.at ?? started)) / 1000;
+    },
+  };
 }

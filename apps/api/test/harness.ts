@@ -378,3 +378,33 @@ export function sendMessageRequest(
     body: typeof body === "string" ? body : JSON.stringify(body),
   };
 }
+
+/**
+ * Holds ACCESS EXCLUSIVE on `table` (PostgreSQL) in a transaction of its own,
+ * on a connection outside the app's pool, until `release()`.
+ */
+export async function lockTable(t: TestApp, table: string): Promise<{ release(): Promise<void> }> {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked = () => {};
+  const isLocked = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const transaction = t.app.db.prisma.$transaction(
+    async (tx) => {
+      await tx.$executeRawUnsafe(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      locked();
+      await released;
+    },
+    { timeout: 60_000, maxWait: 10_000 },
+  );
+  await isLocked;
+  return {
+    async release() {
+      release();
+      await transaction;
+    },
+  };
+}

@@ -3,8 +3,8 @@
 // mode and outcome, limit refusals, provider calls, job rounds, the message
 // backlog and the pool. Nothing secret in any label or value.
 import { availableBackends } from "@sms/db/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createTestKey, lockTable, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 
 const backends = await availableBackends();
 
@@ -108,4 +108,62 @@ describe.each(backends)("metrics on %s", (backend) => {
     expect(text).not.toContain("995555123456");
     expect(text).not.toMatch(/msg_[0-9a-z]{26}/);
   });
+});
+
+// The backlog gauge counts `messages` at scrape time. A count that cannot run
+// (the table locked by a partition's creation or detachment, a database that
+// does not answer) must not hold the scrape, nor fail it: the scrape serves
+// the last count, says how old it is, and keeps one count waiting at most.
+describe.runIf(backends.includes("postgres"))("the backlog while messages is locked (PostgreSQL)", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ backend: "postgres" });
+  }, 60_000);
+  afterAll(() => t?.close());
+
+  const scrape = async () => {
+    const response = await t.app.metrics.response();
+    expect(response.status).toBe(200);
+    return samples(await response.text());
+  };
+  const lockWaiters = async () => {
+    const rows = await t.app.db.query<{ waiting: number }>(
+      `SELECT count(*)::int AS waiting FROM pg_stat_activity
+       WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    return rows[0]?.waiting ?? -1;
+  };
+
+  it("serves the last count with its age, and every other metric, while the count waits", async () => {
+    const { api_key: apiKey } = await createTestKey(t.request);
+    const body = { to: "+995555123456", template: "verification_code", variables: { code: "482913" } };
+    expect((await t.request("/v1/messages", sendMessageRequest(apiKey, "b-1", body))).status).toBe(201);
+    t.clock.advance(6_000);
+
+    const fresh = await scrape();
+    expect(fresh.get('sms_messages_backlog{state="due"}')).toBe(1);
+    expect(fresh.get("sms_messages_backlog_age_seconds")).toBeLessThan(1);
+
+    const lock = await lockTable(t, "messages");
+    try {
+      const first = await scrape();
+      const second = await scrape();
+      for (const stale of [first, second]) {
+        expect(stale.get('sms_messages_backlog{state="due"}')).toBe(1);
+        // Waited for its one-second deadline, then served the count made before the lock.
+        expect(stale.get("sms_messages_backlog_age_seconds")).toBeGreaterThanOrEqual(1);
+        expect(stale.get('sms_http_requests_total{route="/v1/messages",method="POST",status="201"}')).toBe(1);
+      }
+      // The second scrape waited for the first one's count; it did not start another.
+      expect(await lockWaiters()).toBe(1);
+    } finally {
+      await lock.release();
+    }
+
+    // The waiting count finishes once the lock is gone; the next scrape counts afresh.
+    await vi.waitFor(async () => expect(await lockWaiters()).toBe(0), { timeout: 10_000 });
+    const after = await scrape();
+    expect(after.get('sms_messages_backlog{state="due"}')).toBe(1);
+    expect(after.get("sms_messages_backlog_age_seconds")).toBeLessThan(1);
+  }, 30_000);
 });

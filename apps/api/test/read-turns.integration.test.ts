@@ -10,7 +10,7 @@
 import { availableBackends } from "@sms/db/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DATABASE_RETRY_AFTER_SECONDS } from "../src/contract/errors.ts";
-import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
+import { createTestKey, lockTable, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 
 const backends = await availableBackends();
 
@@ -28,33 +28,6 @@ async function lockWaiters(t: TestApp): Promise<number> {
      WHERE datname = current_database() AND wait_event_type = 'Lock'`,
   );
   return rows[0]?.waiting ?? -1;
-}
-
-/** Holds ACCESS EXCLUSIVE on `api_keys` in a transaction of its own until `release()`. */
-async function lockApiKeys(t: TestApp): Promise<{ release(): Promise<void> }> {
-  let release = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let locked = () => {};
-  const isLocked = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
-  const transaction = t.app.db.prisma.$transaction(
-    async (tx) => {
-      await tx.$executeRawUnsafe("LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE");
-      locked();
-      await released;
-    },
-    { timeout: 60_000, maxWait: 10_000 },
-  );
-  await isLocked;
-  return {
-    async release() {
-      release();
-      await transaction;
-    },
-  };
 }
 
 const message = { to: "+995555123456", template: "verification_code", variables: { code: "482913" } };
@@ -83,7 +56,7 @@ describe.runIf(backends.includes("postgres"))("read turns (PostgreSQL)", () => {
   it("a second read waits for the turn before reaching the database; a route without turns is not held back", async () => {
     const { t, apiKey, id } = await start({ DATABASE_CONNECT_TIMEOUT_MS: "60000" });
     const read = () => t.request(`/v1/messages/${id}`, { headers: { Authorization: `Bearer ${apiKey}` } });
-    const lock = await lockApiKeys(t);
+    const lock = await lockTable(t, "api_keys");
     const first = read();
     await vi.waitFor(async () => expect(await lockWaiters(t)).toBe(1), { timeout: 10_000 });
     const second = read();
@@ -113,7 +86,7 @@ describe.runIf(backends.includes("postgres"))("read turns (PostgreSQL)", () => {
       t.request("/v1/verifications/vrf_00000000000000000000000000", {
         headers: { Authorization: `Bearer ${apiKey}` },
       });
-    const lock = await lockApiKeys(t);
+    const lock = await lockTable(t, "api_keys");
     const first = t.request(`/v1/messages/${id}`, { headers: { Authorization: `Bearer ${apiKey}` } });
     await vi.waitFor(async () => expect(await lockWaiters(t)).toBe(1), { timeout: 10_000 });
     // A verification's read shares the turns: it waits, then gives up.
