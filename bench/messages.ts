@@ -41,7 +41,8 @@
 //                       earlier commit), in the same alternating rounds, reported as `variant`
 //   --compare-v8-flags=…  with --baseline: a second service with these V8 flags (this checkout's code),
 //                       in the same alternating rounds, reported as `variant`
-//   --rounds=3          rounds per server and scenario with --baseline (each --duration/rounds s)
+//   --rounds=3          rounds per server and scenario with --baseline (each --duration/rounds s);
+//                       each round starts with the next server in turn
 //   --months=0          before the run, this many earlier months of message partitions, each with
 //                       --month-rows=2000 messages of another project (as a database a few years old
 //                       holds them: a read by id that is not bounded by its id's time probes each)
@@ -476,14 +477,34 @@ try {
       };
       const phaseRounds: Histograms[] = [];
       let poolWaitingMax = 0;
+      // Each round starts with the next server (service, baseline, minimal, variant, rotated): a server
+      // measured right after another one's load finds that load's aftermath (its last log writes, the
+      // autovacuum its rows set off): in a fixed order the second service came out 5-10 % ahead of the
+      // first whichever settings each had (bench/README.md, "Rounds in turn"). With --rounds a multiple of
+      // the number of servers, each takes every place equally often.
+      const rawServer = baseline;
+      const inRound: Array<() => Promise<void>> = [
+        async () => {
+          const seen = await observed(() => measure(server as ServerProcess, scenario, seconds));
+          rounds.service.push(seen.result);
+          phaseRounds.push(seen.phases);
+          poolWaitingMax = Math.max(poolWaitingMax, seen.poolWaitingMax);
+        },
+        async () => {
+          rounds.baseline.push(await measure(rawServer, scenario, seconds));
+        },
+      ];
+      if (minimalHere)
+        inRound.push(async () => {
+          rounds.minimal.push(await measure(minimalHere, scenario, seconds));
+        });
+      const second = variant;
+      if (second)
+        inRound.push(async () => {
+          rounds.variant.push(await measure(second, scenario, seconds));
+        });
       for (let round = 0; round < ROUNDS; round++) {
-        const seen = await observed(() => measure(server as ServerProcess, scenario, seconds));
-        rounds.service.push(seen.result);
-        phaseRounds.push(seen.phases);
-        poolWaitingMax = Math.max(poolWaitingMax, seen.poolWaitingMax);
-        rounds.baseline.push(await measure(baseline, scenario, seconds));
-        if (minimalHere) rounds.minimal.push(await measure(minimalHere, scenario, seconds));
-        if (variant) rounds.variant.push(await measure(variant, scenario, seconds));
+        for (let i = 0; i < inRound.length; i++) await inRound[(round + i) % inRound.length]!();
       }
       const summary = (results: Result[]) => ({
         requests_per_s: median(results.map((r) => r.requests_per_s)),
@@ -534,6 +555,8 @@ try {
           per_round_rps: {
             service: rounds.service.map((r) => r.requests_per_s),
             baseline: rounds.baseline.map((r) => r.requests_per_s),
+            ...(least ? { minimal_baseline: rounds.minimal.map((r) => r.requests_per_s) } : {}),
+            ...(other ? { variant: rounds.variant.map((r) => r.requests_per_s) } : {}),
           },
         }),
       );
