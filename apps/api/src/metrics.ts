@@ -353,7 +353,8 @@ export function latestCount<T>(count: () => Promise<T>, deadlineMs: number) {
   let running: Promise<void> | null = null;
   return {
     async read(): Promise<T | null> {
-      running ??= count()
+      running ??= Promise.resolve()
+        .then(count)
         .then(
           (value) => {
             latest = { value, at: performance.now() };
