@@ -37,8 +37,6 @@ export function createMetrics(sources: {
   liveSlots?(): Pick<Slots, "size" | "inUse" | "waiting">;
   /** The read routes' turns (http/gateway.ts, inTurn), when there are any. */
   readTurns?(): Pick<Slots, "size" | "inUse" | "waiting">;
-  /** How long a scrape waits for the backlog's count before it serves the last one (default 1 s). */
-  backlogDeadlineMs?: number;
   /** Whether reads skip the read replica right now (null: no DATABASE_READ_URL). */
   replicaBypassed?: () => boolean | null;
 }) {
@@ -146,7 +144,7 @@ export function createMetrics(sources: {
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
-  const backlogCounts = latestCount(sources.backlog, sources.backlogDeadlineMs ?? BACKLOG_DEADLINE_MS);
+  const backlogCounts = latestCount(sources.backlog, BACKLOG_DEADLINE_MS);
   const jobRows = new Counter({
     name: "sms_job_rows_total",
     help: "Rows a periodic job's rounds claimed or changed, by job and count name.",
