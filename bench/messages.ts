@@ -482,7 +482,9 @@ try {
       // autovacuum its rows set off): in a fixed order the second service came out 5-10 % ahead of the
       // first whichever settings each had (bench/README.md, "Rounds in turn"). With --rounds a multiple of
       // the number of servers, each takes every place equally often.
-      const rawServer = baseline;
+      const others: Array<[ServerProcess, Result[]]> = [[baseline, rounds.baseline]];
+      if (minimalHere) others.push([minimalHere, rounds.minimal]);
+      if (variant) others.push([variant, rounds.variant]);
       const inRound: Array<() => Promise<void>> = [
         async () => {
           const seen = await observed(() => measure(server as ServerProcess, scenario, seconds));
@@ -490,19 +492,10 @@ try {
           phaseRounds.push(seen.phases);
           poolWaitingMax = Math.max(poolWaitingMax, seen.poolWaitingMax);
         },
-        async () => {
-          rounds.baseline.push(await measure(rawServer, scenario, seconds));
-        },
+        ...others.map(([target, into]) => async () => {
+          into.push(await measure(target, scenario, seconds));
+        }),
       ];
-      if (minimalHere)
-        inRound.push(async () => {
-          rounds.minimal.push(await measure(minimalHere, scenario, seconds));
-        });
-      const second = variant;
-      if (second)
-        inRound.push(async () => {
-          rounds.variant.push(await measure(second, scenario, seconds));
-        });
       for (let round = 0; round < ROUNDS; round++) {
         for (let i = 0; i < inRound.length; i++) await inRound[(round + i) % inRound.length]!();
       }
