@@ -64,6 +64,7 @@ import {
   cpuByPid,
   cpuSpent,
   freePort,
+  median,
   ROOT,
   rssMb,
   type ServerProcess,
@@ -186,12 +187,6 @@ async function startBaseline(databaseUrl: string, minimal = false): Promise<Serv
   });
   return { baseUrl, ...server };
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-};
 
 /** A wrk script: fixed request, or a unique Idempotency-Key per request; prints a JSON summary. */
 function scenarioScript(scenario: Scenario): string {
@@ -420,7 +415,7 @@ try {
         .filter(([name]) => name.startsWith("sms_request_phase") || name.startsWith("sms_event_loop"))
         .map(([name, buckets]) => [
           name
-            .replace(/^sms_request_phase_duration_seconds\{phase="([^"]+)"\}$/, "$1")
+            .replace(/^sms_request_phase_duration_seconds\{phase="([^"]+)"(?:,mode="[^"]+")?\}$/, "$1")
             .replace(/^sms_event_loop_delay_seconds$/, "event_loop_delay"),
           {
             count: buckets.get(Number.POSITIVE_INFINITY) ?? 0,

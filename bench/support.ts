@@ -30,6 +30,13 @@ export function freePort(): number {
   return port;
 }
 
+/** The middle value (the mean of the two middle ones for an even count); 0 for none. */
+export const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+};
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `ready` (a throw counts as not yet) until it is true, for at most `timeoutMs`. */
@@ -162,6 +169,16 @@ export function cpuSpent(before: Map<number, number>, after: Map<number, number>
   let total = 0;
   for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
   return total;
+}
+
+/** The machine's CPU time so far (/proc/stat, in USER_HZ ticks): all of it, and the part not idle. */
+export function machineCpu(): { busy: number; total: number } {
+  const output = new Deno.Command("cat", { args: ["/proc/stat"], stderr: "null" }).outputSync();
+  const fields =
+    new TextDecoder().decode(output.stdout).split("\n")[0]?.trim().split(/\s+/).slice(1, 9).map(Number) ?? [];
+  const total = fields.reduce((sum, value) => sum + value, 0);
+  // idle and iowait are the time no process ran; steal (time the host gave elsewhere) counts as busy.
+  return { busy: total - (fields[3] ?? 0) - (fields[4] ?? 0), total };
 }
 
 /** Resident memory of a process, in MB (Linux /proc, read with cat: Deno guards /proc). */

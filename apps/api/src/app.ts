@@ -355,7 +355,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     providers,
     brands: ubill,
     config,
-    observeSend: (phase, ms) => metrics.phase(`send_${phase}`, ms),
+    observeSend: (phase, ms, mode) => metrics.phase(`send_${phase}`, ms, mode),
     liveSlots,
   });
   const authenticator = createApiKeyAuthenticator({ store, clock, cacheTtlMs: config.apiKeyCacheTtlMs });

@@ -3,7 +3,7 @@
 // labels are route templates, statuses, codes, modes, job and provider names.
 import process from "node:process";
 import type { Database, ReadFallbackReason } from "@sms/db";
-import type { MessageBacklog, SendPhase, Slots, SmsProvider, SubmitOutcome } from "@sms/domain";
+import type { KeyMode, MessageBacklog, SendPhase, Slots, SmsProvider, SubmitOutcome } from "@sms/domain";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 /** Seconds; from 1 ms to 30 s, the range between a cached read and a provider deadline. */
@@ -119,8 +119,8 @@ export function createMetrics(sources: {
   });
   const phases = new Histogram({
     name: "sms_request_phase_duration_seconds",
-    help: "Duration of one step of a request: authenticate (the API key), and a new send's prepare, write_ahead, submit and record.",
-    labelNames: ["phase"] as const,
+    help: "Duration of one step of a request: authenticate (the API key), and a new send's prepare, write_ahead, submit and record, by the key's mode.",
+    labelNames: ["phase", "mode"] as const,
     buckets: PHASE_BUCKETS,
     registers: [registry],
   });
@@ -234,9 +234,9 @@ export function createMetrics(sources: {
       requestDuration.observe({ route, method }, seconds);
       if (status === 429 && code) refusals.inc({ code, route });
     },
-    /** One timed step of a request (RequestPhase), in milliseconds. */
-    phase(phase: RequestPhase, ms: number) {
-      phases.observe({ phase }, ms / 1000);
+    /** One timed step of a request (RequestPhase), in milliseconds; a send's steps with the key's mode. */
+    phase(phase: RequestPhase, ms: number, mode?: KeyMode) {
+      phases.observe(mode ? { phase, mode } : { phase }, ms / 1000);
     },
     /** Stops the event loop's sampler (the process ends, or a test's app is closed). */
     stop() {

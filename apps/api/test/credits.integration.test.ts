@@ -171,6 +171,30 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
     expect(stored.providerRef).toMatch(/^7319\d{4}$/);
   });
 
+  it("times a live send's steps under mode live, apart from test sends'", async () => {
+    const counts = async () => {
+      const text = await (await t.app.metrics.response()).text();
+      const count = (phase: string, mode: string) =>
+        Number(
+          new RegExp(
+            `^sms_request_phase_duration_seconds_count\\{phase="${phase}",mode="${mode}"\\} (\\d+)$`,
+            "m",
+          ).exec(text)?.[1] ?? 0,
+        );
+      return ["send_prepare", "send_write_ahead", "send_submit", "send_record"].map((phase) => [
+        count(phase, "live"),
+        count(phase, "test"),
+      ]);
+    };
+    const { apiKey } = await liveProject({ paid: 10 });
+    const before = await counts();
+    expect((await send(apiKey)).status).toBe(201);
+    const after = await counts();
+    // Each of the live send's four steps once under mode="live", none under mode="test".
+    expect(after.map(([live], index) => (live ?? 0) - (before[index]?.[0] ?? 0))).toEqual([1, 1, 1, 1]);
+    expect(after.map(([, test], index) => (test ?? 0) - (before[index]?.[1] ?? 0))).toEqual([0, 0, 0, 0]);
+  });
+
   it("goes out under the project's approved sender brand", async () => {
     const { projectId, apiKey } = await liveProject({ paid: 2 });
     const set = await setProjectSender(

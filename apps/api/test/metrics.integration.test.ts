@@ -68,10 +68,12 @@ describe.each(backends)("metrics on %s", (backend) => {
     // Each step of a new send is timed: the replay (answered from memory) has none, the
     // refusal at the limit stops after its write-ahead, the three others go to the end.
     expect(value('sms_request_phase_duration_seconds_count{phase="authenticate"}')).toBe(5);
-    expect(value('sms_request_phase_duration_seconds_count{phase="send_prepare"}')).toBe(4);
-    expect(value('sms_request_phase_duration_seconds_count{phase="send_write_ahead"}')).toBe(4);
-    expect(value('sms_request_phase_duration_seconds_count{phase="send_submit"}')).toBe(3);
-    expect(value('sms_request_phase_duration_seconds_count{phase="send_record"}')).toBe(3);
+    // A send's steps carry the key's mode: a live send's wait on uBill and on the live slots.
+    expect(value('sms_request_phase_duration_seconds_count{phase="send_prepare",mode="test"}')).toBe(4);
+    expect(value('sms_request_phase_duration_seconds_count{phase="send_write_ahead",mode="test"}')).toBe(4);
+    expect(value('sms_request_phase_duration_seconds_count{phase="send_submit",mode="test"}')).toBe(3);
+    expect(value('sms_request_phase_duration_seconds_count{phase="send_record",mode="test"}')).toBe(3);
+    expect(text).not.toContain('mode="live"');
     expect(text).toContain("sms_event_loop_delay_seconds_bucket");
     // prom-client's own event-loop lag gauges are not served (a scrape would compute them on the
     // event loop, 10 ms under load); its other default metrics are.

@@ -120,7 +120,7 @@ export async function sendMessage(
   /** Tells deps.observe how long `phase` took, and starts the next step's clock. */
   const stepDone = (phase: SendPhase) => {
     const now = timer.monotonicMs();
-    deps.observe?.(phase, now - stepStarted);
+    deps.observe?.(phase, now - stepStarted, input.mode);
     stepStarted = now;
   };
   for (let attempt = 1; ; attempt++) {

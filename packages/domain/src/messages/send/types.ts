@@ -49,8 +49,11 @@ export type SendMessageDeps = {
   providers: { test: SmsProvider; live: SmsProvider | null };
   /** This instance's answered keys (answered-keys.ts): replays it knows skip the database. */
   answered?: AnsweredKeys;
-  /** Told how long each step of a new send took (metrics: bench/README.md#where-the-tail-comes-from). */
-  observe?: (phase: SendPhase, ms: number) => void;
+  /**
+   * Told how long each step of a new send took, and the key's mode: a live send's steps wait on uBill
+   * and on the live slots, a test send's do not (metrics: bench/README.md#where-the-tail-comes-from).
+   */
+  observe?: (phase: SendPhase, ms: number, mode: KeyMode) => void;
   /**
    * Live sends' share of the database pool: a live send's write-ahead
    * transaction runs in a slot, and a burst beyond them waits here, holding
