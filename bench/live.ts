@@ -5,7 +5,7 @@
 //
 //   npm run bench -- live [--duration=20] [--live-connections=256] [--test-connections=32] [--test-pace-ms=0]
 //                         [--delays=200,2000] [--report-delay-ms=2000] [--backlog=2000] [--pool=10]
-//                         [--scenarios=alone,live,status] [--rounds=2] [--profile] [--warmup=3]
+//                         [--scenarios=alone,live,status] [--rounds=2] [--profile] [--warmup=15]
 //                         [--v8-flags=…] [--server-output=FILE]
 //
 // One fresh PostgreSQL database (TEST_POSTGRES_URL), one fake uBill in this
@@ -59,8 +59,12 @@ import { luaString, runWrk, type WrkFigures, wrkScript } from "./wrk.ts";
 
 const args = benchArgs();
 const DURATION_S = Number(args.duration ?? 20);
-/** Seconds of test sends before the reference run (JIT, pool; the test sends' answers run prepared after 5 000 executions). */
-const WARMUP_S = Number(args.warmup ?? 3);
+/**
+ * Seconds of test sends before each reference run of test sends alone (after the start, and after the
+ * status check's restart): the JIT, the pool, and the test sends' answers, which run prepared after 5 000
+ * executions (about 10 s at 500 a second). A shorter warm-up leaves the reference slow and the ratios low.
+ */
+const WARMUP_S = Number(args.warmup ?? 15);
 const LIVE_CONNECTIONS = Number(args["live-connections"] ?? 256);
 const TEST_CONNECTIONS = Number(args["test-connections"] ?? 32);
 /**
