@@ -54,6 +54,7 @@ import {
   type ServerProcess,
   sleep,
   startApi,
+  waitUntil,
 } from "./support.ts";
 import { luaString, runWrk, type WrkFigures, wrkScript } from "./wrk.ts";
 
@@ -286,13 +287,9 @@ type Observed = {
   bench_cores: number;
 };
 
-/** The service's metrics every 250 ms while `work` runs. */
-async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: Observed }> {
-  const before = await scrapeMetrics(metricsUrl, INTERNAL_TOKEN);
-  const machineBefore = machineCpu();
-  const benchBefore = cpuByPid([Deno.pid]);
-  const startedAt = performance.now();
-  const seen: Observed = {
+/** Nothing seen yet. */
+function noneObserved(): Observed {
+  return {
     pool_waiting_max: 0,
     live_slots_waiting_max: 0,
     pool_in_use_max: 0,
@@ -304,6 +301,15 @@ async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: O
     machine_busy: 0,
     bench_cores: 0,
   };
+}
+
+/** The service's metrics every 250 ms while `work` runs. */
+async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: Observed }> {
+  const before = await scrapeMetrics(metricsUrl, INTERNAL_TOKEN);
+  const machineBefore = machineCpu();
+  const benchBefore = cpuByPid([Deno.pid]);
+  const startedAt = performance.now();
+  const seen = noneObserved();
   let running = true;
   // Lock waits on one row show as Lock:transactionid / Lock:tuple; "idle in transaction" is a
   // transaction holding its locks while the service prepares its next statement.
@@ -373,18 +379,7 @@ async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: O
  * summed, the backends' averages averaged (the windows are of one length).
  */
 function mergeObserved(windows: Observed[]): Observed {
-  const merged: Observed = {
-    pool_waiting_max: 0,
-    live_slots_waiting_max: 0,
-    pool_in_use_max: 0,
-    pool_size: 0,
-    rss_mb_max: 0,
-    histograms: new Map(),
-    counters: new Map(),
-    backends: {},
-    machine_busy: 0,
-    bench_cores: 0,
-  };
+  const merged = noneObserved();
   for (const seen of windows) {
     merged.machine_busy += seen.machine_busy / windows.length;
     merged.bench_cores += seen.bench_cores / windows.length;
@@ -436,8 +431,8 @@ function latencies(histograms: Histograms, prefixes: string[]) {
   );
 }
 
-/** Test sends' figures over one or more windows: the median of each, the worst maximum, errors summed. */
-const testSummary = (results: WrkFigures[]) => ({
+/** wrk's figures over one or more runs: the median of each, the worst maximum, errors summed. */
+const wrkSummary = (results: WrkFigures[]) => ({
   requests_per_s: round(median(results.map((result) => result.requests_per_s)), 1),
   p50_ms: median(results.map((result) => result.latency_ms.p50)),
   p99_ms: median(results.map((result) => result.latency_ms.p99)),
@@ -495,7 +490,7 @@ async function testAlone(name: string): Promise<WrkFigures> {
   console.log(
     JSON.stringify({
       scenario: name,
-      test: { connections: TEST_CONNECTIONS, pace_ms: TEST_PACE_MS, ...testSummary([result]) },
+      test: { connections: TEST_CONNECTIONS, pace_ms: TEST_PACE_MS, ...wrkSummary([result]) },
       ...poolFigures(seen),
       latencies: latencies(seen.histograms, [
         "sms_request_phase_duration_seconds",
@@ -534,14 +529,24 @@ async function liveWindow(delayMs: number, prefix: string, profileAs: string | n
   const submitted = fake.sends().length - sendsBefore;
   const cpuAfter = await cpuSample();
   const liveResult = await live;
-  // The sends still waiting on uBill keep the delay they started with: let them finish, so that the
-  // next window (test sends alone, or the next scenario) does not run beside them.
+  // The sends still waiting on uBill keep the delay they started with: let them finish, and the service
+  // hold no live slot and have no request waiting for a connection, so that the next window (test sends
+  // alone, or the next scenario) does not run beside them.
   fake.setSubmitDelay(0);
-  await sleep(delayMs + 500);
-  for (let count = -1, tries = 0; count !== fake.sends().length && tries < 20; tries++) {
-    count = fake.sends().length;
-    await sleep(500);
-  }
+  await sleep(delayMs);
+  await waitUntil(
+    async () => {
+      const gauges = (await scrapeMetrics(metricsUrl, INTERNAL_TOKEN)).gauges;
+      return (
+        (gauges.get('sms_live_send_slots{state="in_use"}') ?? 0) === 0 &&
+        (gauges.get('sms_live_send_slots{state="waiting"}') ?? 0) === 0 &&
+        (gauges.get('sms_db_pool_connections{state="waiting"}') ?? 0) === 0
+      );
+    },
+    "the live sends' slots and the pool's waiters empty after a live window",
+    { timeoutMs: 30_000, pauseMs: 250 },
+  );
+  await sleep(1000);
   return {
     test,
     seen,
@@ -585,8 +590,8 @@ async function liveUnder(delayMs: number, prefix: string) {
   const aloneSeen = mergeObserved(alone.map((window) => window.seen));
   const windowSeconds = beside.reduce((sum, window) => sum + window.seconds, 0);
   const submitted = beside.reduce((sum, window) => sum + window.submitted, 0);
-  const test = testSummary(beside.map((window) => window.test));
-  const reference = testSummary(alone.map((window) => window.test));
+  const test = wrkSummary(beside.map((window) => window.test));
+  const reference = wrkSummary(alone.map((window) => window.test));
   const sends = submitted + beside.reduce((sum, window) => sum + window.test.requests, 0);
   const perSend = (ms: number) => round(ms / Math.max(1, sends), 3);
   const live = beside.map((window) => window.live);
@@ -617,12 +622,7 @@ async function liveUnder(delayMs: number, prefix: string) {
         window_s: round(windowSeconds, 1),
         per_round_submitted_per_s: beside.map((window) => round(window.submitted / window.seconds, 1)),
         // wrk's own figures cover each whole live run, ramp included.
-        requests_per_s: round(median(live.map((run) => run.requests_per_s)), 1),
-        p50_ms: median(live.map((run) => run.latency_ms.p50)),
-        p99_ms: median(live.map((run) => run.latency_ms.p99)),
-        max_ms: Math.max(...live.map((run) => run.latency_ms.max)),
-        non_2xx: live.reduce((sum, run) => sum + run.non_2xx, 0),
-        errors: live.reduce((sum, run) => sum + run.errors, 0),
+        ...wrkSummary(live),
         // The service's count of live sends in the windows, by outcome.
         outcomes: Object.fromEntries(
           [...seen.counters]
@@ -732,7 +732,7 @@ async function statusCheckUnder(reference: WrkFigures) {
       test: {
         connections: TEST_CONNECTIONS,
         pace_ms: TEST_PACE_MS,
-        ...testSummary([test]),
+        ...wrkSummary([test]),
         reference_p99_ms: reference.latency_ms.p99,
       },
       latencies: latencies(seen.histograms, [
