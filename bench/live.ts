@@ -481,12 +481,21 @@ async function cpuSample(): Promise<{ api: Map<number, number>; postgres: Map<nu
   };
 }
 
-/** Test sends alone: the reference p99. */
+/** A window of test sends alone (`seconds`, one round's window by default), with the service's metrics. */
+async function aloneWindow(
+  profileAs: string | null,
+  seconds = WINDOW_S,
+): Promise<{ test: WrkFigures; seen: Observed }> {
+  const { result: test, seen } = await observed(() =>
+    measuredWindow(profileAs, () => runLoad(server.baseUrl, testLoad, seconds)),
+  );
+  return { test, seen };
+}
+
+/** Test sends alone after the warm-up, printed as a scenario of its own: the status check's reference. */
 async function testAlone(name: string): Promise<WrkFigures> {
   await runLoad(server.baseUrl, testLoad, WARMUP_S); // warm-up (JIT, pool, prepared statements)
-  const { result, seen } = await observed(() =>
-    measuredWindow(name, () => runLoad(server.baseUrl, testLoad, DURATION_S)),
-  );
+  const { test: result, seen } = await aloneWindow(name, DURATION_S);
   console.log(
     JSON.stringify({
       scenario: name,
@@ -558,14 +567,6 @@ async function liveWindow(delayMs: number, prefix: string, profileAs: string | n
     },
     live: liveResult,
   };
-}
-
-/** A window of test sends alone, with the service's metrics. */
-async function aloneWindow(profileAs: string | null): Promise<{ test: WrkFigures; seen: Observed }> {
-  const { result: test, seen } = await observed(() =>
-    measuredWindow(profileAs, () => runLoad(server.baseUrl, testLoad, WINDOW_S)),
-  );
-  return { test, seen };
 }
 
 /**
