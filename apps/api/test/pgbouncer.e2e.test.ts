@@ -2,13 +2,22 @@
 // no prepared statements across transactions): with
 // DATABASE_PREPARED_STATEMENTS=false it sends, replays, reads and runs the
 // status check through the pooler, and migrates through
-// DATABASE_MIGRATION_URL. The control case shows why the switch exists:
-// named statements through the same pooler fail.
+// DATABASE_MIGRATION_URL. Live sends too: their reservation goes to the
+// server with its COMMIT as one simple query. The control case shows why the
+// switch exists: named statements through the same pooler fail.
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createDatabase } from "@sms/db";
-import { availableBackends, createPostgresTestDatabase, type PostgresTestDatabase } from "@sms/db/testing";
+import {
+  availableBackends,
+  createPostgresTestDatabase,
+  type PostgresTestDatabase,
+  type PrismaDatabase,
+  withPrisma,
+} from "@sms/db/testing";
+import { createLiveKey, createStore, grantPaidCredits, systemClock } from "@sms/domain";
+import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_DIR, createTestKey, type ServerProcess, sendMessageRequest, startServer } from "./harness.ts";
 import {
@@ -18,16 +27,19 @@ import {
   startPgBouncer,
 } from "./support/pgbouncer.ts";
 
+const UBILL_KEY = "ubill-bouncer-secret-5e21";
 const runs = (await availableBackends()).includes("postgres") && pgbouncerAvailable();
 
 describe.runIf(runs)("behind PgBouncer in transaction mode", () => {
   let bouncer: PgBouncer;
   let database: PostgresTestDatabase;
   let server: ServerProcess;
+  let fake: FakeUbill;
 
   beforeAll(async () => {
     bouncer = await startPgBouncer({ poolSize: 4 });
     database = await createPostgresTestDatabase();
+    fake = await startFakeUbill({ apiKey: UBILL_KEY });
     server = await startServer({
       backend: "postgres",
       databaseUrl: bouncer.through(database.databaseUrl),
@@ -38,6 +50,11 @@ describe.runIf(runs)("behind PgBouncer in transaction mode", () => {
         MESSAGES_PER_MINUTE: "100000",
         STATUS_CHECK_INTERVAL_SECONDS: "1",
         SIMULATOR_DELIVERY_DELAY_MS: "200",
+        UBILL_BASE_URL: fake.baseUrl,
+        UBILL_API_KEY: UBILL_KEY,
+        UBILL_DEFAULT_BRAND_ID: "1",
+        RECIPIENT_MESSAGES_PER_MINUTE: "10000",
+        RECIPIENT_MESSAGES_PER_DAY: "10000",
       },
     });
   }, 120_000);
@@ -46,6 +63,7 @@ describe.runIf(runs)("behind PgBouncer in transaction mode", () => {
     await server?.stop();
     await database?.drop();
     await bouncer?.stop();
+    await fake?.close();
   });
 
   const call = (path: string, init?: RequestInit) => fetch(`${server.baseUrl}${path}`, init);
@@ -125,6 +143,37 @@ describe.runIf(runs)("behind PgBouncer in transaction mode", () => {
     const served = server.output.filter((line) => !line.includes('"route":"/readyz"'));
     expect(served.join("\n")).not.toMatch(/prepared statement|"status":5\d\d/);
   }, 90_000);
+
+  it("live sends through the pooler: 20 at once against 10 paid credits send exactly 10, the rest 402 with nothing kept", async () => {
+    const { project_id: projectId } = await createTestKey(call);
+    const db: PrismaDatabase = withPrisma(
+      await createDatabase({ databaseUrl: database.databaseUrl, poolSize: 2 }),
+    );
+    let apiKey: string;
+    try {
+      await db.prisma.project.update({ where: { id: projectId }, data: { claimedAt: new Date() } });
+      const ops = { store: createStore(db), clock: systemClock };
+      const granted = await grantPaidCredits(ops, { actor: "e2e", projectId, amount: 10 });
+      if (!granted.ok) throw new Error(JSON.stringify(granted));
+      const key = await createLiveKey(ops, { actor: "e2e", projectId });
+      if (!key.ok) throw new Error(JSON.stringify(key));
+      apiKey = key.apiKey;
+      const sends = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          call("/v1/messages", sendMessageRequest(apiKey, `bouncer-live-${i}`, body("+995555123456"))),
+        ),
+      );
+      const statuses = sends.map((response) => response.status).sort();
+      expect(statuses).toEqual([...Array(10).fill(201), ...Array(10).fill(402)]);
+      expect(fake.sends()).toHaveLength(10);
+      expect(await db.prisma.message.count({ where: { projectId } })).toBe(10);
+      const project = await db.prisma.project.findUniqueOrThrow({ where: { id: projectId } });
+      expect(project.creditBalance).toBe(0);
+      expect(await db.prisma.creditLedgerEntry.count({ where: { projectId, kind: "reservation" } })).toBe(10);
+    } finally {
+      await db.close();
+    }
+  }, 60_000);
 
   it("control: named prepared statements through the same pooler fail", async () => {
     const db = await createDatabase({

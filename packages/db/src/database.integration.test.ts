@@ -5,8 +5,6 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { createDatabase, unnamedForFirst } from "./database.ts";
-import { type PrismaDatabase, withPrisma } from "./testing/prisma.ts";
-import { DatabaseUnavailableError, isDatabaseUnavailable } from "./unavailable.ts";
 import {
   availableBackends,
   createDatabaseProxy,
@@ -16,6 +14,8 @@ import {
   type TestDatabase,
   testPostgresAdminUrl,
 } from "./testing/index.ts";
+import { type PrismaDatabase, withPrisma } from "./testing/prisma.ts";
+import { DatabaseUnavailableError, isDatabaseUnavailable } from "./unavailable.ts";
 
 const backends = await availableBackends();
 const quiet = { info() {}, warn() {}, error() {} };
@@ -158,6 +158,65 @@ describe.each(backends)("createDatabase on %s", (kind) => {
     }
     expect(await transaction).toBe("sms-tx-test");
     await test.db.query("DELETE FROM projects WHERE id = $1", ["prj_isolated"]);
+  });
+
+  it("queryAndCommit ends the transaction with its statement: committed with what came before, its parameters as they would be bound; nothing may follow it", async () => {
+    const at = new Date("2026-11-28T10:11:12.345Z");
+    const note = "it's \\ $1 -- not a comment /* nor this */";
+    const rows = await test.db.transaction(async (sql) => {
+      await sql.query("INSERT INTO projects (id) VALUES ($1)", ["prj_qc_a"]);
+      const last = await sql.queryAndCommit<{
+        id: string;
+        note: string;
+        at: Date;
+        n: number;
+        yes: boolean;
+        none: null;
+      }>(
+        `INSERT INTO projects (id) VALUES ($1) -- a comment: $2
+         RETURNING id, CAST($2 AS text) AS note, CAST($3 AS timestamptz) AS at, CAST($4 AS integer) + 1 AS n,
+                   CAST($5 AS boolean) AS yes, CAST($6 AS text) AS none, '$1' AS quoted`,
+        ["prj_qc_b", note, at, 41, true, null],
+      );
+      await expect(sql.query("SELECT 1")).rejects.toThrow(/no statement may follow queryAndCommit/);
+      await expect(sql.queryAndCommit("SELECT 1")).rejects.toThrow(/no statement may follow queryAndCommit/);
+      return last;
+    });
+    expect(rows).toEqual([{ id: "prj_qc_b", note, at, n: 42, yes: true, none: null, quoted: "$1" }]);
+    const kept = await test.db.query<{ id: string }>(
+      "SELECT id FROM projects WHERE id IN ('prj_qc_a', 'prj_qc_b') ORDER BY id",
+    );
+    expect(kept).toEqual([{ id: "prj_qc_a" }, { id: "prj_qc_b" }]);
+    await test.db.query("DELETE FROM projects WHERE id IN ('prj_qc_a', 'prj_qc_b')");
+  });
+
+  it("queryAndCommit whose statement refuses (sms_refuse, SQLSTATE SR001) keeps nothing of the transaction, and the connection serves the next one", async () => {
+    const refused = test.db.transaction(async (sql) => {
+      await sql.query("INSERT INTO projects (id) VALUES ($1)", ["prj_qc_c"]);
+      await sql.queryAndCommit("SELECT CASE WHEN $1 > 0 THEN sms_refuse($2) END", [1, '{"why":"a test"}']);
+    });
+    await expect(refused).rejects.toMatchObject({ code: "SR001", detail: '{"why":"a test"}' });
+    expect(isDatabaseUnavailable(await refused.catch((error: unknown) => error))).toBe(false);
+    // Work that goes on after its commit failed: still nothing kept.
+    const wentOn = await test.db.transaction(async (sql) => {
+      await sql.query("INSERT INTO projects (id) VALUES ($1)", ["prj_qc_d"]);
+      await sql.queryAndCommit("SELECT sms_refuse('no')").catch(() => undefined);
+      return "went on";
+    });
+    expect(wentOn).toBe("went on");
+    expect(await test.db.query("SELECT id FROM projects WHERE id IN ('prj_qc_c', 'prj_qc_d')")).toEqual([]);
+    expect(
+      await test.db.transaction(async (sql) => {
+        await sql.query("INSERT INTO projects (id) VALUES ($1)", ["prj_qc_e"]);
+        return sql.queryAndCommit<{ n: number }>("SELECT count(*)::int AS n FROM projects WHERE id = $1", [
+          "prj_qc_e",
+        ]);
+      }),
+    ).toEqual([{ n: 1 }]);
+    expect(await test.db.query("SELECT id FROM projects WHERE id = 'prj_qc_e'")).toEqual([
+      { id: "prj_qc_e" },
+    ]);
+    await test.db.query("DELETE FROM projects WHERE id = 'prj_qc_e'");
   });
 
   it("lets a transaction wait longer than Prisma's 2 s default for a busy connection", async () => {
@@ -518,6 +577,59 @@ async function settlesWithin<T>(
     clearTimeout(timer);
   }
 }
+
+describe.runIf(backends.includes("postgres"))("queryAndCommit on PostgreSQL", () => {
+  it("sends the statement with its COMMIT: the transaction is committed and the statement's row lock free before its answer reaches this process", async () => {
+    const server = await createPostgresTestDatabase();
+    onTestFinished(() => server.drop());
+    const proxy = await createDatabaseProxy(server.databaseUrl);
+    onTestFinished(() => proxy.close());
+    const db = await createDatabase({
+      databaseUrl: proxy.urlFor(server.databaseUrl),
+      poolSize: 1,
+      logger: quiet,
+    });
+    onTestFinished(() => db.close());
+    const direct = new pg.Client({ connectionString: server.databaseUrl });
+    await direct.connect();
+    onTestFinished(() => direct.end());
+    await direct.query("INSERT INTO projects (id, credit_balance) VALUES ('prj_held', 5)");
+
+    let answered = false;
+    const transaction = db.transaction(async (sql) => {
+      await sql.query("INSERT INTO projects (id) VALUES ($1)", ["prj_held_first"]);
+      proxy.holdAnswers();
+      const rows = await sql.queryAndCommit<{ credit_balance: number }>(
+        "UPDATE projects SET credit_balance = credit_balance - CAST($1 AS integer) WHERE id = $2 RETURNING credit_balance",
+        [2, "prj_held"],
+      );
+      answered = true;
+      return rows;
+    });
+    // Another session sees both writes committed while the answer is held
+    // back. (Had the COMMIT waited for the answer, this would never come.)
+    const guard = Date.now() + FAST_MS;
+    for (;;) {
+      const { rows } = await direct.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM projects WHERE id = 'prj_held_first'",
+      );
+      if (rows[0]?.n === 1) break;
+      if (Date.now() > guard)
+        throw new Error("the transaction did not commit while its answer was held back");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const locked = await direct.query(
+      "SELECT credit_balance FROM projects WHERE id = 'prj_held' FOR UPDATE NOWAIT",
+    );
+    expect(locked.rows).toEqual([{ credit_balance: 3 }]);
+    expect(answered).toBe(false);
+    proxy.releaseAnswers();
+    expect(await transaction).toEqual([{ credit_balance: 3 }]);
+    expect(await db.query("SELECT id FROM projects WHERE id = 'prj_held_first'")).toEqual([
+      { id: "prj_held_first" },
+    ]);
+  });
+});
 
 describe.runIf(backends.includes("postgres"))(
   "database faults end in DatabaseUnavailableError, within the deadlines",

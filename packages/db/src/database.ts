@@ -7,6 +7,7 @@ import { Buffer } from "node:buffer";
 import { mkdir } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
+import { withLiterals } from "./literals.ts";
 import { consoleLogger, type DatabaseLogger, errorMessage } from "./logger.ts";
 import { type MigrateResult, migratePglite, migratePostgres } from "./migrator.ts";
 import { pgliteSession, pgSession, type SqlSession } from "./sql-session.ts";
@@ -27,6 +28,23 @@ export type Sql = {
   query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
 };
 
+/** A transaction's handle: its statements, and a last statement that commits with it. */
+export type TransactionSql = Sql & {
+  /**
+   * Runs `sql` as the transaction's last statement and commits. On PostgreSQL
+   * the statement and its COMMIT go to the server as one message (the simple
+   * query protocol, `params` written into the text as literals: literals.ts),
+   * so the rows it locks are free as soon as it has run, not one round trip
+   * later, once this process has read its answer and sent COMMIT: for a
+   * statement on rows that many transactions queue for (a project's balance).
+   * It throws when the statement fails (e.g. a refusal it raises): then
+   * nothing is committed and the transaction rolls back. No statement may
+   * follow it. On PGlite (one session, nothing waits on its locks) it is a
+   * statement, and the transaction commits when the work returns.
+   */
+  queryAndCommit<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+};
+
 export type Database = Sql & {
   /**
    * Runs `work` in one transaction: BEGIN … COMMIT on one pooled connection
@@ -34,7 +52,7 @@ export type Database = Sql & {
    * other statement interleaves). A throw rolls back and is rethrown.
    * Transactions do not nest: inside `work`, use the handle it was given.
    */
-  transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
+  transaction<T>(work: (sql: TransactionSql) => Promise<T>): Promise<T>;
   kind: DatabaseKind;
   /** Applies pending migrations from prisma/migrations (see migrator.ts). */
   migrate(): Promise<MigrateResult>;
@@ -259,6 +277,57 @@ async function runStatement<Row>(
   }
 }
 
+/**
+ * A statement and COMMIT in one message (simple protocol, the parameters as
+ * literals): the statement's rows. When the statement fails, the server skips
+ * the COMMIT and the transaction is left aborted for the caller's ROLLBACK.
+ */
+async function runAndCommit<Row>(
+  deadlines: StatementDeadlines,
+  client: pg.PoolClient,
+  sql: string,
+  params: readonly unknown[] = [],
+): Promise<Row[]> {
+  const text = `${withLiterals(sql, params)};\nCOMMIT`;
+  try {
+    // Two statements in one simple query: pg answers with one result each.
+    const results = (await deadlines.run(client, () => client.query(text))) as unknown as pg.QueryResult[];
+    return (results[0]?.rows ?? []) as Row[];
+  } catch (error) {
+    throw asUnavailable(error);
+  }
+}
+
+/**
+ * Tracks a transaction's end by queryAndCommit: statements after it are a bug
+ * (they would run outside the transaction), and so is a second one.
+ */
+function commitTracker() {
+  let state: "open" | "committed" | "failed" = "open";
+  return {
+    get state() {
+      return state;
+    },
+    /** Throws once the transaction has been committed (or its commit failed). */
+    assertOpen() {
+      if (state !== "open") {
+        throw new Error("transaction: no statement may follow queryAndCommit");
+      }
+    },
+    async commit<Row>(run: () => Promise<Row[]>): Promise<Row[]> {
+      this.assertOpen();
+      try {
+        const rows = await run();
+        state = "committed";
+        return rows;
+      } catch (error) {
+        state = "failed";
+        throw error;
+      }
+    },
+  };
+}
+
 /** BEGIN, COMMIT or ROLLBACK on a checked-out client (unnamed, simple protocol). */
 async function control(
   deadlines: StatementDeadlines,
@@ -353,12 +422,20 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
     transaction: async (work) => {
       const client = await checkout(pool);
       let broken = false;
+      const ended = commitTracker();
       try {
         await control(deadlines, client, "BEGIN");
         const result = await work({
-          query: (sql, params) => runStatement(deadlines, client, prepared, sql, params),
+          query: async (sql, params) => {
+            ended.assertOpen();
+            return runStatement(deadlines, client, prepared, sql, params);
+          },
+          queryAndCommit: (sql, params) => ended.commit(() => runAndCommit(deadlines, client, sql, params)),
         });
-        await control(deadlines, client, "COMMIT");
+        if (ended.state === "open") await control(deadlines, client, "COMMIT");
+        // The work went on after its commit failed: nothing was committed; the
+        // connection leaves its aborted transaction before it goes back.
+        if (ended.state === "failed") await control(deadlines, client, "ROLLBACK");
         return result;
       } catch (error) {
         refusals.note(error);
@@ -494,12 +571,24 @@ export function wrapPglite(pglite: PGlite, options: Omit<CreateDatabaseOptions, 
       (await pglite.query<Row>(sql, params as unknown[]).catch(unavailable)).rows,
     transaction: (work) =>
       pglite
-        .transaction((tx) =>
-          work({
-            query: async <Row>(sql: string, params: readonly unknown[] = []) =>
-              (await tx.query<Row>(sql, params as unknown[]).catch(unavailable)).rows,
-          }),
-        )
+        .transaction(async (tx) => {
+          const ended = commitTracker();
+          const query = async <Row>(sql: string, params: readonly unknown[] = []) =>
+            (await tx.query<Row>(sql, params as unknown[]).catch(unavailable)).rows;
+          const result = await work({
+            query: async <Row>(sql: string, params?: readonly unknown[]) => {
+              ended.assertOpen();
+              return query<Row>(sql, params);
+            },
+            // PGlite commits when the work returns.
+            queryAndCommit: <Row>(sql: string, params?: readonly unknown[]) =>
+              ended.commit(() => query<Row>(sql, params)),
+          });
+          // The work went on after its commit failed: the transaction is
+          // aborted, and PGlite would take its COMMIT for an error.
+          if (ended.state === "failed") await tx.rollback();
+          return result;
+        })
         .catch(unavailable),
     migrate: () => migratePglite(pglite, { logger, migrationsDir: options.migrationsDir }),
     ping: async (timeoutMs = DEFAULT_PING_TIMEOUT_MS) => {

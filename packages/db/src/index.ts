@@ -11,6 +11,7 @@ export {
   DEFAULT_POOL_SIZE,
   type Sql,
   statementName,
+  type TransactionSql,
   unnamedForFirst,
 } from "./database.ts";
 export type { DatabaseLogger } from "./logger.ts";

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { SendMessageStore, SendMessageTx } from "../src/messages/send/send-message.ts";
 import type { MessageResource } from "../src/model/message.ts";
 import { CLAIM_COUNTED_MANY_SQL, type CountedClaim, claimCountedMany } from "../src/store/idempotency.ts";
-import { createStore, type Outcome, type QueuedMessage } from "../src/store/index.ts";
+import { createStore, type Outcome, type QueuedMessage, transactionOrRollback } from "../src/store/index.ts";
 import {
   ANSWERED_UNNAMED_EXECUTIONS,
   flushCommitted,
@@ -374,25 +374,47 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
       });
     });
 
-    it("reserveCounted counts the minute and reserves in one step: at the limit neither moves (used null); past the balance the count moves and the reservation is refused", async () => {
+    it("reserveCountedAndCommit counts the minute and reserves in one statement that commits its transaction; a refusal (the minute used up, the balance short) keeps nothing of it", async () => {
       const [a, b, c, d] = [newId("msg"), newId("msg"), newId("msg"), newId("msg")];
       const projectId = s.projectId;
       const window = minute(`rc-${newId("key")}`, 2);
+      const other = minute(`rc-other-${newId("key")}`, 0);
+      /** A transaction that counts `other` first, then ends with the reservation (rolled back when refused). */
+      const reserve = (messageId: string, amount: number, limit = 2) =>
+        transactionOrRollback(s.store, async (tx, rollback) => {
+          await tx.limits.consume(other, 1, 100);
+          const step = await tx.ledger.reserveCountedAndCommit(
+            { projectId, messageId, amount, now: NOW },
+            { ...window, limit },
+          );
+          return step.used === null || !step.reservation.ok ? rollback(step) : step;
+        });
+      const counts = () =>
+        s.store.transaction(async (tx) => [
+          await tx.limits.read(window.bucket, NOW),
+          await tx.limits.read(other.bucket, NOW),
+        ]);
+      expect(await reserve(a, 1)).toEqual({ used: 1, reservation: { ok: true } });
+      expect(await reserve(b, 1)).toEqual({ used: 2, reservation: { ok: true } });
+      // Committed, the transaction's earlier write with it.
+      expect(await counts()).toEqual([2, 2]);
+      // The minute is used up: nothing reserved, nothing of the transaction kept.
+      expect(await reserve(c, 1)).toEqual({
+        used: null,
+        reservation: { ok: false, code: "insufficient_credits" },
+      });
+      expect(await counts()).toEqual([2, 2]);
+      // One credit left (of 3): two with room in the minute are refused, and the minute's count goes back.
+      expect(await reserve(d, 2, 10)).toEqual({
+        used: 3,
+        reservation: { ok: false, code: "insufficient_credits" },
+      });
+      expect(await counts()).toEqual([2, 2]);
+      // The one credit left is still there, and the two reservations are refunded once each.
       await s.store.transaction(async (tx) => {
-        const reserve = (messageId: string, amount: number, limit = 2) =>
-          tx.ledger.reserveCounted({ projectId, messageId, amount, now: NOW }, { ...window, limit });
-        expect(await reserve(a, 1)).toEqual({ used: 1, reservation: { ok: true } });
-        expect(await reserve(b, 1)).toEqual({ used: 2, reservation: { ok: true } });
-        expect((await reserve(c, 1)).used).toBeNull();
-        expect(await tx.limits.read(window.bucket, NOW)).toBe(2);
-        // Only one credit is left: the third send's step reserved nothing.
         expect(await tx.ledger.reserve({ projectId, messageId: c, amount: 2, now: NOW })).toEqual({
           ok: false,
           code: "insufficient_credits",
-        });
-        expect(await reserve(d, 2, 10)).toEqual({
-          used: 3,
-          reservation: { ok: false, code: "insufficient_credits" },
         });
         for (const messageId of [a, b]) {
           expect(

@@ -427,13 +427,19 @@ export async function openTestDatabase(
  * seen through it can be frozen (a network path that went silent: nothing is
  * forwarded in either direction, on old or new connections, and nothing is
  * closed; what was sent is delivered once it thaws, as TCP would) or stopped
- * (every connection reset, new ones refused) and started again.
+ * (every connection reset, new ones refused) and started again. Its answers
+ * alone can be held back too (holdAnswers): the server gets every statement
+ * and runs it, the client hears nothing until releaseAnswers.
  */
 export type DatabaseProxy = {
   /** `databaseUrl` with its host and port replaced by the proxy's. */
   urlFor(databaseUrl: string): string;
   freeze(): void;
   thaw(): void;
+  /** Holds back what the server sends (on every connection), forwarding what clients send. */
+  holdAnswers(): void;
+  /** Delivers the answers held back, and forwards answers again. */
+  releaseAnswers(): void;
   /** Resets every connection and refuses new ones until start(). */
   stop(): Promise<void>;
   start(): Promise<void>;
@@ -447,14 +453,15 @@ export async function createDatabaseProxy(targetUrl: string): Promise<DatabasePr
   const sockets = new Set<net.Socket>();
   const pending = new Set<() => void>();
   let frozen = false;
+  let answersHeld = false;
   let accepted = 0;
 
-  /** Forwards `from` to `to`, holding chunks back while frozen; returns the flush. */
-  function forward(from: net.Socket, to: () => net.Socket | undefined): () => void {
+  /** Forwards `from` to `to`, holding chunks back while frozen (or while `holding()`); returns the flush. */
+  function forward(from: net.Socket, to: () => net.Socket | undefined, holding = () => false): () => void {
     const held: Buffer[] = [];
     const flush = () => {
       const socket = to();
-      if (!socket || frozen) return;
+      if (!socket || frozen || holding()) return;
       for (const chunk of held.splice(0)) socket.write(chunk);
     };
     from.on("data", (chunk: Buffer) => {
@@ -480,7 +487,11 @@ export async function createDatabaseProxy(targetUrl: string): Promise<DatabasePr
         sockets.delete(upstream as net.Socket);
         downstream.destroy();
       });
-      forward(upstream, () => downstream);
+      forward(
+        upstream,
+        () => downstream,
+        () => answersHeld,
+      );
       flushDownstream();
     };
     downstream.on("error", () => upstream?.destroy());
@@ -520,6 +531,13 @@ export async function createDatabaseProxy(targetUrl: string): Promise<DatabasePr
     },
     thaw() {
       frozen = false;
+      for (const resume of [...pending]) resume();
+    },
+    holdAnswers() {
+      answersHeld = true;
+    },
+    releaseAnswers() {
+      answersHeld = false;
       for (const resume of [...pending]) resume();
     },
     async stop() {

@@ -8,7 +8,7 @@
 //     await tx.ledger.reserve(…);
 //     await tx.audit.write(…);
 //   });
-import { type Database, isDatabaseUnavailable, type Sql } from "@sms/db";
+import { type Database, isDatabaseUnavailable, type Sql, type TransactionSql } from "@sms/db";
 import { accountStore } from "./accounts.ts";
 import { auditStore } from "./audit.ts";
 import { type BatchOptions, batcher } from "./batch.ts";
@@ -70,7 +70,7 @@ export type {
 } from "./verifications.ts";
 
 function families(
-  sql: Sql,
+  sql: Sql | TransactionSql,
   batched: {
     insertAnswered?: (send: AnsweredMessage) => Promise<boolean>;
     claimCounted?: (item: CountedClaim) => Promise<ClaimOutcome>;

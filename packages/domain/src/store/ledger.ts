@@ -2,7 +2,7 @@
 // change is a ledger entry and the same change to the cached balance, in one
 // statement; a CHECK keeps the balance >= 0 (spec 4.2 rules 3–4).
 import { newId } from "@sms/crypto";
-import type { Sql } from "@sms/db";
+import type { Sql, TransactionSql } from "@sms/db";
 import type { CreditEntryKind } from "../model/credits.ts";
 import { type CounterWindow, consumeStepSql } from "./limits.ts";
 
@@ -15,7 +15,10 @@ import { type CounterWindow, consumeStepSql } from "./limits.ts";
  * The reservation statement ($1 amount, $2 now, $3 project, $4 entry id, $5
  * message, $6 UTC day). With `counted` (a CTE body naming the counter step),
  * the balance moves only when that step moved its counter, and the counter's
- * new count comes back as `used`.
+ * new count comes back as `used`; and the statement refuses (raises
+ * sms_refuse, SQLSTATE SR001) unless it counted and reserved, with what it
+ * would have returned as the detail: for a statement committed in the same
+ * message (queryAndCommit), which only an error keeps from committing.
  */
 function reserveSql(counted?: string): string {
   return `
@@ -36,17 +39,41 @@ function reserveSql(counted?: string): string {
     FROM debited
     RETURNING id
   )
-  SELECT ${counted ? "(SELECT count FROM counted) AS used, " : ""}(SELECT count(*)::int FROM entry) AS reserved,
-         p.credit_balance, p.daily_credit_cap
-  FROM projects p WHERE p.id = $3`;
+  ${
+    counted
+      ? `SELECT o.*, CASE WHEN o.used IS NULL OR o.reserved = 0 THEN sms_refuse(CAST(row_to_json(o) AS text)) END AS refused
+  FROM (SELECT (SELECT count FROM counted) AS used, (SELECT count(*)::int FROM entry) AS reserved,
+               p.credit_balance, p.daily_credit_cap
+        FROM (SELECT 1) AS one LEFT JOIN projects p ON p.id = $3) AS o`
+      : `SELECT (SELECT count(*)::int FROM entry) AS reserved, p.credit_balance, p.daily_credit_cap
+  FROM projects p WHERE p.id = $3`
+  }`;
+}
+
+/** The SQLSTATE of sms_refuse (migration 20261228000000_statement_refusals). */
+const REFUSED_BY_STATEMENT = "SR001";
+
+type ReservationRow = {
+  used?: number | null;
+  reserved: number;
+  credit_balance: number;
+  daily_credit_cap: number | null;
+};
+
+/** The row a statement refused with (sms_refuse's detail), or null for any other error. */
+function refusedRow(error: unknown): ReservationRow | null {
+  const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown };
+  if (code !== REFUSED_BY_STATEMENT || typeof detail !== "string") return null;
+  return JSON.parse(detail) as ReservationRow;
 }
 
 const RESERVE_SQL = reserveSql();
 
 // A live send's last write-ahead step: the project's per-minute counter and
-// the reservation in one statement, so the two rows every live send of the
-// project waits on are held from this statement to COMMIT, one round trip,
-// instead of across one each. The counter comes first (the lock order the
+// the reservation in one statement, sent with the transaction's COMMIT
+// (queryAndCommit), so the two rows every live send of the project waits on
+// are held while this statement and the COMMIT run in the server, not across
+// a round trip to the service. The counter comes first (the lock order the
 // send's give-back follows); without it the balance is not touched. $7–$10:
 // the counter's bucket, window start, end and limit.
 const RESERVE_COUNTED_SQL = reserveSql(
@@ -172,10 +199,7 @@ function reserveParams(options: { projectId: string; messageId: string; amount: 
   ];
 }
 
-function reservationOf(
-  row: { reserved: number; credit_balance: number; daily_credit_cap: number | null } | undefined,
-  amount: number,
-): Reservation {
+function reservationOf(row: ReservationRow | undefined, amount: number): Reservation {
   if (Number(row?.reserved ?? 0) === 1) return { ok: true };
   // Not reserved: the balance (as this statement saw it) tells which rule refused.
   if (row && row.daily_credit_cap !== null && Number(row.credit_balance) >= amount) {
@@ -184,7 +208,7 @@ function reservationOf(
   return { ok: false, code: "insufficient_credits" };
 }
 
-export function ledgerStore(sql: Sql) {
+export function ledgerStore(sql: Sql | TransactionSql) {
   return {
     /**
      * Reserves a live message's credits (one per segment), within the
@@ -198,36 +222,39 @@ export function ledgerStore(sql: Sql) {
       amount: number;
       now: Date;
     }): Promise<Reservation> {
-      const [row] = await sql.query<{
-        reserved: number;
-        credit_balance: number;
-        daily_credit_cap: number | null;
-      }>(RESERVE_SQL, reserveParams(options));
+      const [row] = await sql.query<ReservationRow>(RESERVE_SQL, reserveParams(options));
       return reservationOf(row, options.amount);
     },
 
     /**
      * `reserve`, after counting one send in `window` (the project's minute)
-     * within `limit`, in one statement. `used`: the window's new count, null
-     * when it was used up (then nothing is reserved, and the caller refuses the
-     * send as over its limit, rolling back). Inside a transaction only.
+     * within `limit`, in one statement, as the transaction's last: it commits
+     * the transaction when it counts and reserves. `used`: the window's new
+     * count, null when it was used up (then nothing is reserved). When it does
+     * not reserve, it refuses and the transaction is already aborted: the
+     * caller refuses the send and rolls back, and sends no other statement.
      */
-    async reserveCounted(
+    async reserveCountedAndCommit(
       options: { projectId: string; messageId: string; amount: number; now: Date },
       window: CounterWindow & { limit: number },
     ): Promise<{ used: number | null; reservation: Reservation }> {
-      const [row] = await sql.query<{
-        used: number | null;
-        reserved: number;
-        credit_balance: number;
-        daily_credit_cap: number | null;
-      }>(RESERVE_COUNTED_SQL, [
-        ...reserveParams(options),
-        window.bucket,
-        window.start,
-        window.end,
-        window.limit,
-      ]);
+      if (!("queryAndCommit" in sql)) {
+        throw new Error("ledger.reserveCountedAndCommit: inside a transaction only");
+      }
+      let row: ReservationRow | undefined;
+      try {
+        [row] = await sql.queryAndCommit<ReservationRow>(RESERVE_COUNTED_SQL, [
+          ...reserveParams(options),
+          window.bucket,
+          window.start,
+          window.end,
+          window.limit,
+        ]);
+      } catch (error) {
+        const refused = refusedRow(error);
+        if (!refused) throw error;
+        row = refused;
+      }
       const used = row?.used === null || row?.used === undefined ? null : Number(row.used);
       return { used, reservation: reservationOf(row, options.amount) };
     },

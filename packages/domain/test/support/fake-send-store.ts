@@ -189,7 +189,7 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
         tables.ledger.push({ kind: "reservation", amount: -amount, messageId });
         return { ok: true };
       },
-      async reserveCounted(reservation, window) {
+      async reserveCountedAndCommit(reservation, window) {
         const used = await tx.limits.consume(window, 1, window.limit);
         if (used === null) return { used, reservation: { ok: false, code: "insufficient_credits" } };
         return { used, reservation: await tx.ledger.reserve(reservation) };

@@ -29,7 +29,7 @@ export type SendMessageRequest = {
 export type SendMessageTx = {
   messages: Pick<MessageStore, "insertQueued" | "insertQueuedLive" | "recordOutcome" | "releaseUnsent">;
   limits: Pick<LimitStore, "consume" | "consumeMany" | "read" | "release">;
-  ledger: Pick<LedgerStore, "reserve" | "reserveCounted" | "refund">;
+  ledger: Pick<LedgerStore, "reserve" | "reserveCountedAndCommit" | "refund">;
 };
 export type SendMessageStore = {
   idempotency: Pick<IdempotencyStore, "find" | "claimCounted" | "releaseClaim" | "releaseAbandoned">;

@@ -72,8 +72,11 @@ async function writeAheadTest(
  * (messages.insertQueuedLive). The project's rows come last: its minute
  * counter, free-tier counter and balance are what every live send of the
  * project waits on, and each is held until COMMIT, so they are taken in the
- * last round trip (for a project with paid credits the minute and the
- * reservation are one statement, ledger.reserveCounted). The transaction
+ * last round trip. For a project with paid credits (the ones that send in
+ * volume) the minute and the reservation are one statement, sent with the
+ * COMMIT (ledger.reserveCountedAndCommit): the rows are held while the server
+ * runs the two, not across a round trip to this process, whose event loop may
+ * be busy with hundreds of connections. The transaction
  * commits without waiting for the disk, so those rows are free one disk
  * flush sooner; send-message.ts makes it durable before uBill is contacted.
  * Four round trips with BEGIN and COMMIT, where one statement per step made
@@ -158,23 +161,23 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
     let freeTierSegments = 0;
     let reserved: Awaited<ReturnType<SendMessageTx["ledger"]["reserve"]>>;
     if (claim.paid) {
-      // Projects with paid credits (the ones that send in volume): the
-      // minute and the reservation in one statement, one round trip before
-      // COMMIT.
+      // Projects with paid credits: the minute and the reservation in one
+      // statement, committed with it. A refusal has aborted the transaction:
+      // nothing more is sent in it but the ROLLBACK.
       const { start, end } = minuteWindow;
-      const step = await tx.ledger.reserveCounted(reservation, {
+      const step = await tx.ledger.reserveCountedAndCommit(reservation, {
         bucket: minute.bucket,
         start,
         end,
         limit: minute.limit,
       });
       if (step.used === null) {
-        const used = await tx.limits.read(minute.bucket, start);
+        // The minute refused one more send: its count is at the limit.
         return rollback({
           ok: false,
           code: "rate_limited",
           subject: "project",
-          limit: limitState(minute, used, end),
+          limit: limitState(minute, minute.limit, end),
         });
       }
       rateLimit = limitState(minute, step.used, end);
