@@ -8,7 +8,38 @@ import pg from "pg";
 
 /** `sql` with each `$n` outside quotes and comments replaced by `params[n - 1]` as a literal. */
 export function withLiterals(sql: string, params: readonly unknown[]): string {
-  let out = "";
+  const { texts, placeholders } = templateOf(sql);
+  let out = texts[0] as string;
+  for (let at = 0; at < placeholders.length; at++) {
+    const index = placeholders[at] as number;
+    if (index < 1 || index > params.length) {
+      throw new RangeError(`withLiterals: $${index} has no parameter (${params.length} given)`);
+    }
+    out += literal(params[index - 1]) + (texts[at + 1] as string);
+  }
+  return out;
+}
+
+/** A statement's text split around its placeholders: texts[0] $n texts[1] $m texts[2] … */
+type Template = { texts: string[]; placeholders: number[] };
+
+/** Each text is split once (a service has a few dozen statements; beyond this many, none is kept). */
+const templates = new Map<string, Template>();
+const MAX_TEMPLATES = 500;
+
+function templateOf(sql: string): Template {
+  let template = templates.get(sql);
+  if (!template) {
+    template = split(sql);
+    if (templates.size < MAX_TEMPLATES) templates.set(sql, template);
+  }
+  return template;
+}
+
+function split(sql: string): Template {
+  const texts: string[] = [];
+  const placeholders: number[] = [];
+  let text = "";
   let at = 0;
   while (at < sql.length) {
     const char = sql[at] as string;
@@ -21,18 +52,17 @@ export function withLiterals(sql: string, params: readonly unknown[]): string {
     else if (char === "$" && !isWordChar(sql[at - 1])) {
       const placeholder = /^\$(\d+)/.exec(sql.slice(at, at + 12));
       if (!placeholder) throw new TypeError("withLiterals: dollar-quoted text is not supported");
-      const index = Number(placeholder[1]);
-      if (index < 1 || index > params.length) {
-        throw new RangeError(`withLiterals: $${index} has no parameter (${params.length} given)`);
-      }
-      out += literal(params[index - 1]);
+      texts.push(text);
+      text = "";
+      placeholders.push(Number(placeholder[1]));
       at += placeholder[0].length;
       continue;
     } else end = at + 1;
-    out += sql.slice(at, end);
+    text += sql.slice(at, end);
     at = end;
   }
-  return out;
+  texts.push(text);
+  return { texts, placeholders };
 }
 
 /** One parameter as the literal pg would have sent as its text; NULL for null. */
