@@ -4,10 +4,8 @@
 // and ledger rows), 402, concurrency, the free-tier allowance and its rollover
 // at midnight UTC, test keys never touching credits, the status check, and
 // no provider secrets or ids in any response or log line.
-import { newId } from "@sms/crypto";
 import { availableBackends } from "@sms/db/testing";
 import {
-  createLiveKey,
   freeTierUsage,
   grantPaidCredits,
   listCreditLedger,
@@ -28,6 +26,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../src/app.ts";
 import { parseEnv } from "../src/env.ts";
 import { createTestKey, startTestApp, type TestApp } from "./harness.ts";
+import { ACTOR, claimWithLiveKey } from "./support/live-projects.ts";
 import { recordingClient } from "./support/messages.ts";
 
 const backends = await availableBackends();
@@ -84,37 +83,12 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
   beforeEach(() => fake.reset());
 
   const prisma = () => t.app.db.prisma;
-  const ACTOR = "test-suite";
   const ops = () => ({ store: t.app.store, clock: t.clock });
 
   /** A claimed project with a live key; `free` credits as the claim grants them, `paid` through the operator. */
   async function liveProject(credits: { free?: number; paid?: number } = {}) {
     const { project_id: projectId } = await createTestKey(t.request);
-    const now = t.clock.now();
-    await prisma().project.update({ where: { id: projectId }, data: { claimedAt: now } });
-    if (credits.free) {
-      await prisma().creditLedgerEntry.create({
-        data: {
-          id: newId("cre"),
-          projectId,
-          kind: "grant_free",
-          amount: credits.free,
-          note: "claim",
-          createdAt: now,
-        },
-      });
-      await prisma().project.update({
-        where: { id: projectId },
-        data: { creditBalance: { increment: credits.free } },
-      });
-    }
-    if (credits.paid) {
-      const granted = await grantPaidCredits(ops(), { actor: ACTOR, projectId, amount: credits.paid });
-      if (!granted.ok) throw new Error(JSON.stringify(granted));
-    }
-    const key = await createLiveKey(ops(), { actor: ACTOR, projectId });
-    if (!key.ok) throw new Error(JSON.stringify(key));
-    return { projectId, apiKey: key.apiKey };
+    return claimWithLiveKey({ ...ops(), prisma: prisma() }, projectId, credits);
   }
 
   async function balanceOf(projectId: string) {

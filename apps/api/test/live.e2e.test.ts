@@ -14,17 +14,17 @@ import {
   withPrisma,
 } from "@sms/db/testing";
 import {
-  createLiveKey,
+  createStore,
   grantPaidCredits,
   listCreditLedger,
   nextUtcMidnight,
   projectBalance,
   systemClock,
-  createStore,
 } from "@sms/domain";
 import { type FakeUbill, type FakeUbillReply, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestKey, type ServerProcess, startServer } from "./harness.ts";
+import { ACTOR, claimWithLiveKey } from "./support/live-projects.ts";
 import { recordingClient } from "./support/messages.ts";
 
 const hasPostgres = (await availableBackends()).includes("postgres");
@@ -71,34 +71,13 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
   });
   beforeEach(() => fake.reset());
 
-  const ACTOR = "e2e";
   const ops = () => ({ store: createStore(db), clock: systemClock });
   const call = (path: string, init?: RequestInit) => fetch(`${server.baseUrl}${path}`, init);
   const { responses, send, read } = recordingClient(call, BODY);
 
   async function liveProject(credits: { free?: number; paid?: number } = {}) {
     const { project_id: projectId } = await createTestKey(call);
-    await db.prisma.project.update({
-      where: { id: projectId },
-      data: { claimedAt: new Date(), ...(credits.free ? { creditBalance: credits.free } : {}) },
-    });
-    if (credits.free) {
-      await db.prisma.creditLedgerEntry.create({
-        data: {
-          id: `cre_${crypto.randomUUID().replace(/-/g, "").slice(0, 26)}`,
-          projectId,
-          kind: "grant_free",
-          amount: credits.free,
-        },
-      });
-    }
-    if (credits.paid) {
-      const granted = await grantPaidCredits(ops(), { actor: ACTOR, projectId, amount: credits.paid });
-      if (!granted.ok) throw new Error(JSON.stringify(granted));
-    }
-    const key = await createLiveKey(ops(), { actor: ACTOR, projectId });
-    if (!key.ok) throw new Error(JSON.stringify(key));
-    return { projectId, apiKey: key.apiKey };
+    return claimWithLiveKey({ ...ops(), prisma: db.prisma }, projectId, credits);
   }
 
   async function balanceOf(projectId: string): Promise<number> {

@@ -16,10 +16,11 @@ import {
   type PrismaDatabase,
   withPrisma,
 } from "@sms/db/testing";
-import { createLiveKey, createStore, grantPaidCredits, systemClock } from "@sms/domain";
+import { createStore, systemClock } from "@sms/domain";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_DIR, createTestKey, type ServerProcess, sendMessageRequest, startServer } from "./harness.ts";
+import { claimWithLiveKey } from "./support/live-projects.ts";
 import {
   type PgBouncer,
   pgbouncerAvailable,
@@ -149,15 +150,12 @@ describe.runIf(runs)("behind PgBouncer in transaction mode", () => {
     const db: PrismaDatabase = withPrisma(
       await createDatabase({ databaseUrl: database.databaseUrl, poolSize: 2 }),
     );
-    let apiKey: string;
     try {
-      await db.prisma.project.update({ where: { id: projectId }, data: { claimedAt: new Date() } });
-      const ops = { store: createStore(db), clock: systemClock };
-      const granted = await grantPaidCredits(ops, { actor: "e2e", projectId, amount: 10 });
-      if (!granted.ok) throw new Error(JSON.stringify(granted));
-      const key = await createLiveKey(ops, { actor: "e2e", projectId });
-      if (!key.ok) throw new Error(JSON.stringify(key));
-      apiKey = key.apiKey;
+      const { apiKey } = await claimWithLiveKey(
+        { store: createStore(db), clock: systemClock, prisma: db.prisma },
+        projectId,
+        { paid: 10 },
+      );
       const sends = await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
           call("/v1/messages", sendMessageRequest(apiKey, `bouncer-live-${i}`, body("+995555123456"))),
