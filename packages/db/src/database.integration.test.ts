@@ -219,6 +219,24 @@ describe.each(backends)("createDatabase on %s", (kind) => {
     await test.db.query("DELETE FROM projects WHERE id = 'prj_qc_e'");
   });
 
+  it("queryAndCommit has committed once it returns: a throw after it undoes nothing", async () => {
+    const after = new Error("after the commit");
+    await expect(
+      test.db.transaction(async (sql) => {
+        await sql.query("INSERT INTO projects (id) VALUES ($1)", ["prj_qc_f"]);
+        await sql.queryAndCommit("INSERT INTO projects (id) VALUES ($1)", ["prj_qc_g"]);
+        throw after;
+      }),
+    ).rejects.toBe(after);
+    expect(
+      await test.db.query("SELECT id FROM projects WHERE id IN ('prj_qc_f', 'prj_qc_g') ORDER BY id"),
+    ).toEqual([{ id: "prj_qc_f" }, { id: "prj_qc_g" }]);
+    await test.db.query("DELETE FROM projects WHERE id IN ('prj_qc_f', 'prj_qc_g')");
+    expect(
+      await test.db.transaction((sql) => sql.queryAndCommit<{ one: number }>("SELECT 1 AS one")),
+    ).toEqual([{ one: 1 }]);
+  });
+
   it("lets a transaction wait longer than Prisma's 2 s default for a busy connection", async () => {
     // One connection (PGlite has only one): the second transaction queues
     // behind the first for about 2.5 s and must then run, not fail with P2028.

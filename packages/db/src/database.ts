@@ -38,9 +38,10 @@ export type TransactionSql = Sql & {
    * later, once this process has read its answer and sent COMMIT: for a
    * statement on rows that many transactions queue for (a project's balance).
    * It throws when the statement fails (e.g. a refusal it raises): then
-   * nothing is committed and the transaction rolls back. No statement may
-   * follow it. On PGlite (one session, nothing waits on its locks) it is a
-   * statement, and the transaction commits when the work returns.
+   * nothing is committed and the transaction rolls back. Once it has returned
+   * the transaction is committed, whatever the work does next: a throw after
+   * it undoes nothing. No statement may follow it. On PGlite (one session,
+   * nothing waits on its locks) it is the statement, then COMMIT.
    */
   queryAndCommit<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
 };
@@ -444,7 +445,7 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
           // The connection is silent or gone: a ROLLBACK would only wait as
           // long again. Dropping the connection rolls the transaction back.
           broken = true;
-        } else {
+        } else if (ended.state !== "committed") {
           // A connection that cannot even roll back is not given back to the pool.
           await control(deadlines, client, "ROLLBACK").catch(() => {
             broken = true;
@@ -580,9 +581,15 @@ export function wrapPglite(pglite: PGlite, options: Omit<CreateDatabaseOptions, 
               ended.assertOpen();
               return query<Row>(sql, params);
             },
-            // PGlite commits when the work returns.
+            // Committed here, as on PostgreSQL (PGlite's own COMMIT or
+            // ROLLBACK at the end then finds no transaction, and says so
+            // only as a warning).
             queryAndCommit: <Row>(sql: string, params?: readonly unknown[]) =>
-              ended.commit(() => query<Row>(sql, params)),
+              ended.commit(async () => {
+                const rows = await query<Row>(sql, params);
+                await tx.exec("COMMIT").catch(unavailable);
+                return rows;
+              }),
           });
           // The work went on after its commit failed: the transaction is
           // aborted, and PGlite would take its COMMIT for an error.
