@@ -4,6 +4,9 @@ import { newId } from "@sms/crypto";
 import type { PrismaClient } from "@sms/db/testing";
 import { type Clock, createLiveKey, grantPaidCredits, type Store } from "@sms/domain";
 
+/** Who the operator's audit rows name for these grants and keys. */
+export const ACTOR = "test-suite";
+
 export type LiveProjectDeps = { store: Store; clock: Clock; prisma: PrismaClient };
 
 /**
@@ -42,6 +45,3 @@ export async function claimWithLiveKey(
   if (!key.ok) throw new Error(JSON.stringify(key));
   return { projectId, apiKey: key.apiKey };
 }
-
-/** Who the operator's audit rows name for these grants and keys. */
-export const ACTOR = "test-suite";

@@ -514,6 +514,10 @@ export async function createDatabaseProxy(targetUrl: string): Promise<DatabasePr
     });
   await listen(0);
   const { port } = server.address() as net.AddressInfo;
+  /** Sends on what each connection held back (once neither frozen nor holding answers). */
+  const resumeAll = () => {
+    for (const resume of [...pending]) resume();
+  };
   const resetAll = () => {
     for (const socket of sockets) socket.destroy();
     sockets.clear();
@@ -531,14 +535,14 @@ export async function createDatabaseProxy(targetUrl: string): Promise<DatabasePr
     },
     thaw() {
       frozen = false;
-      for (const resume of [...pending]) resume();
+      resumeAll();
     },
     holdAnswers() {
       answersHeld = true;
     },
     releaseAnswers() {
       answersHeld = false;
-      for (const resume of [...pending]) resume();
+      resumeAll();
     },
     async stop() {
       await new Promise<void>((resolve) => {
