@@ -3,8 +3,8 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { createDatabase, unnamedForFirst } from "./database.ts";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
+import { createDatabase, driverOf, unnamedForFirst } from "./database.ts";
 import {
   availableBackends,
   createDatabaseProxy,
@@ -450,6 +450,71 @@ describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL: pre
     }
   });
 });
+
+describe.runIf(backends.includes("postgres"))(
+  "createDatabase on PostgreSQL: checking out a connection",
+  () => {
+    let pgTest: PostgresTestDatabase;
+    beforeAll(async () => {
+      pgTest = await createPostgresTestDatabase();
+    });
+    afterAll(() => pgTest?.drop());
+
+    async function openPool(poolSize: number) {
+      const db = await createDatabase({ databaseUrl: pgTest.databaseUrl, poolSize, logger: quiet });
+      onTestFinished(() => db.close());
+      const driver = driverOf(db);
+      if (driver.kind !== "postgres") throw new Error("expected PostgreSQL");
+      return { db, pool: driver.pool };
+    }
+
+    it("hands an idle connection out without pg-pool's connect() (whose next tick waits for the event loop's turn) and takes it back on release", async () => {
+      const { db, pool } = await openPool(2);
+      await db.query("SELECT 1"); // opens the pool's first connection
+      const connect = vi.spyOn(pool, "connect");
+      const backends = new Set<number>();
+      for (let i = 0; i < 5; i++) {
+        backends.add((await db.query<{ pid: number }>("SELECT pg_backend_pid() AS pid"))[0]?.pid ?? 0);
+      }
+      await db.transaction(async (sql) => {
+        backends.add((await sql.query<{ pid: number }>("SELECT pg_backend_pid() AS pid"))[0]?.pid ?? 0);
+      });
+      expect(connect).not.toHaveBeenCalled();
+      expect(backends.size).toBe(1);
+      expect({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }).toEqual({
+        total: 1,
+        idle: 1,
+        waiting: 0,
+      });
+    });
+
+    it("with no idle connection, or a caller queued first, waits in pg-pool's queue and is served in order", async () => {
+      const { db, pool } = await openPool(1);
+      await db.query("SELECT 1");
+      const connect = vi.spyOn(pool, "connect");
+      const order: string[] = [];
+      // pg-pool's own connect() with the connection idle: queued, served on its next tick.
+      const direct = pool.connect().then((client) => {
+        order.push("direct");
+        return client;
+      });
+      // Asked in the same turn: the connection is still idle, but someone is queued before it.
+      const queued = db.query<{ who: string }>("SELECT 'queued' AS who").then((rows) => {
+        order.push(rows[0]?.who ?? "");
+      });
+      const client = await direct;
+      const later = db.query<{ who: string }>("SELECT 'later' AS who").then((rows) => {
+        order.push(rows[0]?.who ?? "");
+      });
+      expect(pool.waitingCount).toBe(2);
+      client.release();
+      await Promise.all([queued, later]);
+      expect(order).toEqual(["direct", "queued", "later"]);
+      expect(connect).toHaveBeenCalledTimes(3);
+      expect(pool.totalCount).toBe(1);
+    });
+  },
+);
 
 describe.runIf(backends.includes("postgres"))("createDatabase on PostgreSQL when the server is gone", () => {
   it("ping is false at once for a port nobody listens on, and queries fail fast", async () => {

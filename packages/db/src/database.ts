@@ -7,6 +7,7 @@ import { Buffer } from "node:buffer";
 import { mkdir } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
+import { takeIdle } from "./idle-checkout.ts";
 import { withLiterals } from "./literals.ts";
 import { consoleLogger, type DatabaseLogger, errorMessage } from "./logger.ts";
 import { type MigrateResult, migratePglite, migratePostgres } from "./migrator.ts";
@@ -342,10 +343,13 @@ async function control(
   }
 }
 
-/** A pooled connection, or DatabaseUnavailableError when none can be had within the connect deadline. */
+/**
+ * A pooled connection, or DatabaseUnavailableError when none can be had within the connect deadline. An idle
+ * one is handed out at once (idle-checkout.ts), not on pg-pool's next tick.
+ */
 async function checkout(pool: pg.Pool): Promise<pg.PoolClient> {
   try {
-    return await pool.connect();
+    return await (takeIdle(pool) ?? pool.connect());
   } catch (error) {
     throw asUnavailable(error);
   }
