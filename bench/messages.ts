@@ -71,6 +71,7 @@ import {
   sleep,
   startApi,
   startServerProcess,
+  untilDatabaseQuiet,
 } from "./support.ts";
 import { luaString, runWrk, wrkScript } from "./wrk.ts";
 
@@ -470,6 +471,7 @@ try {
         minimal: [],
         variant: [],
       };
+      const settledMs: number[] = [];
       const phaseRounds: Histograms[] = [];
       let poolWaitingMax = 0;
       // Each round starts with the next server (service, baseline, minimal, variant, rotated): a server
@@ -491,8 +493,16 @@ try {
           into.push(await measure(target, scenario, seconds));
         }),
       ];
+      // Every other pass of rounds runs the servers in the opposite order, so each one follows each other
+      // one (whose aftermath it may meet) as often as the others do, not always the same one; and before
+      // every window the database is let go quiet (bench/README.md, "Who follows whom").
+      const count = inRound.length;
       for (let round = 0; round < ROUNDS; round++) {
-        for (let i = 0; i < inRound.length; i++) await inRound[(round + i) % inRound.length]!();
+        const backwards = Math.floor(round / count) % 2 === 1;
+        for (let i = 0; i < count; i++) {
+          settledMs.push(await untilDatabaseQuiet(testPostgresAdminUrl(), database.databaseUrl));
+          await inRound[(((backwards ? round - i : round + i) % count) + count) % count]!();
+        }
       }
       const summary = (results: Result[]) => ({
         requests_per_s: median(results.map((r) => r.requests_per_s)),
@@ -545,6 +555,13 @@ try {
             baseline: rounds.baseline.map((r) => r.requests_per_s),
             ...(least ? { minimal_baseline: rounds.minimal.map((r) => r.requests_per_s) } : {}),
             ...(other ? { variant: rounds.variant.map((r) => r.requests_per_s) } : {}),
+          },
+          settled_ms_max: Math.max(0, ...settledMs),
+          per_round_p99_ms: {
+            service: rounds.service.map((r) => r.latency_ms.p99),
+            baseline: rounds.baseline.map((r) => r.latency_ms.p99),
+            ...(least ? { minimal_baseline: rounds.minimal.map((r) => r.latency_ms.p99) } : {}),
+            ...(other ? { variant: rounds.variant.map((r) => r.latency_ms.p99) } : {}),
           },
         }),
       );

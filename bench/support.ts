@@ -192,6 +192,39 @@ export function rssMb(pid: number): number {
 }
 
 /** The PostgreSQL backends serving a database (for their CPU time). */
+/**
+ * Waits until nothing runs in `databaseUrl`'s database (no active session, no autovacuum worker) for
+ * `quietMs`, at most `maxMs`: the previous window's aftermath (a server's last log batches, the
+ * autovacuum its rows set off) is not measured in the next one. The milliseconds waited.
+ */
+export async function untilDatabaseQuiet(
+  adminUrl: string,
+  databaseUrl: string,
+  { quietMs = 500, maxMs = 20_000 }: { quietMs?: number; maxMs?: number } = {},
+): Promise<number> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  const started = performance.now();
+  try {
+    const name = new URL(databaseUrl).pathname.slice(1);
+    let quietSince = performance.now();
+    while (performance.now() - started < maxMs) {
+      const { rows } = await client.query(
+        `SELECT count(*)::int AS busy FROM pg_stat_activity
+         WHERE datname = $1 AND pid <> pg_backend_pid()
+           AND (state = 'active' OR backend_type = 'autovacuum worker')`,
+        [name],
+      );
+      if ((rows[0] as { busy: number }).busy > 0) quietSince = performance.now();
+      else if (performance.now() - quietSince >= quietMs) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return Math.round(performance.now() - started);
+  } finally {
+    await client.end();
+  }
+}
+
 export async function backendPids(adminUrl: string, databaseUrl: string): Promise<number[]> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
