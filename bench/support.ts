@@ -191,7 +191,6 @@ export function rssMb(pid: number): number {
   return Math.round(Number(line?.match(/(\d+)/)?.[1] ?? 0) / 1024);
 }
 
-/** The PostgreSQL backends serving a database (for their CPU time). */
 /**
  * Waits until nothing runs in `databaseUrl`'s database (no active session, no autovacuum worker) for
  * `quietMs`, at most `maxMs`: the previous window's aftermath (a server's last log batches, the
@@ -217,7 +216,7 @@ export async function untilDatabaseQuiet(
       );
       if ((rows[0] as { busy: number }).busy > 0) quietSince = performance.now();
       else if (performance.now() - quietSince >= quietMs) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
     return Math.round(performance.now() - started);
   } finally {
@@ -225,6 +224,7 @@ export async function untilDatabaseQuiet(
   }
 }
 
+/** The PostgreSQL backends serving a database (for their CPU time). */
 export async function backendPids(adminUrl: string, databaseUrl: string): Promise<number[]> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();

@@ -80,8 +80,9 @@ async function writeAheadTest(
  * commits without waiting for the disk, so those rows are free one disk
  * flush sooner; send-message.ts makes it durable before uBill is contacted.
  * For a paid project, three round trips with BEGIN (the reservation carries
- * the COMMIT), where one statement per step made six. The refusal is still the one the contract's order gives (the
- * project's minute, then the recipient, then the free tier, then credits): a
+ * the COMMIT), where one statement per step made six. The refusal is still
+ * the one the contract's order gives (the project's minute, then the
+ * recipient, then the free tier, then credits): a
  * recipient refusal first counts the minute too, in the transaction it rolls
  * back, and reports the project if that is also used up. The lock order
  * (recipient, minute, free tier, balance) is the order `record.ts` gives them
