@@ -4,7 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
-import { createDatabase, driverOf, unnamedForFirst } from "./database.ts";
+import {
+  createDatabase,
+  driverOf,
+  isStatementRefusal,
+  STATEMENT_REFUSED,
+  unnamedForFirst,
+} from "./database.ts";
 import {
   availableBackends,
   createDatabaseProxy,
@@ -512,6 +518,22 @@ describe.runIf(backends.includes("postgres"))(
       expect(order).toEqual(["direct", "queued", "later"]);
       expect(connect).toHaveBeenCalledTimes(3);
       expect(pool.totalCount).toBe(1);
+    });
+
+    it("a statement's own refusal (sms_refuse, SR001) gives its connection back to the pool; any other failed statement's connection is closed", async () => {
+      const { db } = await openPool(1);
+      const pid = async () => (await db.query<{ pid: number }>("SELECT pg_backend_pid() AS pid"))[0]?.pid;
+      const first = await pid();
+      const refusal = await db
+        .query("SELECT CASE WHEN $1 > 0 THEN sms_refuse('a test') END", [1])
+        .catch((error: unknown) => error);
+      expect(refusal).toMatchObject({ code: STATEMENT_REFUSED });
+      expect(isStatementRefusal(refusal)).toBe(true);
+      expect(await pid()).toBe(first);
+      const failure = await db.query("SELECT 1 / 0").catch((error: unknown) => error);
+      expect(failure).toMatchObject({ code: "22012" });
+      expect(isStatementRefusal(failure)).toBe(false);
+      expect(await pid()).not.toBe(first);
     });
   },
 );

@@ -127,6 +127,18 @@ const PING_SQL =
   "SELECT (pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on') AS read_only";
 /** PostgreSQL connections per process unless configured (DATABASE_POOL_SIZE). */
 export const DEFAULT_POOL_SIZE = 10;
+
+/**
+ * The SQLSTATE of a statement's own refusal: `sms_refuse(<detail>)` (migration
+ * 20261228000000_statement_refusals) raises it, and the statement, with its
+ * transaction, is rolled back. The caller reads the error's `detail`.
+ */
+export const STATEMENT_REFUSED = "SR001";
+
+/** Whether `error` is a statement's own refusal (STATEMENT_REFUSED), not a failure. */
+export function isStatementRefusal(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === STATEMENT_REFUSED;
+}
 const DEFAULT_CONNECTION_TIMEOUT_MS = 5_000;
 const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
 /** How much longer the client waits than the server's statement_timeout, so the server's cancel normally comes first. */
@@ -413,12 +425,13 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
       } catch (error) {
         throw refusals.note(error);
       }
-      // As pg-pool's own pool.query: a connection whose statement failed is not reused.
+      // As pg-pool's own pool.query: a connection whose statement failed is not reused, unless the
+      // statement refused by design (sms_refuse): the server rolled it back and the connection is idle.
       let failed = false;
       try {
         return await runStatement<Row>(deadlines, client, prepared, sql, params);
       } catch (error) {
-        failed = true;
+        failed = !isStatementRefusal(error);
         throw refusals.note(error);
       } finally {
         client.release(failed);

@@ -473,6 +473,19 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
         });
         expect(await tx.limits.read(again[0]?.bucket ?? "", NOW)).toBe(0);
       });
+      // writeAheadPaid refuses a project without paid credits, keeping nothing of it.
+      const unpaid = message("live");
+      const windows = recipient([5, 5]);
+      const projectMinute = minute(`min-${newId("key")}`, 5);
+      expect(
+        await s.store.messages.writeAheadPaid(unpaid, { recipient: windows, minute: projectMinute }),
+      ).toEqual({ refused: true });
+      expect(await s.store.messages.read(unpaid.messageId)).toBeNull();
+      expect(await s.store.idempotency.find(unpaid.scope, NOW)).toBeNull();
+      await rolledBack(async (tx) => {
+        expect(await tx.limits.read(windows[0]?.bucket ?? "", NOW)).toBe(0);
+        expect(await tx.limits.read(projectMinute.bucket, NOW)).toBe(0);
+      });
       await s.markPaid();
       await rolledBack(async (tx) => {
         expect(await tx.messages.insertQueuedLive(message("live"), { recipient: recipient([5, 5]) })).toEqual(
@@ -483,6 +496,102 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
           },
         );
       });
+    });
+
+    it("writeAheadPaid: a paid project's key, queued message, windows, minute and reservation in one statement, or nothing at all", async () => {
+      await s.markPaid();
+      const recipient = (limits: number[]) =>
+        limits.map((limit) => ({ ...minute(`rcp-${newId("key")}`, limit), cost: 1 }));
+      /** The counts of `buckets` in this minute, read in a transaction that keeps nothing. */
+      const counts = async (buckets: string[]) => {
+        const read: number[] = [];
+        const undo = new Error("read only");
+        await expect(
+          s.store.transaction(async (tx) => {
+            for (const bucket of buckets) read.push(await tx.limits.read(bucket, NOW));
+            throw undo;
+          }),
+        ).rejects.toBe(undo);
+        return read;
+      };
+      const windows = recipient([5, 5]);
+      const projectMinute = minute(`min-${newId("key")}`, 3);
+      const buckets = [...windows.map((window) => window.bucket), projectMinute.bucket];
+      const first = message("live");
+      expect(
+        await s.store.messages.writeAheadPaid(first, { recipient: windows, minute: projectMinute }),
+      ).toEqual({
+        written: true,
+        used: 1,
+      });
+      expect((await s.store.messages.read(first.messageId))?.status).toBe("queued");
+      expect(await s.store.idempotency.find(first.scope, NOW)).toEqual(inFlight(first));
+      expect(await counts(buckets)).toEqual([1, 1, 1]);
+
+      // A taken key writes and counts nothing, and is not a refusal.
+      const again = message("live", { scope: first.scope });
+      expect(
+        await s.store.messages.writeAheadPaid(again, { recipient: windows, minute: projectMinute }),
+      ).toEqual({
+        written: false,
+        prior: inFlight(first),
+      });
+      expect(await s.store.messages.read(again.messageId)).toBeNull();
+      expect(await counts(buckets)).toEqual([1, 1, 1]);
+
+      /** A refusal keeps nothing: no message, no key, no count moved, no credit taken. */
+      const refusedKeepsNothing = async (
+        m: QueuedMessage,
+        counters: Parameters<SendMessageStore["messages"]["writeAheadPaid"]>[1],
+        before: number[],
+      ) => {
+        expect(await s.store.messages.writeAheadPaid(m, counters)).toEqual({ refused: true });
+        expect(await s.store.messages.read(m.messageId)).toBeNull();
+        expect(await s.store.idempotency.find(m.scope, NOW)).toBeNull();
+        expect(await counts(buckets)).toEqual(before);
+      };
+      // A recipient's daily window with room for one send: it takes it…
+      const full = recipient([5, 1]);
+      const taken = message("live");
+      expect(
+        await s.store.messages.writeAheadPaid(taken, { recipient: full, minute: projectMinute }),
+      ).toEqual({
+        written: true,
+        used: 2,
+      });
+      expect(await counts(full.map((window) => window.bucket))).toEqual([1, 1]);
+      // …and refuses the next: the recipient's minute window and the project's minute do not move.
+      await refusedKeepsNothing(message("live"), { recipient: full, minute: projectMinute }, [1, 1, 2]);
+      expect(await counts(full.map((window) => window.bucket))).toEqual([1, 1]);
+      // The project's minute is used up (3 of 3): the recipient's windows do not move.
+      expect(
+        await s.store.messages.writeAheadPaid(message("live"), { recipient: windows, minute: projectMinute }),
+      ).toEqual({ written: true, used: 3 });
+      await refusedKeepsNothing(message("live"), { recipient: windows, minute: projectMinute }, [2, 2, 3]);
+      // Credits short: more than any balance here.
+      const roomy = minute(`min-${newId("key")}`, 5);
+      await refusedKeepsNothing(
+        message("live", { creditsReserved: 1_000 }),
+        { recipient: windows, minute: roomy },
+        [2, 2, 3],
+      );
+      expect(await counts([roomy.bucket])).toEqual([0]);
+      // Both messages that were written are there, queued; the refused ones left the ledger alone: a
+      // refund of each written message's reservation gives back exactly its credits once.
+      for (const m of [first, taken]) {
+        expect((await s.store.messages.read(m.messageId))?.status).toBe("queued");
+        await s.store.transaction(async (tx) => {
+          expect(
+            await tx.ledger.refund({
+              projectId: s.projectId,
+              messageId: m.messageId,
+              amount: 1,
+              note: "contract",
+              now: LATER,
+            }),
+          ).toBe(true);
+        });
+      }
     });
   });
 });

@@ -2,7 +2,7 @@
 // change is a ledger entry and the same change to the cached balance, in one
 // statement; a CHECK keeps the balance >= 0 (spec 4.2 rules 3–4).
 import { newId } from "@sms/crypto";
-import type { Sql, TransactionSql } from "@sms/db";
+import { type Sql, STATEMENT_REFUSED, type TransactionSql } from "@sms/db";
 import type { CreditEntryKind } from "../model/credits.ts";
 import { type CounterWindow, consumeStepSql } from "./limits.ts";
 
@@ -11,6 +11,43 @@ import { type CounterWindow, consumeStepSql } from "./limits.ts";
 // re-evaluates the WHERE on the newest row version after waiting for it, so
 // two sends can never both pass the cap. daily_credits_used counts the UTC day
 // named by daily_credits_day ($6) and starts again from zero on a new day.
+/** Where the reservation's CTEs find their values: placeholders or expressions of the statement. */
+export type ReservationPlaceholders = {
+  amount: string;
+  now: string;
+  project: string;
+  entryId: string;
+  message: string;
+  /** The UTC day of `now`, as a date. */
+  day: string;
+};
+
+/**
+ * The reservation's two CTEs, `debited` (the project's balance and its day's
+ * use of the cap) and `entry` (the ledger's reservation row, written only when
+ * the balance moved). With `from` (a CTE's name), the balance moves only for a
+ * row of it.
+ */
+export function reservationCtes(at: ReservationPlaceholders, from?: string): string {
+  return `debited AS (
+    UPDATE projects SET credit_balance = credit_balance - CAST(${at.amount} AS integer), updated_at = CAST(${at.now} AS timestamptz),
+           daily_credits_used = CASE WHEN daily_credits_day = CAST(${at.day} AS date)
+                                     THEN daily_credits_used + CAST(${at.amount} AS integer) ELSE CAST(${at.amount} AS integer) END,
+           daily_credits_day = CAST(${at.day} AS date)${from ? `\n    FROM ${from}` : ""}
+    WHERE id = ${at.project} AND credit_balance >= CAST(${at.amount} AS integer)
+      AND (daily_credit_cap IS NULL
+           OR (CASE WHEN daily_credits_day = CAST(${at.day} AS date) THEN daily_credits_used ELSE 0 END)
+              + CAST(${at.amount} AS integer) <= daily_credit_cap)
+    RETURNING projects.id
+  ), entry AS (
+    INSERT INTO credit_ledger (id, project_id, kind, amount, message_id, created_at)
+    SELECT CAST(${at.entryId} AS text), CAST(${at.project} AS text), CAST('reservation' AS "CreditEntryKind"), -CAST(${at.amount} AS integer),
+           CAST(${at.message} AS text), CAST(${at.now} AS timestamptz)
+    FROM debited
+    RETURNING id
+  )`;
+}
+
 /**
  * The reservation statement ($1 amount, $2 now, $3 project, $4 entry id, $5
  * message, $6 UTC day). With `counted` (a CTE body naming the counter step),
@@ -21,24 +58,9 @@ import { type CounterWindow, consumeStepSql } from "./limits.ts";
  * message (queryAndCommit), which only an error keeps from committing.
  */
 function reserveSql(counted?: string): string {
+  const at = { amount: "$1", now: "$2", project: "$3", entryId: "$4", message: "$5", day: "$6" };
   return `
-  WITH ${counted ? `counted AS (${counted}\n  ), ` : ""}debited AS (
-    UPDATE projects SET credit_balance = credit_balance - CAST($1 AS integer), updated_at = CAST($2 AS timestamptz),
-           daily_credits_used = CASE WHEN daily_credits_day = CAST($6 AS date)
-                                     THEN daily_credits_used + CAST($1 AS integer) ELSE CAST($1 AS integer) END,
-           daily_credits_day = CAST($6 AS date)${counted ? "\n    FROM counted" : ""}
-    WHERE id = $3 AND credit_balance >= CAST($1 AS integer)
-      AND (daily_credit_cap IS NULL
-           OR (CASE WHEN daily_credits_day = CAST($6 AS date) THEN daily_credits_used ELSE 0 END)
-              + CAST($1 AS integer) <= daily_credit_cap)
-    RETURNING projects.id
-  ), entry AS (
-    INSERT INTO credit_ledger (id, project_id, kind, amount, message_id, created_at)
-    SELECT CAST($4 AS text), CAST($3 AS text), CAST('reservation' AS "CreditEntryKind"), -CAST($1 AS integer),
-           CAST($5 AS text), CAST($2 AS timestamptz)
-    FROM debited
-    RETURNING id
-  )
+  WITH ${counted ? `counted AS (${counted}\n  ), ` : ""}${reservationCtes(at, counted ? "counted" : undefined)}
   ${
     counted
       ? `SELECT o.*, CASE WHEN o.used IS NULL OR o.reserved = 0 THEN sms_refuse(CAST(row_to_json(o) AS text)) END AS refused
@@ -50,9 +72,6 @@ function reserveSql(counted?: string): string {
   }`;
 }
 
-/** The SQLSTATE of sms_refuse (migration 20261228000000_statement_refusals). */
-const REFUSED_BY_STATEMENT = "SR001";
-
 type ReservationRow = {
   used?: number | null;
   reserved: number;
@@ -63,7 +82,7 @@ type ReservationRow = {
 /** The row a statement refused with (sms_refuse's detail), or null for any other error. */
 function refusedRow(error: unknown): ReservationRow | null {
   const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown };
-  if (code !== REFUSED_BY_STATEMENT || typeof detail !== "string") return null;
+  if (code !== STATEMENT_REFUSED || typeof detail !== "string") return null;
   return JSON.parse(detail) as ReservationRow;
 }
 

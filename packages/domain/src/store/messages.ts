@@ -17,7 +17,8 @@
 // dashboard's timeline is true without an extra round trip. A message enters
 // each status at most once: the event's key is (message_id, status). The
 // dashboard's reads are in message-log.ts.
-import { type Sql, unnamedForFirst } from "@sms/db";
+import { newId } from "@sms/crypto";
+import { isStatementRefusal, type Sql, unnamedForFirst } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageError, MessageResource, MessageState, MessageStatus } from "../model/message.ts";
 import {
@@ -27,7 +28,14 @@ import {
   type PriorRecord,
   priorOf,
 } from "./idempotency.ts";
-import { type CounterWindow, consumedOf, consumeManyParams, consumeManySql } from "./limits.ts";
+import { reservationCtes } from "./ledger.ts";
+import {
+  type CounterWindow,
+  consumedOf,
+  consumeManyParams,
+  consumeManySql,
+  consumeStepSql,
+} from "./limits.ts";
 import { readerNearIdTime, statementInMonth } from "./near-id-time.ts";
 
 /** The columns a Message resource is built from. */
@@ -123,6 +131,47 @@ const INSERT_QUEUED_LIVE_SQL = `
   SELECT (SELECT count(*)::int FROM msg) AS written, ${PRIOR_COLUMNS},
     (SELECT json_agg(json_build_object('bucket', bucket, 'count', count)) FROM recipient) AS recipient,
     (SELECT paid FROM paid) AS paid, set_config('synchronous_commit', 'off', true) AS relaxed`;
+
+/**
+ * A paid project's whole live write-ahead as one statement, committed on its
+ * own without waiting for the disk: INSERT_QUEUED_LIVE_SQL's key, queued
+ * message and recipient windows ($1–$24), then the project's minute ($25
+ * bucket, $26 start, $27 end, $28 limit) and the reservation of $19 credits
+ * ($29 the ledger entry's id, $30 the UTC day), each step only once the one
+ * before it moved, in the lock order of the transaction it replaces
+ * (write-ahead.ts). Anything short of a written, counted and reserved message
+ * raises sms_refuse, which rolls the statement back: the caller then runs the
+ * transaction, which tells which rule refused (or handles a project without
+ * paid credits). A key found taken writes nothing and is not refused.
+ */
+const WRITE_AHEAD_PAID_SQL = `
+  WITH ${QUEUED_CTES}, paid AS (
+    SELECT has_paid_credits AS paid FROM projects WHERE id = $2
+  ), recipient AS (${consumeManySql(
+    { buckets: "$20", starts: "$21", costs: "$22", ends: "$23", limits: "$24" },
+    "EXISTS (SELECT 1 FROM msg) AND (SELECT paid FROM paid)",
+  )}
+  ), counted AS (${consumeStepSql(
+    { bucket: "$25", start: "$26", cost: "1", end: "$27", limit: "$28" },
+    `(SELECT 1 WHERE EXISTS (SELECT 1 FROM msg) AND (SELECT paid FROM paid)
+                   AND (SELECT count(*) FROM recipient) = cardinality(CAST($20 AS text[]))) AS go`,
+  )}
+  ), ${reservationCtes({ amount: "$19", now: "$8", project: "$2", entryId: "$29", message: "$6", day: "$30" }, "counted")}
+  SELECT o.*, CASE WHEN o.written = 1 AND (o.used IS NULL OR o.reserved = 0)
+                   THEN sms_refuse('the live write-ahead did not count and reserve') END AS refused
+  FROM (SELECT (SELECT count(*)::int FROM msg) AS written, ${PRIOR_COLUMNS},
+               (SELECT count FROM counted) AS used, (SELECT count(*)::int FROM entry) AS reserved,
+               set_config('synchronous_commit', 'off', true) AS relaxed) AS o`;
+
+/**
+ * What writeAheadPaid did: found the key taken (nothing written), wrote,
+ * counted and reserved (`used`: the minute's new count), or refused (nothing
+ * written: the transaction decides).
+ */
+export type PaidWriteAhead =
+  | { written: false; prior: PriorRecord | null }
+  | { written: true; used: number }
+  | { refused: true };
 
 /**
  * A transaction of its own that commits durably (taking a transaction id
@@ -438,6 +487,38 @@ export function messageStore(
       if (Number(row?.written ?? 0) !== 1) return { written: false, prior: priorOf(row) };
       const recipient = consumedOf(counters.recipient, row?.recipient ?? []);
       return { written: true, recipient, paid: row?.paid === true };
+    },
+
+    /**
+     * A paid project's live write-ahead in one statement (WRITE_AHEAD_PAID_SQL), outside any
+     * transaction: the key, the queued message, the recipient's windows, the project's minute and
+     * the reservation, committed without waiting for the disk (flushCommitted makes it durable), or
+     * nothing at all (`refused`: any window full, credits short, or no paid credits).
+     */
+    async writeAheadPaid(
+      m: QueuedMessage,
+      counters: { recipient: Array<LimitedWindow & { cost: number }>; minute: LimitedWindow },
+    ): Promise<PaidWriteAhead> {
+      const { minute } = counters;
+      let rows: Array<PriorColumns & { written: number; used: number | null }>;
+      try {
+        rows = await sql.query(WRITE_AHEAD_PAID_SQL, [
+          ...queuedParams(m),
+          ...consumeManyParams(counters.recipient),
+          minute.bucket,
+          minute.start,
+          minute.end,
+          minute.limit,
+          newId("cre"),
+          m.now.toISOString().slice(0, 10),
+        ]);
+      } catch (error) {
+        if (isStatementRefusal(error)) return { refused: true };
+        throw error;
+      }
+      const row = rows[0];
+      if (Number(row?.written ?? 0) !== 1) return { written: false, prior: priorOf(row) };
+      return { written: true, used: Number(row?.used) };
     },
 
     /** Every transaction committed before this call is on disk when it returns (FLUSH_SQL). */

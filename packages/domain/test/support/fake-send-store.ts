@@ -117,8 +117,8 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
     return false;
   };
   /** The key's claim and the queued message, one write-ahead statement in a transaction. */
-  const insertQueued = (m: QueuedMessage, relaxed: boolean): QueuedClaim => {
-    tables.writeAheads.push({ mode: m.scope.mode, relaxed, inTransaction: true });
+  const insertQueued = (m: QueuedMessage, relaxed: boolean, inTransaction = true): QueuedClaim => {
+    tables.writeAheads.push({ mode: m.scope.mode, relaxed, inTransaction });
     const claim = claimKey(m);
     if (claim !== "claimed") return { written: false, prior: claim };
     tables.messages.set(m.messageId, {
@@ -237,6 +237,30 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
       },
       recordOutcome: tx.messages.recordOutcome,
       releaseUnsent: tx.messages.releaseUnsent,
+      async writeAheadPaid(m, counters) {
+        // One statement of its own, committed asynchronously; a refusal leaves every table as it was.
+        const saved = structuredClone(tables);
+        const refused = () => {
+          Object.assign(tables, saved, { writeAheads: tables.writeAheads });
+          return { refused: true } as const;
+        };
+        const claim = insertQueued(m, true, false);
+        if (!claim.written) return claim;
+        if (!tables.hasPaidCredits) return refused();
+        const recipient = await tx.limits.consumeMany(counters.recipient);
+        if (recipient.includes(null)) return refused();
+        const { minute } = counters;
+        const used = await tx.limits.consume(minute, 1, minute.limit);
+        if (used === null) return refused();
+        const reserved = await tx.ledger.reserve({
+          projectId: m.scope.projectId,
+          messageId: m.messageId,
+          amount: m.creditsReserved,
+          now: m.now,
+        });
+        if (!reserved.ok) return refused();
+        return { written: true, used };
+      },
       async insertAnswered(m, { outcome, response, now }) {
         down();
         const record = tables.records.get(scopeKey(m.scope));

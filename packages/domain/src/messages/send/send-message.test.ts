@@ -80,17 +80,21 @@ describe("sendMessage", () => {
     const transactions = { open: 0, mostOpen: 0 };
     const gate = options.transactionGate;
     if (gate) {
-      const inner = store.transaction.bind(store);
-      store.transaction = async (work) => {
+      /** Holds `work` at the gate, counted as a write-ahead open (a transaction, or the paid one's statement). */
+      const gated = async <T>(work: () => Promise<T>): Promise<T> => {
         transactions.open++;
         transactions.mostOpen = Math.max(transactions.mostOpen, transactions.open);
         try {
           await gate;
-          return await inner(work);
+          return await work();
         } finally {
           transactions.open--;
         }
       };
+      const inner = store.transaction.bind(store);
+      store.transaction = (work) => gated(() => inner(work));
+      const paid = store.messages.writeAheadPaid.bind(store.messages);
+      store.messages.writeAheadPaid = (m, counters) => gated(() => paid(m, counters));
     }
     const deps = {
       store,
@@ -176,7 +180,7 @@ describe("sendMessage", () => {
     expect(await keyring.decrypt(row!.textCiphertext, row!.messageId)).toContain("482913");
   });
 
-  it("a test key's write-ahead commits asynchronously, outside a transaction; a live key's inside one, made durable before the provider hears of it", async () => {
+  it("a test key's write-ahead commits asynchronously, outside a transaction; a live key's too (one statement for a paid project, a transaction for a free-tier one), made durable before the provider hears of it", async () => {
     // The test write-ahead may skip the disk only because recordOutcome's
     // durable commit flushes it before anything is answered (store/messages.ts).
     // The live one must be on disk before uBill is contacted: flushCommitted.
@@ -198,9 +202,23 @@ describe("sendMessage", () => {
     });
     expect(tables.writeAheads).toEqual([
       { mode: "test", relaxed: true, inTransaction: false },
-      { mode: "live", relaxed: true, inTransaction: true },
+      { mode: "live", relaxed: true, inTransaction: false },
     ]);
     expect(flushesAtSubmit).toEqual([1]);
+
+    // Without paid credits (a claimed project's free credits) the one statement refuses, keeping
+    // nothing, and the transaction takes the free tier's allowance.
+    tables.hasPaidCredits = false;
+    expect(await send({ mode: "live", idempotencyKey: "k-free", to: "+995555123457" })).toMatchObject({
+      ok: true,
+      replayed: false,
+    });
+    expect(tables.writeAheads.slice(2)).toEqual([
+      { mode: "live", relaxed: true, inTransaction: false },
+      { mode: "live", relaxed: true, inTransaction: true },
+    ]);
+    expect(flushesAtSubmit).toEqual([1, 2]);
+    expect(tables.messages.size).toBe(3);
   });
 
   it("a live write-ahead that cannot be made durable sends nothing: 503, the message, key, counters and credits given back", async () => {

@@ -9,11 +9,13 @@
 //                      test keys: one statement claims and counts, committed
 //                        asynchronously: only the in-process simulator sees
 //                        the message before its answer is written.
-//                      live keys: one transaction writes the queued message
-//                        with the claim, counts the per-minute and
-//                        per-recipient limits, takes the free-tier allowance
-//                        and reserves the credits; committed without waiting
-//                        for the disk, then made durable (madeDurable) before
+//                      live keys: the queued message with the claim, the
+//                        per-recipient and per-minute counts and the credit
+//                        reservation, all or nothing: one statement for a
+//                        paid project that no rule refuses, otherwise a
+//                        transaction (which finds the refusal, or takes the
+//                        free-tier allowance); committed without waiting for
+//                        the disk, then made durable (madeDurable) before
 //                        uBill is contacted.
 //   2. submit        only the simulator ever sees a test key's message.
 //   3. record        test keys: the message is written once, as the simulator
@@ -24,7 +26,7 @@
 //                    (and a live send's queued message) is released (503,
 //                    retry is safe).
 //
-// A live send's write-ahead transaction waits for one of the live sends'
+// A live send's write-ahead waits for one of the live sends'
 // database slots (deps.liveSlots), so that a burst of them (hundreds of one
 // project's, their transactions queued on its per-minute counter and balance
 // rows) cannot take every connection of the pool from test sends, reads and

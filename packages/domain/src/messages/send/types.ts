@@ -35,7 +35,7 @@ export type SendMessageStore = {
   idempotency: Pick<IdempotencyStore, "find" | "claimCounted" | "releaseClaim" | "releaseAbandoned">;
   messages: Pick<
     MessageStore,
-    "insertAnswered" | "recordOutcome" | "releaseUnsent" | "read" | "flushCommitted"
+    "insertAnswered" | "recordOutcome" | "releaseUnsent" | "read" | "flushCommitted" | "writeAheadPaid"
   >;
   transaction<T>(work: (tx: SendMessageTx) => Promise<T>): Promise<T>;
 };

@@ -61,75 +61,90 @@ async function writeAheadTest(
 }
 
 /**
- * Live keys, one transaction: the key and the queued message first (a taken
- * key ends here, nothing else counted), then the per-recipient limits (a
- * minute, a UTC day), the per-minute limit, the free-tier allowance (projects
- * without paid credits) and the credit reservation. A refusal rolls
- * everything back.
+ * Live keys: the key and the queued message first (a taken key ends here,
+ * nothing else counted), then the per-recipient limits (a minute, a UTC day),
+ * the per-minute limit, the free-tier allowance (projects without paid
+ * credits) and the credit reservation. A refusal undoes everything. The lock
+ * order (recipient, minute, free tier, balance) is the order `record.ts` gives
+ * them back in; the project's rows come last because every live send of the
+ * project waits on them, and each is held until the commit.
  *
- * The key, the queued message, the recipient's counters (per number, rarely
- * shared) and the project's paid flag are one statement
- * (messages.insertQueuedLive). The project's rows come last: its minute
- * counter, free-tier counter and balance are what every live send of the
- * project waits on, and each is held until COMMIT, so they are taken in the
- * last round trip. For a project with paid credits (the ones that send in
- * volume) the minute and the reservation are one statement, sent with the
- * COMMIT (ledger.reserveCountedAndCommit): the rows are held while the server
- * runs the two, not across a round trip to this process, whose event loop may
- * be busy with hundreds of connections. The transaction
- * commits without waiting for the disk, so those rows are free one disk
- * flush sooner; send-message.ts makes it durable before uBill is contacted.
- * For a paid project, three round trips with BEGIN (the reservation carries
- * the COMMIT), where one statement per step made six. The refusal is still
- * the one the contract's order gives (the project's minute, then the
- * recipient, then the free tier, then credits): a
+ * A project with paid credits (the ones that send in volume) whose send no
+ * rule refuses: one statement does it all, committed on its own
+ * (messages.writeAheadPaid), so the rows are held while the server runs it,
+ * not across round trips to this process, whose event loop may be busy with
+ * hundreds of connections. One round trip where a transaction took three
+ * (BEGIN, the key with the recipient's windows, the minute with the
+ * reservation and the COMMIT), and a statement prepared once per connection.
+ *
+ * Any other case is that transaction, which the statement's refusal leaves
+ * nothing to undo: it finds the refusal that the contract's order gives (the
+ * project's minute, then the recipient, then the free tier, then credits; a
  * recipient refusal first counts the minute too, in the transaction it rolls
- * back, and reports the project if that is also used up. The lock order
- * (recipient, minute, free tier, balance) is the order `record.ts` gives them
- * back in.
+ * back, and reports the project if that is also used up), or takes a free-tier
+ * project's allowance. A concurrent send can change the verdict between the
+ * two; the transaction's is the one answered.
+ *
+ * Both commit without waiting for the disk, so the project's rows are free one
+ * disk flush sooner; send-message.ts makes the write-ahead durable before
+ * uBill is contacted.
  */
-function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | Taken | Refusal> {
+async function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | Taken | Refusal> {
   const { queued } = draft;
   const projectId = queued.scope.projectId;
   const { config } = deps;
-  return transactionOrRollback<Claimed | Taken, Refusal, SendMessageTx>(deps.store, async (tx, rollback) => {
-    const recipient = draft.recipient ?? "";
-    const minute: LimitCheck = {
-      bucket: BUCKETS.messages(projectId),
+  const recipient = draft.recipient ?? "";
+  const minute: LimitCheck = {
+    bucket: BUCKETS.messages(projectId),
+    window: "minute",
+    limit: config.messagesPerMinute,
+    refusal: "rate_limited",
+  };
+  // The recipient's limits in the contract's two meanings: a minute's
+  // window (rate_limited, retry within the minute) and a daily cap
+  // (daily_limit_reached, reset at midnight UTC).
+  const perRecipient: LimitCheck[] = [
+    {
+      bucket: BUCKETS.recipientMinute(projectId, recipient),
       window: "minute",
-      limit: config.messagesPerMinute,
+      limit: config.recipientLimits.perMinute,
       refusal: "rate_limited",
-    };
-    // The recipient's limits in the contract's two meanings: a minute's
-    // window (rate_limited, retry within the minute) and a daily cap
-    // (daily_limit_reached, reset at midnight UTC).
-    const perRecipient: LimitCheck[] = [
-      {
-        bucket: BUCKETS.recipientMinute(projectId, recipient),
-        window: "minute",
-        limit: config.recipientLimits.perMinute,
-        refusal: "rate_limited",
-      },
-      {
-        bucket: BUCKETS.recipientDay(projectId, recipient),
-        window: "utc_day",
-        limit: config.recipientLimits.perDay,
-        refusal: "daily_limit_reached",
-      },
-    ];
-    const windows = perRecipient.map((check) => ({ check, ...windowOf(check.window, queued.now) }));
-    const minuteWindow = windowOf("minute", queued.now);
-    // One statement: the key and the queued message, the recipient's
-    // counters and the paid flag. A taken key ends here, nothing counted.
-    const claim = await tx.messages.insertQueuedLive(queued, {
-      recipient: windows.map(({ check, start, end }) => ({
-        bucket: check.bucket,
-        start,
-        end,
-        cost: 1,
-        limit: check.limit,
-      })),
-    });
+    },
+    {
+      bucket: BUCKETS.recipientDay(projectId, recipient),
+      window: "utc_day",
+      limit: config.recipientLimits.perDay,
+      refusal: "daily_limit_reached",
+    },
+  ];
+  const windows = perRecipient.map((check) => ({ check, ...windowOf(check.window, queued.now) }));
+  const minuteWindow = windowOf("minute", queued.now);
+  const recipientWindows = windows.map(({ check, start, end }) => ({
+    bucket: check.bucket,
+    start,
+    end,
+    cost: 1,
+    limit: check.limit,
+  }));
+  // In the order the rows were locked: `record.ts` gives them back in it.
+  const counted = [...perRecipient, minute].map((check) => ({
+    bucket: check.bucket,
+    start: windowOf(check.window, queued.now).start,
+  }));
+
+  // The send of a project with paid credits that no rule refuses, in one statement. Anything else
+  // (a refusal, a project without paid credits) is the transaction's below, which was not begun.
+  const fast = await deps.store.messages.writeAheadPaid(queued, {
+    recipient: recipientWindows,
+    minute: { bucket: minute.bucket, ...minuteWindow, limit: minute.limit },
+  });
+  if (!("refused" in fast)) {
+    if (!fast.written) return { taken: true, prior: fast.prior };
+    return { freeTierSegments: 0, rateLimit: limitState(minute, fast.used, minuteWindow.end), counted };
+  }
+
+  return transactionOrRollback<Claimed | Taken, Refusal, SendMessageTx>(deps.store, async (tx, rollback) => {
+    const claim = await tx.messages.insertQueuedLive(queued, { recipient: recipientWindows });
     if (!claim.written) return { taken: true, prior: claim.prior };
     const countMinute = () => consumeEach(tx.limits, [minute], queued.now);
     /** The project's minute is reported before any later refusal, as if it had been counted first. */
@@ -218,11 +233,6 @@ function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Claimed | 
         limit: { limit: reserved.cap, remaining: 0, resetAt: end, window: "utc_day" },
       });
     }
-    // In the order the rows were locked: `record.ts` gives them back in it.
-    const counted = [...perRecipient, minute].map((check) => ({
-      bucket: check.bucket,
-      start: windowOf(check.window, queued.now).start,
-    }));
     return { freeTierSegments, rateLimit, counted };
   });
 }
