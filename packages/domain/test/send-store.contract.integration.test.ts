@@ -603,7 +603,7 @@ describe.each(await availableBackends())("the live write-ahead's commit (%s)", (
   });
   afterAll(() => t?.drop());
 
-  it("insertQueuedLive makes its own transaction commit without waiting for the disk, and no other; flushCommitted runs", async () => {
+  it("insertQueuedLive and recordOutcome make their own transactions commit without waiting for the disk, and no other; flushCommitted runs", async () => {
     const projectId = newId("prj");
     await createStore(t.db).projects.create(projectId, NOW);
     const messageId = newId("msg");
@@ -641,6 +641,33 @@ describe.each(await availableBackends())("the live write-ahead's commit (%s)", (
     expect(await t.db.transaction((sql) => show(sql))).toBe("on");
     await flushCommitted(t.db);
     expect((await createStore(t.db).messages.read(messageId))?.status).toBe("queued");
+
+    // The record that moves it on commits the same way (the send flushes after giving its slot back).
+    const response = {
+      id: messageId,
+      object: "message",
+      to: queued.recipientMasked,
+      status: "submitted",
+      segments: 1,
+      error: null,
+      created_at: NOW.toISOString(),
+      updated_at: NOW.toISOString(),
+    } as const;
+    const recorded = await t.db.transaction(async (sql) => {
+      const moved = await messageStore(sql).recordOutcome({
+        messageId,
+        createdAt: NOW,
+        idempotencyId: queued.idempotencyId,
+        outcome: { status: "submitted", error: null, providerRef: "ref-commit", nextCheckAt: null },
+        response,
+        now: NOW,
+      });
+      return { moved, after: await show(sql) };
+    });
+    expect(recorded).toEqual({ moved: true, after: "off" });
+    expect(await t.db.transaction((sql) => show(sql))).toBe("on");
+    await flushCommitted(t.db);
+    expect((await createStore(t.db).messages.read(messageId))?.status).toBe("submitted");
   });
 });
 

@@ -205,6 +205,8 @@ describe("sendMessage", () => {
       { mode: "live", relaxed: true, inTransaction: false },
     ]);
     expect(flushesAtSubmit).toEqual([1]);
+    // Its record too commits without waiting for the disk, and is made durable before the answer.
+    expect(tables.flushes).toBe(2);
 
     // Without paid credits (a claimed project's free credits) the one statement refuses, keeping
     // nothing, and the transaction takes the free tier's allowance.
@@ -217,7 +219,8 @@ describe("sendMessage", () => {
       { mode: "live", relaxed: true, inTransaction: false },
       { mode: "live", relaxed: true, inTransaction: true },
     ]);
-    expect(flushesAtSubmit).toEqual([1, 2]);
+    expect(flushesAtSubmit).toEqual([1, 3]);
+    expect(tables.flushes).toBe(4);
     expect(tables.messages.size).toBe(3);
   });
 

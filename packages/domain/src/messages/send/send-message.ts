@@ -21,7 +21,9 @@
 //   3. record        test keys: the message is written once, as the simulator
 //                    left it, with the key's answer (one durable statement).
 //                    Live keys: one statement moves the message out of
-//                    `queued` and stores the answer. Retried while the
+//                    `queued` and stores the answer, committed without
+//                    waiting for the disk and made durable after the live
+//                    slot is given back, before the answer. Retried while the
 //                    database is unavailable. Provider not reached: the claim
 //                    (and a live send's queued message) is released (503,
 //                    retry is safe).
@@ -46,6 +48,7 @@ import { DEFAULT_LOCALE, renderMessage } from "@sms/templates";
 import { canonicalRequest, type IdempotencyScope } from "../../model/idempotency.ts";
 import { systemTimer } from "../../ports.ts";
 import { awaitFirstRequest } from "./await-first-request.ts";
+import { persist } from "./persist.ts";
 import { prepare } from "./prepare.ts";
 import { record } from "./record.ts";
 import { submit } from "./submit.ts";
@@ -146,6 +149,11 @@ export async function sendMessage(
       : ({ kind: "unreachable", reason: "the write-ahead could not be made durable" } as const);
     stepDone("submit");
     const result = await inSlot(() => record(deps, input, draft, outcome, written), { first: true });
+    // A live send's record commits without waiting for the disk, so that its slot is free one disk flush
+    // sooner; it is made durable here, with the records and write-aheads waiting at the same moment,
+    // before the answer leaves.
+    if (input.mode === "live")
+      await persist(deps, input.logger, "record", () => deps.store.messages.flushCommitted());
     stepDone("record");
     return result;
   }
