@@ -112,6 +112,18 @@ const INSERT_QUEUED_SQL = `
   SELECT (SELECT count(*)::int FROM msg) AS written, ${PRIOR_COLUMNS}`;
 
 /**
+ * A live write-ahead's first CTEs: QUEUED_CTES ($1–$19), the project's paid flag (`paid`), and the
+ * recipient's windows ($20–$24, consumeManySql's arrays), counted only when `when` holds.
+ */
+const queuedLiveCtes = (when: string) => `${QUEUED_CTES}, paid AS (
+    SELECT has_paid_credits AS paid FROM projects WHERE id = $2
+  ), recipient AS (${consumeManySql(
+    { buckets: "$20", starts: "$21", costs: "$22", ends: "$23", limits: "$24" },
+    when,
+  )}
+  )`;
+
+/**
  * A live send's first write-ahead statement: the key's claim and the queued
  * message (QUEUED_CTES, $1–$19), the recipient's counters ($20–$24,
  * consumeManySql's arrays) once the key is claimed, and whether the project
@@ -121,13 +133,7 @@ const INSERT_QUEUED_SQL = `
  * caller decides: a refusal rolls the whole transaction back.
  */
 const INSERT_QUEUED_LIVE_SQL = `
-  WITH ${QUEUED_CTES}, paid AS (
-    SELECT has_paid_credits AS paid FROM projects WHERE id = $2
-  ), recipient AS (${consumeManySql(
-    { buckets: "$20", starts: "$21", costs: "$22", ends: "$23", limits: "$24" },
-    "EXISTS (SELECT 1 FROM msg)",
-  )}
-  )
+  WITH ${queuedLiveCtes("EXISTS (SELECT 1 FROM msg)")}
   SELECT (SELECT count(*)::int FROM msg) AS written, ${PRIOR_COLUMNS},
     (SELECT json_agg(json_build_object('bucket', bucket, 'count', count)) FROM recipient) AS recipient,
     (SELECT paid FROM paid) AS paid, set_config('synchronous_commit', 'off', true) AS relaxed`;
@@ -145,13 +151,7 @@ const INSERT_QUEUED_LIVE_SQL = `
  * paid credits). A key found taken writes nothing and is not refused.
  */
 const WRITE_AHEAD_PAID_SQL = `
-  WITH ${QUEUED_CTES}, paid AS (
-    SELECT has_paid_credits AS paid FROM projects WHERE id = $2
-  ), recipient AS (${consumeManySql(
-    { buckets: "$20", starts: "$21", costs: "$22", ends: "$23", limits: "$24" },
-    "EXISTS (SELECT 1 FROM msg) AND (SELECT paid FROM paid)",
-  )}
-  ), counted AS (${consumeStepSql(
+  WITH ${queuedLiveCtes("EXISTS (SELECT 1 FROM msg) AND (SELECT paid FROM paid)")}, counted AS (${consumeStepSql(
     { bucket: "$25", start: "$26", cost: "1", end: "$27", limit: "$28" },
     `(SELECT 1 WHERE EXISTS (SELECT 1 FROM msg) AND (SELECT paid FROM paid)
                    AND (SELECT count(*) FROM recipient) = cardinality(CAST($20 AS text[]))) AS go`,
