@@ -2,7 +2,7 @@
 // change is a ledger entry and the same change to the cached balance, in one
 // statement; a CHECK keeps the balance >= 0 (spec 4.2 rules 3–4).
 import { newId } from "@sms/crypto";
-import { type Sql, STATEMENT_REFUSED, type TransactionSql } from "@sms/db";
+import { isStatementRefusal, type Sql, type TransactionSql } from "@sms/db";
 import type { CreditEntryKind } from "../model/credits.ts";
 import { type CounterWindow, consumeStepSql } from "./limits.ts";
 
@@ -81,8 +81,8 @@ type ReservationRow = {
 
 /** The row a statement refused with (sms_refuse's detail), or null for any other error. */
 function refusedRow(error: unknown): ReservationRow | null {
-  const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown };
-  if (code !== STATEMENT_REFUSED || typeof detail !== "string") return null;
+  const { detail } = (error ?? {}) as { detail?: unknown };
+  if (!isStatementRefusal(error) || typeof detail !== "string") return null;
   return JSON.parse(detail) as ReservationRow;
 }
 
@@ -207,15 +207,14 @@ export type Balance = {
 };
 
 /** reserveSql's $1–$6. */
+/** A new reservation's ledger entry id, and the UTC day of `now` that its cap counts. */
+export function reservationEntry(now: Date): { entryId: string; day: string } {
+  return { entryId: newId("cre"), day: now.toISOString().slice(0, 10) };
+}
+
 function reserveParams(options: { projectId: string; messageId: string; amount: number; now: Date }) {
-  return [
-    options.amount,
-    options.now,
-    options.projectId,
-    newId("cre"),
-    options.messageId,
-    options.now.toISOString().slice(0, 10),
-  ];
+  const { entryId, day } = reservationEntry(options.now);
+  return [options.amount, options.now, options.projectId, entryId, options.messageId, day];
 }
 
 function reservationOf(row: ReservationRow | undefined, amount: number): Reservation {

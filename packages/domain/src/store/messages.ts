@@ -17,7 +17,6 @@
 // dashboard's timeline is true without an extra round trip. A message enters
 // each status at most once: the event's key is (message_id, status). The
 // dashboard's reads are in message-log.ts.
-import { newId } from "@sms/crypto";
 import { isStatementRefusal, type Sql, unnamedForFirst } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageError, MessageResource, MessageState, MessageStatus } from "../model/message.ts";
@@ -28,7 +27,7 @@ import {
   type PriorRecord,
   priorOf,
 } from "./idempotency.ts";
-import { reservationCtes } from "./ledger.ts";
+import { reservationCtes, reservationEntry } from "./ledger.ts";
 import {
   type CounterWindow,
   consumedOf,
@@ -504,6 +503,7 @@ export function messageStore(
       counters: { recipient: Array<LimitedWindow & { cost: number }>; minute: LimitedWindow },
     ): Promise<PaidWriteAhead> {
       const { minute } = counters;
+      const { entryId, day } = reservationEntry(m.now);
       let rows: Array<PriorColumns & { written: number; used: number | null }>;
       try {
         rows = await sql.query(WRITE_AHEAD_PAID_SQL, [
@@ -513,8 +513,8 @@ export function messageStore(
           minute.start,
           minute.end,
           minute.limit,
-          newId("cre"),
-          m.now.toISOString().slice(0, 10),
+          entryId,
+          day,
         ]);
       } catch (error) {
         if (isStatementRefusal(error)) return { refused: true };

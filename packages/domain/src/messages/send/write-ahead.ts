@@ -127,10 +127,10 @@ async function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Clai
     limit: check.limit,
   }));
   // In the order the rows were locked: `record.ts` gives them back in it.
-  const counted = [...perRecipient, minute].map((check) => ({
-    bucket: check.bucket,
-    start: windowOf(check.window, queued.now).start,
-  }));
+  const counted = [
+    ...windows.map(({ check, start }) => ({ bucket: check.bucket, start })),
+    { bucket: minute.bucket, start: minuteWindow.start },
+  ];
 
   // The send of a project with paid credits that no rule refuses, in one statement. Anything else
   // (a refusal, a project without paid credits) is the transaction's below, which was not begun.
