@@ -25,7 +25,8 @@
 //                    sends: the clients' connections are the bound). The test sends' p99 is compared
 //                    with their p99 alone in the same rounds: --rounds=2 pairs of windows (alone and
 //                    beside the live sends), each pair in the other order from the one before, each
-//                    window --duration / --rounds s. cpu_ms_per_send: the service's and its
+//                    window --duration / --rounds s, or 15 delays if longer (30 s at 2 s: the live
+//                    connections move in waves one delay apart). cpu_ms_per_send: the service's and its
 //                    PostgreSQL backends' CPU time in the live windows per send, live and test
 //   status_check     the service restarted with JOBS_ENABLED=true (the status check in the same
 //                    process as the sends, its default), --backlog due live messages seeded, uBill
@@ -79,10 +80,19 @@ const DELAYS_MS = String(args.delays ?? "200,2000")
   .map((delay) => Number(delay));
 /**
  * Pairs of windows per delay, test sends alone and beside the live sends, each pair in the other order
- * from the one before; each window --duration / --rounds seconds.
+ * from the one before; each window --duration / --rounds seconds (or longer: windowLength).
  */
 const ROUNDS = Math.max(1, Math.round(Number(args.rounds ?? 2)));
 const WINDOW_S = DURATION_S / ROUNDS;
+/**
+ * A live window (and the alone window paired with it) lasts at least this many of uBill's delays. With uBill
+ * answering in exactly the delay, the live connections move in waves one delay apart, and the window counts
+ * whole waves: at 2 s a 10 s window held four or five, so one wave more or less moved the count by about 20 %
+ * (bench/README.md, "The write-ahead in one statement"). With 15, by at most about 7 %.
+ */
+const MIN_WAVES_PER_WINDOW = 15;
+/** One window's seconds at uBill's `delayMs`: --duration / --rounds, or MIN_WAVES_PER_WINDOW delays if longer. */
+const windowLength = (delayMs: number) => Math.max(WINDOW_S, (MIN_WAVES_PER_WINDOW * delayMs) / 1000);
 const REPORT_DELAY_MS = Number(args["report-delay-ms"] ?? 2000);
 const BACKLOG = Number(args.backlog ?? 2000);
 const POOL = String(args.pool ?? 10);
@@ -525,14 +535,15 @@ type LiveWindow = {
 
 /** Live sends against uBill answering in `delayMs`, and once all are waiting a window of test sends beside them. */
 async function liveWindow(delayMs: number, prefix: string, profileAs: string | null): Promise<LiveWindow> {
+  const windowS = windowLength(delayMs);
   fake.setSubmitDelay(delayMs);
-  const live = runLoad(server.baseUrl, liveLoad(prefix), RAMP_S + WINDOW_S + 2);
+  const live = runLoad(server.baseUrl, liveLoad(prefix), RAMP_S + windowS + 2);
   await sleep(RAMP_S * 1000);
   const sendsBefore = fake.sends().length;
   const cpuBefore = await cpuSample();
   const windowStart = performance.now();
   const { result: test, seen } = await observed(() =>
-    measuredWindow(profileAs, () => runLoad(server.baseUrl, testLoad, WINDOW_S)),
+    measuredWindow(profileAs, () => runLoad(server.baseUrl, testLoad, windowS)),
   );
   const seconds = (performance.now() - windowStart) / 1000;
   const submitted = fake.sends().length - sendsBefore;
@@ -583,7 +594,8 @@ async function liveUnder(delayMs: number, prefix: string) {
   for (let index = 0; index < ROUNDS; index++) {
     for (const kind of index % 2 === 0 ? ["alone", "live"] : ["live", "alone"]) {
       order.push(kind);
-      if (kind === "alone") alone.push(await aloneWindow(index === 0 ? `test_alone_${delayMs}ms` : null));
+      if (kind === "alone")
+        alone.push(await aloneWindow(index === 0 ? `test_alone_${delayMs}ms` : null, windowLength(delayMs)));
       else beside.push(await liveWindow(delayMs, prefix, index === 0 ? `live_${delayMs}ms` : null));
     }
   }

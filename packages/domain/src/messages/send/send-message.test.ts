@@ -689,10 +689,11 @@ describe("sendMessage", () => {
       expect(tables.balance).toBe(2);
     });
 
-    it("unreachable refunds and releases, with no message left", async () => {
+    it("unreachable refunds and releases, with no message left; only the write-ahead waits for a flush (the release commits durably)", async () => {
       tables.balance = 3;
       const { send } = setup({ live: [{ kind: "unreachable", reason: "refused" }] });
       expect(await send(live())).toEqual({ ok: false, code: "provider_unavailable" });
+      expect(tables.flushes).toBe(1);
       expect(tables.balance).toBe(3);
       expect(tables.messages.size).toBe(0);
       expect([...tables.counters.entries()].find(([key]) => key.startsWith("free_tier_segments:"))?.[1]).toBe(

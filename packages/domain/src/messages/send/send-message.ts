@@ -151,8 +151,9 @@ export async function sendMessage(
     const result = await inSlot(() => record(deps, input, draft, outcome, written), { first: true });
     // A live send's record commits without waiting for the disk, so that its slot is free one disk flush
     // sooner; it is made durable here, with the records and write-aheads waiting at the same moment,
-    // before the answer leaves.
-    if (input.mode === "live")
+    // before the answer leaves. A send that reached no provider has nothing to wait for: its release
+    // commits durably.
+    if (input.mode === "live" && outcome.kind !== "unreachable")
       await persist(deps, input.logger, "record", () => deps.store.messages.flushCommitted());
     stepDone("record");
     return result;
