@@ -14,6 +14,7 @@ import {
   createAnsweredKeys,
   createLiveKey,
   createProjectLiveKey,
+  createProjectRefusals,
   createTestKey,
   dashboardTestSender,
   describeClaim,
@@ -206,6 +207,7 @@ export function apiServices(options: {
     clock,
     providers,
     answered: createAnsweredKeys(),
+    projectRefusals: createProjectRefusals(),
     observe: options.observeSend,
     liveSlots: options.liveSlots,
     config: {

@@ -290,7 +290,8 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
       try {
         return await work(tx);
       } catch (error) {
-        Object.assign(tables, saved);
+        // The write-aheads tried are a log of what ran, not a table: it keeps the rolled-back ones.
+        Object.assign(tables, saved, { writeAheads: tables.writeAheads });
         throw error;
       }
     },

@@ -16,6 +16,7 @@ import type { MessageResource } from "../../model/message.ts";
 import type { SmsProvider, SubmitOutcome, SubmitRequest } from "../../provider.ts";
 import { createSlots, type Slots } from "../../slots.ts";
 import { createAnsweredKeys } from "../answered-keys.ts";
+import { createProjectRefusals, type ProjectRefusals } from "./project-refusals.ts";
 import { type SendMessageInput, sendMessage } from "./send-message.ts";
 
 const T0 = new Date("2026-11-22T10:00:30Z");
@@ -61,6 +62,8 @@ describe("sendMessage", () => {
       liveSlots?: Slots;
       /** Every transaction waits for this before it starts (open ones counted in `transactions`). */
       transactionGate?: Promise<void>;
+      /** The instance's memory of projects whose live sends go straight to the transaction. */
+      projectRefusals?: ProjectRefusals;
     } = {},
   ) {
     const test = scripted("simulator", options.test ?? []);
@@ -104,6 +107,7 @@ describe("sendMessage", () => {
       timer,
       providers: { test: test.provider, live: live?.provider ?? null },
       answered: options.answered && createAnsweredKeys({ ...options.answered, timer }),
+      projectRefusals: options.projectRefusals,
       config: {
         messagesPerMinute: options.perMinute ?? 100,
         recipientLimits: options.perRecipient ?? { perMinute: 2, perDay: 10 },
@@ -567,6 +571,92 @@ describe("sendMessage", () => {
     const live = (overrides: Partial<SendMessageInput> & { to?: string } = {}) => ({
       mode: "live" as const,
       ...overrides,
+    });
+    /** How each live write-ahead since `from` ran: the one statement, or the transaction. */
+    const ways = (from = 0) =>
+      tables.writeAheads.slice(from).map((step) => (step.inTransaction ? "transaction" : "statement"));
+
+    it("a paid project refused as a whole (its minute used up) goes straight to the transaction until that minute ends; recipient refusals are not remembered", async () => {
+      tables.hasPaidCredits = true;
+      tables.balance = 10;
+      const { send } = setup({ perMinute: 2, projectRefusals: createProjectRefusals() });
+      const to = (n: number) => `+99555500000${n}`;
+      expect(await send(live({ to: to(1), idempotencyKey: "m-1" }))).toMatchObject({ ok: true });
+      // The recipient's minute (2) is used up by two sends to one number: refused, not remembered.
+      expect(await send(live({ to: to(1), idempotencyKey: "m-2" }))).toMatchObject({ ok: true });
+      expect(await send(live({ to: to(1), idempotencyKey: "m-3" }))).toMatchObject({
+        ok: false,
+        code: "rate_limited",
+        subject: "project",
+      });
+      // That refusal was the project's (its minute was used up too): remembered.
+      expect(ways()).toEqual(["statement", "statement", "statement", "transaction"]);
+      const before = tables.writeAheads.length;
+      for (const [n, key] of [
+        [2, "m-4"],
+        [3, "m-5"],
+      ] as const)
+        expect(await send(live({ to: to(n), idempotencyKey: key }))).toMatchObject({
+          ok: false,
+          code: "rate_limited",
+          subject: "project",
+        });
+      expect(ways(before)).toEqual(["transaction", "transaction"]);
+      // The next minute, the statement again.
+      now = new Date(T0.getTime() + 60_000);
+      const next = tables.writeAheads.length;
+      expect(await send(live({ to: to(4), idempotencyKey: "m-6" }))).toMatchObject({ ok: true });
+      expect(ways(next)).toEqual(["statement"]);
+      expect(tables.balance).toBe(7);
+    });
+
+    it("a recipient refusal alone is not remembered: the project's next send to another number uses the statement", async () => {
+      tables.hasPaidCredits = true;
+      tables.balance = 10;
+      const { send } = setup({
+        perRecipient: { perMinute: 1, perDay: 10 },
+        projectRefusals: createProjectRefusals(),
+      });
+      expect(await send(live({ to: "+995555000001", idempotencyKey: "r-1" }))).toMatchObject({ ok: true });
+      expect(await send(live({ to: "+995555000001", idempotencyKey: "r-2" }))).toMatchObject({
+        ok: false,
+        code: "rate_limited",
+        subject: "recipient",
+      });
+      expect(await send(live({ to: "+995555000002", idempotencyKey: "r-3" }))).toMatchObject({ ok: true });
+      expect(ways()).toEqual(["statement", "statement", "transaction", "statement"]);
+    });
+
+    it("a project without paid credits goes straight to the transaction for the rest of the minute; once it has paid credits, its sends use the statement again", async () => {
+      tables.hasPaidCredits = false;
+      tables.balance = 10;
+      const { send } = setup({ projectRefusals: createProjectRefusals() });
+      for (const n of [1, 2, 3])
+        expect(await send(live({ to: `+99555500000${n}`, idempotencyKey: `f-${n}` }))).toMatchObject({
+          ok: true,
+        });
+      expect(ways()).toEqual(["statement", "transaction", "transaction", "transaction"]);
+      // Paid credits granted meanwhile: the transaction serves the send, and the project is forgotten.
+      tables.hasPaidCredits = true;
+      const granted = tables.writeAheads.length;
+      for (const n of [4, 5])
+        expect(await send(live({ to: `+99555500000${n}`, idempotencyKey: `f-${n}` }))).toMatchObject({
+          ok: true,
+        });
+      expect(ways(granted)).toEqual(["transaction", "statement"]);
+    });
+
+    it("short of credits: remembered for the minute; every refusal still names insufficient_credits", async () => {
+      tables.hasPaidCredits = true;
+      tables.balance = 0;
+      const { send } = setup({ projectRefusals: createProjectRefusals() });
+      for (const n of [1, 2])
+        expect(await send(live({ to: `+99555500000${n}`, idempotencyKey: `c-${n}` }))).toEqual({
+          ok: false,
+          code: "insufficient_credits",
+        });
+      expect(ways()).toEqual(["statement", "transaction", "transaction"]);
+      expect(tables.messages.size).toBe(0);
     });
 
     it("a burst of live sends waits for the live slots, holding no transaction, while test sends go on", async () => {

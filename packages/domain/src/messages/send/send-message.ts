@@ -55,6 +55,7 @@ import { submit } from "./submit.ts";
 import type { Draft, SendMessageDeps, SendMessageInput, SendMessageResult, SendPhase } from "./types.ts";
 import { writeAhead } from "./write-ahead.ts";
 
+export { createProjectRefusals, type ProjectRefusals } from "./project-refusals.ts";
 export type {
   SendMessageDeps,
   SendMessageInput,

@@ -17,6 +17,7 @@ import type {
   QueuedMessage,
 } from "../../store/index.ts";
 import type { AnsweredKeys } from "../answered-keys.ts";
+import type { ProjectRefusals } from "./project-refusals.ts";
 
 export type SendMessageRequest = {
   to: string;
@@ -49,6 +50,11 @@ export type SendMessageDeps = {
   providers: { test: SmsProvider; live: SmsProvider | null };
   /** This instance's answered keys (answered-keys.ts): replays it knows skip the database. */
   answered?: AnsweredKeys;
+  /**
+   * The projects whose live sends go straight to the write-ahead transaction this minute
+   * (project-refusals.ts). Without it every live send tries the one statement first.
+   */
+  projectRefusals?: ProjectRefusals;
   /**
    * Told how long each step of a new send took, and the key's mode: a live send's steps wait on uBill
    * and on the live slots, a test send's do not (metrics: bench/README.md#where-the-tail-comes-from).

@@ -83,7 +83,10 @@ async function writeAheadTest(
  * recipient refusal first counts the minute too, in the transaction it rolls
  * back, and reports the project if that is also used up), or takes a free-tier
  * project's allowance. A concurrent send can change the verdict between the
- * two; the transaction's is the one answered.
+ * two; the transaction's is the one answered. A project the transaction found
+ * without paid credits, or refused as a whole, skips the statement until that
+ * minute ends (deps.projectRefusals): a client retrying past its limit costs
+ * one write-ahead a try, not two.
  *
  * Both commit without waiting for the disk, so the project's rows are free one
  * disk flush sooner; send-message.ts makes the write-ahead durable before
@@ -133,19 +136,43 @@ async function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Clai
   ];
 
   // The send of a project with paid credits that no rule refuses, in one statement. Anything else
-  // (a refusal, a project without paid credits) is the transaction's below, which was not begun.
-  const fast = await deps.store.messages.writeAheadPaid(queued, {
-    recipient: recipientWindows,
-    minute: { bucket: minute.bucket, ...minuteWindow, limit: minute.limit },
-  });
-  if (!("refused" in fast)) {
-    if (!fast.written) return { taken: true, prior: fast.prior };
-    return { freeTierSegments: 0, rateLimit: limitState(minute, fast.used, minuteWindow.end), counted };
+  // (a refusal, a project without paid credits) is the transaction's below, which was not begun. A
+  // project the statement cannot serve this minute (project-refusals.ts) goes straight to it.
+  const refusals = deps.projectRefusals;
+  const remembered = refusals?.has(projectId, queued.now) ?? false;
+  if (!remembered) {
+    const fast = await deps.store.messages.writeAheadPaid(queued, {
+      recipient: recipientWindows,
+      minute: { bucket: minute.bucket, ...minuteWindow, limit: minute.limit },
+    });
+    if (!("refused" in fast)) {
+      if (!fast.written) return { taken: true, prior: fast.prior };
+      return { freeTierSegments: 0, rateLimit: limitState(minute, fast.used, minuteWindow.end), counted };
+    }
   }
 
-  return transactionOrRollback<Claimed | Taken, Refusal, SendMessageTx>(deps.store, async (tx, rollback) => {
+  /** Whether the project has paid credits, as the transaction found it (unknown: the key was taken). */
+  let paid: boolean | undefined;
+  const decided = await transactionOrRollback<Claimed | Taken, Refusal, SendMessageTx>(
+    deps.store,
+    (tx, rollback) => inTransaction(tx, rollback, (found) => (paid = found)),
+  );
+  if (refusals && paid !== undefined) {
+    // Until this minute ends, the statement cannot serve a project without paid credits, or one refused as
+    // a whole; a paid project whose send went through can use it again.
+    if (!paid || ("ok" in decided && refusesProject(decided))) refusals.remember(projectId, minuteWindow.end);
+    else if (remembered && !("ok" in decided)) refusals.forget(projectId);
+  }
+  return decided;
+
+  async function inTransaction(
+    tx: SendMessageTx,
+    rollback: (value: Refusal) => never,
+    foundPaid: (paid: boolean) => void,
+  ): Promise<Claimed | Taken> {
     const claim = await tx.messages.insertQueuedLive(queued, { recipient: recipientWindows });
     if (!claim.written) return { taken: true, prior: claim.prior };
+    foundPaid(claim.paid);
     const countMinute = () => consumeEach(tx.limits, [minute], queued.now);
     /** The project's minute is reported before any later refusal, as if it had been counted first. */
     const projectFirst = async (refusal: Refusal): Promise<Refusal> => {
@@ -234,5 +261,15 @@ async function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Clai
       });
     }
     return { freeTierSegments, rateLimit, counted };
-  });
+  }
+}
+
+/**
+ * A refusal of the whole project, not of one recipient: its minute used up, its credits short, its daily
+ * credit cap or free-tier allowance reached.
+ */
+function refusesProject(refusal: Refusal): boolean {
+  if (refusal.code === "insufficient_credits") return true;
+  if (refusal.code !== "rate_limited" && refusal.code !== "daily_limit_reached") return false;
+  return "subject" in refusal && refusal.subject !== "recipient";
 }
