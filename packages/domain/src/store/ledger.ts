@@ -206,12 +206,12 @@ export type Balance = {
   hasPaidCredits: boolean;
 };
 
-/** reserveSql's $1–$6. */
 /** A new reservation's ledger entry id, and the UTC day of `now` that its cap counts. */
 export function reservationEntry(now: Date): { entryId: string; day: string } {
   return { entryId: newId("cre"), day: now.toISOString().slice(0, 10) };
 }
 
+/** reserveSql's $1–$6. */
 function reserveParams(options: { projectId: string; messageId: string; amount: number; now: Date }) {
   const { entryId, day } = reservationEntry(options.now);
   return [options.amount, options.now, options.projectId, entryId, options.messageId, day];

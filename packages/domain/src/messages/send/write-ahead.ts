@@ -155,7 +155,7 @@ async function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Clai
   let paid: boolean | undefined;
   const decided = await transactionOrRollback<Claimed | Taken, Refusal, SendMessageTx>(
     deps.store,
-    (tx, rollback) => inTransaction(tx, rollback, (found) => (paid = found)),
+    inTransaction,
   );
   if (refusals && paid !== undefined) {
     // Until this minute ends, the statement cannot serve a project without paid credits, or one refused as
@@ -168,11 +168,10 @@ async function writeAheadLive(deps: SendMessageDeps, draft: Draft): Promise<Clai
   async function inTransaction(
     tx: SendMessageTx,
     rollback: (value: Refusal) => never,
-    foundPaid: (paid: boolean) => void,
   ): Promise<Claimed | Taken> {
     const claim = await tx.messages.insertQueuedLive(queued, { recipient: recipientWindows });
     if (!claim.written) return { taken: true, prior: claim.prior };
-    foundPaid(claim.paid);
+    paid = claim.paid;
     const countMinute = () => consumeEach(tx.limits, [minute], queued.now);
     /** The project's minute is reported before any later refusal, as if it had been counted first. */
     const projectFirst = async (refusal: Refusal): Promise<Refusal> => {
