@@ -119,7 +119,7 @@ export function createMetrics(sources: {
   });
   const phases = new Histogram({
     name: "sms_request_phase_duration_seconds",
-    help: "Duration of one step of a request: authenticate (the API key), and a new send's prepare, write_ahead, submit and record, by the key's mode.",
+    help: "Duration of one step of a request: authenticate (the API key), and a new send's prepare, write_ahead, submit and record, by the key's mode (a test send asks the simulator first and writes in one statement, its record).",
     labelNames: ["phase", "mode"] as const,
     buckets: PHASE_BUCKETS,
     registers: [registry],

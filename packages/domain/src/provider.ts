@@ -56,6 +56,12 @@ export type SmsProvider = {
    * number): only then does the status check decrypt it.
    */
   readonly reportsByRecipient?: boolean;
+  /**
+   * True when submit has no side effect (no I/O, no state: the simulator): a
+   * test send then asks it before anything is written and writes its answer
+   * with the key's claim, in one statement (send-message.ts).
+   */
+  readonly pure?: boolean;
   submit(request: SubmitRequest): Promise<SubmitOutcome>;
   checkStatus(query: StatusQuery): Promise<StatusReport>;
 };

@@ -15,6 +15,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { SendMessageStore, SendMessageTx } from "../src/messages/send/send-message.ts";
 import type { MessageResource } from "../src/model/message.ts";
+import { CLAIM_ANSWERED_SQL, claimAnsweredMany } from "../src/store/answered-sends.ts";
 import { CLAIM_COUNTED_MANY_SQL, type CountedClaim, claimCountedMany } from "../src/store/idempotency.ts";
 import { createStore, type Outcome, type QueuedMessage, transactionOrRollback } from "../src/store/index.ts";
 import {
@@ -315,6 +316,99 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
       await s.store.transaction((tx) => tx.messages.insertQueued(m));
       expect(await s.store.idempotency.releaseAbandoned(m.scope, m.messageId)).toBe(false);
       expect(await s.store.idempotency.releaseClaim(m.idempotencyId)).toBe(false);
+    });
+  });
+
+  describe("a test send in one statement (claimAnswered)", () => {
+    const send = (m: QueuedMessage, counter: ReturnType<typeof minute>) => ({
+      message: m,
+      outcome: SUBMITTED,
+      response: answer(m),
+      now: LATER,
+      counter,
+    });
+    const answered = (m: QueuedMessage) => ({ ...inFlight(m), responseBody: answer(m) });
+
+    it("claims the key with its answer, counts the send and writes the message; the same key again is taken and changes nothing", async () => {
+      const m = message("test");
+      const counter = minute(`m-${m.messageId}`, 5);
+      expect(await s.store.messages.claimAnswered(send(m, counter))).toEqual({ claimed: true, used: 1 });
+      expect(await s.store.idempotency.find(m.scope, NOW)).toEqual(answered(m));
+      expect(await s.store.messages.read(m.messageId)).toEqual({
+        id: m.messageId,
+        recipientMasked: m.recipientMasked,
+        status: "submitted",
+        segments: 1,
+        errorCode: null,
+        errorMessage: null,
+        createdAt: NOW,
+        updatedAt: LATER,
+      });
+      const again = message("test", { scope: m.scope, fingerprint: "other" });
+      expect(await s.store.messages.claimAnswered(send(again, counter))).toEqual({
+        claimed: false,
+        prior: answered(m),
+      });
+      expect(await s.store.messages.read(again.messageId)).toBeNull();
+      expect(await s.store.transaction((tx) => tx.limits.read(counter.bucket, NOW))).toBe(1);
+      // Answered: neither released nor abandoned.
+      expect(await s.store.idempotency.releaseClaim(m.idempotencyId)).toBe(false);
+      expect(await s.store.idempotency.releaseAbandoned(m.scope, m.messageId)).toBe(false);
+    });
+
+    it("over the minute's limit nothing is claimed, counted or written", async () => {
+      const counter = minute(`m-${newId("key")}`, 1);
+      const first = message("test");
+      expect(await s.store.messages.claimAnswered(send(first, counter))).toEqual({ claimed: true, used: 1 });
+      const second = message("test");
+      expect(await s.store.messages.claimAnswered(send(second, counter))).toEqual({
+        claimed: false,
+        used: null,
+      });
+      expect(await s.store.idempotency.find(second.scope, NOW)).toBeNull();
+      expect(await s.store.messages.read(second.messageId)).toBeNull();
+      expect(await s.store.transaction((tx) => tx.limits.read(counter.bucket, NOW))).toBe(1);
+    });
+
+    it("a key whose record expired is claimed anew, with its answer", async () => {
+      const first = message("test", { expiresAt: new Date(NOW.getTime() + 1_000) });
+      const counter = minute(`m-${first.messageId}`, 5);
+      await s.store.messages.claimAnswered(send(first, counter));
+      const after = new Date(NOW.getTime() + 1_000);
+      const second = message("test", { scope: first.scope, now: after });
+      expect(await s.store.messages.claimAnswered(send(second, counter))).toEqual({ claimed: true, used: 2 });
+      expect(await s.store.idempotency.find(first.scope, after)).toEqual(answered(second));
+    });
+
+    it("a key in flight (a claim without an answer) is taken: found unanswered, nothing counted", async () => {
+      const m = message("test");
+      const counter = minute(`m-${m.messageId}`, 5);
+      await s.store.idempotency.claimCounted(m, minute(`other-${m.messageId}`, 5));
+      const again = message("test", { scope: m.scope });
+      expect(await s.store.messages.claimAnswered(send(again, counter))).toEqual({
+        claimed: false,
+        prior: inFlight(m),
+      });
+      expect(await s.store.transaction((tx) => tx.limits.read(counter.bucket, NOW))).toBe(0);
+    });
+
+    it("at once (group commit): exactly the limit written, numbered 1..limit, the rest refused with nothing written; a key sent twice is written once", async () => {
+      const counter = minute(`m-${newId("key")}`, 10);
+      const sends = Array.from({ length: 30 }, () => message("test"));
+      const twice = message("test", { scope: (sends[0] as QueuedMessage).scope });
+      const outcomes = await Promise.all(
+        [...sends, twice].map((m) => s.store.messages.claimAnswered(send(m, counter))),
+      );
+      const written = outcomes.flatMap((o) => (o.claimed ? [o.used] : []));
+      expect(written.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(outcomes.filter((o) => !o.claimed && !("prior" in o))).toHaveLength(20);
+      expect(outcomes.filter((o) => "prior" in o)).toHaveLength(1);
+      expect(await s.store.transaction((tx) => tx.limits.read(counter.bucket, NOW))).toBe(10);
+      const rows = await Promise.all([...sends, twice].map((m) => s.store.messages.read(m.messageId)));
+      expect(rows.filter((row) => row !== null)).toHaveLength(10);
+      const records = await Promise.all(sends.map((m) => s.store.idempotency.find(m.scope, NOW)));
+      expect(records.filter((record) => record !== null)).toHaveLength(10);
+      expect(records.every((record) => record === null || record.responseBody !== null)).toBe(true);
     });
   });
 
@@ -704,10 +798,12 @@ describe.runIf((await availableBackends()).includes("postgres"))(
       expect(statementName("SELECT 1 AS prepared_as_usual")).toMatch(/^sms_/);
     });
 
-    it("on an empty table: the claims probe the key's unique index, the answers the primary key", async () => {
-      const claims = await genericPlan(CLAIM_COUNTED_MANY_SQL);
-      expect(claims).toContain("idempotency_records_project_id_mode_key_key");
-      expect(claims).not.toMatch(/Seq Scan on idempotency_records/);
+    it("on an empty table: the claims (and the one-statement send) probe the key's unique index, the answers the primary key", async () => {
+      for (const sql of [CLAIM_COUNTED_MANY_SQL, CLAIM_ANSWERED_SQL]) {
+        const claims = await genericPlan(sql);
+        expect(claims).toContain("idempotency_records_project_id_mode_key_key");
+        expect(claims).not.toMatch(/Seq Scan on idempotency_records/);
+      }
       const answers = await genericPlan(INSERT_ANSWERED_SQL);
       expect(answers).toContain("idempotency_records_pkey");
       expect(answers).not.toMatch(/Seq Scan on idempotency_records/);
@@ -739,9 +835,14 @@ describe.runIf((await availableBackends()).includes("postgres"))(
       };
       for (const count of [1, 400, ANSWERED_UNNAMED_EXECUTIONS]) {
         await fillTo(count);
-        const claims = await genericPlan(CLAIM_COUNTED_MANY_SQL);
-        expect(claims, `${count} rows`).toContain("idempotency_records_project_id_mode_key_key");
-        expect(claims, `${count} rows`).not.toMatch(/Seq Scan on idempotency_records/);
+        for (const [name, sql] of [
+          ["claims", CLAIM_COUNTED_MANY_SQL],
+          ["one statement", CLAIM_ANSWERED_SQL],
+        ]) {
+          const plan = await genericPlan(sql as string);
+          expect(plan, `${name}, ${count} rows`).toContain("idempotency_records_project_id_mode_key_key");
+          expect(plan, `${name}, ${count} rows`).not.toMatch(/Seq Scan on idempotency_records/);
+        }
       }
       const answers = await genericPlan(INSERT_ANSWERED_SQL);
       expect(answers).toContain("idempotency_records_pkey");
@@ -821,3 +922,92 @@ describe.each(await availableBackends())("claimCountedMany, one statement per wi
     expect(await createStore(suite.t.db).limits.read(bucket, NOW)).toBe(5);
   });
 });
+
+describe.each((await availableBackends()).filter((kind) => kind === "postgres"))(
+  "claimAnsweredMany when a concurrent claim commits first (%s)",
+  (kind) => {
+    const suite = projectDatabase(kind, NOW);
+
+    it("the key claimed meanwhile by a statement that commits first: nothing written, nothing counted", async () => {
+      const store = createStore(suite.t.db);
+      const bucket = `m-${newId("key")}`;
+      const counter = { bucket, start: NOW, end: new Date(NOW.getTime() + 60_000), limit: 10 };
+      const key = newId("key");
+      const m: QueuedMessage = {
+        messageId: newId("msg"),
+        idempotencyId: newId("idem"),
+        scope: { projectId: suite.projectId, mode: "test", key },
+        fingerprint: "fp-second",
+        expiresAt: new Date(NOW.getTime() + DAY_MS),
+        apiKeyId: "key_contract",
+        recipientMasked: "+9955••••••56",
+        recipientCiphertext: new Uint8Array([1]),
+        textCiphertext: new Uint8Array([2]),
+        template: "verification_code",
+        locale: "en",
+        sender: "SMSGE",
+        segments: 1,
+        encoding: "GSM-7",
+        provider: "simulator",
+        creditsReserved: 0,
+        now: NOW,
+      };
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let inserted!: () => void;
+      const claimedFirst = new Promise<void>((resolve) => {
+        inserted = resolve;
+      });
+      // Another request's claim of the key, uncommitted while this statement starts; a second key in the
+      // same statement is claimed and counted alone.
+      const first = suite.t.db.transaction(async (tx) => {
+        await tx.query(
+          `INSERT INTO idempotency_records (id, project_id, mode, key, fingerprint, message_id, response_body, expires_at, created_at)
+           VALUES ($1, $2, 'test', $3, 'fp-first', 'msg_first', NULL, $4, $5)`,
+          [newId("idem"), suite.projectId, key, m.expiresAt, NOW],
+        );
+        inserted();
+        await held;
+      });
+      await claimedFirst;
+      const other: QueuedMessage = {
+        ...m,
+        messageId: newId("msg"),
+        idempotencyId: newId("idem"),
+        scope: { ...m.scope, key: newId("key") },
+      };
+      const second = claimAnsweredMany(
+        suite.t.db,
+        [m, other].map((message) => ({
+          message,
+          outcome: SUBMITTED,
+          response: { id: message.messageId } as MessageResource,
+          now: LATER,
+          counter,
+        })),
+      );
+      // The statement waits on the uncommitted key (ON CONFLICT), then finds it committed.
+      await vi.waitFor(
+        async () => {
+          const [row] = await suite.t.db.query<{ waiting: number }>(
+            "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+          );
+          expect(row?.waiting).toBe(1);
+        },
+        { timeout: 10_000 },
+      );
+      release();
+      await first;
+      expect(await second).toEqual([
+        { claimed: false, prior: null },
+        { claimed: true, used: 1 },
+      ]);
+      expect(await store.limits.read(bucket, NOW)).toBe(1);
+      expect(await store.messages.read(m.messageId)).toBeNull();
+      expect((await store.messages.read(other.messageId))?.status).toBe("submitted");
+      expect((await store.idempotency.find(m.scope, NOW))?.messageId).toBe("msg_first");
+    });
+  },
+);

@@ -91,5 +91,5 @@ export function createSimulatorProvider(options: SimulatorProviderOptions): SmsP
     return { kind: "delivered" };
   }
 
-  return { name: "simulator", submit, checkStatus };
+  return { name: "simulator", pure: true, submit, checkStatus };
 }

@@ -10,6 +10,13 @@
 //   });
 import { type Database, isDatabaseUnavailable, type Sql, type TransactionSql } from "@sms/db";
 import { accountStore } from "./accounts.ts";
+import {
+  type AnsweredSendStore,
+  answeredSendStore,
+  type ClaimAnswerOutcome,
+  type ClaimedAnswer,
+  claimAnsweredMany,
+} from "./answered-sends.ts";
 import { auditStore } from "./audit.ts";
 import { type BatchOptions, batcher } from "./batch.ts";
 import { claimStore } from "./claims.ts";
@@ -38,6 +45,7 @@ import { verificationStore } from "./verifications.ts";
 // The one thing of the database the use cases need to know: that it may not answer for a while.
 export { isDatabaseUnavailable } from "@sms/db";
 export type { AccountStore } from "./accounts.ts";
+export type { AnsweredSendStore, ClaimAnswerOutcome, ClaimedAnswer } from "./answered-sends.ts";
 export type { AuditEntry, AuditEntryInput, AuditStore } from "./audit.ts";
 export type { ClaimStore, ClaimTokenRecord, ClaimTokenView } from "./claims.ts";
 export type { DatabaseTimeStore } from "./database-time.ts";
@@ -74,13 +82,18 @@ function families(
   batched: {
     insertAnswered?: (send: AnsweredMessage) => Promise<boolean>;
     claimCounted?: (item: CountedClaim) => Promise<ClaimOutcome>;
+    claimAnswered?: (send: ClaimedAnswer) => Promise<ClaimAnswerOutcome>;
     flushCommitted?: () => Promise<void>;
   } = {},
 ) {
   return {
     idempotency: idempotencyStore(sql, batched),
     // A message's own statements and the sweeps over many, under one name.
-    messages: { ...messageStore(sql, batched), ...messageSweepStore(sql) },
+    messages: {
+      ...messageStore(sql, batched),
+      ...answeredSendStore(sql, batched),
+      ...messageSweepStore(sql),
+    },
     ledger: ledgerStore(sql),
     limits: limitStore(sql),
     projects: projectStore(sql),
@@ -99,7 +112,7 @@ function families(
 }
 
 /** The messages family: messages.ts and message-sweeps.ts together. */
-export type MessageStore = MessageSendStore & MessageSweepStore;
+export type MessageStore = MessageSendStore & AnsweredSendStore & MessageSweepStore;
 
 /** Every table family, bound to one connection or transaction. */
 export type StoreTx = ReturnType<typeof families>;
@@ -116,6 +129,9 @@ export type Store = StoreTx & {
  */
 const ANSWERED_BATCHES: BatchOptions = { maxBatch: 64, maxInFlight: 4 };
 /**
+ * Test sends' claims with their answers (messages.claimAnswered) go as the
+ * final writes do (ANSWERED_BATCHES): one durable statement for up to 64.
+ *
  * Test sends' claims (idempotency.claimCounted) likewise: one statement per
  * project minute for up to 64 sends, so a busy project's counter row is locked
  * once per batch, not once per send (bench/README.md#where-the-tail-comes-from).
@@ -136,6 +152,10 @@ export function createStore(
     ...(options.claimBatches ?? CLAIM_BATCHES),
     retryAlone: (error) => !isDatabaseUnavailable(error),
   });
+  const claimAnswered = batcher((sends: ClaimedAnswer[]) => claimAnsweredMany(db, sends), {
+    ...(options.answeredBatches ?? ANSWERED_BATCHES),
+    retryAlone: (error) => !isDatabaseUnavailable(error),
+  });
   // One flush at a time; callers that arrive meanwhile share the next one,
   // which starts after their commits (a batch's flush covers them all).
   const flushBatch = batcher(
@@ -149,6 +169,7 @@ export function createStore(
     ...families(db, {
       insertAnswered,
       claimCounted,
+      claimAnswered,
       flushCommitted: async () => void (await flushBatch(null)),
     }),
     transaction: (work) => db.transaction((sql) => work(families(sql))),

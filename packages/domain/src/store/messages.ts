@@ -1,10 +1,12 @@
 // messages: a message's own statements, each one SQL statement (a chain of
 // data-modifying CTEs) that works the same on PostgreSQL and PGlite: the
 // send path's writes and the reads of one message or one project's count.
-// A test send is two statements: the key's claim and the minute's count
-// (idempotency.ts: claimCounted), then insertAnswered here, which the
-// top-level store runs through a batcher (batch.ts): test sends answered at
-// the same moment are written by one statement and one durable commit. A live
+// A test send is one statement (answered-sends.ts: claimAnswered, through a
+// batcher) when its simulator answered first; otherwise two: the key's claim
+// and the minute's count (idempotency.ts: claimCounted), then insertAnswered
+// here, which the top-level store runs through a batcher (batch.ts): test
+// sends answered at the same moment are written by one statement and one
+// durable commit. A live
 // send writes ahead (insertQueued) before uBill is contacted, then recordOutcome.
 // insertQueued, insertAnswered, recordOutcome and releaseUnsent also write the
 // message's idempotency record, because the two must change together. The

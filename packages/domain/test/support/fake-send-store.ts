@@ -261,6 +261,23 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
         if (!reserved.ok) return refused();
         return { written: true, used };
       },
+      async claimAnswered({ message: m, outcome, response, now, counter }) {
+        // One durable statement: the key, the minute's count and the answered message, or nothing.
+        tables.writeAheads.push({ mode: m.scope.mode, relaxed: false, inTransaction: false });
+        if (hooks.loseRaceTo) return { claimed: false, prior: claimKey(m) as PriorRecord | null };
+        const prior = find(m.scope, m.now);
+        if (prior) return { claimed: false, prior };
+        // Counted and claimed with no await in between: one statement, as the real store's.
+        const counted = counterKey(counter.bucket, counter.start);
+        const used = (tables.counters.get(counted) ?? 0) + 1;
+        if (used > counter.limit) return { claimed: false, used: null };
+        tables.counters.set(counted, used);
+        claimKey(m);
+        const record = tables.records.get(scopeKey(m.scope));
+        if (record) record.response = response;
+        tables.messages.set(m.messageId, { ...m, ...settledAs(outcome, now), response });
+        return { claimed: true, used };
+      },
       async insertAnswered(m, { outcome, response, now }) {
         down();
         const record = tables.records.get(scopeKey(m.scope));

@@ -1,6 +1,6 @@
 // 3. Record (send-message.ts): the provider's answer, or the key given back
 // when the provider was not reached.
-import { BUCKETS, type LimitState, windowOf } from "../../model/limits.ts";
+import { BUCKETS, type LimitState, limitState, windowOf } from "../../model/limits.ts";
 import { type MessageResource, messageError, toMessageResource } from "../../model/message.ts";
 import type { Logger } from "../../ports.ts";
 import type { SubmitOutcome } from "../../provider.ts";
@@ -13,6 +13,7 @@ import type {
   SendMessageInput,
   SendMessageResult,
   SendMessageTx,
+  Taken,
 } from "./types.ts";
 
 /** 3. Record the provider's answer (or release the key when it was not reached). */
@@ -136,6 +137,48 @@ async function recordTest(
     return { ok: false, code: "first_request_unresolved", retryAfterMs: 1_000 };
   }
   return newAnswer(deps, queued, response, written);
+}
+
+/**
+ * 1 and 3 in one, test keys whose simulator is pure (send-message.ts): the
+ * simulator has answered, and one durable statement claims the key, counts
+ * the send against the project's minute and writes the message with the key's
+ * answer, or does nothing: the key is taken (its record, for the caller's
+ * wait), or the minute is used up (429).
+ */
+export async function recordAnswered(
+  deps: SendMessageDeps,
+  draft: Draft,
+  outcome: Exclude<SubmitOutcome, { kind: "unreachable" }>,
+): Promise<SendMessageResult | Taken> {
+  const { queued } = draft;
+  const later = deps.clock.now();
+  const recorded = outcomeOf(outcome, later, deps.config.simulatorDelayMs);
+  const response = answerOf(queued, recorded, later);
+  const limit = deps.config.messagesPerMinute;
+  const window = windowOf("minute", queued.now);
+  const claim = await deps.store.messages.claimAnswered({
+    message: queued,
+    outcome: recorded,
+    response,
+    now: later,
+    counter: { bucket: BUCKETS.messages(queued.scope.projectId), ...window, limit },
+  });
+  if ("prior" in claim) return { taken: true, prior: claim.prior };
+  const check = { limit, window: "minute" as const };
+  if (!claim.claimed) {
+    return {
+      ok: false,
+      code: "rate_limited",
+      subject: "project",
+      limit: limitState(check, limit, window.end),
+    };
+  }
+  return newAnswer(deps, queued, response, {
+    freeTierSegments: 0,
+    rateLimit: limitState(check, claim.used, window.end),
+    counted: [],
+  });
 }
 
 /** A new send's answer (201), remembered for this instance's replays. */

@@ -1,6 +1,14 @@
 // POST /v1/messages (spec 4.2): validate, record and submit one message, in
 // four named steps:
 //
+//   A test key's send whose simulator is pure (provider.pure: its answer
+//   depends on the number alone) asks it first (2) and then does 1 and 3 in
+//   one durable statement (recordAnswered: the claim, the per-minute count,
+//   the message as the simulator left it and the key's answer, or nothing).
+//   A verification's send (its row goes in between the claim and the
+//   simulator) and one the simulator does not reach (the claim is taken and
+//   given back) take the steps below.
+//
 //   1. write ahead   claim the key, which also finds an earlier record for it
 //                    (then nothing is written: a replay, a 409, or a wait for
 //                    the first request's answer). Only the request that
@@ -41,18 +49,26 @@
 // A key this instance has answered (or replayed) is answered again from
 // memory, before anything is prepared or read (answered-keys.ts).
 // A crash between 1 and 3 leaves a live send's message queued, which the
-// recovery sweep turns into `unknown` (never re-sent), or a test send's claim
-// without a message, which the next duplicate takes over once its wait is
-// over (nothing was sent or answered).
+// recovery sweep turns into `unknown` (never re-sent), or a two-statement
+// test send's claim without a message, which the next duplicate takes over
+// once its wait is over (nothing was sent or answered). A one-statement test
+// send leaves all of it or none.
 import { DEFAULT_LOCALE, renderMessage } from "@sms/templates";
 import { canonicalRequest, type IdempotencyScope } from "../../model/idempotency.ts";
 import { systemTimer } from "../../ports.ts";
 import { awaitFirstRequest } from "./await-first-request.ts";
 import { persist } from "./persist.ts";
 import { prepare } from "./prepare.ts";
-import { record } from "./record.ts";
+import { record, recordAnswered } from "./record.ts";
 import { submit } from "./submit.ts";
-import type { Draft, SendMessageDeps, SendMessageInput, SendMessageResult, SendPhase } from "./types.ts";
+import type {
+  Draft,
+  SendMessageDeps,
+  SendMessageInput,
+  SendMessageResult,
+  SendPhase,
+  Taken,
+} from "./types.ts";
 import { writeAhead } from "./write-ahead.ts";
 
 export { createProjectRefusals, type ProjectRefusals } from "./project-refusals.ts";
@@ -129,25 +145,49 @@ export async function sendMessage(
     deps.observe?.(phase, now - stepStarted, input.mode);
     stepStarted = now;
   };
+  /**
+   * Another request holds the key: its answer, or "again" when it sent nothing and gave the key back
+   * (503, 429…) and this one is now a fresh attempt.
+   */
+  const afterTaken = async (taken: Taken, attempt: number): Promise<SendMessageResult | "again"> => {
+    const answer = await awaitFirstRequest(deps, scope, fingerprintInput, taken.prior);
+    if (answer !== "released") return answer;
+    if (attempt < MAX_ATTEMPTS) return "again";
+    return { ok: false, code: "first_request_unresolved", retryAfterMs: 1_000 };
+  };
+  // A test send whose simulator is pure asks it first and writes everything in one statement
+  // (recordAnswered); a verification's (its row goes between the claim and the simulator) and a
+  // "not reached" answer (the claim is taken and given back) take the steps below.
+  const oneStatement = input.mode === "test" && !input.beforeSubmit && deps.providers.test.pure === true;
   for (let attempt = 1; ; attempt++) {
     const draft = await prepare(deps, input, { scope, locale, fingerprintInput, rendered });
     stepDone("prepare");
+    /** The pure simulator's answer, asked before the write-ahead (a "not reached" one takes the steps below). */
+    const asked = oneStatement ? await submit(draft, input.logger) : null;
+    if (asked && asked.kind !== "unreachable") {
+      stepDone("submit");
+      const result = await recordAnswered(deps, draft, asked);
+      stepDone("record");
+      if (!("taken" in result)) return result;
+      const answer = await afterTaken(result, attempt);
+      if (answer === "again") continue;
+      return answer;
+    }
     const written = await inSlot(() => writeAhead(deps, input, draft));
     stepDone("write_ahead");
     if ("ok" in written) return written;
     if ("taken" in written) {
-      const answer = await awaitFirstRequest(deps, scope, fingerprintInput, written.prior);
-      if (answer !== "released") return answer;
-      // The first request sent nothing and gave the key back (503, 429…):
-      // this one is now a fresh attempt.
-      if (attempt < MAX_ATTEMPTS) continue;
-      return { ok: false, code: "first_request_unresolved", retryAfterMs: 1_000 };
+      const answer = await afterTaken(written, attempt);
+      if (answer === "again") continue;
+      return answer;
     }
     const durable = input.mode === "test" || (await madeDurable(deps, input, draft));
     await input.beforeSubmit?.(draft.queued.messageId);
-    const outcome = durable
-      ? await submit(draft, input.logger)
-      : ({ kind: "unreachable", reason: "the write-ahead could not be made durable" } as const);
+    const outcome = asked
+      ? asked
+      : durable
+        ? await submit(draft, input.logger)
+        : ({ kind: "unreachable", reason: "the write-ahead could not be made durable" } as const);
     stepDone("submit");
     const result = await inSlot(() => record(deps, input, draft, outcome, written), { first: true });
     // A live send's record commits without waiting for the disk, so that its slot is free one disk flush

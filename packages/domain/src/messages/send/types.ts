@@ -36,7 +36,13 @@ export type SendMessageStore = {
   idempotency: Pick<IdempotencyStore, "find" | "claimCounted" | "releaseClaim" | "releaseAbandoned">;
   messages: Pick<
     MessageStore,
-    "insertAnswered" | "recordOutcome" | "releaseUnsent" | "read" | "flushCommitted" | "writeAheadPaid"
+    | "claimAnswered"
+    | "insertAnswered"
+    | "recordOutcome"
+    | "releaseUnsent"
+    | "read"
+    | "flushCommitted"
+    | "writeAheadPaid"
   >;
   transaction<T>(work: (tx: SendMessageTx) => Promise<T>): Promise<T>;
 };

@@ -1,0 +1,278 @@
+// A test send in one statement (messages.claimAnswered): the simulator
+// answers before anything is written (it is pure: no I/O, no state), so the
+// key's claim, the minute's count, the message as the simulator left it, its
+// timeline and the key's answer are one durable statement instead of two (the
+// claim, committed asynchronously, then the answer). The top-level store runs
+// it through a batcher (store/index.ts): test sends of one project minute that
+// arrive together are one statement and one durable commit. A send whose
+// simulator answer is "not reached", and a verification's (whose row is
+// written between the claim and the simulator), keep the two statements
+// (idempotency.claimCounted, messages.insertAnswered).
+import { isStatementRefusal, type Sql } from "@sms/db";
+import type { IdempotencyScope } from "../model/idempotency.ts";
+import type { MessageResource } from "../model/message.ts";
+import type { PriorColumns, PriorRecord } from "./idempotency.ts";
+import { priorOf } from "./idempotency.ts";
+import type { Outcome, QueuedMessage } from "./messages.ts";
+
+/**
+ * Test sends of one counter window, each claimed, counted and written
+ * together or not at all. Arrays $1–$24 (one element per send; enums as
+ * text[], which PGlite serialises; $22 the answers as one JSON array, paired
+ * by position), $25–$28 the counter (bucket, window start, end, limit).
+ *
+ * `prior`: an unexpired record for the key (nothing is written for it: a
+ * replay, a 409 or a wait). Every other key is claimed with its answer
+ * already on it (an expired record is overwritten); a key that a concurrent
+ * statement claimed meanwhile (committed after this statement's snapshot)
+ * waits for that commit and is then found by ON CONFLICT: not claimed, and
+ * not counted. Only the keys claimed are counted, all of them or none, and
+ * only their messages are written, with both timeline events. Over the limit
+ * the statement refuses (sms_refuse, SQLSTATE SR001) and nothing of it is
+ * kept. Durable: the answer leaves after the commit.
+ */
+export const CLAIM_ANSWERED_SQL = `
+  WITH batch AS MATERIALIZED (
+    SELECT CAST($1 AS text[]) a1, CAST($2 AS text[]) a2, CAST($3 AS text[]) a3, CAST($4 AS text[]) a4,
+      CAST($5 AS text[]) a5, CAST($6 AS bytea[]) a6, CAST($7 AS bytea[]) a7, CAST($8 AS text[]) a8,
+      CAST($9 AS text[]) a9, CAST($10 AS text[]) a10, CAST($11 AS integer[]) a11, CAST($12 AS text[]) a12,
+      CAST($13 AS text[]) a13, CAST($14 AS timestamptz[]) a14, CAST($15 AS text[]) a15, CAST($16 AS text[]) a16,
+      CAST($17 AS text[]) a17, CAST($18 AS text[]) a18, CAST($19 AS timestamptz[]) a19,
+      CAST($20 AS timestamptz[]) a20, CAST($21 AS timestamptz[]) a21, CAST($22 AS jsonb) a22,
+      CAST($23 AS text[]) a23, CAST($24 AS text[]) a24, CAST($29 AS text[]) a29, CAST($30 AS timestamptz[]) a30
+  ), input AS (
+    SELECT i.*, b.response_body
+    FROM batch
+    CROSS JOIN LATERAL unnest(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19,
+                              a20, a21, a23, a24, a29, a30)
+      WITH ORDINALITY AS i(id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
+           template, locale, sender, segments, encoding, provider, created_at, status, error_code, error_message,
+           provider_ref, submitted_at, next_check_at, updated_at, idempotency_id, key, fingerprint, expires_at, n)
+    JOIN LATERAL jsonb_array_elements(a22) WITH ORDINALITY AS b(response_body, n) ON b.n = i.n
+  ), prior AS (
+    -- One probe of the key's unique index per send (a LATERAL with LIMIT, as in idempotency.ts's batch claim).
+    SELECT i.n, r.fingerprint, r.response_body, r.expires_at, r.message_id
+    FROM input i CROSS JOIN LATERAL (
+      SELECT r.fingerprint, r.response_body, r.expires_at, r.message_id FROM idempotency_records r
+      WHERE r.project_id = i.project_id AND r.mode = CAST(i.mode AS "KeyMode") AND r.key = i.key
+        AND r.expires_at > i.created_at
+      LIMIT 1
+    ) r
+  ), idem AS (
+    INSERT INTO idempotency_records (id, project_id, mode, key, fingerprint, message_id, response_body, expires_at, created_at)
+    SELECT i.idempotency_id, i.project_id, CAST(i.mode AS "KeyMode"), i.key, i.fingerprint, i.id, i.response_body,
+           i.expires_at, i.created_at
+    FROM input i
+    WHERE NOT EXISTS (SELECT 1 FROM prior p WHERE p.n = i.n)
+    ON CONFLICT (project_id, mode, key) DO UPDATE
+      SET id = EXCLUDED.id, fingerprint = EXCLUDED.fingerprint, message_id = EXCLUDED.message_id,
+          response_body = EXCLUDED.response_body, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
+      WHERE idempotency_records.expires_at <= EXCLUDED.created_at
+    RETURNING id
+  ), counted AS (
+    INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
+    SELECT CAST($25 AS text), CAST($26 AS timestamptz), c.n, CAST($27 AS timestamptz)
+    FROM (SELECT count(*)::int AS n FROM idem) c
+    WHERE c.n > 0 AND c.n <= CAST($28 AS integer)
+    ON CONFLICT (bucket, window_start)
+    DO UPDATE SET count = rate_limit_counters.count + EXCLUDED.count
+    WHERE rate_limit_counters.count + EXCLUDED.count <= CAST($28 AS integer)
+    RETURNING count
+  ), msg AS (
+    INSERT INTO messages (id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
+                          template, locale, sender, segments, encoding, status, provider, credits_reserved,
+                          error_code, error_message, provider_ref, submitted_at, next_check_at,
+                          created_at, updated_at)
+    SELECT i.id, i.project_id, i.api_key_id, CAST(i.mode AS "KeyMode"), i.recipient_masked, i.recipient_ciphertext,
+           i.text_ciphertext, i.template, i.locale, i.sender, i.segments, i.encoding, CAST(i.status AS "MessageStatus"),
+           i.provider, 0,
+           i.error_code, i.error_message, i.provider_ref, i.submitted_at, i.next_check_at, i.created_at, i.updated_at
+    FROM input i JOIN idem ON idem.id = i.idempotency_id
+    RETURNING id, status, error_code, created_at, updated_at
+  ), event AS (
+    INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
+    SELECT id, CAST('queued' AS "MessageStatus"), NULL, created_at, created_at FROM msg
+    UNION ALL
+    SELECT id, status, error_code, updated_at, created_at FROM msg
+  )
+  SELECT EXISTS (SELECT 1 FROM idem WHERE idem.id = i.idempotency_id) AS claimed,
+    (SELECT count FROM counted) AS used,
+    p.n IS NOT NULL AS has_prior, p.fingerprint, p.response_body, p.expires_at, p.message_id,
+    CASE WHEN EXISTS (SELECT 1 FROM idem) AND NOT EXISTS (SELECT 1 FROM counted)
+         THEN sms_refuse('over the minute''s limit') END AS refused
+  FROM input i LEFT JOIN prior p ON p.n = i.n
+  ORDER BY i.n`;
+
+/** One test send, answered by the simulator, with the counter window it is counted on. */
+export type ClaimedAnswer = {
+  message: QueuedMessage;
+  outcome: Outcome;
+  response: MessageResource;
+  /** When the simulator answered (the message's updated_at). */
+  now: Date;
+  counter: { bucket: string; start: Date; end: Date; limit: number };
+};
+
+/**
+ * `written`: claimed, counted (`used`: the window's count with this send) and
+ * written, answered. `taken`: the key has a record (`prior`, or null: claimed
+ * at the same moment, look it up); nothing written or counted. `used` null:
+ * over the limit, nothing written.
+ */
+export type ClaimAnswerOutcome =
+  | { claimed: true; used: number }
+  | { claimed: false; used: null }
+  | { claimed: false; prior: PriorRecord | null };
+
+type Row = PriorColumns & { claimed: boolean; used: number | null };
+
+/**
+ * Claims, counts and writes test sends (one statement per counter window).
+ * The outcome of each is what it would have got alone: a window's sends that
+ * do not all fit are each tried alone, so the window is filled exactly to its
+ * limit. A key that appears again in the batch is not sent: it gets the first
+ * one's prior record, or "taken, look it up" when the first one claimed it.
+ */
+export async function claimAnsweredMany(
+  sql: Sql,
+  sends: readonly ClaimedAnswer[],
+): Promise<ClaimAnswerOutcome[]> {
+  const results: ClaimAnswerOutcome[] = new Array(sends.length);
+  const groups = new Map<string, number[]>();
+  const repeats: Array<[number, number]> = [];
+  const firsts = new Map<string, number>();
+  for (const [index, { message, counter }] of sends.entries()) {
+    const key = scopeKey(message.scope);
+    const first = firsts.get(key);
+    if (first !== undefined) {
+      repeats.push([index, first]);
+      continue;
+    }
+    firsts.set(key, index);
+    const window = `${counter.bucket}\u0000${counter.start.getTime()}\u0000${counter.limit}`;
+    const group = groups.get(window);
+    if (group) group.push(index);
+    else groups.set(window, [index]);
+  }
+  await Promise.all(
+    [...groups.values()].map(async (indexes) => {
+      const outcomes = await claimGroup(
+        sql,
+        indexes.map((index) => sends[index] as ClaimedAnswer),
+      );
+      if (outcomes !== "over_limit") {
+        for (const [i, index] of indexes.entries()) results[index] = outcomes[i] as ClaimAnswerOutcome;
+        return;
+      }
+      for (const index of indexes) {
+        const alone = await claimGroup(sql, [sends[index] as ClaimedAnswer]);
+        results[index] =
+          alone === "over_limit" ? { claimed: false, used: null } : (alone[0] as ClaimAnswerOutcome);
+      }
+    }),
+  );
+  for (const [index, first] of repeats) {
+    const outcome = results[first] as ClaimAnswerOutcome;
+    results[index] = outcome.claimed
+      ? { claimed: false, prior: null }
+      : "prior" in outcome
+        ? outcome
+        : { claimed: false, used: null };
+  }
+  return results;
+}
+
+function scopeKey(scope: IdempotencyScope): string {
+  return `${scope.projectId}\u0000${scope.mode}\u0000${scope.key}`;
+}
+
+/** One window's distinct sends in one statement; "over_limit" when those without a record did not all fit. */
+async function claimGroup(sql: Sql, group: ClaimedAnswer[]): Promise<ClaimAnswerOutcome[] | "over_limit"> {
+  const count = group.length;
+  const columns: unknown[][] = Array.from({ length: 25 }, () => new Array(count));
+  for (let r = 0; r < count; r++) {
+    const { message: m, outcome, now } = group[r]!;
+    const row = [
+      m.messageId,
+      m.scope.projectId,
+      m.apiKeyId,
+      m.scope.mode,
+      m.recipientMasked,
+      m.recipientCiphertext,
+      m.textCiphertext,
+      m.template,
+      m.locale,
+      m.sender,
+      m.segments,
+      m.encoding,
+      m.provider,
+      m.now,
+      outcome.status,
+      outcome.error?.errorCode ?? null,
+      outcome.error?.errorMessage ?? null,
+      outcome.providerRef,
+      outcome.status === "submitted" ? now : null,
+      outcome.nextCheckAt,
+      now,
+      m.idempotencyId,
+      m.scope.key,
+      m.fingerprint,
+      m.expiresAt,
+    ];
+    for (let c = 0; c < row.length; c++) columns[c]![r] = row[c];
+  }
+  const answers = JSON.stringify(group.map((send) => send.response));
+  const { bucket, start, end, limit } = (group[0] as ClaimedAnswer).counter;
+  let rows: Row[];
+  try {
+    rows = await sql.query<Row>(CLAIM_ANSWERED_SQL, [
+      ...columns.slice(0, 21),
+      answers,
+      columns[21],
+      columns[22],
+      bucket,
+      start,
+      end,
+      limit,
+      columns[23],
+      columns[24],
+    ]);
+  } catch (error) {
+    // Over the limit: the statement refused, and nothing of it was kept.
+    if (!isStatementRefusal(error)) throw error;
+    return count === 1 ? [{ claimed: false, used: null }] : "over_limit";
+  }
+  const claimed = rows.filter((row) => row.claimed).length;
+  const used = Number(rows[0]?.used ?? 0);
+  // The counter moved by `claimed` to `used`: the claims took its values in order.
+  let rank = 0;
+  return rows.map((row) => {
+    if (!row.claimed) return { claimed: false, prior: priorOf(row) };
+    rank++;
+    return { claimed: true, used: used - claimed + rank };
+  });
+}
+
+/** Part of the messages family (store/index.ts). */
+export function answeredSendStore(
+  sql: Sql,
+  options: {
+    /** claimAnswered through a batcher (the top-level store's; a transaction's writes its own). */
+    claimAnswered?: (send: ClaimedAnswer) => Promise<ClaimAnswerOutcome>;
+  } = {},
+) {
+  return {
+    /**
+     * A test send whose simulator answer is known, in one durable statement
+     * (CLAIM_ANSWERED_SQL): the key's claim, the minute's count, the message
+     * with its timeline and the key's answer, or nothing.
+     */
+    async claimAnswered(send: ClaimedAnswer): Promise<ClaimAnswerOutcome> {
+      if (options.claimAnswered) return options.claimAnswered(send);
+      const [outcome] = await claimAnsweredMany(sql, [send]);
+      return outcome as ClaimAnswerOutcome;
+    },
+  };
+}
+
+export type AnsweredSendStore = ReturnType<typeof answeredSendStore>;
