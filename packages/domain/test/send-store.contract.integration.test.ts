@@ -91,6 +91,34 @@ const SUBMITTED: Outcome = {
   nextCheckAt: new Date(LATER.getTime() + 5_000),
 };
 
+/** A message of `projectId` as a send prepares it, with a fresh key. */
+function queuedMessage(
+  projectId: string,
+  mode: "test" | "live",
+  overrides: Partial<QueuedMessage> = {},
+): QueuedMessage {
+  return {
+    messageId: newId("msg"),
+    idempotencyId: newId("idem"),
+    scope: { projectId, mode, key: newId("key") },
+    fingerprint: `fp-${newId("key")}`,
+    expiresAt: new Date(NOW.getTime() + DAY_MS),
+    apiKeyId: "key_contract",
+    recipientMasked: "+9955••••••56",
+    recipientCiphertext: new Uint8Array([1, 2, 3]),
+    textCiphertext: new Uint8Array([4, 5, 6]),
+    template: "verification_code",
+    locale: "en",
+    sender: "SMSGE",
+    segments: 1,
+    encoding: "GSM-7",
+    provider: mode === "test" ? "simulator" : "ubill",
+    creditsReserved: mode === "live" ? 1 : 0,
+    now: NOW,
+    ...overrides,
+  };
+}
+
 describe.each(subjects)("the send's store contract: %s", (_, open) => {
   let s: Subject;
   beforeAll(async () => {
@@ -99,26 +127,7 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
   afterAll(() => s?.close());
 
   function message(mode: "test" | "live", overrides: Partial<QueuedMessage> = {}): QueuedMessage {
-    return {
-      messageId: newId("msg"),
-      idempotencyId: newId("idem"),
-      scope: { projectId: s.projectId, mode, key: newId("key") },
-      fingerprint: `fp-${newId("key")}`,
-      expiresAt: new Date(NOW.getTime() + DAY_MS),
-      apiKeyId: "key_contract",
-      recipientMasked: "+9955••••••56",
-      recipientCiphertext: new Uint8Array([1, 2, 3]),
-      textCiphertext: new Uint8Array([4, 5, 6]),
-      template: "verification_code",
-      locale: "en",
-      sender: "SMSGE",
-      segments: 1,
-      encoding: "GSM-7",
-      provider: mode === "test" ? "simulator" : "ubill",
-      creditsReserved: mode === "live" ? 1 : 0,
-      now: NOW,
-      ...overrides,
-    };
+    return queuedMessage(s.projectId, mode, overrides);
   }
 
   /** The record a claim of `m`'s key finds while `m` is in flight. */
@@ -932,26 +941,8 @@ describe.each((await availableBackends()).filter((kind) => kind === "postgres"))
       const store = createStore(suite.t.db);
       const bucket = `m-${newId("key")}`;
       const counter = { bucket, start: NOW, end: new Date(NOW.getTime() + 60_000), limit: 10 };
-      const key = newId("key");
-      const m: QueuedMessage = {
-        messageId: newId("msg"),
-        idempotencyId: newId("idem"),
-        scope: { projectId: suite.projectId, mode: "test", key },
-        fingerprint: "fp-second",
-        expiresAt: new Date(NOW.getTime() + DAY_MS),
-        apiKeyId: "key_contract",
-        recipientMasked: "+9955••••••56",
-        recipientCiphertext: new Uint8Array([1]),
-        textCiphertext: new Uint8Array([2]),
-        template: "verification_code",
-        locale: "en",
-        sender: "SMSGE",
-        segments: 1,
-        encoding: "GSM-7",
-        provider: "simulator",
-        creditsReserved: 0,
-        now: NOW,
-      };
+      const m = queuedMessage(suite.projectId, "test", { fingerprint: "fp-second" });
+      const { key } = m.scope;
       let release!: () => void;
       const held = new Promise<void>((resolve) => {
         release = resolve;

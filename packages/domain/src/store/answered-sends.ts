@@ -9,17 +9,24 @@
 // written between the claim and the simulator), keep the two statements
 // (idempotency.claimCounted, messages.insertAnswered).
 import { isStatementRefusal, type Sql } from "@sms/db";
-import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageResource } from "../model/message.ts";
 import type { PriorColumns, PriorRecord } from "./idempotency.ts";
 import { priorOf } from "./idempotency.ts";
-import type { Outcome, QueuedMessage } from "./messages.ts";
+import {
+  answeredColumns,
+  answeredInputCtes,
+  answeredMessageCtes,
+  type Outcome,
+  type QueuedMessage,
+} from "./messages.ts";
+import { byCounterWindow } from "./window-groups.ts";
 
 /**
  * Test sends of one counter window, each claimed, counted and written
- * together or not at all. Arrays $1–$24 (one element per send; enums as
- * text[], which PGlite serialises; $22 the answers as one JSON array, paired
- * by position), $25–$28 the counter (bucket, window start, end, limit).
+ * together or not at all. Arrays $1–$23 as messages.ts's INSERT_ANSWERED_SQL
+ * takes them (answeredInputCtes, answeredColumns), $24–$26 the keys,
+ * fingerprints and expiries, $27–$30 the counter (bucket, window start, end,
+ * limit).
  *
  * `prior`: an unexpired record for the key (nothing is written for it: a
  * replay, a 409 or a wait). Every other key is claimed with its answer
@@ -32,24 +39,11 @@ import type { Outcome, QueuedMessage } from "./messages.ts";
  * kept. Durable: the answer leaves after the commit.
  */
 export const CLAIM_ANSWERED_SQL = `
-  WITH batch AS MATERIALIZED (
-    SELECT CAST($1 AS text[]) a1, CAST($2 AS text[]) a2, CAST($3 AS text[]) a3, CAST($4 AS text[]) a4,
-      CAST($5 AS text[]) a5, CAST($6 AS bytea[]) a6, CAST($7 AS bytea[]) a7, CAST($8 AS text[]) a8,
-      CAST($9 AS text[]) a9, CAST($10 AS text[]) a10, CAST($11 AS integer[]) a11, CAST($12 AS text[]) a12,
-      CAST($13 AS text[]) a13, CAST($14 AS timestamptz[]) a14, CAST($15 AS text[]) a15, CAST($16 AS text[]) a16,
-      CAST($17 AS text[]) a17, CAST($18 AS text[]) a18, CAST($19 AS timestamptz[]) a19,
-      CAST($20 AS timestamptz[]) a20, CAST($21 AS timestamptz[]) a21, CAST($22 AS jsonb) a22,
-      CAST($23 AS text[]) a23, CAST($24 AS text[]) a24, CAST($29 AS text[]) a29, CAST($30 AS timestamptz[]) a30
-  ), input AS (
-    SELECT i.*, b.response_body
-    FROM batch
-    CROSS JOIN LATERAL unnest(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19,
-                              a20, a21, a23, a24, a29, a30)
-      WITH ORDINALITY AS i(id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
-           template, locale, sender, segments, encoding, provider, created_at, status, error_code, error_message,
-           provider_ref, submitted_at, next_check_at, updated_at, idempotency_id, key, fingerprint, expires_at, n)
-    JOIN LATERAL jsonb_array_elements(a22) WITH ORDINALITY AS b(response_body, n) ON b.n = i.n
-  ), prior AS (
+  WITH ${answeredInputCtes([
+    { param: 24, type: "text[]", column: "key" },
+    { param: 25, type: "text[]", column: "fingerprint" },
+    { param: 26, type: "timestamptz[]", column: "expires_at" },
+  ])}, prior AS (
     -- One probe of the key's unique index per send (a LATERAL with LIMIT, as in idempotency.ts's batch claim).
     SELECT i.n, r.fingerprint, r.response_body, r.expires_at, r.message_id
     FROM input i CROSS JOIN LATERAL (
@@ -71,30 +65,14 @@ export const CLAIM_ANSWERED_SQL = `
     RETURNING id
   ), counted AS (
     INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
-    SELECT CAST($25 AS text), CAST($26 AS timestamptz), c.n, CAST($27 AS timestamptz)
+    SELECT CAST($27 AS text), CAST($28 AS timestamptz), c.n, CAST($29 AS timestamptz)
     FROM (SELECT count(*)::int AS n FROM idem) c
-    WHERE c.n > 0 AND c.n <= CAST($28 AS integer)
+    WHERE c.n > 0 AND c.n <= CAST($30 AS integer)
     ON CONFLICT (bucket, window_start)
     DO UPDATE SET count = rate_limit_counters.count + EXCLUDED.count
-    WHERE rate_limit_counters.count + EXCLUDED.count <= CAST($28 AS integer)
+    WHERE rate_limit_counters.count + EXCLUDED.count <= CAST($30 AS integer)
     RETURNING count
-  ), msg AS (
-    INSERT INTO messages (id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
-                          template, locale, sender, segments, encoding, status, provider, credits_reserved,
-                          error_code, error_message, provider_ref, submitted_at, next_check_at,
-                          created_at, updated_at)
-    SELECT i.id, i.project_id, i.api_key_id, CAST(i.mode AS "KeyMode"), i.recipient_masked, i.recipient_ciphertext,
-           i.text_ciphertext, i.template, i.locale, i.sender, i.segments, i.encoding, CAST(i.status AS "MessageStatus"),
-           i.provider, 0,
-           i.error_code, i.error_message, i.provider_ref, i.submitted_at, i.next_check_at, i.created_at, i.updated_at
-    FROM input i JOIN idem ON idem.id = i.idempotency_id
-    RETURNING id, status, error_code, created_at, updated_at
-  ), event AS (
-    INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
-    SELECT id, CAST('queued' AS "MessageStatus"), NULL, created_at, created_at FROM msg
-    UNION ALL
-    SELECT id, status, error_code, updated_at, created_at FROM msg
-  )
+  ), ${answeredMessageCtes("idem")}
   SELECT EXISTS (SELECT 1 FROM idem WHERE idem.id = i.idempotency_id) AS claimed,
     (SELECT count FROM counted) AS used,
     p.n IS NOT NULL AS has_prior, p.fingerprint, p.response_body, p.expires_at, p.message_id,
@@ -114,10 +92,10 @@ export type ClaimedAnswer = {
 };
 
 /**
- * `written`: claimed, counted (`used`: the window's count with this send) and
- * written, answered. `taken`: the key has a record (`prior`, or null: claimed
- * at the same moment, look it up); nothing written or counted. `used` null:
- * over the limit, nothing written.
+ * `claimed`: the key claimed, the send counted (`used`: the window's count
+ * with it) and its message written, answered. `prior`: the key has a record
+ * (null: claimed at the same moment, look it up); nothing written or counted.
+ * `used` null: over the limit, nothing written.
  */
 export type ClaimAnswerOutcome =
   | { claimed: true; used: number }
@@ -138,24 +116,13 @@ export async function claimAnsweredMany(
   sends: readonly ClaimedAnswer[],
 ): Promise<ClaimAnswerOutcome[]> {
   const results: ClaimAnswerOutcome[] = new Array(sends.length);
-  const groups = new Map<string, number[]>();
-  const repeats: Array<[number, number]> = [];
-  const firsts = new Map<string, number>();
-  for (const [index, { message, counter }] of sends.entries()) {
-    const key = scopeKey(message.scope);
-    const first = firsts.get(key);
-    if (first !== undefined) {
-      repeats.push([index, first]);
-      continue;
-    }
-    firsts.set(key, index);
-    const window = `${counter.bucket}\u0000${counter.start.getTime()}\u0000${counter.limit}`;
-    const group = groups.get(window);
-    if (group) group.push(index);
-    else groups.set(window, [index]);
-  }
+  const { groups, repeats } = byCounterWindow(
+    sends,
+    ({ message }) => message.scope,
+    ({ counter }) => counter,
+  );
   await Promise.all(
-    [...groups.values()].map(async (indexes) => {
+    groups.map(async (indexes) => {
       const outcomes = await claimGroup(
         sql,
         indexes.map((index) => sends[index] as ClaimedAnswer),
@@ -182,45 +149,10 @@ export async function claimAnsweredMany(
   return results;
 }
 
-function scopeKey(scope: IdempotencyScope): string {
-  return `${scope.projectId}\u0000${scope.mode}\u0000${scope.key}`;
-}
-
 /** One window's distinct sends in one statement; "over_limit" when those without a record did not all fit. */
 async function claimGroup(sql: Sql, group: ClaimedAnswer[]): Promise<ClaimAnswerOutcome[] | "over_limit"> {
   const count = group.length;
-  const columns: unknown[][] = Array.from({ length: 25 }, () => new Array(count));
-  for (let r = 0; r < count; r++) {
-    const { message: m, outcome, now } = group[r]!;
-    const row = [
-      m.messageId,
-      m.scope.projectId,
-      m.apiKeyId,
-      m.scope.mode,
-      m.recipientMasked,
-      m.recipientCiphertext,
-      m.textCiphertext,
-      m.template,
-      m.locale,
-      m.sender,
-      m.segments,
-      m.encoding,
-      m.provider,
-      m.now,
-      outcome.status,
-      outcome.error?.errorCode ?? null,
-      outcome.error?.errorMessage ?? null,
-      outcome.providerRef,
-      outcome.status === "submitted" ? now : null,
-      outcome.nextCheckAt,
-      now,
-      m.idempotencyId,
-      m.scope.key,
-      m.fingerprint,
-      m.expiresAt,
-    ];
-    for (let c = 0; c < row.length; c++) columns[c]![r] = row[c];
-  }
+  const columns = answeredColumns(group);
   const answers = JSON.stringify(group.map((send) => send.response));
   const { bucket, start, end, limit } = (group[0] as ClaimedAnswer).counter;
   let rows: Row[];
@@ -229,13 +161,13 @@ async function claimGroup(sql: Sql, group: ClaimedAnswer[]): Promise<ClaimAnswer
       ...columns.slice(0, 21),
       answers,
       columns[21],
-      columns[22],
+      group.map(({ message }) => message.scope.key),
+      group.map(({ message }) => message.fingerprint),
+      group.map(({ message }) => message.expiresAt),
       bucket,
       start,
       end,
       limit,
-      columns[23],
-      columns[24],
     ]);
   } catch (error) {
     // Over the limit: the statement refused, and nothing of it was kept.

@@ -7,6 +7,7 @@ import type { Sql } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageResource } from "../model/message.ts";
 import { consumeStepSql } from "./limits.ts";
+import { byCounterWindow } from "./window-groups.ts";
 
 /**
  * A key's record: the request's fingerprint, its answer once there is one
@@ -171,25 +172,13 @@ export type ClaimOutcome =
 export async function claimCountedMany(sql: Sql, items: readonly CountedClaim[]): Promise<ClaimOutcome[]> {
   const results: ClaimOutcome[] = new Array(items.length);
   const alone = (index: number) => claimCountedOne(sql, items[index] as CountedClaim);
-  const groups = new Map<string, number[]>();
-  /** Each repeated key's index, and the index of its first appearance. */
-  const repeats: Array<[number, number]> = [];
-  const firsts = new Map<string, number>();
-  for (const [index, { claim, counter }] of items.entries()) {
-    const key = `${claim.scope.projectId}\u0000${claim.scope.mode}\u0000${claim.scope.key}`;
-    const first = firsts.get(key);
-    if (first !== undefined) {
-      repeats.push([index, first]);
-      continue;
-    }
-    firsts.set(key, index);
-    const window = `${counter.bucket}\u0000${counter.start.getTime()}\u0000${counter.limit}`;
-    const group = groups.get(window);
-    if (group) group.push(index);
-    else groups.set(window, [index]);
-  }
+  const { groups, repeats } = byCounterWindow(
+    items,
+    ({ claim }) => claim.scope,
+    ({ counter }) => counter,
+  );
   await Promise.all(
-    [...groups.values()].map(async (indexes) => {
+    groups.map(async (indexes) => {
       if (indexes.length === 1) {
         const [only] = indexes as [number];
         results[only] = await alone(only);

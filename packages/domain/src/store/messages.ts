@@ -283,7 +283,29 @@ export const ANSWERED_UNNAMED_EXECUTIONS = 5_000;
  */
 export const INSERT_ANSWERED_SQL = unnamedForFirst(
   `
-  WITH batch AS MATERIALIZED (
+  WITH ${answeredInputCtes()}, answered AS (
+    -- No join in the UPDATE: its rows come from the primary key's probes for $23. Joined with the input,
+    -- a plan made while the table was small scanned all of idempotency_records on every batch. Even without
+    -- the join, a generic plan scans a table of a few hundred rows: see ANSWERED_UNNAMED_EXECUTIONS.
+    UPDATE idempotency_records r
+    SET response_body = (SELECT i.response_body FROM input i WHERE i.idempotency_id = r.id LIMIT 1)
+    WHERE r.id = ANY(CAST((SELECT a23 FROM batch) AS text[])) AND r.response_body IS NULL
+    RETURNING r.id
+  ), ${answeredMessageCtes("answered")}
+  SELECT id FROM msg`,
+  ANSWERED_UNNAMED_EXECUTIONS,
+);
+
+/**
+ * Answered test sends as a statement's `batch` and `input` (one row per send, numbered `n`, with its answer):
+ * INSERT_ANSWERED_SQL's arrays $1–$21 and $23 (the records' ids), $22 the answers as one JSON array, then
+ * `more` arrays, each named as a column of `input`.
+ */
+export function answeredInputCtes(more: ReadonlyArray<{ param: number; type: string; column: string }> = []) {
+  const extra = more.map(({ param, type }) => `, CAST($${param} AS ${type}) a${param}`).join("");
+  const arrays = more.map(({ param }) => `, a${param}`).join("");
+  const columns = more.map(({ column }) => `, ${column}`).join("");
+  return `batch AS MATERIALIZED (
     -- The arrays as one row's columns, not constants: the planner sizes the batch alike with and without its
     -- parameters, so a connection keeps the generic plan instead of planning every execution again.
     SELECT CAST($1 AS text[]) a1, CAST($2 AS text[]) a2, CAST($3 AS text[]) a3, CAST($4 AS text[]) a4,
@@ -292,25 +314,22 @@ export const INSERT_ANSWERED_SQL = unnamedForFirst(
       CAST($13 AS text[]) a13, CAST($14 AS timestamptz[]) a14, CAST($15 AS text[]) a15, CAST($16 AS text[]) a16,
       CAST($17 AS text[]) a17, CAST($18 AS text[]) a18, CAST($19 AS timestamptz[]) a19,
       CAST($20 AS timestamptz[]) a20, CAST($21 AS timestamptz[]) a21, CAST($22 AS jsonb) a22,
-      CAST($23 AS text[]) a23
+      CAST($23 AS text[]) a23${extra}
   ), input AS (
     SELECT i.*, b.response_body
     FROM batch
     CROSS JOIN LATERAL unnest(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19,
-                              a20, a21, a23)
+                              a20, a21, a23${arrays})
       WITH ORDINALITY AS i(id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
            template, locale, sender, segments, encoding, provider, created_at, status, error_code, error_message,
-           provider_ref, submitted_at, next_check_at, updated_at, idempotency_id, n)
+           provider_ref, submitted_at, next_check_at, updated_at, idempotency_id${columns}, n)
     JOIN LATERAL jsonb_array_elements(a22) WITH ORDINALITY AS b(response_body, n) ON b.n = i.n
-  ), answered AS (
-    -- No join in the UPDATE: its rows come from the primary key's probes for $23. Joined with the input,
-    -- a plan made while the table was small scanned all of idempotency_records on every batch. Even without
-    -- the join, a generic plan scans a table of a few hundred rows: see ANSWERED_UNNAMED_EXECUTIONS.
-    UPDATE idempotency_records r
-    SET response_body = (SELECT i.response_body FROM input i WHERE i.idempotency_id = r.id LIMIT 1)
-    WHERE r.id = ANY(CAST((SELECT a23 FROM batch) AS text[])) AND r.response_body IS NULL
-    RETURNING r.id
-  ), msg AS (
+  )`;
+}
+
+/** The messages of `input`'s rows whose record id the CTE `records` returned, each with both timeline events. */
+export function answeredMessageCtes(records: string) {
+  return `msg AS (
     INSERT INTO messages (id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
                           template, locale, sender, segments, encoding, status, provider, credits_reserved,
                           error_code, error_message, provider_ref, submitted_at, next_check_at,
@@ -319,17 +338,15 @@ export const INSERT_ANSWERED_SQL = unnamedForFirst(
            i.text_ciphertext, i.template, i.locale, i.sender, i.segments, i.encoding, CAST(i.status AS "MessageStatus"),
            i.provider, 0,
            i.error_code, i.error_message, i.provider_ref, i.submitted_at, i.next_check_at, i.created_at, i.updated_at
-    FROM input i JOIN answered a ON a.id = i.idempotency_id
+    FROM input i JOIN ${records} a ON a.id = i.idempotency_id
     RETURNING id, status, error_code, created_at, updated_at
   ), event AS (
     INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
     SELECT id, CAST('queued' AS "MessageStatus"), NULL, created_at, created_at FROM msg
     UNION ALL
     SELECT id, status, error_code, updated_at, created_at FROM msg
-  )
-  SELECT id FROM msg`,
-  ANSWERED_UNNAMED_EXECUTIONS,
-);
+  )`;
+}
 
 /** QUEUED_CTES' $1–$19. */
 const queuedParams = (m: QueuedMessage) => [
@@ -378,9 +395,11 @@ export type AnsweredMessage = {
   now: Date;
 };
 
-/** Writes test sends' messages (one statement); true for each one written. */
-export async function insertAnsweredMany(sql: Sql, sends: readonly AnsweredMessage[]): Promise<boolean[]> {
-  // $1…$21 and $23 column by column, by index (this runs for every test send); $22 the answers, one JSON array.
+/**
+ * Answered sends' values column by column, by index (this runs for every test send): INSERT_ANSWERED_SQL's
+ * $1…$21, then the records' ids ($23).
+ */
+export function answeredColumns(sends: ReadonlyArray<Omit<AnsweredMessage, "response">>): unknown[][] {
   const columns: unknown[][] = Array.from({ length: 22 }, () => new Array(sends.length));
   for (let r = 0; r < sends.length; r++) {
     const { message: m, outcome, now } = sends[r]!;
@@ -396,6 +415,12 @@ export async function insertAnsweredMany(sql: Sql, sends: readonly AnsweredMessa
     ];
     for (let c = 0; c < row.length; c++) columns[c]![r] = row[c];
   }
+  return columns;
+}
+
+/** Writes test sends' messages (one statement); true for each one written. */
+export async function insertAnsweredMany(sql: Sql, sends: readonly AnsweredMessage[]): Promise<boolean[]> {
+  const columns = answeredColumns(sends);
   const answers = JSON.stringify(sends.map((send) => send.response));
   const rows = await sql.query<{ id: string }>(INSERT_ANSWERED_SQL, [
     ...columns.slice(0, 21),
