@@ -19,7 +19,7 @@ import {
   type Outcome,
   type QueuedMessage,
 } from "./messages.ts";
-import { byCounterWindow } from "./window-groups.ts";
+import { claimByCounterWindow } from "./window-groups.ts";
 
 /**
  * Test sends of one counter window, each claimed, counted and written
@@ -115,43 +115,23 @@ export async function claimAnsweredMany(
   sql: Sql,
   sends: readonly ClaimedAnswer[],
 ): Promise<ClaimAnswerOutcome[]> {
-  const results: ClaimAnswerOutcome[] = new Array(sends.length);
-  const { groups, repeats } = byCounterWindow(
+  return claimByCounterWindow(
     sends,
-    ({ message }) => message.scope,
-    ({ counter }) => counter,
+    { scopeOf: ({ message }) => message.scope, counterOf: ({ counter }) => counter },
+    {
+      group: (group) => claimGroup(sql, group),
+      alone: async (send) => {
+        const outcomes = await claimGroup(sql, [send]);
+        return outcomes === "over_limit"
+          ? { claimed: false, used: null }
+          : (outcomes[0] as ClaimAnswerOutcome);
+      },
+    },
   );
-  await Promise.all(
-    groups.map(async (indexes) => {
-      const outcomes = await claimGroup(
-        sql,
-        indexes.map((index) => sends[index] as ClaimedAnswer),
-      );
-      if (outcomes !== "over_limit") {
-        for (const [i, index] of indexes.entries()) results[index] = outcomes[i] as ClaimAnswerOutcome;
-        return;
-      }
-      for (const index of indexes) {
-        const alone = await claimGroup(sql, [sends[index] as ClaimedAnswer]);
-        results[index] =
-          alone === "over_limit" ? { claimed: false, used: null } : (alone[0] as ClaimAnswerOutcome);
-      }
-    }),
-  );
-  for (const [index, first] of repeats) {
-    const outcome = results[first] as ClaimAnswerOutcome;
-    results[index] = outcome.claimed
-      ? { claimed: false, prior: null }
-      : "prior" in outcome
-        ? outcome
-        : { claimed: false, used: null };
-  }
-  return results;
 }
 
-/** One window's distinct sends in one statement; "over_limit" when those without a record did not all fit. */
+/** One window's distinct sends in one statement; "over_limit" when the keys it claimed did not all fit (nothing kept). */
 async function claimGroup(sql: Sql, group: ClaimedAnswer[]): Promise<ClaimAnswerOutcome[] | "over_limit"> {
-  const count = group.length;
   const columns = answeredColumns(group);
   const answers = JSON.stringify(group.map((send) => send.response));
   const { bucket, start, end, limit } = (group[0] as ClaimedAnswer).counter;
@@ -172,7 +152,7 @@ async function claimGroup(sql: Sql, group: ClaimedAnswer[]): Promise<ClaimAnswer
   } catch (error) {
     // Over the limit: the statement refused, and nothing of it was kept.
     if (!isStatementRefusal(error)) throw error;
-    return count === 1 ? [{ claimed: false, used: null }] : "over_limit";
+    return "over_limit";
   }
   const claimed = rows.filter((row) => row.claimed).length;
   const used = Number(rows[0]?.used ?? 0);

@@ -7,7 +7,7 @@ import type { Sql } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageResource } from "../model/message.ts";
 import { consumeStepSql } from "./limits.ts";
-import { byCounterWindow } from "./window-groups.ts";
+import { claimByCounterWindow } from "./window-groups.ts";
 
 /**
  * A key's record: the request's fingerprint, its answer once there is one
@@ -170,36 +170,11 @@ export type ClaimOutcome =
  * claimed the key, "taken, look it up" (a prior of null).
  */
 export async function claimCountedMany(sql: Sql, items: readonly CountedClaim[]): Promise<ClaimOutcome[]> {
-  const results: ClaimOutcome[] = new Array(items.length);
-  const alone = (index: number) => claimCountedOne(sql, items[index] as CountedClaim);
-  const { groups, repeats } = byCounterWindow(
+  return claimByCounterWindow(
     items,
-    ({ claim }) => claim.scope,
-    ({ counter }) => counter,
+    { scopeOf: ({ claim }) => claim.scope, counterOf: ({ counter }) => counter },
+    { group: (group) => claimGroup(sql, group), alone: (item) => claimCountedOne(sql, item) },
   );
-  await Promise.all(
-    groups.map(async (indexes) => {
-      if (indexes.length === 1) {
-        const [only] = indexes as [number];
-        results[only] = await alone(only);
-        return;
-      }
-      const outcomes = await claimGroup(
-        sql,
-        indexes.map((index) => items[index] as CountedClaim),
-      );
-      if (outcomes === "over_limit") {
-        for (const index of indexes) results[index] = await alone(index);
-        return;
-      }
-      for (const [i, index] of indexes.entries()) results[index] = outcomes[i] as ClaimOutcome;
-    }),
-  );
-  for (const [index, first] of repeats) {
-    const outcome = results[first] as ClaimOutcome;
-    results[index] = outcome.claimed ? { claimed: false, prior: null } : outcome;
-  }
-  return results;
 }
 
 /** A claim's values in the order of both claiming statements' first eight parameters. */

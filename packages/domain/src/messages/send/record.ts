@@ -1,6 +1,6 @@
 // 3. Record (send-message.ts): the provider's answer, or the key given back
 // when the provider was not reached.
-import { BUCKETS, type LimitState, limitState, windowOf } from "../../model/limits.ts";
+import { BUCKETS, type LimitState, windowOf } from "../../model/limits.ts";
 import { type MessageResource, messageError, toMessageResource } from "../../model/message.ts";
 import type { Logger } from "../../ports.ts";
 import type { SubmitOutcome } from "../../provider.ts";
@@ -15,6 +15,7 @@ import type {
   SendMessageTx,
   Taken,
 } from "./types.ts";
+import { testMinute } from "./write-ahead.ts";
 
 /** 3. Record the provider's answer (or release the key when it was not reached). */
 export function record(
@@ -155,30 +156,17 @@ export async function recordAnswered(
   const later = deps.clock.now();
   const recorded = outcomeOf(outcome, later, deps.config.simulatorDelayMs);
   const response = answerOf(queued, recorded, later);
-  const limit = deps.config.messagesPerMinute;
-  const window = windowOf("minute", queued.now);
+  const minute = testMinute(deps, queued);
   const claim = await deps.store.messages.claimAnswered({
     message: queued,
     outcome: recorded,
     response,
     now: later,
-    counter: { bucket: BUCKETS.messages(queued.scope.projectId), ...window, limit },
+    counter: minute.counter,
   });
   if ("prior" in claim) return { taken: true, prior: claim.prior };
-  const check = { limit, window: "minute" as const };
-  if (!claim.claimed) {
-    return {
-      ok: false,
-      code: "rate_limited",
-      subject: "project",
-      limit: limitState(check, limit, window.end),
-    };
-  }
-  return newAnswer(deps, queued, response, {
-    freeTierSegments: 0,
-    rateLimit: limitState(check, claim.used, window.end),
-    counted: [],
-  });
+  if (!claim.claimed) return minute.refusal();
+  return newAnswer(deps, queued, response, minute.counted(claim.used));
 }
 
 /** A new send's answer (201), remembered for this instance's replays. */

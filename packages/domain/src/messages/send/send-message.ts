@@ -183,11 +183,11 @@ export async function sendMessage(
     }
     const durable = input.mode === "test" || (await madeDurable(deps, input, draft));
     await input.beforeSubmit?.(draft.queued.messageId);
-    const outcome = asked
-      ? asked
-      : durable
+    const outcome =
+      asked ??
+      (durable
         ? await submit(draft, input.logger)
-        : ({ kind: "unreachable", reason: "the write-ahead could not be made durable" } as const);
+        : ({ kind: "unreachable", reason: "the write-ahead could not be made durable" } as const));
     stepDone("submit");
     const result = await inSlot(() => record(deps, input, draft, outcome, written), { first: true });
     // A live send's record commits without waiting for the disk, so that its slot is free one disk flush

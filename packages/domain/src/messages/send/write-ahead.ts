@@ -2,7 +2,7 @@
 // the provider is contacted.
 import { consumeEach } from "../../limits/consume-limits.ts";
 import { BUCKETS, type LimitCheck, type LimitState, limitState, windowOf } from "../../model/limits.ts";
-import { transactionOrRollback } from "../../store/index.ts";
+import { type QueuedMessage, transactionOrRollback } from "../../store/index.ts";
 import { persist } from "./persist.ts";
 import type {
   Claimed,
@@ -37,27 +37,42 @@ async function writeAheadTest(
   draft: Draft,
 ): Promise<Claimed | Taken | Refusal> {
   const { queued } = draft;
-  const limit = deps.config.messagesPerMinute;
-  const window = windowOf("minute", queued.now);
-  const claim = await deps.store.idempotency.claimCounted(queued, {
-    bucket: BUCKETS.messages(queued.scope.projectId),
-    ...window,
-    limit,
-  });
+  const minute = testMinute(deps, queued);
+  const claim = await deps.store.idempotency.claimCounted(queued, minute.counter);
   if (!claim.claimed) return { taken: true, prior: claim.prior };
-  const check = { limit, window: "minute" as const };
   if (claim.used === null) {
     await persist(deps, input.logger, "release", () =>
       deps.store.idempotency.releaseClaim(queued.idempotencyId),
     );
-    return {
+    return minute.refusal();
+  }
+  return minute.counted(claim.used);
+}
+
+/**
+ * A test send's project minute (both ways of writing one: writeAheadTest here, record.ts's recordAnswered):
+ * the counter it is counted on, and what its count answers.
+ */
+export function testMinute(deps: SendMessageDeps, queued: QueuedMessage) {
+  const limit = deps.config.messagesPerMinute;
+  const window = windowOf("minute", queued.now);
+  const check = { limit, window: "minute" as const };
+  return {
+    counter: { bucket: BUCKETS.messages(queued.scope.projectId), ...window, limit },
+    /** The minute is used up: 429, the project's. */
+    refusal: (): Refusal => ({
       ok: false,
       code: "rate_limited",
       subject: "project",
       limit: limitState(check, limit, window.end),
-    };
-  }
-  return { freeTierSegments: 0, rateLimit: limitState(check, claim.used, window.end), counted: [] };
+    }),
+    /** Counted as the minute's `used`-th send. */
+    counted: (used: number): Claimed => ({
+      freeTierSegments: 0,
+      rateLimit: limitState(check, used, window.end),
+      counted: [],
+    }),
+  };
 }
 
 /**
