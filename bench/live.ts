@@ -5,6 +5,7 @@
 //
 //   npm run bench -- live [--duration=20] [--live-connections=256] [--test-connections=32] [--test-pace-ms=0]
 //                         [--delays=200,2000] [--report-delay-ms=2000] [--backlog=2000] [--pool=10]
+//                         [--ubill-in-flight=32] [--ubill-queue-timeout-ms=10000]
 //                         [--scenarios=alone,live,status] [--rounds=2] [--profile] [--warmup=15]
 //                         [--v8-flags=…] [--server-output=FILE]
 //
@@ -21,8 +22,8 @@
 //   live_<delay>ms   --live-connections live sends against uBill answering in <delay> ms, with
 //                    the test sends beside them once the live ones are all waiting. Live throughput
 //                    is the sends uBill received per second in the measured windows, against
-//                    connections / delay (the service has no concurrency bound of its own on live
-//                    sends: the clients' connections are the bound). The test sends' p99 is compared
+//                    min(connections, UBILL_MAX_IN_FLIGHT) / delay (the service's places at uBill,
+//                    --ubill-in-flight, default the service's 32). The test sends' p99 is compared
 //                    with their p99 alone in the same rounds: --rounds=2 pairs of windows (alone and
 //                    beside the live sends), each pair in the other order from the one before, each
 //                    window --duration / --rounds s, or 15 delays if longer (30 s at 2 s: the live
@@ -111,6 +112,10 @@ const V8_FLAGS = args["v8-flags"] ? String(args["v8-flags"]) : null;
 const SERVER_OUTPUT = args["server-output"] ? String(args["server-output"]) : null;
 /** The service's defaults (apps/api/src/env.ts), stated so the ideal below is computed from them. */
 const STATUS_CHECK_CONCURRENCY = 16;
+/** uBill's places for live sends (UBILL_MAX_IN_FLIGHT): the service's default unless --ubill-in-flight. */
+const UBILL_MAX_IN_FLIGHT = Number(args["ubill-in-flight"] ?? 32);
+/** How long a live send waits for a place (UBILL_QUEUE_TIMEOUT_MS): the service's default unless given. */
+const UBILL_QUEUE_TIMEOUT_MS = Number(args["ubill-queue-timeout-ms"] ?? 10_000);
 const STATUS_CHECK_BATCH_SIZE = 200;
 /** Time for every live connection to have a send waiting on uBill before the window opens. */
 const RAMP_S = 3;
@@ -223,6 +228,8 @@ function startService(jobs: boolean): Promise<ServerProcess> {
       UBILL_BASE_URL: fake.baseUrl,
       UBILL_API_KEY: UBILL_KEY,
       UBILL_DEFAULT_BRAND_ID: "1",
+      UBILL_MAX_IN_FLIGHT: String(UBILL_MAX_IN_FLIGHT),
+      UBILL_QUEUE_TIMEOUT_MS: String(UBILL_QUEUE_TIMEOUT_MS),
       JOBS_ENABLED: jobs ? "true" : "false",
       SHUTDOWN_TIMEOUT_SECONDS: "5",
       // The seeded backlog is picked up within seconds of being written.
@@ -284,6 +291,9 @@ type Observed = {
   pool_waiting_max: number;
   /** Live sends queued for one of their database slots (sms_live_send_slots), when the service has them. */
   live_slots_waiting_max: number;
+  /** Live sends queued for a place at uBill (sms_ubill_places), and the most places in use. */
+  ubill_places_waiting_max: number;
+  ubill_places_in_use_max: number;
   pool_in_use_max: number;
   pool_size: number;
   rss_mb_max: number;
@@ -302,6 +312,8 @@ function noneObserved(): Observed {
   return {
     pool_waiting_max: 0,
     live_slots_waiting_max: 0,
+    ubill_places_waiting_max: 0,
+    ubill_places_in_use_max: 0,
     pool_in_use_max: 0,
     pool_size: 0,
     rss_mb_max: 0,
@@ -354,6 +366,14 @@ async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: O
           seen.live_slots_waiting_max,
           gauge('sms_live_send_slots{state="waiting"}'),
         );
+        seen.ubill_places_waiting_max = Math.max(
+          seen.ubill_places_waiting_max,
+          gauge('sms_ubill_places{state="waiting"}'),
+        );
+        seen.ubill_places_in_use_max = Math.max(
+          seen.ubill_places_in_use_max,
+          gauge('sms_ubill_places{state="in_use"}'),
+        );
         seen.pool_in_use_max = Math.max(
           seen.pool_in_use_max,
           total - gauge('sms_db_pool_connections{state="idle"}'),
@@ -395,6 +415,11 @@ function mergeObserved(windows: Observed[]): Observed {
     merged.bench_cores += seen.bench_cores / windows.length;
     merged.pool_waiting_max = Math.max(merged.pool_waiting_max, seen.pool_waiting_max);
     merged.live_slots_waiting_max = Math.max(merged.live_slots_waiting_max, seen.live_slots_waiting_max);
+    merged.ubill_places_waiting_max = Math.max(
+      merged.ubill_places_waiting_max,
+      seen.ubill_places_waiting_max,
+    );
+    merged.ubill_places_in_use_max = Math.max(merged.ubill_places_in_use_max, seen.ubill_places_in_use_max);
     merged.pool_in_use_max = Math.max(merged.pool_in_use_max, seen.pool_in_use_max);
     merged.pool_size = Math.max(merged.pool_size, seen.pool_size);
     merged.rss_mb_max = Math.max(merged.rss_mb_max, seen.rss_mb_max);
@@ -455,6 +480,8 @@ const wrkSummary = (results: WrkFigures[]) => ({
 const poolFigures = (seen: Observed) => ({
   pool_waiting_max: seen.pool_waiting_max,
   live_slots_waiting_max: seen.live_slots_waiting_max,
+  ubill_places_waiting_max: seen.ubill_places_waiting_max,
+  ubill_places_in_use_max: seen.ubill_places_in_use_max,
   pool_in_use_max: seen.pool_in_use_max,
   pool_size: seen.pool_size,
   rss_mb_max: seen.rss_mb_max,
@@ -560,6 +587,8 @@ async function liveWindow(delayMs: number, prefix: string, profileAs: string | n
       return (
         (gauges.get('sms_live_send_slots{state="in_use"}') ?? 0) === 0 &&
         (gauges.get('sms_live_send_slots{state="waiting"}') ?? 0) === 0 &&
+        (gauges.get('sms_ubill_places{state="in_use"}') ?? 0) === 0 &&
+        (gauges.get('sms_ubill_places{state="waiting"}') ?? 0) === 0 &&
         (gauges.get('sms_db_pool_connections{state="waiting"}') ?? 0) === 0
       );
     },
@@ -587,7 +616,9 @@ async function liveWindow(delayMs: number, prefix: string, profileAs: string | n
  * after the other's load.
  */
 async function liveUnder(delayMs: number, prefix: string) {
-  const ideal = LIVE_CONNECTIONS / (delayMs / 1000);
+  // What uBill's latency allows with the live sends' concurrency: the clients' connections, bounded by the
+  // service's places at uBill.
+  const ideal = Math.min(LIVE_CONNECTIONS, UBILL_MAX_IN_FLIGHT) / (delayMs / 1000);
   const alone: Array<{ test: WrkFigures; seen: Observed }> = [];
   const beside: LiveWindow[] = [];
   const order: string[] = [];
@@ -628,6 +659,8 @@ async function liveUnder(delayMs: number, prefix: string) {
       },
       live: {
         connections: LIVE_CONNECTIONS,
+        ubill_max_in_flight: UBILL_MAX_IN_FLIGHT,
+        ubill_queue_timeout_ms: UBILL_QUEUE_TIMEOUT_MS,
         projects: LIVE_PROJECTS,
         ubill_delay_ms: delayMs,
         ideal_per_s: round(ideal, 1),

@@ -1,9 +1,12 @@
 // Start-up time: from process start to the first `/readyz` 200, for a first
 // run on embedded PGlite (an empty data directory: initdb and every
 // migration), a later run on that directory, and a run on an existing
-// PostgreSQL database. On demand only:
+// PostgreSQL database; then --cold-runs starts on that database, each with an
+// empty module cache (a new DENO_DIR: a new checkout or container), counting
+// those not ready within --cold-deadline-ms (the require(esm) hang,
+// docs/operations.md "Start-up"). On demand only:
 //
-//   node scripts/bootstrap.mjs bench startup [--runs=5]
+//   node scripts/bootstrap.mjs bench startup [--runs=5] [--cold-runs=10] [--cold-deadline-ms=20000]
 import { join } from "node:path";
 import { createPostgresTestDatabase } from "@sms/db/testing";
 import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
@@ -11,9 +14,24 @@ import { API_DIR, benchArgs, freePort } from "./support.ts";
 
 const args = benchArgs();
 const RUNS = Number(args.runs ?? 5);
+const COLD_RUNS = Number(args["cold-runs"] ?? 10);
+const COLD_DEADLINE_MS = Number(args["cold-deadline-ms"] ?? 20_000);
 
-/** Milliseconds from spawning `main.ts` to its first 200 on /readyz; the process is then stopped. */
-async function startOnce(env: Record<string, string>): Promise<number> {
+/**
+ * Milliseconds from spawning `main.ts` to its first 200 on /readyz; the process is then stopped. Not ready
+ * within `deadlineMs`: an error, or null when `hung` is allowed.
+ */
+async function startOnce(env: Record<string, string>): Promise<number>;
+async function startOnce(
+  env: Record<string, string>,
+  deadlineMs: number,
+  hung: "allowed",
+): Promise<number | null>;
+async function startOnce(
+  env: Record<string, string>,
+  deadlineMs = 120_000,
+  hung?: "allowed",
+): Promise<number | null> {
   const port = freePort();
   const started = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
@@ -33,7 +51,10 @@ async function startOnce(env: Record<string, string>): Promise<number> {
       } catch {
         // not listening yet
       }
-      if (performance.now() - started > 120_000) throw new Error("not ready within 120 s");
+      if (performance.now() - started > deadlineMs) {
+        if (hung) return null;
+        throw new Error(`not ready within ${deadlineMs} ms`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   } finally {
@@ -73,6 +94,30 @@ try {
   await startOnce({ DATABASE_URL: database.databaseUrl }); // migrates once
   for (let run = 0; run < RUNS; run++) postgres.push(await startOnce({ DATABASE_URL: database.databaseUrl }));
   console.log(JSON.stringify({ scenario: "postgres_existing", ...stats(postgres) }));
+  const cold: number[] = [];
+  let notReady = 0;
+  for (let run = 0; run < COLD_RUNS; run++) {
+    const denoDir = await Deno.makeTempDir({ prefix: "sms-startup-deno-dir-" });
+    try {
+      const ms = await startOnce(
+        { DATABASE_URL: database.databaseUrl, DENO_DIR: denoDir },
+        COLD_DEADLINE_MS,
+        "allowed",
+      );
+      if (ms === null) notReady++;
+      else cold.push(ms);
+    } finally {
+      await Deno.remove(denoDir, { recursive: true });
+    }
+  }
+  console.log(
+    JSON.stringify({
+      scenario: "postgres_cold_module_cache",
+      not_ready_within_deadline: notReady,
+      deadline_ms: COLD_DEADLINE_MS,
+      ...stats(cold),
+    }),
+  );
 } finally {
   await database.drop();
 }

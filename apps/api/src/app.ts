@@ -303,6 +303,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     backlog: () => messageBacklog({ store }, { now: clock.now() }),
     pool: () => db.poolStats(),
     liveSlots: () => liveSlots,
+    liveSubmissions: () => liveSubmissions?.slots,
     readTurns: () => readTurns,
     replicaBypassed: () => replica?.bypassed() ?? null,
   });
@@ -333,6 +334,11 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         })
       : store;
   const ubill = config.ubill ? createUbillProvider({ ...config.ubill, logger }) : null;
+  // uBill's places (send-message.ts): a slow uBill ties up at most UBILL_MAX_IN_FLIGHT live sends of this
+  // process, and with them at most that share of its CPU; the rest wait in memory, holding nothing.
+  const liveSubmissions = config.ubill
+    ? { slots: createSlots(config.ubill.maxInFlight), waitMs: config.ubill.queueTimeoutMs }
+    : undefined;
   const live = ubill ? metrics.instrument(ubill) : null;
   if (!live) {
     logger.warn(
@@ -357,6 +363,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     config,
     observeSend: (phase, ms, mode) => metrics.phase(`send_${phase}`, ms, mode),
     liveSlots,
+    liveSubmissions,
   });
   const authenticator = createApiKeyAuthenticator({ store, clock, cacheTtlMs: config.apiKeyCacheTtlMs });
 

@@ -167,6 +167,13 @@ const ZEnv = z.object({
   UBILL_DEFAULT_BRAND_ID: z.coerce.number().int().positive().optional(),
   UBILL_SUBMIT_TIMEOUT_MS: int(DEFAULT_SUBMIT_TIMEOUT_MS, 100, 120_000),
   UBILL_STATUS_TIMEOUT_MS: int(DEFAULT_STATUS_TIMEOUT_MS, 100, 120_000),
+  /** Live sends this process has at uBill at once, from write-ahead to answer; the rest wait in memory. */
+  UBILL_MAX_IN_FLIGHT: int(32, 1, 10_000),
+  /**
+   * How long a live send waits for one of those places before `503 provider_unavailable` (nothing written):
+   * by default as long as uBill itself is given (UBILL_SUBMIT_TIMEOUT_MS's default).
+   */
+  UBILL_QUEUE_TIMEOUT_MS: int(DEFAULT_SUBMIT_TIMEOUT_MS, 0, 120_000),
 });
 
 type RawEnv = z.output<typeof ZEnv>;
@@ -185,6 +192,10 @@ type UbillConfig = {
   defaultBrandId: number;
   submitTimeoutMs: number;
   statusTimeoutMs: number;
+  /** Live sends at uBill at once in this process (UBILL_MAX_IN_FLIGHT). */
+  maxInFlight: number;
+  /** A live send's longest wait for one of those places (UBILL_QUEUE_TIMEOUT_MS). */
+  queueTimeoutMs: number;
 };
 
 export type Config = {
@@ -527,6 +538,8 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
             defaultBrandId: env.UBILL_DEFAULT_BRAND_ID,
             submitTimeoutMs: env.UBILL_SUBMIT_TIMEOUT_MS,
             statusTimeoutMs: env.UBILL_STATUS_TIMEOUT_MS,
+            maxInFlight: env.UBILL_MAX_IN_FLIGHT,
+            queueTimeoutMs: env.UBILL_QUEUE_TIMEOUT_MS,
           }
         : null,
   };

@@ -35,6 +35,7 @@ export function createMetrics(sources: {
   pool(): PoolStats;
   /** Live sends' share of the pool (send-message.ts), when there is one. */
   liveSlots?(): Pick<Slots, "size" | "inUse" | "waiting">;
+  liveSubmissions?(): Pick<Slots, "size" | "inUse" | "waiting"> | undefined;
   /** The read routes' turns (http/gateway.ts, inTurn), when there are any. */
   readTurns?(): Pick<Slots, "size" | "inUse" | "waiting">;
   /** Whether reads skip the read replica right now (null: no DATABASE_READ_URL). */
@@ -119,7 +120,7 @@ export function createMetrics(sources: {
   });
   const phases = new Histogram({
     name: "sms_request_phase_duration_seconds",
-    help: "Duration of one step of a request: authenticate (the API key), and a new send's prepare, write_ahead, submit and record, by the key's mode (a test send asks the simulator first and writes in one statement, its record).",
+    help: "Duration of one step of a request: authenticate (the API key), and a new send's prepare, queue (a live send's wait for a place at uBill), write_ahead, submit and record, by the key's mode (a test send asks the simulator first and writes in one statement, its record).",
     labelNames: ["phase", "mode"] as const,
     buckets: PHASE_BUCKETS,
     registers: [registry],
@@ -199,6 +200,12 @@ export function createMetrics(sources: {
     "sms_live_send_slots",
     "Live sends' database slots for their write-ahead transactions (a share of the pool): size, in_use, and waiting (live sends queued for one, holding no connection).",
     () => sources.liveSlots?.(),
+  );
+  slotsGauge(
+    registry,
+    "sms_ubill_places",
+    "Live sends' places at uBill (UBILL_MAX_IN_FLIGHT), each held from the write-ahead to uBill's answer: size, in_use, and waiting (live sends queued for one, holding nothing; after UBILL_QUEUE_TIMEOUT_MS they are answered 503).",
+    () => sources.liveSubmissions?.(),
   );
   slotsGauge(
     registry,

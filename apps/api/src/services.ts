@@ -197,6 +197,8 @@ export function apiServices(options: {
   observeSend?: SendMessageDeps["observe"];
   /** Live sends' share of the database pool (none: they queue at the pool with everything else). */
   liveSlots?: Slots;
+  /** uBill's places for live sends (none: the clients' connections are the only bound). */
+  liveSubmissions?: SendMessageDeps["liveSubmissions"];
 }) {
   const { store, keyring, clock, logger, providers, config } = options;
   const reads = options.reads ?? store;
@@ -210,6 +212,7 @@ export function apiServices(options: {
     projectRefusals: createProjectRefusals(),
     observe: options.observeSend,
     liveSlots: options.liveSlots,
+    liveSubmissions: options.liveSubmissions,
     config: {
       messagesPerMinute: config.messages.perMinute,
       recipientLimits: {

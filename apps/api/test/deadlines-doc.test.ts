@@ -42,6 +42,17 @@ describe("docs/api-behaviour.md: answers that can take longer", () => {
     const recording = row(/cannot be recorded/);
     expect(recording?.[1]).toBe(`${seconds(config.messages.recordRetryMs)} more`);
     expect(recording?.[2]).toContain("`SEND_RECORD_RETRY_SECONDS`");
-    expect(table).toHaveLength(3);
+    const ubill = parseEnv({
+      NODE_ENV: "test",
+      PUBLIC_BASE_URL: "http://api.test",
+      UBILL_BASE_URL: "http://ubill.test",
+      UBILL_API_KEY: "key",
+      UBILL_DEFAULT_BRAND_ID: "1",
+    }).ubill;
+    const queued = row(/every place at uBill is taken/);
+    expect(queued?.[1]).toBe(`${seconds(ubill?.queueTimeoutMs ?? 0)} before the send starts`);
+    expect(queued?.[2]).toContain("`UBILL_QUEUE_TIMEOUT_MS` (then `503 provider_unavailable`");
+    expect(queued?.[3]).toContain("`UBILL_MAX_IN_FLIGHT`");
+    expect(table).toHaveLength(4);
   });
 });

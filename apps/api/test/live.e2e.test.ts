@@ -222,6 +222,76 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
     expect(await balanceOf(projectId)).toBe(30);
   }, 60_000);
 
+  it("a slow uBill holds at most UBILL_MAX_IN_FLIGHT live sends; one that waits past UBILL_QUEUE_TIMEOUT_MS is 503 with nothing kept, and its retry is safe", async () => {
+    const token = "places-e2e-internal-token-0123456789abcdef";
+    const bounded = await startServer({
+      backend: "postgres",
+      databaseUrl: pg.databaseUrl,
+      internalToken: token,
+      env: {
+        UBILL_BASE_URL: fake.baseUrl,
+        UBILL_API_KEY: UBILL_KEY,
+        UBILL_DEFAULT_BRAND_ID: "1",
+        UBILL_SUBMIT_TIMEOUT_MS: String(SUBMIT_TIMEOUT_MS),
+        UBILL_MAX_IN_FLIGHT: "2",
+        UBILL_QUEUE_TIMEOUT_MS: "300",
+        JOBS_ENABLED: "false",
+        MESSAGES_PER_MINUTE: "1000",
+        RECIPIENT_MESSAGES_PER_MINUTE: "10000",
+        RECIPIENT_MESSAGES_PER_DAY: "10000",
+      },
+    });
+    const gauges = async () => {
+      const text = await (
+        await fetch(`${bounded.internalUrl}/metrics`, { headers: { Authorization: `Bearer ${token}` } })
+      ).text();
+      const value = (state: string) =>
+        Number(new RegExp(`^sms_ubill_places\\{state="${state}"\\} (\\S+)$`, "m").exec(text)?.[1]);
+      return { size: value("size"), in_use: value("in_use"), waiting: value("waiting") };
+    };
+    try {
+      const { projectId, apiKey } = await liveProject({ paid: 5 });
+      const client = recordingClient((path, init) => fetch(`${bounded.baseUrl}${path}`, init), BODY);
+      fake.setSubmitDelay(2_500);
+      const held = [client.send(apiKey), client.send(apiKey)];
+      for (let turn = 0; turn < 200 && fake.sends().length < 2; turn++)
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(fake.sends()).toHaveLength(2);
+      expect(await gauges()).toEqual({ size: 2, in_use: 2, waiting: 0 });
+
+      // Both places are held: a third waits 300 ms for one, then is refused with nothing kept.
+      const key = crypto.randomUUID();
+      const refused = await client.send(apiKey, key);
+      expect(refused.status).toBe(503);
+      expect(refused.body).toEqual({
+        error: { code: "provider_unavailable", message: expect.any(String), request_id: expect.any(String) },
+      });
+      expect((refused.body.error as { request_id: string }).request_id).toBe(
+        refused.headers.get("x-request-id"),
+      );
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(fake.sends()).toHaveLength(2);
+      expect(await db.prisma.message.count({ where: { projectId } })).toBe(2);
+      expect(await balanceOf(projectId)).toBe(3);
+
+      for (const sent of await Promise.all(held)) {
+        expect(sent.status).toBe(201);
+        expect(sent.body).toMatchObject({ status: "submitted" });
+      }
+      expect(await gauges()).toEqual({ size: 2, in_use: 0, waiting: 0 });
+      fake.setSubmitDelay(0);
+      // The refused key was never claimed: the same key now sends, once.
+      const retried = await client.send(apiKey, key);
+      expect(retried.status).toBe(201);
+      expect(retried.headers.get("idempotent-replayed")).toBeNull();
+      expect(fake.sends()).toHaveLength(3);
+      expect(await balanceOf(projectId)).toBe(2);
+    } finally {
+      fake.setSubmitDelay(0);
+      await bounded.cleanup();
+    }
+  });
+
   it("503 provider_unavailable when uBill refuses connections: nothing charged, retry is safe", async () => {
     const { projectId, apiKey } = await liveProject({ paid: 2 });
     await fake.close();

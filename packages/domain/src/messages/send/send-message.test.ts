@@ -61,6 +61,8 @@ describe("sendMessage", () => {
       onSleep?: (sleptMs: number) => void;
       /** Live sends' database slots. */
       liveSlots?: Slots;
+      /** uBill's places for live sends. */
+      liveSubmissions?: { slots: Slots; waitMs: number };
       /** Every transaction waits for this before it starts (open ones counted in `transactions`). */
       transactionGate?: Promise<void>;
       /** The instance's memory of projects whose live sends go straight to the transaction. */
@@ -105,6 +107,7 @@ describe("sendMessage", () => {
     const deps = {
       store,
       liveSlots: options.liveSlots,
+      liveSubmissions: options.liveSubmissions,
       keyring,
       clock: { now: () => now },
       timer,
@@ -789,6 +792,99 @@ describe("sendMessage", () => {
       const unbounded = await burst(undefined);
       expect(unbounded.whileBlocked.open).toBe(3);
       expect(tables.balance).toBe(4);
+    });
+
+    it("a live send waits for a place at uBill holding nothing; one that finds none in time is a 503 with nothing written, and its retry is safe", async () => {
+      tables.hasPaidCredits = true;
+      tables.balance = 10;
+      const places = createSlots(1);
+      const { send, live: ubill } = setup({ liveSubmissions: { slots: places, waitMs: 60_000 } });
+      if (!ubill) throw new Error("no live provider");
+      // uBill holds every send until the gate opens.
+      let open = () => {};
+      const gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const submit = ubill.provider.submit.bind(ubill.provider);
+      let calls = 0;
+      ubill.provider.submit = async (request) => {
+        calls++;
+        await gate;
+        return submit(request);
+      };
+      const settle = async (until: () => boolean) => {
+        for (let turn = 0; turn < 100 && !until(); turn++)
+          await new Promise((resolve) => setTimeout(resolve, 1));
+        expect(until()).toBe(true);
+      };
+      const first = send(live({ to: "+995555000021", idempotencyKey: "place-1" }));
+      await settle(() => calls === 1);
+      // The first holds the one place at uBill; the second waits for it with nothing written or reserved.
+      const second = send(live({ to: "+995555000022", idempotencyKey: "place-2" }));
+      await settle(() => places.waiting === 1);
+      const held = () => ({
+        messages: tables.messages.size,
+        records: [...tables.records.keys()],
+        balance: tables.balance,
+        ledger: tables.ledger.length,
+      });
+      expect(held()).toEqual({ messages: 1, records: ["prj_unit|live|place-1"], balance: 9, ledger: 1 });
+
+      // One that finds no place within its wait: 503, nothing written, reserved or sent.
+      const impatient = setup({ liveSubmissions: { slots: places, waitMs: 20 } });
+      expect(await impatient.send(live({ to: "+995555000023", idempotencyKey: "place-3" }))).toEqual({
+        ok: false,
+        code: "provider_unavailable",
+      });
+      expect(held()).toEqual({ messages: 1, records: ["prj_unit|live|place-1"], balance: 9, ledger: 1 });
+      expect(impatient.live?.submitted).toEqual([]);
+      expect([places.inUse, places.waiting]).toEqual([1, 1]);
+
+      open();
+      for (const result of await Promise.all([first, second]))
+        expect(result).toMatchObject({ ok: true, replayed: false, message: { status: "submitted" } });
+      expect(calls).toBe(2);
+      expect([places.inUse, places.waiting]).toEqual([0, 0]);
+      // The refused key was never claimed: its retry is a fresh send.
+      expect(await send(live({ to: "+995555000023", idempotencyKey: "place-3" }))).toMatchObject({
+        ok: true,
+        replayed: false,
+        message: { status: "submitted" },
+      });
+      expect([tables.messages.size, tables.balance]).toEqual([3, 7]);
+    });
+
+    it("a place at uBill is given back however the send ends: uBill not reached, accepted, refused in the write-ahead, replayed", async () => {
+      tables.hasPaidCredits = true;
+      tables.balance = 1;
+      const places = createSlots(1);
+      const { send } = setup({
+        liveSubmissions: { slots: places, waitMs: 60_000 },
+        live: [{ kind: "unreachable", reason: "connection refused" }],
+      });
+      // uBill not reached: 503, the credit refunded.
+      expect(await send(live({ to: "+995555000031", idempotencyKey: "given-1" }))).toEqual({
+        ok: false,
+        code: "provider_unavailable",
+      });
+      expect(tables.balance).toBe(1);
+      expect([places.inUse, places.waiting]).toEqual([0, 0]);
+      // Accepted: the one credit spent.
+      expect(await send(live({ to: "+995555000032", idempotencyKey: "given-2" }))).toMatchObject({
+        ok: true,
+      });
+      // Refused in the write-ahead (no credits left).
+      expect(await send(live({ to: "+995555000033", idempotencyKey: "given-3" }))).toMatchObject({
+        ok: false,
+        code: "insufficient_credits",
+      });
+      expect([places.inUse, places.waiting]).toEqual([0, 0]);
+      // A replay of an answered key.
+      expect(await send(live({ to: "+995555000032", idempotencyKey: "given-2" }))).toMatchObject({
+        ok: true,
+        replayed: true,
+      });
+      expect([places.inUse, places.waiting]).toEqual([0, 0]);
     });
 
     it("a live send's record takes a live slot too, ahead of the write-aheads still waiting", async () => {

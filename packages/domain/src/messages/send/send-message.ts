@@ -36,7 +36,12 @@
 //                    (and a live send's queued message) is released (503,
 //                    retry is safe).
 //
-// A live send's write-ahead waits for one of the live sends'
+// A live send first takes one of the live provider's places
+// (deps.liveSubmissions, UBILL_MAX_IN_FLIGHT), held from its write-ahead to
+// uBill's answer: a slow provider then ties up at most that many sends, and
+// the rest wait in memory holding nothing, until UBILL_QUEUE_TIMEOUT_MS makes
+// them a 503 with nothing written (retry is safe).
+// Its write-ahead waits for one of the live sends'
 // database slots (deps.liveSlots), so that a burst of them (hundreds of one
 // project's, their transactions queued on its per-minute counter and balance
 // rows) cannot take every connection of the pool from test sends, reads and
@@ -56,6 +61,8 @@
 import { DEFAULT_LOCALE, renderMessage } from "@sms/templates";
 import { canonicalRequest, type IdempotencyScope } from "../../model/idempotency.ts";
 import { systemTimer } from "../../ports.ts";
+import type { SubmitOutcome } from "../../provider.ts";
+import { SlotWaitTimeout } from "../../slots.ts";
 import { awaitFirstRequest } from "./await-first-request.ts";
 import { persist } from "./persist.ts";
 import { prepare } from "./prepare.ts";
@@ -138,6 +145,17 @@ export async function sendMessage(
    */
   const inSlot = <T>(work: () => Promise<T>, options?: { first?: boolean }): Promise<T> =>
     slots ? slots.run(work, options) : work();
+  const submissions = input.mode === "live" ? deps.liveSubmissions : undefined;
+  /** `work` in one of the live provider's places (when it has a bound), or "full" when none came free in time. */
+  const inSubmission = async <T>(work: () => Promise<T>): Promise<T | "full"> => {
+    if (!submissions) return work();
+    try {
+      return await submissions.slots.run(work, { timeoutMs: submissions.waitMs });
+    } catch (error) {
+      if (error instanceof SlotWaitTimeout) return "full";
+      throw error;
+    }
+  };
   let stepStarted = timer.monotonicMs();
   /** Tells deps.observe how long `phase` took, and starts the next step's clock. */
   const stepDone = (phase: SendPhase) => {
@@ -173,22 +191,39 @@ export async function sendMessage(
       if (answer === "again") continue;
       return answer;
     }
-    const written = await inSlot(() => writeAhead(deps, input, draft));
-    stepDone("write_ahead");
-    if ("ok" in written) return written;
-    if ("taken" in written) {
-      const answer = await afterTaken(written, attempt);
+    // A live send holds one of the live provider's places (deps.liveSubmissions) from its write-ahead to
+    // uBill's answer; waiting for one it holds nothing, and one it does not get in time is a 503 with
+    // nothing written (the same as uBill not reached: retry is safe).
+    const reached = await inSubmission(async () => {
+      if (submissions) stepDone("queue");
+      const written = await inSlot(() => writeAhead(deps, input, draft));
+      stepDone("write_ahead");
+      if ("ok" in written || "taken" in written) return written;
+      const durable = input.mode === "test" || (await madeDurable(deps, input, draft));
+      await input.beforeSubmit?.(draft.queued.messageId);
+      const outcome: SubmitOutcome =
+        asked ??
+        (durable
+          ? await submit(draft, input.logger)
+          : { kind: "unreachable", reason: "the write-ahead could not be made durable" });
+      stepDone("submit");
+      return { written, outcome };
+    });
+    if (reached === "full") {
+      stepDone("queue");
+      input.logger.warn(
+        { places: submissions?.slots.size, waited_ms: submissions?.waitMs },
+        "no place at the live provider came free in time; nothing is sent",
+      );
+      return { ok: false, code: "provider_unavailable" };
+    }
+    if ("ok" in reached) return reached;
+    if ("taken" in reached) {
+      const answer = await afterTaken(reached, attempt);
       if (answer === "again") continue;
       return answer;
     }
-    const durable = input.mode === "test" || (await madeDurable(deps, input, draft));
-    await input.beforeSubmit?.(draft.queued.messageId);
-    const outcome =
-      asked ??
-      (durable
-        ? await submit(draft, input.logger)
-        : ({ kind: "unreachable", reason: "the write-ahead could not be made durable" } as const));
-    stepDone("submit");
+    const { written, outcome } = reached;
     const result = await inSlot(() => record(deps, input, draft, outcome, written), { first: true });
     // A live send's record commits without waiting for the disk, so that its slot is free one disk flush
     // sooner; it is made durable here, with the records and write-aheads waiting at the same moment,

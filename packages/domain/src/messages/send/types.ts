@@ -73,6 +73,13 @@ export type SendMessageDeps = {
    * Without it they queue at the pool with everything else.
    */
   liveSlots?: Slots;
+  /**
+   * The live provider's places: a live send holds one from its write-ahead to the provider's answer, so
+   * that a slow provider ties up at most `slots.size` sends (and their share of the machine) at once. One
+   * that waits `waitMs` for a place is answered `provider_unavailable` with nothing written. Without it
+   * the clients' connections are the only bound.
+   */
+  liveSubmissions?: { slots: Slots; waitMs: number };
   config: {
     messagesPerMinute: number;
     /**
@@ -96,8 +103,8 @@ export type SendMessageDeps = {
   };
 };
 
-/** The steps of a new send, as send-message.ts names them. */
-export type SendPhase = "prepare" | "write_ahead" | "submit" | "record";
+/** The steps of a new send, as send-message.ts names them (`queue`: a live send's wait for a place at the provider). */
+export type SendPhase = "prepare" | "queue" | "write_ahead" | "submit" | "record";
 
 export type SendMessageInput = {
   project: AuthenticatedProject;
