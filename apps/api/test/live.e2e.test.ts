@@ -5,6 +5,7 @@
 // burst, the free-tier boundary, the status check driving live messages to
 // delivered / undeliverable, 503, and no uBill secret, id or raw status in any
 // response or log line.
+import { generateKeySpec } from "@sms/crypto";
 import { createDatabase } from "@sms/db";
 import {
   availableBackends,
@@ -31,6 +32,8 @@ const hasPostgres = (await availableBackends()).includes("postgres");
 const UBILL_KEY = "ubill-e2e-secret-81c4d0";
 const FIRST_SMS_ID = 64_270_001;
 const SUBMIT_TIMEOUT_MS = 3_000;
+/** Both instances of the places test share it, as production's instances must (a replay across them). */
+const KEYS = generateKeySpec("live-e2e");
 const BODY = { to: "+995555123456", template: "login_code", variables: { code: "90210" }, locale: "ka" };
 
 describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL, fake uBill)", () => {
@@ -52,6 +55,7 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
         UBILL_DEFAULT_BRAND_ID: "1",
         UBILL_SUBMIT_TIMEOUT_MS: String(SUBMIT_TIMEOUT_MS),
         UBILL_STATUS_TIMEOUT_MS: "3000",
+        MESSAGE_ENCRYPTION_KEYS: KEYS,
         STATUS_CHECK_INTERVAL_SECONDS: "1",
         MESSAGES_PER_MINUTE: "1000",
         TEST_KEYS_PER_MINUTE: "1000",
@@ -233,6 +237,7 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
         UBILL_API_KEY: UBILL_KEY,
         UBILL_DEFAULT_BRAND_ID: "1",
         UBILL_SUBMIT_TIMEOUT_MS: String(SUBMIT_TIMEOUT_MS),
+        MESSAGE_ENCRYPTION_KEYS: KEYS,
         UBILL_MAX_IN_FLIGHT: "2",
         UBILL_QUEUE_TIMEOUT_MS: "300",
         JOBS_ENABLED: "false",
@@ -252,14 +257,21 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
     try {
       const { projectId, apiKey } = await liveProject({ paid: 5 });
       const client = recordingClient((path, init) => fetch(`${bounded.baseUrl}${path}`, init), BODY);
+      // Answered by the other instance, so that this one has to read its record.
+      const earlier = crypto.randomUUID();
+      expect((await send(apiKey, earlier)).status).toBe(201);
       fake.setSubmitDelay(2_500);
       const held = [client.send(apiKey), client.send(apiKey)];
-      for (let turn = 0; turn < 200 && fake.sends().length < 2; turn++)
+      for (let turn = 0; turn < 200 && fake.sends().length < 3; turn++)
         await new Promise((resolve) => setTimeout(resolve, 25));
-      expect(fake.sends()).toHaveLength(2);
+      expect(fake.sends()).toHaveLength(3);
       expect(await gauges()).toEqual({ size: 2, in_use: 2, waiting: 0 });
 
-      // Both places are held: a third waits 300 ms for one, then is refused with nothing kept.
+      // Both places are held. A key already answered is replayed without waiting for one.
+      const replay = await client.send(apiKey, earlier);
+      expect(replay.status).toBe(200);
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      // A new key waits 300 ms for a place, then is refused with nothing kept.
       const key = crypto.randomUUID();
       const refused = await client.send(apiKey, key);
       expect(refused.status).toBe(503);
@@ -270,9 +282,9 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
         refused.headers.get("x-request-id"),
       );
       expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
-      expect(fake.sends()).toHaveLength(2);
-      expect(await db.prisma.message.count({ where: { projectId } })).toBe(2);
-      expect(await balanceOf(projectId)).toBe(3);
+      expect(fake.sends()).toHaveLength(3);
+      expect(await db.prisma.message.count({ where: { projectId } })).toBe(3);
+      expect(await balanceOf(projectId)).toBe(2);
 
       for (const sent of await Promise.all(held)) {
         expect(sent.status).toBe(201);
@@ -284,8 +296,8 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
       const retried = await client.send(apiKey, key);
       expect(retried.status).toBe(201);
       expect(retried.headers.get("idempotent-replayed")).toBeNull();
-      expect(fake.sends()).toHaveLength(3);
-      expect(await balanceOf(projectId)).toBe(2);
+      expect(fake.sends()).toHaveLength(4);
+      expect(await balanceOf(projectId)).toBe(1);
     } finally {
       fake.setSubmitDelay(0);
       await bounded.cleanup();

@@ -854,6 +854,49 @@ describe("sendMessage", () => {
       expect([tables.messages.size, tables.balance]).toEqual([3, 7]);
     });
 
+    it("every place at uBill taken: a key already answered is replayed, or 409 for another body, without waiting for a place", async () => {
+      tables.hasPaidCredits = true;
+      tables.balance = 10;
+      const places = createSlots(1);
+      const { send, live: ubill } = setup({ liveSubmissions: { slots: places, waitMs: 60_000 } });
+      if (!ubill) throw new Error("no live provider");
+      const answered = await send(live({ to: "+995555000041", idempotencyKey: "answered" }));
+      expect(answered).toMatchObject({ ok: true, replayed: false });
+      // uBill now holds the next send, and with it the one place.
+      let open = () => {};
+      const gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const submit = ubill.provider.submit.bind(ubill.provider);
+      ubill.provider.submit = async (request) => {
+        await gate;
+        return submit(request);
+      };
+      const holding = send(live({ to: "+995555000042", idempotencyKey: "holding" }));
+      for (let turn = 0; turn < 100 && places.inUse === 0; turn++)
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      expect([places.inUse, places.waiting]).toEqual([1, 0]);
+      // A send that waited for a place would be refused after 20 ms: these never wait.
+      const impatient = setup({ liveSubmissions: { slots: places, waitMs: 20 } });
+      expect(await impatient.send(live({ to: "+995555000041", idempotencyKey: "answered" }))).toEqual({
+        ok: true,
+        replayed: true,
+        message: answered.ok ? answered.message : undefined,
+      });
+      expect(await impatient.send(live({ to: "+995555000049", idempotencyKey: "answered" }))).toEqual({
+        ok: false,
+        code: "idempotency_key_reused",
+      });
+      // A new key does wait, and is refused with nothing written.
+      expect(await impatient.send(live({ to: "+995555000043", idempotencyKey: "new" }))).toEqual({
+        ok: false,
+        code: "provider_unavailable",
+      });
+      expect([tables.messages.size, tables.balance]).toEqual([2, 8]);
+      open();
+      expect(await holding).toMatchObject({ ok: true, replayed: false });
+    });
+
     it("a place at uBill is given back however the send ends: uBill not reached, accepted, refused in the write-ahead, replayed", async () => {
       tables.hasPaidCredits = true;
       tables.balance = 1;

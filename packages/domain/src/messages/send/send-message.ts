@@ -191,6 +191,17 @@ export async function sendMessage(
       if (answer === "again") continue;
       return answer;
     }
+    // Every place is taken: a key already used is answered before waiting for one, as when a place is free
+    // (a replay, a 409, or the wait for the request that holds the key), never with a 503. One read, and
+    // only when the send would wait; a free place lets the write-ahead find the key as usual.
+    if (submissions && submissions.slots.inUse >= submissions.slots.size) {
+      const prior = await deps.store.idempotency.find(scope, deps.clock.now());
+      if (prior) {
+        const answer = await afterTaken({ taken: true, prior }, attempt);
+        if (answer === "again") continue;
+        return answer;
+      }
+    }
     // A live send holds one of the live provider's places (deps.liveSubmissions) from its write-ahead to
     // uBill's answer; waiting for one it holds nothing, and one it does not get in time is a 503 with
     // nothing written (the same as uBill not reached: retry is safe).
