@@ -307,6 +307,15 @@ type Observed = {
   bench_cores: number;
 };
 
+/** The most each of these gauges showed in a window. */
+const GAUGE_MAXIMA = {
+  pool_waiting_max: 'sms_db_pool_connections{state="waiting"}',
+  live_slots_waiting_max: 'sms_live_send_slots{state="waiting"}',
+  ubill_places_waiting_max: 'sms_ubill_places{state="waiting"}',
+  ubill_places_in_use_max: 'sms_ubill_places{state="in_use"}',
+} as const;
+type GaugeMaximum = keyof typeof GAUGE_MAXIMA;
+
 /** Nothing seen yet. */
 function noneObserved(): Observed {
   return {
@@ -358,22 +367,8 @@ async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: O
       if (now) {
         const gauge = (name: string) => now.gauges.get(name) ?? 0;
         const total = gauge('sms_db_pool_connections{state="total"}');
-        seen.pool_waiting_max = Math.max(
-          seen.pool_waiting_max,
-          gauge('sms_db_pool_connections{state="waiting"}'),
-        );
-        seen.live_slots_waiting_max = Math.max(
-          seen.live_slots_waiting_max,
-          gauge('sms_live_send_slots{state="waiting"}'),
-        );
-        seen.ubill_places_waiting_max = Math.max(
-          seen.ubill_places_waiting_max,
-          gauge('sms_ubill_places{state="waiting"}'),
-        );
-        seen.ubill_places_in_use_max = Math.max(
-          seen.ubill_places_in_use_max,
-          gauge('sms_ubill_places{state="in_use"}'),
-        );
+        for (const [field, name] of Object.entries(GAUGE_MAXIMA) as Array<[GaugeMaximum, string]>)
+          seen[field] = Math.max(seen[field], gauge(name));
         seen.pool_in_use_max = Math.max(
           seen.pool_in_use_max,
           total - gauge('sms_db_pool_connections{state="idle"}'),
@@ -413,13 +408,8 @@ function mergeObserved(windows: Observed[]): Observed {
   for (const seen of windows) {
     merged.machine_busy += seen.machine_busy / windows.length;
     merged.bench_cores += seen.bench_cores / windows.length;
-    merged.pool_waiting_max = Math.max(merged.pool_waiting_max, seen.pool_waiting_max);
-    merged.live_slots_waiting_max = Math.max(merged.live_slots_waiting_max, seen.live_slots_waiting_max);
-    merged.ubill_places_waiting_max = Math.max(
-      merged.ubill_places_waiting_max,
-      seen.ubill_places_waiting_max,
-    );
-    merged.ubill_places_in_use_max = Math.max(merged.ubill_places_in_use_max, seen.ubill_places_in_use_max);
+    for (const field of Object.keys(GAUGE_MAXIMA) as GaugeMaximum[])
+      merged[field] = Math.max(merged[field], seen[field]);
     merged.pool_in_use_max = Math.max(merged.pool_in_use_max, seen.pool_in_use_max);
     merged.pool_size = Math.max(merged.pool_size, seen.pool_size);
     merged.rss_mb_max = Math.max(merged.rss_mb_max, seen.rss_mb_max);

@@ -39,6 +39,21 @@ function scripted(name: "simulator" | "ubill", outcomes: Array<SubmitOutcome | E
   return { provider, submitted };
 }
 
+/** Holds every send `provider` is asked for until open() is called; `calls` counts them. */
+function holdAtUbill(provider: SmsProvider) {
+  const submit = provider.submit.bind(provider);
+  const held = { calls: 0, open: () => {} };
+  const gate = new Promise<void>((resolve) => {
+    held.open = resolve;
+  });
+  provider.submit = async (request) => {
+    held.calls++;
+    await gate;
+    return submit(request);
+  };
+  return held;
+}
+
 describe("sendMessage", () => {
   let tables: Tables;
   let now: Date;
@@ -794,41 +809,37 @@ describe("sendMessage", () => {
       expect(tables.balance).toBe(4);
     });
 
-    it("a live send waits for a place at uBill holding nothing; one that finds none in time is a 503 with nothing written, and its retry is safe", async () => {
+    /** A paid project with 10 credits, and one place at uBill (a send waits for it up to a minute). */
+    const onePlace = () => {
       tables.hasPaidCredits = true;
       tables.balance = 10;
       const places = createSlots(1);
       const { send, live: ubill } = setup({ liveSubmissions: { slots: places, waitMs: 60_000 } });
       if (!ubill) throw new Error("no live provider");
+      return { places, send, ubill };
+    };
+
+    it("a live send waits for a place at uBill holding nothing; one that finds none in time is a 503 with nothing written, and its retry is safe", async () => {
+      const { places, send, ubill } = onePlace();
       // uBill holds every send until the gate opens.
-      let open = () => {};
-      const gate = new Promise<void>((resolve) => {
-        open = resolve;
-      });
-      const submit = ubill.provider.submit.bind(ubill.provider);
-      let calls = 0;
-      ubill.provider.submit = async (request) => {
-        calls++;
-        await gate;
-        return submit(request);
-      };
+      const held = holdAtUbill(ubill.provider);
       const settle = async (until: () => boolean) => {
         for (let turn = 0; turn < 100 && !until(); turn++)
           await new Promise((resolve) => setTimeout(resolve, 1));
         expect(until()).toBe(true);
       };
       const first = send(live({ to: "+995555000021", idempotencyKey: "place-1" }));
-      await settle(() => calls === 1);
+      await settle(() => held.calls === 1);
       // The first holds the one place at uBill; the second waits for it with nothing written or reserved.
       const second = send(live({ to: "+995555000022", idempotencyKey: "place-2" }));
       await settle(() => places.waiting === 1);
-      const held = () => ({
+      const written = () => ({
         messages: tables.messages.size,
         records: [...tables.records.keys()],
         balance: tables.balance,
         ledger: tables.ledger.length,
       });
-      expect(held()).toEqual({ messages: 1, records: ["prj_unit|live|place-1"], balance: 9, ledger: 1 });
+      expect(written()).toEqual({ messages: 1, records: ["prj_unit|live|place-1"], balance: 9, ledger: 1 });
 
       // One that finds no place within its wait: 503, nothing written, reserved or sent.
       const impatient = setup({ liveSubmissions: { slots: places, waitMs: 20 } });
@@ -836,14 +847,14 @@ describe("sendMessage", () => {
         ok: false,
         code: "provider_unavailable",
       });
-      expect(held()).toEqual({ messages: 1, records: ["prj_unit|live|place-1"], balance: 9, ledger: 1 });
+      expect(written()).toEqual({ messages: 1, records: ["prj_unit|live|place-1"], balance: 9, ledger: 1 });
       expect(impatient.live?.submitted).toEqual([]);
       expect([places.inUse, places.waiting]).toEqual([1, 1]);
 
-      open();
+      held.open();
       for (const result of await Promise.all([first, second]))
         expect(result).toMatchObject({ ok: true, replayed: false, message: { status: "submitted" } });
-      expect(calls).toBe(2);
+      expect(held.calls).toBe(2);
       expect([places.inUse, places.waiting]).toEqual([0, 0]);
       // The refused key was never claimed: its retry is a fresh send.
       expect(await send(live({ to: "+995555000023", idempotencyKey: "place-3" }))).toMatchObject({
@@ -855,23 +866,11 @@ describe("sendMessage", () => {
     });
 
     it("every place at uBill taken: a key already answered is replayed, or 409 for another body, without waiting for a place", async () => {
-      tables.hasPaidCredits = true;
-      tables.balance = 10;
-      const places = createSlots(1);
-      const { send, live: ubill } = setup({ liveSubmissions: { slots: places, waitMs: 60_000 } });
-      if (!ubill) throw new Error("no live provider");
+      const { places, send, ubill } = onePlace();
       const answered = await send(live({ to: "+995555000041", idempotencyKey: "answered" }));
       expect(answered).toMatchObject({ ok: true, replayed: false });
       // uBill now holds the next send, and with it the one place.
-      let open = () => {};
-      const gate = new Promise<void>((resolve) => {
-        open = resolve;
-      });
-      const submit = ubill.provider.submit.bind(ubill.provider);
-      ubill.provider.submit = async (request) => {
-        await gate;
-        return submit(request);
-      };
+      const held = holdAtUbill(ubill.provider);
       const holding = send(live({ to: "+995555000042", idempotencyKey: "holding" }));
       for (let turn = 0; turn < 100 && places.inUse === 0; turn++)
         await new Promise((resolve) => setTimeout(resolve, 1));
@@ -893,7 +892,7 @@ describe("sendMessage", () => {
         code: "provider_unavailable",
       });
       expect([tables.messages.size, tables.balance]).toEqual([2, 8]);
-      open();
+      held.open();
       expect(await holding).toMatchObject({ ok: true, replayed: false });
     });
 
