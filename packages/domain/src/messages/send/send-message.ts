@@ -193,9 +193,10 @@ export async function sendMessage(
     }
     // Every place is taken: a key already used is answered before waiting for one, as when a place is free
     // (a replay, a 409, or the wait for the request that holds the key), never with a 503. One read, and
-    // only when the send would wait; a free place lets the write-ahead find the key as usual.
+    // only when the send would wait (a free place lets the write-ahead find the key as usual), in a live
+    // slot like the rest of a live send's database work: a burst of them waits there, not at the pool.
     if (submissions && submissions.slots.inUse >= submissions.slots.size) {
-      const prior = await deps.store.idempotency.find(scope, deps.clock.now());
+      const prior = await inSlot(() => deps.store.idempotency.find(scope, deps.clock.now()));
       if (prior) {
         const answer = await afterTaken({ taken: true, prior }, attempt);
         if (answer === "again") continue;
