@@ -112,11 +112,11 @@ const V8_FLAGS = args["v8-flags"] ? String(args["v8-flags"]) : null;
 const SERVER_OUTPUT = args["server-output"] ? String(args["server-output"]) : null;
 /** The service's defaults (apps/api/src/env.ts), stated so the ideal below is computed from them. */
 const STATUS_CHECK_CONCURRENCY = 16;
+const STATUS_CHECK_BATCH_SIZE = 200;
 /** uBill's places for live sends (UBILL_MAX_IN_FLIGHT): the service's default unless --ubill-in-flight. */
 const UBILL_MAX_IN_FLIGHT = Number(args["ubill-in-flight"] ?? 32);
 /** How long a live send waits for a place (UBILL_QUEUE_TIMEOUT_MS): the service's default unless given. */
 const UBILL_QUEUE_TIMEOUT_MS = Number(args["ubill-queue-timeout-ms"] ?? 10_000);
-const STATUS_CHECK_BATCH_SIZE = 200;
 /** Time for every live connection to have a send waiting on uBill before the window opens. */
 const RAMP_S = 3;
 

@@ -298,6 +298,11 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   // The read routes' turns (http/gateway.ts, inTurn): one per connection of the pool they read from (the
   // replica's has the same size), so that reads waiting under load hold nothing but their request.
   const readTurns = createSlots(config.database.poolSize);
+  // uBill's places (send-message.ts): a slow uBill ties up at most UBILL_MAX_IN_FLIGHT live sends of this
+  // process, and with them at most that share of its CPU; the rest wait in memory, holding nothing.
+  const liveSubmissions = config.ubill
+    ? { slots: createSlots(config.ubill.maxInFlight), waitMs: config.ubill.queueTimeoutMs }
+    : undefined;
   let replica: ReadReplica | null = null;
   const metrics = createMetrics({
     backlog: () => messageBacklog({ store }, { now: clock.now() }),
@@ -334,11 +339,6 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         })
       : store;
   const ubill = config.ubill ? createUbillProvider({ ...config.ubill, logger }) : null;
-  // uBill's places (send-message.ts): a slow uBill ties up at most UBILL_MAX_IN_FLIGHT live sends of this
-  // process, and with them at most that share of its CPU; the rest wait in memory, holding nothing.
-  const liveSubmissions = config.ubill
-    ? { slots: createSlots(config.ubill.maxInFlight), waitMs: config.ubill.queueTimeoutMs }
-    : undefined;
   const live = ubill ? metrics.instrument(ubill) : null;
   if (!live) {
     logger.warn(

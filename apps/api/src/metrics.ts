@@ -35,6 +35,7 @@ export function createMetrics(sources: {
   pool(): PoolStats;
   /** Live sends' share of the pool (send-message.ts), when there is one. */
   liveSlots?(): Pick<Slots, "size" | "inUse" | "waiting">;
+  /** uBill's places for live sends (send-message.ts), when uBill is configured. */
   liveSubmissions?(): Pick<Slots, "size" | "inUse" | "waiting"> | undefined;
   /** The read routes' turns (http/gateway.ts, inTurn), when there are any. */
   readTurns?(): Pick<Slots, "size" | "inUse" | "waiting">;

@@ -228,6 +228,7 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
 
   it("a slow uBill holds at most UBILL_MAX_IN_FLIGHT live sends; one that waits past UBILL_QUEUE_TIMEOUT_MS is 503 with nothing kept, and its retry is safe", async () => {
     const token = "places-e2e-internal-token-0123456789abcdef";
+    const HOLD_MS = 8_000;
     const bounded = await startServer({
       backend: "postgres",
       databaseUrl: pg.databaseUrl,
@@ -236,7 +237,9 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
         UBILL_BASE_URL: fake.baseUrl,
         UBILL_API_KEY: UBILL_KEY,
         UBILL_DEFAULT_BRAND_ID: "1",
-        UBILL_SUBMIT_TIMEOUT_MS: String(SUBMIT_TIMEOUT_MS),
+        // uBill holds the two places' sends for HOLD_MS, well inside this deadline, so that on a busy
+        // machine the steps below run while both places are taken.
+        UBILL_SUBMIT_TIMEOUT_MS: "30000",
         MESSAGE_ENCRYPTION_KEYS: KEYS,
         UBILL_MAX_IN_FLIGHT: "2",
         UBILL_QUEUE_TIMEOUT_MS: "300",
@@ -260,9 +263,9 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
       // Answered by the other instance, so that this one has to read its record.
       const earlier = crypto.randomUUID();
       expect((await send(apiKey, earlier)).status).toBe(201);
-      fake.setSubmitDelay(2_500);
+      fake.setSubmitDelay(HOLD_MS);
       const held = [client.send(apiKey), client.send(apiKey)];
-      for (let turn = 0; turn < 200 && fake.sends().length < 3; turn++)
+      for (let turn = 0; turn < 800 && fake.sends().length < 3; turn++)
         await new Promise((resolve) => setTimeout(resolve, 25));
       expect(fake.sends()).toHaveLength(3);
       expect(await gauges()).toEqual({ size: 2, in_use: 2, waiting: 0 });

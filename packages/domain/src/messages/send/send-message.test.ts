@@ -824,7 +824,7 @@ describe("sendMessage", () => {
       // uBill holds every send until the gate opens.
       const held = holdAtUbill(ubill.provider);
       const settle = async (until: () => boolean) => {
-        for (let turn = 0; turn < 100 && !until(); turn++)
+        for (let turn = 0; turn < 2_000 && !until(); turn++)
           await new Promise((resolve) => setTimeout(resolve, 1));
         expect(until()).toBe(true);
       };
@@ -872,7 +872,7 @@ describe("sendMessage", () => {
       // uBill now holds the next send, and with it the one place.
       const held = holdAtUbill(ubill.provider);
       const holding = send(live({ to: "+995555000042", idempotencyKey: "holding" }));
-      for (let turn = 0; turn < 100 && places.inUse === 0; turn++)
+      for (let turn = 0; turn < 2_000 && places.inUse === 0; turn++)
         await new Promise((resolve) => setTimeout(resolve, 1));
       expect([places.inUse, places.waiting]).toEqual([1, 0]);
       // A send that waited for a place would be refused after 20 ms: these never wait.
