@@ -119,6 +119,13 @@ const UBILL_MAX_IN_FLIGHT = Number(args["ubill-in-flight"] ?? 32);
 const UBILL_QUEUE_TIMEOUT_MS = Number(args["ubill-queue-timeout-ms"] ?? 10_000);
 /** Time for every live connection to have a send waiting on uBill before the window opens. */
 const RAMP_S = 3;
+/**
+ * Before every window, PostgreSQL writes its dirty pages (CHECKPOINT), so that no window starts halfway to
+ * the checkpoint its WAL calls for. Without it a checkpoint fell in some windows and not in others, at
+ * random, and its last sync stalled every commit of that window (bench/README.md, "A checkpoint in some
+ * windows"). `--checkpoint=false` leaves PostgreSQL to its own schedule. Each window's count is reported.
+ */
+const CHECKPOINT_BEFORE_WINDOW = args.checkpoint !== "false";
 
 const UBILL_KEY = "bench-ubill-secret-key-live";
 const LIVE_CREDITS = 100_000_000;
@@ -305,6 +312,8 @@ type Observed = {
   machine_busy: number;
   /** Cores this process used (the fake uBill, the samplers): load the service's own figures leave out. */
   bench_cores: number;
+  /** Checkpoints PostgreSQL started in the window (the whole server's: pg_stat_bgwriter). */
+  checkpoints: number;
 };
 
 /** The most each of these gauges showed in a window. */
@@ -331,12 +340,27 @@ function noneObserved(): Observed {
     backends: {},
     machine_busy: 0,
     bench_cores: 0,
+    checkpoints: 0,
   };
+}
+
+/** Checkpoints the PostgreSQL server has started since its statistics were reset. */
+async function checkpointsSoFar(): Promise<number> {
+  const { rows } = await direct.query<{ n: number }>(
+    "SELECT (checkpoints_timed + checkpoints_req)::int AS n FROM pg_stat_bgwriter",
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** A checkpoint now, before a window (CHECKPOINT_BEFORE_WINDOW); nothing with --checkpoint=false. */
+async function checkpointFirst(): Promise<void> {
+  if (CHECKPOINT_BEFORE_WINDOW) await direct.query("CHECKPOINT");
 }
 
 /** The service's metrics every 250 ms while `work` runs. */
 async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: Observed }> {
   const before = await scrapeMetrics(metricsUrl, INTERNAL_TOKEN);
+  const checkpointsBefore = await checkpointsSoFar();
   const machineBefore = machineCpu();
   const benchBefore = cpuByPid([Deno.pid]);
   const startedAt = performance.now();
@@ -394,6 +418,7 @@ async function observed<T>(work: () => Promise<T>): Promise<{ result: T; seen: O
   await sampler;
   await waitSampler;
   const after = await scrapeMetrics(metricsUrl, INTERNAL_TOKEN);
+  seen.checkpoints = (await checkpointsSoFar()) - checkpointsBefore;
   seen.histograms = histogramDelta(before.histograms, after.histograms);
   for (const [name, value] of after.gauges) seen.counters.set(name, value - (before.gauges.get(name) ?? 0));
   return { result, seen };
@@ -408,6 +433,7 @@ function mergeObserved(windows: Observed[]): Observed {
   for (const seen of windows) {
     merged.machine_busy += seen.machine_busy / windows.length;
     merged.bench_cores += seen.bench_cores / windows.length;
+    merged.checkpoints += seen.checkpoints;
     for (const field of Object.keys(GAUGE_MAXIMA) as GaugeMaximum[])
       merged[field] = Math.max(merged[field], seen[field]);
     merged.pool_in_use_max = Math.max(merged.pool_in_use_max, seen.pool_in_use_max);
@@ -431,8 +457,14 @@ function mergeObserved(windows: Observed[]): Observed {
   return merged;
 }
 
-/** p50/p99 (ms) of the histograms whose name starts with one of `prefixes`. */
-function latencies(histograms: Histograms, prefixes: string[]) {
+/**
+ * p50/p99 (ms) of the histograms whose name starts with one of `prefixes`, and their mean (ms) from the
+ * histograms' own sums and counts (`counters`: what each series added in the window).
+ */
+function latencies({ histograms, counters }: Pick<Observed, "histograms" | "counters">, prefixes: string[]) {
+  /** The series `name`'s `_sum` or `_count` (name is `metric{labels}` or `metric`). */
+  const added = (name: string, suffix: string) =>
+    counters.get(name.replace(/^(\w+)/, `$1${suffix}`)) ?? Number.NaN;
   return Object.fromEntries(
     [...histograms.entries()]
       .filter(
@@ -451,6 +483,7 @@ function latencies(histograms: Histograms, prefixes: string[]) {
           count: buckets.get(Infinity) ?? 0,
           p50_ms: round(quantile(buckets, 0.5) * 1000, 1),
           p99_ms: round(quantile(buckets, 0.99) * 1000, 1),
+          mean_ms: round((added(name, "_sum") / added(name, "_count")) * 1000, 1),
         },
       ]),
   );
@@ -513,6 +546,7 @@ async function aloneWindow(
   profileAs: string | null,
   seconds = WINDOW_S,
 ): Promise<{ test: WrkFigures; seen: Observed }> {
+  await checkpointFirst();
   const { result: test, seen } = await observed(() =>
     measuredWindow(profileAs, () => runLoad(server.baseUrl, testLoad, seconds)),
   );
@@ -528,10 +562,7 @@ async function testAlone(name: string): Promise<WrkFigures> {
       scenario: name,
       test: { connections: TEST_CONNECTIONS, pace_ms: TEST_PACE_MS, ...wrkSummary([result]) },
       ...poolFigures(seen),
-      latencies: latencies(seen.histograms, [
-        "sms_request_phase_duration_seconds",
-        "sms_event_loop_delay_seconds",
-      ]),
+      latencies: latencies(seen, ["sms_request_phase_duration_seconds", "sms_event_loop_delay_seconds"]),
     }),
   );
   return result;
@@ -553,6 +584,7 @@ type LiveWindow = {
 /** Live sends against uBill answering in `delayMs`, and once all are waiting a window of test sends beside them. */
 async function liveWindow(delayMs: number, prefix: string, profileAs: string | null): Promise<LiveWindow> {
   const windowS = windowLength(delayMs);
+  await checkpointFirst();
   fake.setSubmitDelay(delayMs);
   const live = runLoad(server.baseUrl, liveLoad(prefix), RAMP_S + windowS + 2);
   await sleep(RAMP_S * 1000);
@@ -639,6 +671,12 @@ async function liveUnder(delayMs: number, prefix: string) {
       test_p99_ratio: ratio(test.p99_ms, reference.p99_ms),
       rounds: ROUNDS,
       order: order.join(","),
+      checkpoint_before_window: CHECKPOINT_BEFORE_WINDOW,
+      // Checkpoints PostgreSQL started in each window, in the order of per_round_p99_ms.
+      per_round_checkpoints: {
+        beside: beside.map((window) => window.seen.checkpoints),
+        alone: alone.map((window) => window.seen.checkpoints),
+      },
       ...poolFigures(seen),
       // The service's and its PostgreSQL backends' CPU time in the live windows, per send (live and test
       // alike: with the test sends paced far apart, --test-pace-ms=1000, nearly all of it is the live sends').
@@ -672,12 +710,12 @@ async function liveUnder(delayMs: number, prefix: string) {
         pool_waiting_max: aloneSeen.pool_waiting_max,
         machine_busy: aloneSeen.machine_busy,
         bench_cores: aloneSeen.bench_cores,
-        latencies: latencies(aloneSeen.histograms, [
+        latencies: latencies(aloneSeen, [
           "sms_request_phase_duration_seconds",
           "sms_event_loop_delay_seconds",
         ]),
       },
-      latencies: latencies(seen.histograms, [
+      latencies: latencies(seen, [
         "sms_request_phase_duration_seconds",
         "sms_provider_call_duration_seconds",
         "sms_event_loop_delay_seconds",
@@ -771,7 +809,7 @@ async function statusCheckUnder(reference: WrkFigures) {
         ...wrkSummary([test]),
         reference_p99_ms: reference.latency_ms.p99,
       },
-      latencies: latencies(seen.histograms, [
+      latencies: latencies(seen, [
         "sms_request_phase_duration_seconds",
         "sms_provider_call_duration_seconds",
         "sms_event_loop_delay_seconds",

@@ -19,6 +19,7 @@ import {
   createStore,
   type DatabaseClock,
   ensurePartitions,
+  type LivePlaces,
   messageBacklog,
   type RequestRecorder,
   type SmsProvider,
@@ -298,17 +299,23 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   // The read routes' turns (http/gateway.ts, inTurn): one per connection of the pool they read from (the
   // replica's has the same size), so that reads waiting under load hold nothing but their request.
   const readTurns = createSlots(config.database.poolSize);
-  // uBill's places (send-message.ts): a slow uBill ties up at most UBILL_MAX_IN_FLIGHT live sends of this
-  // process, and with them at most that share of its CPU; the rest wait in memory, holding nothing.
-  const liveSubmissions = config.ubill
-    ? { slots: createSlots(config.ubill.maxInFlight), waitMs: config.ubill.queueTimeoutMs }
+  // uBill's places (send-message.ts): at most UBILL_MAX_IN_FLIGHT calls at uBill from this process. Beside
+  // them, as many sends as there are live slots (at most one per place) may be written ahead, ready for the
+  // next free place: a slow uBill ties up at most that many live sends, and with them at most that share
+  // of the CPU; the rest wait in memory, holding nothing.
+  const liveSubmissions: LivePlaces | undefined = config.ubill
+    ? {
+        places: createSlots(config.ubill.maxInFlight),
+        admitted: createSlots(config.ubill.maxInFlight + Math.min(config.ubill.maxInFlight, liveSlots.size)),
+        waitMs: config.ubill.queueTimeoutMs,
+      }
     : undefined;
   let replica: ReadReplica | null = null;
   const metrics = createMetrics({
     backlog: () => messageBacklog({ store }, { now: clock.now() }),
     pool: () => db.poolStats(),
     liveSlots: () => liveSlots,
-    liveSubmissions: () => liveSubmissions?.slots,
+    liveSubmissions: () => liveSubmissions,
     readTurns: () => readTurns,
     replicaBypassed: () => replica?.bypassed() ?? null,
   });

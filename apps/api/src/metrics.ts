@@ -3,7 +3,15 @@
 // labels are route templates, statuses, codes, modes, job and provider names.
 import process from "node:process";
 import type { Database, ReadFallbackReason } from "@sms/db";
-import type { KeyMode, MessageBacklog, SendPhase, Slots, SmsProvider, SubmitOutcome } from "@sms/domain";
+import type {
+  KeyMode,
+  LivePlaces,
+  MessageBacklog,
+  SendPhase,
+  Slots,
+  SmsProvider,
+  SubmitOutcome,
+} from "@sms/domain";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 /** Seconds; from 1 ms to 30 s, the range between a cached read and a provider deadline. */
@@ -36,7 +44,7 @@ export function createMetrics(sources: {
   /** Live sends' share of the pool (send-message.ts), when there is one. */
   liveSlots?(): Pick<Slots, "size" | "inUse" | "waiting">;
   /** uBill's places for live sends (send-message.ts), when uBill is configured. */
-  liveSubmissions?(): Pick<Slots, "size" | "inUse" | "waiting"> | undefined;
+  liveSubmissions?(): LivePlaces | undefined;
   /** The read routes' turns (http/gateway.ts, inTurn), when there are any. */
   readTurns?(): Pick<Slots, "size" | "inUse" | "waiting">;
   /** Whether reads skip the read replica right now (null: no DATABASE_READ_URL). */
@@ -202,12 +210,20 @@ export function createMetrics(sources: {
     "Live sends' database slots for their write-ahead transactions (a share of the pool): size, in_use, and waiting (live sends queued for one, holding no connection).",
     () => sources.liveSlots?.(),
   );
-  slotsGauge(
-    registry,
-    "sms_ubill_places",
-    "Live sends' places at uBill (UBILL_MAX_IN_FLIGHT), each held from the write-ahead to uBill's answer: size, in_use, and waiting (live sends queued for one, holding nothing; after UBILL_QUEUE_TIMEOUT_MS they are answered 503).",
-    () => sources.liveSubmissions?.(),
-  );
+  new Gauge({
+    name: "sms_ubill_places",
+    help: "Live sends' places at uBill (UBILL_MAX_IN_FLIGHT), each held for one call: size, in_use (calls at uBill), ready (sends written ahead, waiting for a place) and waiting (live sends not yet admitted, holding nothing). A send that waits UBILL_QUEUE_TIMEOUT_MS in all is answered 503.",
+    labelNames: ["state"] as const,
+    registers: [registry],
+    collect() {
+      const now = sources.liveSubmissions?.();
+      if (!now) return;
+      this.set({ state: "size" }, now.places.size);
+      this.set({ state: "in_use" }, now.places.inUse);
+      this.set({ state: "ready" }, now.places.waiting);
+      this.set({ state: "waiting" }, now.admitted.waiting);
+    },
+  });
   slotsGauge(
     registry,
     "sms_read_turns",

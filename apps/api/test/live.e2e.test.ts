@@ -226,7 +226,7 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
     expect(await balanceOf(projectId)).toBe(30);
   }, 60_000);
 
-  it("a slow uBill holds at most UBILL_MAX_IN_FLIGHT live sends; one that waits past UBILL_QUEUE_TIMEOUT_MS is 503 with nothing kept, and its retry is safe", async () => {
+  it("a slow uBill holds at most UBILL_MAX_IN_FLIGHT live sends; one written ahead that waits past UBILL_QUEUE_TIMEOUT_MS for a place is released, 503 with nothing kept, and its retry is safe", async () => {
     const token = "places-e2e-internal-token-0123456789abcdef";
     const HOLD_MS = 8_000;
     const bounded = await startServer({
@@ -242,7 +242,8 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
         UBILL_SUBMIT_TIMEOUT_MS: "30000",
         MESSAGE_ENCRYPTION_KEYS: KEYS,
         UBILL_MAX_IN_FLIGHT: "2",
-        UBILL_QUEUE_TIMEOUT_MS: "300",
+        // Long enough for the steps below to see the refused send written ahead, waiting for a place.
+        UBILL_QUEUE_TIMEOUT_MS: "2000",
         JOBS_ENABLED: "false",
         MESSAGES_PER_MINUTE: "1000",
         RECIPIENT_MESSAGES_PER_MINUTE: "10000",
@@ -255,7 +256,12 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
       ).text();
       const value = (state: string) =>
         Number(new RegExp(`^sms_ubill_places\\{state="${state}"\\} (\\S+)$`, "m").exec(text)?.[1]);
-      return { size: value("size"), in_use: value("in_use"), waiting: value("waiting") };
+      return {
+        size: value("size"),
+        in_use: value("in_use"),
+        ready: value("ready"),
+        waiting: value("waiting"),
+      };
     };
     try {
       const { projectId, apiKey } = await liveProject({ paid: 5 });
@@ -268,15 +274,27 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
       for (let turn = 0; turn < 800 && fake.sends().length < 3; turn++)
         await new Promise((resolve) => setTimeout(resolve, 25));
       expect(fake.sends()).toHaveLength(3);
-      expect(await gauges()).toEqual({ size: 2, in_use: 2, waiting: 0 });
+      expect(await gauges()).toEqual({ size: 2, in_use: 2, ready: 0, waiting: 0 });
 
       // Both places are held. A key already answered is replayed without waiting for one.
       const replay = await client.send(apiKey, earlier);
       expect(replay.status).toBe(200);
       expect(replay.headers.get("idempotent-replayed")).toBe("true");
-      // A new key waits 300 ms for a place, then is refused with nothing kept.
+      // A new key is written ahead (its message queued, its credit reserved) and waits for a place: none
+      // comes free within UBILL_QUEUE_TIMEOUT_MS, so it is released and refused with nothing kept.
       const key = crypto.randomUUID();
-      const refused = await client.send(apiKey, key);
+      const refusing = client.send(apiKey, key);
+      let ready = await gauges();
+      for (let turn = 0; turn < 400 && ready.ready !== 1; turn++) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        ready = await gauges();
+      }
+      expect(ready).toEqual({ size: 2, in_use: 2, ready: 1, waiting: 0 });
+      // Queued: the two at uBill, and the one written ahead.
+      expect(await db.prisma.message.count({ where: { projectId, status: "queued" } })).toBe(3);
+      expect(await db.prisma.message.count({ where: { projectId } })).toBe(4);
+      expect(await balanceOf(projectId)).toBe(1);
+      const refused = await refusing;
       expect(refused.status).toBe(503);
       expect(refused.body).toEqual({
         error: { code: "provider_unavailable", message: expect.any(String), request_id: expect.any(String) },
@@ -293,9 +311,9 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
         expect(sent.status).toBe(201);
         expect(sent.body).toMatchObject({ status: "submitted" });
       }
-      expect(await gauges()).toEqual({ size: 2, in_use: 0, waiting: 0 });
+      expect(await gauges()).toEqual({ size: 2, in_use: 0, ready: 0, waiting: 0 });
       fake.setSubmitDelay(0);
-      // The refused key was never claimed: the same key now sends, once.
+      // The refused key was given back: the same key now sends, once.
       const retried = await client.send(apiKey, key);
       expect(retried.status).toBe(201);
       expect(retried.headers.get("idempotent-replayed")).toBeNull();

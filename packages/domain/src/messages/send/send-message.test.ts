@@ -17,7 +17,7 @@ import type { SmsProvider, SubmitOutcome, SubmitRequest } from "../../provider.t
 import { createSlots, type Slots } from "../../slots.ts";
 import { createAnsweredKeys } from "../answered-keys.ts";
 import { createProjectRefusals, type ProjectRefusals } from "./project-refusals.ts";
-import { type SendMessageInput, sendMessage } from "./send-message.ts";
+import { type LivePlaces, type SendMessageInput, sendMessage } from "./send-message.ts";
 
 const T0 = new Date("2026-11-22T10:00:30Z");
 const keyring = parseKeyring(generateKeySpec("unit"));
@@ -77,7 +77,7 @@ describe("sendMessage", () => {
       /** Live sends' database slots. */
       liveSlots?: Slots;
       /** uBill's places for live sends. */
-      liveSubmissions?: { slots: Slots; waitMs: number };
+      liveSubmissions?: LivePlaces;
       /** Every transaction waits for this before it starts (open ones counted in `transactions`). */
       transactionGate?: Promise<void>;
       /** The instance's memory of projects whose live sends go straight to the transaction. */
@@ -809,18 +809,21 @@ describe("sendMessage", () => {
       expect(tables.balance).toBe(4);
     });
 
-    /** A paid project with 10 credits, and one place at uBill (a send waits for it up to a minute). */
-    const onePlace = () => {
+    /**
+     * A paid project with 10 credits, and one place at uBill with room for `ahead` sends written ahead
+     * beside it (a send waits up to a minute).
+     */
+    const onePlace = (ahead = 0) => {
       tables.hasPaidCredits = true;
       tables.balance = 10;
-      const places = createSlots(1);
-      const { send, live: ubill } = setup({ liveSubmissions: { slots: places, waitMs: 60_000 } });
+      const bound: LivePlaces = { places: createSlots(1), admitted: createSlots(1 + ahead), waitMs: 60_000 };
+      const { send, live: ubill } = setup({ liveSubmissions: bound });
       if (!ubill) throw new Error("no live provider");
-      return { places, send, ubill };
+      return { bound, places: bound.admitted, send, ubill };
     };
 
     it("a live send waits for a place at uBill holding nothing; one that finds none in time is a 503 with nothing written, and its retry is safe", async () => {
-      const { places, send, ubill } = onePlace();
+      const { bound, places, send, ubill } = onePlace();
       // uBill holds every send until the gate opens.
       const held = holdAtUbill(ubill.provider);
       const settle = async (until: () => boolean) => {
@@ -842,7 +845,7 @@ describe("sendMessage", () => {
       expect(written()).toEqual({ messages: 1, records: ["prj_unit|live|place-1"], balance: 9, ledger: 1 });
 
       // One that finds no place within its wait: 503, nothing written, reserved or sent.
-      const impatient = setup({ liveSubmissions: { slots: places, waitMs: 20 } });
+      const impatient = setup({ liveSubmissions: { ...bound, waitMs: 20 } });
       expect(await impatient.send(live({ to: "+995555000023", idempotencyKey: "place-3" }))).toEqual({
         ok: false,
         code: "provider_unavailable",
@@ -866,7 +869,7 @@ describe("sendMessage", () => {
     });
 
     it("every place at uBill taken: a key already answered is replayed, or 409 for another body, without waiting for a place", async () => {
-      const { places, send, ubill } = onePlace();
+      const { bound, places, send, ubill } = onePlace();
       const answered = await send(live({ to: "+995555000041", idempotencyKey: "answered" }));
       expect(answered).toMatchObject({ ok: true, replayed: false });
       // uBill now holds the next send, and with it the one place.
@@ -876,7 +879,7 @@ describe("sendMessage", () => {
         await new Promise((resolve) => setTimeout(resolve, 1));
       expect([places.inUse, places.waiting]).toEqual([1, 0]);
       // A send that waited for a place would be refused after 20 ms: these never wait.
-      const impatient = setup({ liveSubmissions: { slots: places, waitMs: 20 } });
+      const impatient = setup({ liveSubmissions: { ...bound, waitMs: 20 } });
       expect(await impatient.send(live({ to: "+995555000041", idempotencyKey: "answered" }))).toEqual({
         ok: true,
         replayed: true,
@@ -896,21 +899,77 @@ describe("sendMessage", () => {
       expect(await holding).toMatchObject({ ok: true, replayed: false });
     });
 
+    it("a send written ahead waits for the next place at uBill; one that finds none in time is released, a 503 with nothing kept, and its retry is safe", async () => {
+      const { bound, send, ubill } = onePlace(1);
+      const held = holdAtUbill(ubill.provider);
+      const settle = async (until: () => boolean) => {
+        for (let turn = 0; turn < 2_000 && !until(); turn++)
+          await new Promise((resolve) => setTimeout(resolve, 1));
+        expect(until()).toBe(true);
+      };
+      const written = () => ({
+        messages: tables.messages.size,
+        records: [...tables.records.keys()].sort(),
+        balance: tables.balance,
+      });
+      const first = send(live({ to: "+995555000051", idempotencyKey: "ahead-1" }));
+      await settle(() => held.calls === 1);
+
+      // Admitted beside the one place, written ahead, and not given a place within its wait: released.
+      const impatient = setup({ liveSubmissions: { ...bound, waitMs: 20 } });
+      expect(await impatient.send(live({ to: "+995555000059", idempotencyKey: "ahead-late" }))).toEqual({
+        ok: false,
+        code: "provider_unavailable",
+      });
+      expect(written()).toEqual({ messages: 1, records: ["prj_unit|live|ahead-1"], balance: 9 });
+      expect(held.calls).toBe(1);
+
+      // Written ahead while the first is at uBill: its message and credit are already there.
+      const second = send(live({ to: "+995555000052", idempotencyKey: "ahead-2" }));
+      await settle(() => bound.places.waiting === 1);
+      expect(written()).toEqual({
+        messages: 2,
+        records: ["prj_unit|live|ahead-1", "prj_unit|live|ahead-2"],
+        balance: 8,
+      });
+      expect(held.calls).toBe(1);
+      // No room beside them: the third waits to be admitted, holding nothing.
+      const third = send(live({ to: "+995555000053", idempotencyKey: "ahead-3" }));
+      await settle(() => bound.admitted.waiting === 1);
+      expect(written().messages).toBe(2);
+
+      held.open();
+      for (const result of await Promise.all([first, second, third]))
+        expect(result).toMatchObject({ ok: true, replayed: false, message: { status: "submitted" } });
+      expect(held.calls).toBe(3);
+      expect([bound.places.inUse, bound.places.waiting, bound.admitted.inUse, bound.admitted.waiting]).toEqual([
+        0, 0, 0, 0,
+      ]);
+      // The released key was given back: its retry sends, once.
+      expect(await send(live({ to: "+995555000059", idempotencyKey: "ahead-late" }))).toMatchObject({
+        ok: true,
+        replayed: false,
+        message: { status: "submitted" },
+      });
+      expect([tables.messages.size, tables.balance, held.calls]).toEqual([4, 6, 4]);
+    });
+
     it("a place at uBill is given back however the send ends: uBill not reached, accepted, refused in the write-ahead, replayed", async () => {
       tables.hasPaidCredits = true;
       tables.balance = 1;
-      const places = createSlots(1);
+      const bound: LivePlaces = { places: createSlots(1), admitted: createSlots(2), waitMs: 60_000 };
       const { send } = setup({
-        liveSubmissions: { slots: places, waitMs: 60_000 },
+        liveSubmissions: bound,
         live: [{ kind: "unreachable", reason: "connection refused" }],
       });
+      const givenBack = () => [bound.places.inUse, bound.places.waiting, bound.admitted.inUse, bound.admitted.waiting];
       // uBill not reached: 503, the credit refunded.
       expect(await send(live({ to: "+995555000031", idempotencyKey: "given-1" }))).toEqual({
         ok: false,
         code: "provider_unavailable",
       });
       expect(tables.balance).toBe(1);
-      expect([places.inUse, places.waiting]).toEqual([0, 0]);
+      expect(givenBack()).toEqual([0, 0, 0, 0]);
       // Accepted: the one credit spent.
       expect(await send(live({ to: "+995555000032", idempotencyKey: "given-2" }))).toMatchObject({
         ok: true,
@@ -920,13 +979,13 @@ describe("sendMessage", () => {
         ok: false,
         code: "insufficient_credits",
       });
-      expect([places.inUse, places.waiting]).toEqual([0, 0]);
+      expect(givenBack()).toEqual([0, 0, 0, 0]);
       // A replay of an answered key.
       expect(await send(live({ to: "+995555000032", idempotencyKey: "given-2" }))).toMatchObject({
         ok: true,
         replayed: true,
       });
-      expect([places.inUse, places.waiting]).toEqual([0, 0]);
+      expect(givenBack()).toEqual([0, 0, 0, 0]);
     });
 
     it("a live send's record takes a live slot too, ahead of the write-aheads still waiting", async () => {

@@ -36,11 +36,15 @@
 //                    (and a live send's queued message) is released (503,
 //                    retry is safe).
 //
-// A live send first takes one of the live provider's places
-// (deps.liveSubmissions, UBILL_MAX_IN_FLIGHT), held from its write-ahead to
-// uBill's answer: a slow provider then ties up at most that many sends, and
-// the rest wait in memory holding nothing, until UBILL_QUEUE_TIMEOUT_MS makes
-// them a 503 with nothing written (retry is safe).
+// A live send is first admitted (deps.liveSubmissions.admitted: the places at
+// uBill, UBILL_MAX_IN_FLIGHT, and as many sends again as there are live
+// database slots, at most one per place): a slow provider then ties up at most
+// that many sends, and the rest wait in memory holding nothing. An admitted
+// send writes ahead, then takes a place for its call to uBill only, so that a
+// place goes from one call to the next without waiting for a write-ahead in
+// between. A send that has waited UBILL_QUEUE_TIMEOUT_MS in all is a 503:
+// before its write-ahead with nothing written, after it released, never sent
+// (retry is safe either way).
 // Its write-ahead waits for one of the live sends'
 // database slots (deps.liveSlots), so that a burst of them (hundreds of one
 // project's, their transactions queued on its per-minute counter and balance
@@ -70,6 +74,7 @@ import { record, recordAnswered } from "./record.ts";
 import { submit } from "./submit.ts";
 import type {
   Draft,
+  LivePlaces,
   SendMessageDeps,
   SendMessageInput,
   SendMessageResult,
@@ -80,6 +85,7 @@ import { writeAhead } from "./write-ahead.ts";
 
 export { createProjectRefusals, type ProjectRefusals } from "./project-refusals.ts";
 export type {
+  LivePlaces,
   SendMessageDeps,
   SendMessageInput,
   SendMessageRequest,
@@ -146,15 +152,36 @@ export async function sendMessage(
   const inSlot = <T>(work: () => Promise<T>, options?: { first?: boolean }): Promise<T> =>
     slots ? slots.run(work, options) : work();
   const submissions = input.mode === "live" ? deps.liveSubmissions : undefined;
-  /** `work` in one of the live provider's places (when it has a bound), or "full" when none came free in time. */
-  const inSubmission = async <T>(work: () => Promise<T>): Promise<T | "full"> => {
+  /** When this send began to wait for its admission (the live provider's places' wait counts from it). */
+  let queuedAt = 0;
+  /** `work` once admitted (when the live provider has places), or "full" when no room came free in time. */
+  const admitted = async <T>(work: () => Promise<T>): Promise<T | "full"> => {
     if (!submissions) return work();
+    queuedAt = timer.monotonicMs();
     try {
-      return await submissions.slots.run(work, { timeoutMs: submissions.waitMs });
+      return await submissions.admitted.run(work, { timeoutMs: submissions.waitMs });
     } catch (error) {
       if (error instanceof SlotWaitTimeout) return "full";
       throw error;
     }
+  };
+  const noPlace = (places: LivePlaces) =>
+    input.logger.warn(
+      { places: places.places.size, waited_ms: places.waitMs },
+      "no place at the live provider came free in time; nothing is sent",
+    );
+  /**
+   * The call to the live provider in one of its places, once written ahead; with no place free before the
+   * rest of the send's wait is over, not made (uBill not reached: the send is released, a 503).
+   */
+  const atPlace = (draft: Draft): Promise<SubmitOutcome> => {
+    if (!submissions) return submit(draft, input.logger);
+    const timeoutMs = Math.max(0, submissions.waitMs - (timer.monotonicMs() - queuedAt));
+    return submissions.places.run(() => submit(draft, input.logger), { timeoutMs }).catch((error) => {
+      if (!(error instanceof SlotWaitTimeout)) throw error;
+      noPlace(submissions);
+      return { kind: "unreachable", reason: "no place at the live provider came free in time" } as const;
+    });
   };
   let stepStarted = timer.monotonicMs();
   /** Tells deps.observe how long `phase` took, and starts the next step's clock. */
@@ -191,11 +218,11 @@ export async function sendMessage(
       if (answer === "again") continue;
       return answer;
     }
-    // Every place is taken: a key already used is answered before waiting for one, as when a place is free
+    // No room to be admitted: a key already used is answered before waiting for it, as when there is room
     // (a replay, a 409, or the wait for the request that holds the key), never with a 503. One read, and
-    // only when the send would wait (a free place lets the write-ahead find the key as usual), in a live
-    // slot like the rest of a live send's database work: a burst of them waits there, not at the pool.
-    if (submissions && submissions.slots.inUse >= submissions.slots.size) {
+    // only when the send would wait (with room, the write-ahead finds the key as usual), in a live slot
+    // like the rest of a live send's database work: a burst of them waits there, not at the pool.
+    if (submissions && submissions.admitted.inUse >= submissions.admitted.size) {
       const prior = await inSlot(() => deps.store.idempotency.find(scope, deps.clock.now()));
       if (prior) {
         const answer = await afterTaken({ taken: true, prior }, attempt);
@@ -203,10 +230,10 @@ export async function sendMessage(
         return answer;
       }
     }
-    // A live send holds one of the live provider's places (deps.liveSubmissions) from its write-ahead to
-    // uBill's answer; waiting for one it holds nothing, and one it does not get in time is a 503 with
-    // nothing written (the same as uBill not reached: retry is safe).
-    const reached = await inSubmission(async () => {
+    // A live send is admitted (deps.liveSubmissions) before its write-ahead, holding nothing while it
+    // waits; one not admitted in time is a 503 with nothing written (the same as uBill not reached: retry
+    // is safe). It takes a place at uBill for the call only (atPlace).
+    const reached = await admitted(async () => {
       if (submissions) stepDone("queue");
       const written = await inSlot(() => writeAhead(deps, input, draft));
       stepDone("write_ahead");
@@ -216,17 +243,14 @@ export async function sendMessage(
       const outcome: SubmitOutcome =
         asked ??
         (durable
-          ? await submit(draft, input.logger)
+          ? await atPlace(draft)
           : { kind: "unreachable", reason: "the write-ahead could not be made durable" });
       stepDone("submit");
       return { written, outcome };
     });
     if (reached === "full") {
       stepDone("queue");
-      input.logger.warn(
-        { places: submissions?.slots.size, waited_ms: submissions?.waitMs },
-        "no place at the live provider came free in time; nothing is sent",
-      );
+      if (submissions) noPlace(submissions);
       return { ok: false, code: "provider_unavailable" };
     }
     if ("ok" in reached) return reached;

@@ -74,12 +74,11 @@ export type SendMessageDeps = {
    */
   liveSlots?: Slots;
   /**
-   * The live provider's places: a live send holds one from its write-ahead to the provider's answer, so
-   * that a slow provider ties up at most `slots.size` sends (and their share of the machine) at once. One
-   * that waits `waitMs` for a place is answered `provider_unavailable` with nothing written. Without it
-   * the clients' connections are the only bound.
+   * The live provider's places (send-message.ts): a slow provider ties up at most `admitted.size` live
+   * sends (and their share of the machine) at once. Without it the clients' connections are the only
+   * bound.
    */
-  liveSubmissions?: { slots: Slots; waitMs: number };
+  liveSubmissions?: LivePlaces;
   config: {
     messagesPerMinute: number;
     /**
@@ -104,6 +103,16 @@ export type SendMessageDeps = {
 };
 
 /** The steps of a new send, as send-message.ts names them (`queue`: a live send's wait for a place at the provider). */
+/**
+ * A live send takes one of `admitted` before its write-ahead (waiting for it, it holds nothing), and one of
+ * `places` for its call to the provider only. `admitted` has room for every place and for a few sends
+ * more, written ahead and ready for the next place that comes free, so that a place goes from one call
+ * to the next without a write-ahead in between. A send that has waited `waitMs` in all, for either, is
+ * answered `provider_unavailable`: before its write-ahead with nothing written, after it released (the
+ * message removed, the credit refunded, the key given back), never sent.
+ */
+export type LivePlaces = { places: Slots; admitted: Slots; waitMs: number };
+
 export type SendPhase = "prepare" | "queue" | "write_ahead" | "submit" | "record";
 
 export type SendMessageInput = {
