@@ -48,6 +48,7 @@ import {
   API_ENV,
   backendPids,
   benchArgs,
+  checkpoints,
   cpuByPid,
   cpuSpent,
   freePort,
@@ -344,17 +345,12 @@ function noneObserved(): Observed {
   };
 }
 
-/** Checkpoints the PostgreSQL server has started since its statistics were reset. */
-async function checkpointsSoFar(): Promise<number> {
-  const { rows } = await direct.query<{ n: number }>(
-    "SELECT (checkpoints_timed + checkpoints_req)::int AS n FROM pg_stat_bgwriter",
-  );
-  return rows[0]?.n ?? 0;
-}
+/** Checkpoints the PostgreSQL server has started so far. */
+const checkpointsSoFar = () => checkpoints(testPostgresAdminUrl());
 
 /** A checkpoint now, before a window (CHECKPOINT_BEFORE_WINDOW); nothing with --checkpoint=false. */
 async function checkpointFirst(): Promise<void> {
-  if (CHECKPOINT_BEFORE_WINDOW) await direct.query("CHECKPOINT");
+  if (CHECKPOINT_BEFORE_WINDOW) await checkpoints(testPostgresAdminUrl(), { force: true });
 }
 
 /** The service's metrics every 250 ms while `work` runs. */

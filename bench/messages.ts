@@ -61,6 +61,7 @@ import {
   answersOk,
   backendPids,
   benchArgs,
+  checkpoints,
   cpuByPid,
   cpuSpent,
   freePort,
@@ -99,6 +100,12 @@ const POOL = String(args.pool ?? 20);
 const LOG_LEVEL = String(args["log-level"] ?? "info");
 const BASELINE = args.baseline === "true";
 const ROUNDS = Number(args.rounds ?? 3);
+/**
+ * With --baseline, PostgreSQL checkpoints before every window (`--checkpoint=false`: on its own schedule),
+ * so that a checkpoint's writes and sync do not fall in some servers' windows and not others'
+ * (bench/README.md, "A checkpoint in some windows"); `checkpoints_in_windows` counts the ones that did.
+ */
+const CHECKPOINT_BEFORE_WINDOW = args.checkpoint !== "false";
 const PROFILE = args.profile === "true";
 if (PROFILE && !args.inspect) args.inspect = `127.0.0.1:${freePort()}`;
 
@@ -497,11 +504,14 @@ try {
       // one (whose aftermath it may meet) as often as the others do, not always the same one; and before
       // every window the database is let go quiet (bench/README.md, "Who follows whom").
       const count = inRound.length;
+      let checkpointsInWindows = 0;
       for (let round = 0; round < ROUNDS; round++) {
         const backwards = Math.floor(round / count) % 2 === 1;
         for (let i = 0; i < count; i++) {
           settledMs.push(await untilDatabaseQuiet(testPostgresAdminUrl(), database.databaseUrl));
+          const before = await checkpoints(testPostgresAdminUrl(), { force: CHECKPOINT_BEFORE_WINDOW });
           await inRound[(((backwards ? round - i : round + i) % count) + count) % count]!();
+          checkpointsInWindows += (await checkpoints(testPostgresAdminUrl())) - before;
         }
       }
       const summary = (results: Result[]) => ({
@@ -557,6 +567,8 @@ try {
             ...(other ? { variant: rounds.variant.map((r) => r.requests_per_s) } : {}),
           },
           settled_ms_max: Math.max(0, ...settledMs),
+          checkpoint_before_window: CHECKPOINT_BEFORE_WINDOW,
+          checkpoints_in_windows: checkpointsInWindows,
           per_round_p99_ms: {
             service: rounds.service.map((r) => r.latency_ms.p99),
             baseline: rounds.baseline.map((r) => r.latency_ms.p99),

@@ -224,6 +224,25 @@ export async function untilDatabaseQuiet(
   }
 }
 
+/**
+ * Checkpoints the PostgreSQL server has started so far (timed and requested: pg_stat_bgwriter), and with
+ * `force` first one more, at once (CHECKPOINT): a window that follows starts with PostgreSQL's dirty pages
+ * written, not halfway to the checkpoint its WAL calls for (bench/README.md, "A checkpoint in some windows").
+ */
+export async function checkpoints(adminUrl: string, { force = false } = {}): Promise<number> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    if (force) await client.query("CHECKPOINT");
+    const { rows } = await client.query(
+      "SELECT (checkpoints_timed + checkpoints_req)::int AS n FROM pg_stat_bgwriter",
+    );
+    return (rows[0] as { n: number }).n;
+  } finally {
+    await client.end();
+  }
+}
+
 /** The PostgreSQL backends serving a database (for their CPU time). */
 export async function backendPids(adminUrl: string, databaseUrl: string): Promise<number[]> {
   const client = new pg.Client({ connectionString: adminUrl });
