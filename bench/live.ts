@@ -769,6 +769,7 @@ async function statusCheckUnder(reference: WrkFigures) {
   // Wait for the status check to have its provider calls in flight.
   const deadline = Date.now() + 30_000;
   while (reports() < STATUS_CHECK_CONCURRENCY && Date.now() < deadline) await sleep(100);
+  await checkpointFirst();
   await sleep(REPORT_DELAY_MS);
   const asked = reports();
   const windowStart = performance.now();
@@ -788,6 +789,8 @@ async function statusCheckUnder(reference: WrkFigures) {
       status_check_throughput_ratio: ratio(askedPerSecond, ideal),
       test_p99_ratio: ratio(test.latency_ms.p99, reference.latency_ms.p99),
       test_p99_ratio_same_process: ratio(test.latency_ms.p99, own.latency_ms.p99),
+      checkpoint_before_window: CHECKPOINT_BEFORE_WINDOW,
+      checkpoints_in_window: seen.checkpoints,
       ...poolFigures(seen),
       status_check: {
         report_delay_ms: REPORT_DELAY_MS,
