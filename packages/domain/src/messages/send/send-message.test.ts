@@ -54,6 +54,20 @@ function holdAtUbill(provider: SmsProvider) {
   return held;
 }
 
+/** Waits, a millisecond at a time (at most 2 000 turns), until `done()`; fails the test if it never is. */
+async function settleUntil(done: () => boolean) {
+  for (let turn = 0; turn < 2_000 && !done(); turn++) await new Promise((resolve) => setTimeout(resolve, 1));
+  expect(done()).toBe(true);
+}
+
+/** uBill's places as the tests read them: the calls in use and waiting, then the room in use and waiting. */
+const placesState = (bound: LivePlaces) => [
+  bound.places.inUse,
+  bound.places.waiting,
+  bound.admitted.inUse,
+  bound.admitted.waiting,
+];
+
 describe("sendMessage", () => {
   let tables: Tables;
   let now: Date;
@@ -811,7 +825,7 @@ describe("sendMessage", () => {
 
     /**
      * A paid project with 10 credits, and one place at uBill with room for `ahead` sends written ahead
-     * beside it (a send waits up to a minute).
+     * beside it (a send waits up to a minute); `admitted` is the room (with no send ahead, the place's).
      */
     const onePlace = (ahead = 0) => {
       tables.hasPaidCredits = true;
@@ -819,23 +833,18 @@ describe("sendMessage", () => {
       const bound: LivePlaces = { places: createSlots(1), admitted: createSlots(1 + ahead), waitMs: 60_000 };
       const { send, live: ubill } = setup({ liveSubmissions: bound });
       if (!ubill) throw new Error("no live provider");
-      return { bound, places: bound.admitted, send, ubill };
+      return { bound, admitted: bound.admitted, send, ubill };
     };
 
     it("a live send waits for a place at uBill holding nothing; one that finds none in time is a 503 with nothing written, and its retry is safe", async () => {
-      const { bound, places, send, ubill } = onePlace();
+      const { bound, admitted, send, ubill } = onePlace();
       // uBill holds every send until the gate opens.
       const held = holdAtUbill(ubill.provider);
-      const settle = async (until: () => boolean) => {
-        for (let turn = 0; turn < 2_000 && !until(); turn++)
-          await new Promise((resolve) => setTimeout(resolve, 1));
-        expect(until()).toBe(true);
-      };
       const first = send(live({ to: "+995555000021", idempotencyKey: "place-1" }));
-      await settle(() => held.calls === 1);
+      await settleUntil(() => held.calls === 1);
       // The first holds the one place at uBill; the second waits for it with nothing written or reserved.
       const second = send(live({ to: "+995555000022", idempotencyKey: "place-2" }));
-      await settle(() => places.waiting === 1);
+      await settleUntil(() => admitted.waiting === 1);
       const written = () => ({
         messages: tables.messages.size,
         records: [...tables.records.keys()],
@@ -852,13 +861,13 @@ describe("sendMessage", () => {
       });
       expect(written()).toEqual({ messages: 1, records: ["prj_unit|live|place-1"], balance: 9, ledger: 1 });
       expect(impatient.live?.submitted).toEqual([]);
-      expect([places.inUse, places.waiting]).toEqual([1, 1]);
+      expect([admitted.inUse, admitted.waiting]).toEqual([1, 1]);
 
       held.open();
       for (const result of await Promise.all([first, second]))
         expect(result).toMatchObject({ ok: true, replayed: false, message: { status: "submitted" } });
       expect(held.calls).toBe(2);
-      expect([places.inUse, places.waiting]).toEqual([0, 0]);
+      expect([admitted.inUse, admitted.waiting]).toEqual([0, 0]);
       // The refused key was never claimed: its retry is a fresh send.
       expect(await send(live({ to: "+995555000023", idempotencyKey: "place-3" }))).toMatchObject({
         ok: true,
@@ -869,15 +878,14 @@ describe("sendMessage", () => {
     });
 
     it("every place at uBill taken: a key already answered is replayed, or 409 for another body, without waiting for a place", async () => {
-      const { bound, places, send, ubill } = onePlace();
+      const { bound, admitted, send, ubill } = onePlace();
       const answered = await send(live({ to: "+995555000041", idempotencyKey: "answered" }));
       expect(answered).toMatchObject({ ok: true, replayed: false });
       // uBill now holds the next send, and with it the one place.
       const held = holdAtUbill(ubill.provider);
       const holding = send(live({ to: "+995555000042", idempotencyKey: "holding" }));
-      for (let turn = 0; turn < 2_000 && places.inUse === 0; turn++)
-        await new Promise((resolve) => setTimeout(resolve, 1));
-      expect([places.inUse, places.waiting]).toEqual([1, 0]);
+      await settleUntil(() => admitted.inUse > 0);
+      expect([admitted.inUse, admitted.waiting]).toEqual([1, 0]);
       // A send that waited for a place would be refused after 20 ms: these never wait.
       const impatient = setup({ liveSubmissions: { ...bound, waitMs: 20 } });
       expect(await impatient.send(live({ to: "+995555000041", idempotencyKey: "answered" }))).toEqual({
@@ -902,18 +910,13 @@ describe("sendMessage", () => {
     it("a send written ahead waits for the next place at uBill; one that finds none in time is released, a 503 with nothing kept, and its retry is safe", async () => {
       const { bound, send, ubill } = onePlace(1);
       const held = holdAtUbill(ubill.provider);
-      const settle = async (until: () => boolean) => {
-        for (let turn = 0; turn < 2_000 && !until(); turn++)
-          await new Promise((resolve) => setTimeout(resolve, 1));
-        expect(until()).toBe(true);
-      };
       const written = () => ({
         messages: tables.messages.size,
         records: [...tables.records.keys()].sort(),
         balance: tables.balance,
       });
       const first = send(live({ to: "+995555000051", idempotencyKey: "ahead-1" }));
-      await settle(() => held.calls === 1);
+      await settleUntil(() => held.calls === 1);
 
       // Admitted beside the one place, written ahead, and not given a place within its wait: released.
       const impatient = setup({ liveSubmissions: { ...bound, waitMs: 20 } });
@@ -926,7 +929,7 @@ describe("sendMessage", () => {
 
       // Written ahead while the first is at uBill: its message and credit are already there.
       const second = send(live({ to: "+995555000052", idempotencyKey: "ahead-2" }));
-      await settle(() => bound.places.waiting === 1);
+      await settleUntil(() => bound.places.waiting === 1);
       expect(written()).toEqual({
         messages: 2,
         records: ["prj_unit|live|ahead-1", "prj_unit|live|ahead-2"],
@@ -935,16 +938,14 @@ describe("sendMessage", () => {
       expect(held.calls).toBe(1);
       // No room beside them: the third waits to be admitted, holding nothing.
       const third = send(live({ to: "+995555000053", idempotencyKey: "ahead-3" }));
-      await settle(() => bound.admitted.waiting === 1);
+      await settleUntil(() => bound.admitted.waiting === 1);
       expect(written().messages).toBe(2);
 
       held.open();
       for (const result of await Promise.all([first, second, third]))
         expect(result).toMatchObject({ ok: true, replayed: false, message: { status: "submitted" } });
       expect(held.calls).toBe(3);
-      expect([bound.places.inUse, bound.places.waiting, bound.admitted.inUse, bound.admitted.waiting]).toEqual([
-        0, 0, 0, 0,
-      ]);
+      expect(placesState(bound)).toEqual([0, 0, 0, 0]);
       // The released key was given back: its retry sends, once.
       expect(await send(live({ to: "+995555000059", idempotencyKey: "ahead-late" }))).toMatchObject({
         ok: true,
@@ -962,14 +963,13 @@ describe("sendMessage", () => {
         liveSubmissions: bound,
         live: [{ kind: "unreachable", reason: "connection refused" }],
       });
-      const givenBack = () => [bound.places.inUse, bound.places.waiting, bound.admitted.inUse, bound.admitted.waiting];
       // uBill not reached: 503, the credit refunded.
       expect(await send(live({ to: "+995555000031", idempotencyKey: "given-1" }))).toEqual({
         ok: false,
         code: "provider_unavailable",
       });
       expect(tables.balance).toBe(1);
-      expect(givenBack()).toEqual([0, 0, 0, 0]);
+      expect(placesState(bound)).toEqual([0, 0, 0, 0]);
       // Accepted: the one credit spent.
       expect(await send(live({ to: "+995555000032", idempotencyKey: "given-2" }))).toMatchObject({
         ok: true,
@@ -979,13 +979,13 @@ describe("sendMessage", () => {
         ok: false,
         code: "insufficient_credits",
       });
-      expect(givenBack()).toEqual([0, 0, 0, 0]);
+      expect(placesState(bound)).toEqual([0, 0, 0, 0]);
       // A replay of an answered key.
       expect(await send(live({ to: "+995555000032", idempotencyKey: "given-2" }))).toMatchObject({
         ok: true,
         replayed: true,
       });
-      expect(givenBack()).toEqual([0, 0, 0, 0]);
+      expect(placesState(bound)).toEqual([0, 0, 0, 0]);
     });
 
     it("a live send's record takes a live slot too, ahead of the write-aheads still waiting", async () => {
