@@ -7,7 +7,7 @@
 //                         [--delays=200,2000] [--report-delay-ms=2000] [--backlog=2000] [--pool=10]
 //                         [--ubill-in-flight=32] [--ubill-queue-timeout-ms=10000]
 //                         [--scenarios=alone,live,status] [--rounds=2] [--profile] [--warmup=15]
-//                         [--v8-flags=…] [--server-output=FILE]
+//                         [--v8-flags=…] [--server-output=FILE] [--control=true]
 //
 // One fresh PostgreSQL database (TEST_POSTGRES_URL), one fake uBill in this
 // process, the service as its own Deno process (main.ts, production mode,
@@ -29,6 +29,10 @@
 //                    window --duration / --rounds s, or 15 delays if longer (30 s at 2 s: the live
 //                    connections move in waves one delay apart). cpu_ms_per_send: the service's and its
 //                    PostgreSQL backends' CPU time in the live windows per send, live and test
+//   --control=true   a third window in each round: the same live work against a uBill that answers at
+//                    once (one connection per place, each pausing the delay between its sends), so that
+//                    what the slow provider costs the test sends (test_p99_vs_instant) is told apart from
+//                    what the live sends' own work costs them (instant.test_p99_ratio)
 //   status_check     the service restarted with JOBS_ENABLED=true (the status check in the same
 //                    process as the sends, its default), --backlog due live messages seeded, uBill
 //                    answering reports in --report-delay-ms; test sends beside it. Throughput is the
@@ -127,6 +131,27 @@ const RAMP_S = 3;
  * windows"). `--checkpoint=false` leaves PostgreSQL to its own schedule. Each window's count is reported.
  */
 const CHECKPOINT_BEFORE_WINDOW = args.checkpoint !== "false";
+/**
+ * A third window in every round: the same live work without the slow provider. As many live connections as
+ * uBill has places, each pausing uBill's delay between its sends, against a uBill that answers at once: about
+ * the live sends a second the places allow, with nothing waiting on uBill and no send queued for a place. The
+ * test sends' p99 beside the slow uBill against theirs beside this (`test_p99_vs_instant`) is what the slow
+ * provider costs them; this against alone (`instant.test_p99_ratio`) is what the live sends' own work costs.
+ */
+const CONTROL = args.control === "true";
+/**
+ * --control's live connections (default: one per place). Each send also takes the service's own time, so one
+ * per place makes fewer sends a second than the places do against the slow uBill; a few more match the rate.
+ */
+const INSTANT_CONNECTIONS = Number(
+  args["instant-connections"] ?? Math.min(LIVE_CONNECTIONS, UBILL_MAX_IN_FLIGHT),
+);
+/**
+ * uBill's answers to sends vary by this share of the delay either way (0 to 1; each drawn evenly, the mean
+ * still the delay). 0: every answer after exactly the delay, so that the places, all taken at once, stay in
+ * step and answer in waves.
+ */
+const UBILL_SPREAD = Number(args["ubill-spread"] ?? 0);
 
 const UBILL_KEY = "bench-ubill-secret-key-live";
 const LIVE_CREDITS = 100_000_000;
@@ -291,6 +316,13 @@ const liveLoad = (prefix: string): Load => ({
   threads: 2,
   apiKeys: liveKeys,
   recipient: { fresh: prefix },
+});
+/** --control's live sends: one connection per place, each pausing `delayMs` between its sends. */
+const instantLiveLoad = (prefix: string, delayMs: number): Load => ({
+  ...liveLoad(prefix),
+  name: `instant${prefix}`,
+  connections: INSTANT_CONNECTIONS,
+  paceMs: delayMs,
 });
 
 // ---------------------------------------------------------------- observing the service
@@ -577,12 +609,22 @@ type LiveWindow = {
   live: WrkFigures;
 };
 
-/** Live sends against uBill answering in `delayMs`, and once all are waiting a window of test sends beside them. */
-async function liveWindow(delayMs: number, prefix: string, profileAs: string | null): Promise<LiveWindow> {
+/**
+ * Live sends against uBill answering in `delayMs`, and once all are waiting a window of test sends beside them.
+ * `instant`: --control's window instead, the live clients pausing `delayMs` between sends to a uBill that
+ * answers at once.
+ */
+async function liveWindow(
+  delayMs: number,
+  prefix: string,
+  profileAs: string | null,
+  instant = false,
+): Promise<LiveWindow> {
   const windowS = windowLength(delayMs);
   await checkpointFirst();
-  fake.setSubmitDelay(delayMs);
-  const live = runLoad(server.baseUrl, liveLoad(prefix), RAMP_S + windowS + 2);
+  fake.setSubmitDelay(instant ? 0 : delayMs, instant ? 0 : UBILL_SPREAD);
+  const load = instant ? instantLiveLoad(prefix, delayMs) : liveLoad(prefix);
+  const live = runLoad(server.baseUrl, load, RAMP_S + windowS + 2);
   await sleep(RAMP_S * 1000);
   const sendsBefore = fake.sends().length;
   const cpuBefore = await cpuSample();
@@ -633,19 +675,29 @@ async function liveWindow(delayMs: number, prefix: string, profileAs: string | n
  * live, live then alone, …), so that neither kind always runs first, on the emptier tables, or right
  * after the other's load.
  */
-async function liveUnder(delayMs: number, prefix: string) {
+async function liveUnder(delayMs: number, prefix: string, instantPrefix: string) {
   // What uBill's latency allows with the live sends' concurrency: the clients' connections, bounded by the
   // service's places at uBill.
   const ideal = Math.min(LIVE_CONNECTIONS, UBILL_MAX_IN_FLIGHT) / (delayMs / 1000);
   const alone: Array<{ test: WrkFigures; seen: Observed }> = [];
   const beside: LiveWindow[] = [];
+  const instant: LiveWindow[] = [];
   const order: string[] = [];
+  // Two kinds of window alternate (alone, live; live, alone; …); with --control three take turns in
+  // rotation (alone, live, instant; live, instant, alone; instant, alone, live; …).
+  const kinds = CONTROL ? ["alone", "live", "instant"] : ["alone", "live"];
   for (let index = 0; index < ROUNDS; index++) {
-    for (const kind of index % 2 === 0 ? ["alone", "live"] : ["live", "alone"]) {
+    const shift = index % kinds.length;
+    for (const kind of [...kinds.slice(shift), ...kinds.slice(0, shift)]) {
       order.push(kind);
       if (kind === "alone")
         alone.push(await aloneWindow(index === 0 ? `test_alone_${delayMs}ms` : null, windowLength(delayMs)));
-      else beside.push(await liveWindow(delayMs, prefix, index === 0 ? `live_${delayMs}ms` : null));
+      else if (kind === "live")
+        beside.push(await liveWindow(delayMs, prefix, index === 0 ? `live_${delayMs}ms` : null));
+      else
+        instant.push(
+          await liveWindow(delayMs, instantPrefix, index === 0 ? `instant_${delayMs}ms` : null, true),
+        );
     }
   }
   const seen = mergeObserved(beside.map((window) => window.seen));
@@ -687,6 +739,7 @@ async function liveUnder(delayMs: number, prefix: string) {
         ubill_queue_timeout_ms: UBILL_QUEUE_TIMEOUT_MS,
         projects: LIVE_PROJECTS,
         ubill_delay_ms: delayMs,
+        ubill_spread: UBILL_SPREAD,
         ideal_per_s: round(ideal, 1),
         submitted_per_s: round(liveThroughput, 1),
         window_s: round(windowSeconds, 1),
@@ -701,6 +754,7 @@ async function liveUnder(delayMs: number, prefix: string) {
         ),
       },
       test: { connections: TEST_CONNECTIONS, pace_ms: TEST_PACE_MS, ...test },
+      ...(CONTROL ? controlFigures(instant, test, reference, delayMs) : {}),
       test_alone: {
         ...reference,
         pool_waiting_max: aloneSeen.pool_waiting_max,
@@ -718,6 +772,44 @@ async function liveUnder(delayMs: number, prefix: string) {
       ]),
     }),
   );
+}
+
+/**
+ * --control's figures: the test sends beside the same live work against an instant uBill, against theirs
+ * beside the slow one (`test_p99_vs_instant`) and alone (`instant.test_p99_ratio`).
+ */
+type Summary = ReturnType<typeof wrkSummary>;
+function controlFigures(instant: LiveWindow[], test: Summary, reference: Summary, delayMs: number) {
+  const seconds = instant.reduce((sum, window) => sum + window.seconds, 0);
+  const submitted = instant.reduce((sum, window) => sum + window.submitted, 0);
+  const beside = wrkSummary(instant.map((window) => window.test));
+  const sends = submitted + instant.reduce((sum, window) => sum + window.test.requests, 0);
+  const perSend = (ms: number) => round(ms / Math.max(1, sends), 3);
+  const seen = mergeObserved(instant.map((window) => window.seen));
+  return {
+    test_p99_vs_instant: ratio(test.p99_ms, beside.p99_ms),
+    instant: {
+      test_p99_ratio: ratio(beside.p99_ms, reference.p99_ms),
+      live_connections: INSTANT_CONNECTIONS,
+      live_pace_ms: delayMs,
+      submitted_per_s: round(submitted / Math.max(1e-9, seconds), 1),
+      per_round_submitted_per_s: instant.map((window) => round(window.submitted / window.seconds, 1)),
+      per_round_checkpoints: instant.map((window) => window.seen.checkpoints),
+      machine_busy: seen.machine_busy,
+      bench_cores: seen.bench_cores,
+      cpu_ms_per_send: {
+        api: perSend(instant.reduce((sum, window) => sum + window.cpu.api, 0)),
+        postgres: perSend(instant.reduce((sum, window) => sum + window.cpu.postgres, 0)),
+        sends,
+      },
+      test: { connections: TEST_CONNECTIONS, pace_ms: TEST_PACE_MS, ...beside },
+      latencies: latencies(seen, [
+        "sms_request_phase_duration_seconds",
+        "sms_provider_call_duration_seconds",
+        "sms_event_loop_delay_seconds",
+      ]),
+    },
+  };
 }
 
 /**
@@ -820,7 +912,8 @@ async function statusCheckUnder(reference: WrkFigures) {
 try {
   const reference = await testAlone("test_alone");
   if (SCENARIOS.includes("live")) {
-    for (const [index, delay] of DELAYS_MS.entries()) await liveUnder(delay, String(7 + index));
+    for (const [index, delay] of DELAYS_MS.entries())
+      await liveUnder(delay, String(7 + index), String(3 + index));
   }
   if (SCENARIOS.includes("status")) await statusCheckUnder(reference);
 } finally {

@@ -39,6 +39,13 @@ export async function profiled<T>(inspector: string, work: () => Promise<T>): Pr
     profile: { nodes: ProfileNode[]; samples: number[] };
   };
   socket.close();
+  // BENCH_PROFILE_DIR=dir keeps each profile whole (a .cpuprofile, for Chrome's DevTools or a script).
+  const keep = Deno.env.get("BENCH_PROFILE_DIR");
+  if (keep) {
+    const file = `${keep}/${new Date().toISOString().replaceAll(":", "-")}.cpuprofile`;
+    await Deno.writeTextFile(file, JSON.stringify(profile));
+    console.error(`profile: kept in ${file}`);
+  }
   const self = new Map<number, number>();
   for (const sample of profile.samples) self.set(sample, (self.get(sample) ?? 0) + 1);
   const byFunction = new Map<string, number>();

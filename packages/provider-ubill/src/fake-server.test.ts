@@ -171,6 +171,17 @@ describe("fake uBill", () => {
       expect(await post("995555000003")).toMatchObject({ status: 200, json: { statusID: 0 } });
       expect(held.answered).toBe(false);
 
+      // A spread draws each send's delay from ms × (1 ± spread): at 60 s ± half, at least 30 s.
+      expect(() => fake.setSubmitDelay(1_000, 1.5)).toThrow(RangeError);
+      fake.setSubmitDelay(60_000, 0.5);
+      const spread = waiting(url, sendInit("995555000005"));
+      // Recorded as it is given its delay, in the same turn.
+      while (!fake.sends().some((request) => request.body.includes("995555000005")))
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      fake.setSubmitDelay(0);
+      expect(await post("995555000006")).toMatchObject({ status: 200, json: { statusID: 0 } });
+      expect(spread.answered).toBe(false);
+
       fake.setReportDelay(60_000);
       const report = waiting(`${fake.baseUrl}/v1/sms/report/42?key=${FAKE_UBILL_API_KEY}`);
       expect(await post("995555000004")).toMatchObject({ status: 200, json: { statusID: 0 } });

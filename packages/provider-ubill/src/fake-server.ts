@@ -77,7 +77,11 @@ export type FakeUbill = {
   setBrands(brands: FakeUbillBrand[]): void;
   setBalance(sms: number): void;
   /** From now on, answer every unscripted send after `ms` (0: at once). Answers already waiting keep their delay. */
-  setSubmitDelay(ms: number): void;
+  /**
+   * Answer every send after `ms` from now on; with `spread` (0 to 1), each after a delay drawn evenly
+   * from `ms × (1 ± spread)`, whose mean is still `ms` (a provider whose answers vary).
+   */
+  setSubmitDelay(ms: number, spread?: number): void;
   /** From now on, answer every unscripted delivery-report call after `ms` (0: at once). */
   setReportDelay(ms: number): void;
   /** Forget recorded requests and scripted replies (reports, brands and balance stay). */
@@ -125,6 +129,7 @@ export async function startFakeUbill(options: FakeUbillOptions = {}): Promise<Fa
   let balance = options.balance ?? 1000;
   let nextSmsId = options.firstSmsId ?? 117345;
   let submitDelayMs = options.submitDelayMs ?? 0;
+  let submitSpread = 0;
   let reportDelayMs = options.reportDelayMs ?? 0;
   const requests: FakeUbillRequest[] = [];
   const reports = new Map<string, ReportLine[]>();
@@ -301,7 +306,11 @@ export async function startFakeUbill(options: FakeUbillOptions = {}): Promise<Fa
     const scripted =
       takeQueued(route.endpoint) ?? (route.endpoint === "send" ? replyForNumbers(json) : undefined);
     const delayMs =
-      route.endpoint === "report" ? reportDelayMs : route.endpoint === "send" ? submitDelayMs : 0;
+      route.endpoint === "report"
+        ? reportDelayMs
+        : route.endpoint === "send"
+          ? submitDelayMs * (1 - submitSpread + 2 * submitSpread * Math.random())
+          : 0;
     const reply = scripted === undefined && delayMs > 0 ? ({ kind: "slow", delayMs } as const) : scripted;
     answer(reply, route, json, request, response);
   }
@@ -356,8 +365,11 @@ export async function startFakeUbill(options: FakeUbillOptions = {}): Promise<Fa
     setBalance(sms) {
       balance = sms;
     },
-    setSubmitDelay(ms) {
+    setSubmitDelay(ms, spread = 0) {
+      if (!(spread >= 0 && spread <= 1))
+        throw new RangeError(`spread must be between 0 and 1, not ${spread}`);
       submitDelayMs = ms;
+      submitSpread = spread;
     },
     setReportDelay(ms) {
       reportDelayMs = ms;
