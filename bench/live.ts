@@ -700,14 +700,9 @@ async function liveUnder(delayMs: number, prefix: string, instantPrefix: string)
         );
     }
   }
-  const seen = mergeObserved(beside.map((window) => window.seen));
+  const { seen, seconds: windowSeconds, submitted, test, cpuPerSend } = liveFigures(beside);
   const aloneSeen = mergeObserved(alone.map((window) => window.seen));
-  const windowSeconds = beside.reduce((sum, window) => sum + window.seconds, 0);
-  const submitted = beside.reduce((sum, window) => sum + window.submitted, 0);
-  const test = wrkSummary(beside.map((window) => window.test));
   const reference = wrkSummary(alone.map((window) => window.test));
-  const sends = submitted + beside.reduce((sum, window) => sum + window.test.requests, 0);
-  const perSend = (ms: number) => round(ms / Math.max(1, sends), 3);
   const live = beside.map((window) => window.live);
   const liveThroughput = submitted / Math.max(1e-9, windowSeconds);
   console.log(
@@ -728,11 +723,7 @@ async function liveUnder(delayMs: number, prefix: string, instantPrefix: string)
       ...poolFigures(seen),
       // The service's and its PostgreSQL backends' CPU time in the live windows, per send (live and test
       // alike: with the test sends paced far apart, --test-pace-ms=1000, nearly all of it is the live sends').
-      cpu_ms_per_send: {
-        api: perSend(beside.reduce((sum, window) => sum + window.cpu.api, 0)),
-        postgres: perSend(beside.reduce((sum, window) => sum + window.cpu.postgres, 0)),
-        sends,
-      },
+      cpu_ms_per_send: cpuPerSend,
       live: {
         connections: LIVE_CONNECTIONS,
         ubill_max_in_flight: UBILL_MAX_IN_FLIGHT,
@@ -765,27 +756,49 @@ async function liveUnder(delayMs: number, prefix: string, instantPrefix: string)
           "sms_event_loop_delay_seconds",
         ]),
       },
-      latencies: latencies(seen, [
-        "sms_request_phase_duration_seconds",
-        "sms_provider_call_duration_seconds",
-        "sms_event_loop_delay_seconds",
-      ]),
+      latencies: latencies(seen, LIVE_LATENCIES),
     }),
   );
 }
+
+/** The latencies a window with live sends reports: each step of a send, uBill's calls, the event loop. */
+const LIVE_LATENCIES = [
+  "sms_request_phase_duration_seconds",
+  "sms_provider_call_duration_seconds",
+  "sms_event_loop_delay_seconds",
+];
+
+/**
+ * Live windows (one kind, in rounds) taken together: what the service showed, their seconds, the sends uBill
+ * received, the test sends' figures, and the service's and its PostgreSQL backends' CPU time per send (live
+ * and test alike).
+ */
+function liveFigures(windows: LiveWindow[]) {
+  const seconds = windows.reduce((sum, window) => sum + window.seconds, 0);
+  const submitted = windows.reduce((sum, window) => sum + window.submitted, 0);
+  const sends = submitted + windows.reduce((sum, window) => sum + window.test.requests, 0);
+  const perSend = (ms: number) => round(ms / Math.max(1, sends), 3);
+  return {
+    seen: mergeObserved(windows.map((window) => window.seen)),
+    seconds,
+    submitted,
+    test: wrkSummary(windows.map((window) => window.test)),
+    cpuPerSend: {
+      api: perSend(windows.reduce((sum, window) => sum + window.cpu.api, 0)),
+      postgres: perSend(windows.reduce((sum, window) => sum + window.cpu.postgres, 0)),
+      sends,
+    },
+  };
+}
+
+type Summary = ReturnType<typeof wrkSummary>;
 
 /**
  * --control's figures: the test sends beside the same live work against an instant uBill, against theirs
  * beside the slow one (`test_p99_vs_instant`) and alone (`instant.test_p99_ratio`).
  */
-type Summary = ReturnType<typeof wrkSummary>;
 function controlFigures(instant: LiveWindow[], test: Summary, reference: Summary, delayMs: number) {
-  const seconds = instant.reduce((sum, window) => sum + window.seconds, 0);
-  const submitted = instant.reduce((sum, window) => sum + window.submitted, 0);
-  const beside = wrkSummary(instant.map((window) => window.test));
-  const sends = submitted + instant.reduce((sum, window) => sum + window.test.requests, 0);
-  const perSend = (ms: number) => round(ms / Math.max(1, sends), 3);
-  const seen = mergeObserved(instant.map((window) => window.seen));
+  const { seen, seconds, submitted, test: beside, cpuPerSend } = liveFigures(instant);
   return {
     test_p99_vs_instant: ratio(test.p99_ms, beside.p99_ms),
     instant: {
@@ -797,17 +810,9 @@ function controlFigures(instant: LiveWindow[], test: Summary, reference: Summary
       per_round_checkpoints: instant.map((window) => window.seen.checkpoints),
       machine_busy: seen.machine_busy,
       bench_cores: seen.bench_cores,
-      cpu_ms_per_send: {
-        api: perSend(instant.reduce((sum, window) => sum + window.cpu.api, 0)),
-        postgres: perSend(instant.reduce((sum, window) => sum + window.cpu.postgres, 0)),
-        sends,
-      },
+      cpu_ms_per_send: cpuPerSend,
       test: { connections: TEST_CONNECTIONS, pace_ms: TEST_PACE_MS, ...beside },
-      latencies: latencies(seen, [
-        "sms_request_phase_duration_seconds",
-        "sms_provider_call_duration_seconds",
-        "sms_event_loop_delay_seconds",
-      ]),
+      latencies: latencies(seen, LIVE_LATENCIES),
     },
   };
 }
@@ -900,11 +905,7 @@ async function statusCheckUnder(reference: WrkFigures) {
         ...wrkSummary([test]),
         reference_p99_ms: reference.latency_ms.p99,
       },
-      latencies: latencies(seen, [
-        "sms_request_phase_duration_seconds",
-        "sms_provider_call_duration_seconds",
-        "sms_event_loop_delay_seconds",
-      ]),
+      latencies: latencies(seen, LIVE_LATENCIES),
     }),
   );
 }

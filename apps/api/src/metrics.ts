@@ -210,20 +210,22 @@ export function createMetrics(sources: {
     "Live sends' database slots for their write-ahead transactions (a share of the pool): size, in_use, and waiting (live sends queued for one, holding no connection).",
     () => sources.liveSlots?.(),
   );
-  new Gauge({
-    name: "sms_ubill_places",
-    help: "Live sends' places at uBill (UBILL_MAX_IN_FLIGHT), each held for one call: size, in_use (calls at uBill), ready (sends written ahead, waiting for a place) and waiting (live sends not yet admitted, holding nothing). A send that waits UBILL_QUEUE_TIMEOUT_MS in all is answered 503.",
-    labelNames: ["state"] as const,
-    registers: [registry],
-    collect() {
+  statesGauge(
+    registry,
+    "sms_ubill_places",
+    "Live sends' places at uBill (UBILL_MAX_IN_FLIGHT), each held for one call: size, in_use (calls at uBill), ready (sends written ahead, waiting for a place) and waiting (live sends not yet admitted, holding nothing). A send that waits UBILL_QUEUE_TIMEOUT_MS in all is answered 503.",
+    () => {
       const now = sources.liveSubmissions?.();
-      if (!now) return;
-      this.set({ state: "size" }, now.places.size);
-      this.set({ state: "in_use" }, now.places.inUse);
-      this.set({ state: "ready" }, now.places.waiting);
-      this.set({ state: "waiting" }, now.admitted.waiting);
+      return (
+        now && {
+          size: now.places.size,
+          in_use: now.places.inUse,
+          ready: now.places.waiting,
+          waiting: now.admitted.waiting,
+        }
+      );
     },
-  });
+  );
   slotsGauge(
     registry,
     "sms_read_turns",
@@ -340,11 +342,12 @@ export type VerificationEvent =
   | "max_attempts_reached";
 
 /** A gauge of `slots()`'s size, in_use and waiting, read when scraped (nothing while there are none). */
-function slotsGauge(
+/** A gauge with one `state` label: the value of each state `states()` gives at scrape time (none: not set). */
+function statesGauge(
   registry: Registry,
   name: string,
   help: string,
-  slots: () => Pick<Slots, "size" | "inUse" | "waiting"> | undefined,
+  states: () => Record<string, number> | undefined,
 ): void {
   new Gauge({
     name,
@@ -352,12 +355,21 @@ function slotsGauge(
     labelNames: ["state"] as const,
     registers: [registry],
     collect() {
-      const now = slots();
-      if (!now) return;
-      this.set({ state: "size" }, now.size);
-      this.set({ state: "in_use" }, now.inUse);
-      this.set({ state: "waiting" }, now.waiting);
+      for (const [state, value] of Object.entries(states() ?? {})) this.set({ state }, value);
     },
+  });
+}
+
+/** `slots`' size, in_use and waiting (a statesGauge). */
+function slotsGauge(
+  registry: Registry,
+  name: string,
+  help: string,
+  slots: () => Pick<Slots, "size" | "inUse" | "waiting"> | undefined,
+): void {
+  statesGauge(registry, name, help, () => {
+    const now = slots();
+    return now && { size: now.size, in_use: now.inUse, waiting: now.waiting };
   });
 }
 

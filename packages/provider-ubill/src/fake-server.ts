@@ -76,10 +76,10 @@ export type FakeUbill = {
   setReport(smsId: string, status: string, number?: string): void;
   setBrands(brands: FakeUbillBrand[]): void;
   setBalance(sms: number): void;
-  /** From now on, answer every unscripted send after `ms` (0: at once). Answers already waiting keep their delay. */
   /**
-   * Answer every send after `ms` from now on; with `spread` (0 to 1), each after a delay drawn evenly
-   * from `ms × (1 ± spread)`, whose mean is still `ms` (a provider whose answers vary).
+   * From now on, answer every unscripted send after `ms` (0: at once); with `spread` (0 to 1), each after a
+   * delay drawn evenly from `ms × (1 ± spread)`, whose mean is still `ms` (a provider whose answers vary).
+   * Answers already waiting keep their delay.
    */
   setSubmitDelay(ms: number, spread?: number): void;
   /** From now on, answer every unscripted delivery-report call after `ms` (0: at once). */

@@ -102,7 +102,6 @@ export type SendMessageDeps = {
   };
 };
 
-/** The steps of a new send, as send-message.ts names them (`queue`: a live send's wait for a place at the provider). */
 /**
  * A live send takes one of `admitted` before its write-ahead (waiting for it, it holds nothing), and one of
  * `places` for its call to the provider only. `admitted` has room for every place and for a few sends
@@ -113,6 +112,7 @@ export type SendMessageDeps = {
  */
 export type LivePlaces = { places: Slots; admitted: Slots; waitMs: number };
 
+/** The steps of a new send, as send-message.ts names them (`queue`: a live send's wait for a place at the provider). */
 export type SendPhase = "prepare" | "queue" | "write_ahead" | "submit" | "record";
 
 export type SendMessageInput = {
