@@ -15,6 +15,8 @@
 //               then the per-row purge for whatever is left (nothing here)
 //
 //   node scripts/bootstrap.mjs bench partitions [--messages=1000000] [--kept=20000] [--batch=500]
+//     [--history=0] (a claimed project's messages in the expired month: kept, and the month with them)
+//     [--records=0] (the claimed project's unexpired idempotency records) [--scenarios=before,per-row,partition]
 //
 // Each prints one JSON line: seconds, messages deleted, the events left of
 // them, and the size of messages + message_events before and after (a per-row
@@ -31,6 +33,11 @@ const args = benchArgs();
 const MESSAGES = Number(args.messages ?? 1_000_000);
 const KEPT = Number(args.kept ?? 20_000);
 const BATCH = Number(args.batch ?? 500);
+/** A claimed project's messages in the expired month: kept (claimed projects keep theirs), and the month with them. */
+const HISTORY = Number(args.history ?? 0);
+/** The claimed project's idempotency records of the last day (unexpired, each its own expiry). */
+const RECORDS = Number(args.records ?? 0);
+const SCENARIOS = String(args.scenarios ?? "before,per-row,partition").split(",");
 const PARTITIONS_MIGRATION = "20261220000000_partitions";
 const DAY_MS = 86_400_000;
 
@@ -70,6 +77,23 @@ async function seed(db: Database, partitioned: boolean) {
      FROM generate_series(1, $1) AS g`,
     [KEPT],
   );
+  if (HISTORY > 0)
+    await db.query(
+      `INSERT INTO messages (id, project_id, mode, recipient_masked, template, locale, sender, segments, encoding,
+                           status, provider, created_at, updated_at)
+     SELECT 'msg_h' || lpad(g::text, 9, '0'), 'prj_bench_claimed', 'live', '+9955••••••12', 'verification_code',
+            'en', 'SMSGE', 1, 'gsm7', 'delivered', 'ubill', t, t
+     FROM (SELECT g, CAST($1 AS timestamptz) + (g * (interval '27 days' / $2)) AS t FROM generate_series(1, $2) AS g) s`,
+      [expiredMonth, HISTORY],
+    );
+  if (RECORDS > 0)
+    await db.query(
+      `INSERT INTO idempotency_records (id, project_id, mode, key, fingerprint, message_id, expires_at, created_at)
+     SELECT 'idem_' || g, 'prj_bench_claimed', 'live', 'k' || g, 'f', 'msg_d' || g,
+            now() + g * (interval '1 day' / $1), now()
+     FROM generate_series(1, $1) AS g`,
+      [RECORDS],
+    );
   const extra = partitioned ? ", message_created_at" : "";
   const own = partitioned ? ", created_at" : "";
   await db.query(
@@ -80,6 +104,7 @@ async function seed(db: Database, partitioned: boolean) {
   );
   await db.query("VACUUM ANALYZE messages").catch(() => db.query("ANALYZE messages"));
   await db.query("VACUUM ANALYZE message_events").catch(() => db.query("ANALYZE message_events"));
+  await db.query("VACUUM ANALYZE idempotency_records").catch(() => db.query("ANALYZE idempotency_records"));
   await db.query("CHECKPOINT").catch(() => {});
 }
 
@@ -155,6 +180,8 @@ console.log(
   JSON.stringify({
     messages: MESSAGES,
     kept: KEPT,
+    history: HISTORY,
+    records: RECORDS,
     batch: BATCH,
     expired_month: expiredMonth.toISOString().slice(0, 7),
     cpus: navigator.hardwareConcurrency,
@@ -163,9 +190,10 @@ console.log(
   }),
 );
 const results = [];
-for (const name of ["before", "per-row", "partition"] as const) results.push(await scenario(name));
+for (const name of ["before", "per-row", "partition"] as const)
+  if (SCENARIOS.includes(name)) results.push(await scenario(name));
 const [before, perRow, partition] = results;
-if (before && perRow && partition) {
+if (results.length === 3 && before && perRow && partition) {
   console.log(
     JSON.stringify({
       ratio_before_to_partition: Number((before.seconds / partition.seconds).toFixed(1)),

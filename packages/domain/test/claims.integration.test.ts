@@ -3,12 +3,14 @@
 import { newId, sha256Hex } from "@sms/crypto";
 import { availableBackends, createTestDatabase, type TestDatabase } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createStore, type Store } from "../src/store/index.ts";
-import { createTestKey } from "../src/test-keys/create-test-key.ts";
-import { DAY_MS } from "../src/model/time.ts";
 import { CLAIM_GRANT_NOTE, claimProject } from "../src/claims/claim-project.ts";
 import { type ClaimIdentity, describeClaim } from "../src/claims/describe-claim.ts";
 import { purgeUnclaimedMessages } from "../src/claims/purge-unclaimed-messages.ts";
+import { DAY_MS } from "../src/model/time.ts";
+import { DELETE_FOR_MESSAGES_SQL } from "../src/store/idempotency.ts";
+import { createStore, type Store } from "../src/store/index.ts";
+import { LOCK_UNCLAIMED_SQL } from "../src/store/message-sweeps.ts";
+import { createTestKey } from "../src/test-keys/create-test-key.ts";
 
 const backends = await availableBackends();
 const T0 = new Date("2026-11-22T10:00:00Z");
@@ -283,4 +285,126 @@ describe.each(backends)("claims on %s", (kind) => {
       idempotency_records: 0,
     });
   });
+
+  it("purges project by project in batches that end inside a project; two purges at once delete each message once", async () => {
+    const projects = [await newProject(), await newProject(), await newProject()];
+    const claimed = await newProject();
+    await claim({ tokenHash: claimed.tokenHash, identity: bob, freeCredits: 0, now: T0 });
+    const now = new Date(T0.getTime() + 50 * DAY_MS);
+    const cutoff = new Date(now.getTime() - 30 * DAY_MS);
+    const doomed: string[] = [];
+    const kept: string[] = [];
+    for (const [p, project] of projects.entries()) {
+      for (let i = 0; i < 5; i++) {
+        const createdAt = new Date(cutoff.getTime() - (i + 1) * 60_000);
+        doomed.push(await addMessage(project.projectId, createdAt, `order-${kind}-${p}-${i}`));
+      }
+      kept.push(
+        await addMessage(project.projectId, new Date(cutoff.getTime() + 60_000), `order-${kind}-${p}-y`),
+      );
+    }
+    for (let i = 0; i < 3; i++)
+      kept.push(
+        await addMessage(claimed.projectId, new Date(cutoff.getTime() - DAY_MS), `order-${kind}-c-${i}`),
+      );
+
+    const due = { project: { claimedAt: null }, createdAt: { lt: cutoff } };
+    const dueIds = (await prisma().message.findMany({ where: due, select: { id: true } })).map((m) => m.id);
+    const dueRecords = await prisma().idempotencyRecord.count({ where: { messageId: { in: dueIds } } });
+    expect(dueIds).toEqual(expect.arrayContaining(doomed));
+    const runs = await Promise.all([0, 1].map(() => purge({ clock: { now: () => now }, batchSize: 3 })));
+    expect(runs.reduce((sum, run) => sum + run.messages, 0)).toBe(dueIds.length);
+    expect(runs.reduce((sum, run) => sum + run.idempotency_records, 0)).toBe(dueRecords);
+    expect(await prisma().message.count({ where: { id: { in: dueIds } } })).toBe(0);
+    expect(await prisma().idempotencyRecord.count({ where: { messageId: { in: doomed } } })).toBe(0);
+    expect(await prisma().message.count({ where: { id: { in: kept } } })).toBe(kept.length);
+    expect(await prisma().idempotencyRecord.count({ where: { messageId: { in: kept } } })).toBe(kept.length);
+  });
 });
+
+describe.runIf(backends.includes("postgres"))("the unclaimed purge's statements on PostgreSQL", () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase("postgres");
+  }, 120_000);
+  afterAll(() => t?.drop());
+
+  const NOW = new Date("2026-11-25T10:00:00Z");
+  const CUTOFF = new Date(NOW.getTime() - 30 * DAY_MS);
+  const CLAIMED_OLD = 5_000;
+
+  /** The rows each relation's scans read (returned, or removed by a filter), summed over the plan. */
+  function rowsRead(plan: PlanNode, into = new Map<string, number>()): Map<string, number> {
+    const relation = plan["Relation Name"];
+    // Scans only: a ModifyTable node names its relation too.
+    if (relation && plan["Node Type"].endsWith("Scan")) {
+      const loops = plan["Actual Loops"] ?? 1;
+      const read = ((plan["Actual Rows"] ?? 0) + (plan["Rows Removed by Filter"] ?? 0)) * loops;
+      const table = relation.replace(/_(p\d{4}_\d{2}|default)$/, "");
+      into.set(table, (into.get(table) ?? 0) + read);
+    }
+    for (const child of plan.Plans ?? []) rowsRead(child, into);
+    return into;
+  }
+
+  it("a batch reads the unclaimed project's rows it takes, not a claimed project's history; the records are found by their expiry", async () => {
+    // A claimed project with a long history (kept forever) and a day of idempotency records, an unclaimed
+    // one with a few expired messages: the batch must not read the claimed rows.
+    await t.db.query(
+      `INSERT INTO projects (id, claimed_at, created_at, updated_at) VALUES
+         ('prj_history', CAST($1 AS timestamptz), CAST($1 AS timestamptz), CAST($1 AS timestamptz)),
+         ('prj_unclaimed', NULL, CAST($1 AS timestamptz), CAST($1 AS timestamptz))`,
+      [new Date(CUTOFF.getTime() - 20 * DAY_MS)],
+    );
+    const insertMessages = `
+      INSERT INTO messages (id, project_id, mode, recipient_masked, template, locale, sender, segments, encoding,
+                            status, provider, created_at, updated_at)
+      SELECT $1 || g, $2, 'test', '+9955••••••12', 'verification_code', 'en', 'SMSGE', 1, 'gsm7', 'delivered',
+             'simulator', CAST($3 AS timestamptz) - g * interval '1 minute', CAST($3 AS timestamptz)
+      FROM generate_series(1, CAST($4 AS integer)) AS g`;
+    await t.db.query(insertMessages, ["msg_history_", "prj_history", CUTOFF, CLAIMED_OLD]);
+    await t.db.query(insertMessages, ["msg_unclaimed_", "prj_unclaimed", CUTOFF, 10]);
+    await t.db.query(
+      `INSERT INTO idempotency_records (id, project_id, mode, key, fingerprint, message_id, expires_at, created_at)
+       SELECT 'idem_' || g, 'prj_history', 'test', 'k' || g, 'f', 'msg_day_' || g,
+              CAST($1 AS timestamptz) + g * interval '1 second', CAST($1 AS timestamptz)
+       FROM generate_series(1, 5000) AS g`,
+      [NOW],
+    );
+    await t.db.query("ANALYZE messages");
+    await t.db.query("ANALYZE idempotency_records");
+    await t.db.query("ANALYZE projects");
+
+    const explain = async (sql: string, values: unknown[]) => {
+      const [row] = await t.db.query<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
+        values,
+      );
+      return rowsRead(row!["QUERY PLAN"][0]!.Plan);
+    };
+    const lock = await explain(LOCK_UNCLAIMED_SQL, [CUTOFF, 4, ""]);
+    // Four rows taken, the unclaimed project's index read up to them: never the 5 000 claimed ones.
+    expect(lock.get("messages")).toBeLessThanOrEqual(10);
+    expect(lock.get("projects")).toBeLessThanOrEqual(2);
+    // Two of the day's records, found by their expiry: deleted, and no other read.
+    const expiring = (seconds: number) => new Date(NOW.getTime() + seconds * 1_000).toISOString();
+    const records = await explain(DELETE_FOR_MESSAGES_SQL, [
+      ["msg_day_1", "msg_day_2"],
+      [expiring(1), expiring(2)],
+    ]);
+    expect(records.get("idempotency_records")).toBeLessThanOrEqual(2);
+    const [left] = await t.db.query<{ count: number }>(
+      "SELECT count(*)::int AS count FROM idempotency_records WHERE message_id IN ('msg_day_1', 'msg_day_2')",
+    );
+    expect(left?.count).toBe(0);
+  });
+});
+
+type PlanNode = {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Actual Rows"?: number;
+  "Actual Loops"?: number;
+  "Rows Removed by Filter"?: number;
+  Plans?: PlanNode[];
+};

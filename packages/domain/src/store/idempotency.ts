@@ -268,8 +268,20 @@ const PURGE_EXPIRED_SQL = `
   )
   SELECT count(*)::int AS purged FROM gone`;
 
-const DELETE_FOR_MESSAGES_SQL = `
-  WITH gone AS (DELETE FROM idempotency_records WHERE message_id = ANY(CAST($1 AS text[])) RETURNING id)
+/**
+ * The records of the messages $1, each found by its expiry $2 (its message's creation plus
+ * IDEMPOTENCY_TTL_MS) through the expires_at index: message_id has no index of its own (a send never
+ * looks a record up by it), and by message_id alone this scanned the whole table for every batch. The
+ * unclaimed purge deletes messages 30 days old, whose records expired 29 days before: one it does not find
+ * here is the expiry purge's (purgeExpired) in any case.
+ */
+export const DELETE_FOR_MESSAGES_SQL = `
+  WITH gone AS (
+    DELETE FROM idempotency_records r
+    USING unnest(CAST($1 AS text[]), CAST($2 AS timestamptz[])) AS m(message_id, expires_at)
+    WHERE r.expires_at = m.expires_at AND r.message_id = m.message_id
+    RETURNING r.id
+  )
   SELECT count(*)::int AS deleted FROM gone`;
 
 const COUNT_NOT_UNDER_KEY_SQL = `
@@ -367,8 +379,15 @@ export function idempotencyStore(
       return Number(row?.purged ?? 0);
     },
 
-    async deleteForMessages(messageIds: string[]): Promise<number> {
-      const [row] = await sql.query<{ deleted: number }>(DELETE_FOR_MESSAGES_SQL, [messageIds]);
+    /**
+     * Deletes the records of these messages, each given with the expiry its record has (its creation
+     * plus IDEMPOTENCY_TTL_MS, as answerRecovered finds it): DELETE_FOR_MESSAGES_SQL.
+     */
+    async deleteForMessages(records: Array<{ messageId: string; expiresAt: Date }>): Promise<number> {
+      const [row] = await sql.query<{ deleted: number }>(DELETE_FOR_MESSAGES_SQL, [
+        records.map((record) => record.messageId),
+        records.map((record) => record.expiresAt.toISOString()),
+      ]);
       return Number(row?.deleted ?? 0);
     },
 

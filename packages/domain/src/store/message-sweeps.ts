@@ -105,10 +105,24 @@ const PURGE_TEXT_SQL = `
   )
   SELECT count(*)::int AS purged FROM purged`;
 
-const LOCK_UNCLAIMED_SQL = `
-  SELECT m.id FROM messages m JOIN projects p ON p.id = m.project_id
-  WHERE p.claimed_at IS NULL AND m.created_at < CAST($1 AS timestamptz)
-  ORDER BY m.created_at
+/**
+ * A batch of unclaimed projects' messages created before $1, project by project in id order from $3:
+ * each project's through its (project_id, created_at, id) index, so a batch reads the rows it takes
+ * and no claimed project's message, however long their history (claimed projects keep theirs). The
+ * purge passes the last batch's last project as $3, so one run visits each unclaimed project once.
+ * (Taking the oldest messages first across every project joined and sorted every message older than
+ * $1, claimed ones too, for each batch: bench/README.md#the-unclaimed-purge-by-project-2026-11-29.)
+ */
+export const LOCK_UNCLAIMED_SQL = `
+  SELECT m.id, m.created_at, p.id AS project_id FROM projects p
+  CROSS JOIN LATERAL (
+    SELECT m.id, m.created_at FROM messages m
+    WHERE m.project_id = p.id AND m.created_at < CAST($1 AS timestamptz)
+    ORDER BY m.created_at, m.id
+    LIMIT CAST($2 AS integer)
+  ) m
+  WHERE p.claimed_at IS NULL AND p.id >= $3
+  ORDER BY p.id
   LIMIT CAST($2 AS integer)
   FOR UPDATE OF m SKIP LOCKED
   FOR SHARE OF p`;
@@ -241,12 +255,25 @@ export function messageSweepStore(sql: Sql) {
 
     /**
      * Locks a batch of unclaimed projects' messages created before `cutoff`
-     * (and share-locks their projects, so a claim in progress is waited for).
+     * (and share-locks their projects, so a claim in progress is waited for),
+     * from the project `fromProjectId` on in id order (LOCK_UNCLAIMED_SQL).
      * Inside a transaction.
      */
-    async lockUnclaimedBefore(cutoff: Date, batchSize: number): Promise<string[]> {
-      const rows = await sql.query<{ id: string }>(LOCK_UNCLAIMED_SQL, [cutoff, batchSize]);
-      return rows.map((row) => row.id);
+    async lockUnclaimedBefore(
+      cutoff: Date,
+      batchSize: number,
+      fromProjectId = "",
+    ): Promise<Array<{ id: string; projectId: string; createdAt: Date }>> {
+      const rows = await sql.query<{ id: string; project_id: string; created_at: Date }>(LOCK_UNCLAIMED_SQL, [
+        cutoff,
+        batchSize,
+        fromProjectId,
+      ]);
+      return rows.map((row) => ({
+        id: row.id,
+        projectId: row.project_id,
+        createdAt: new Date(row.created_at),
+      }));
     },
 
     async delete(messageIds: string[]): Promise<number> {
