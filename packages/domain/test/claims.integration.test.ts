@@ -11,6 +11,7 @@ import { DELETE_FOR_MESSAGES_SQL } from "../src/store/idempotency.ts";
 import { createStore, type Store } from "../src/store/index.ts";
 import { LOCK_UNCLAIMED_SQL } from "../src/store/message-sweeps.ts";
 import { createTestKey } from "../src/test-keys/create-test-key.ts";
+import { rowsRead } from "./support/plan-rows.ts";
 
 const backends = await availableBackends();
 const T0 = new Date("2026-11-22T10:00:00Z");
@@ -333,20 +334,6 @@ describe.runIf(backends.includes("postgres"))("the unclaimed purge's statements 
   const CUTOFF = new Date(NOW.getTime() - 30 * DAY_MS);
   const CLAIMED_OLD = 5_000;
 
-  /** The rows each relation's scans read (returned, or removed by a filter), summed over the plan. */
-  function rowsRead(plan: PlanNode, into = new Map<string, number>()): Map<string, number> {
-    const relation = plan["Relation Name"];
-    // Scans only: a ModifyTable node names its relation too.
-    if (relation && plan["Node Type"].endsWith("Scan")) {
-      const loops = plan["Actual Loops"] ?? 1;
-      const read = ((plan["Actual Rows"] ?? 0) + (plan["Rows Removed by Filter"] ?? 0)) * loops;
-      const table = relation.replace(/_(p\d{4}_\d{2}|default)$/, "");
-      into.set(table, (into.get(table) ?? 0) + read);
-    }
-    for (const child of plan.Plans ?? []) rowsRead(child, into);
-    return into;
-  }
-
   it("a batch reads the unclaimed project's rows it takes, not a claimed project's history; the records are found by their expiry", async () => {
     // A claimed project with a long history (kept forever) and a day of idempotency records, an unclaimed
     // one with a few expired messages: the batch must not read the claimed rows.
@@ -375,20 +362,13 @@ describe.runIf(backends.includes("postgres"))("the unclaimed purge's statements 
     await t.db.query("ANALYZE idempotency_records");
     await t.db.query("ANALYZE projects");
 
-    const explain = async (sql: string, values: unknown[]) => {
-      const [row] = await t.db.query<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>(
-        `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
-        values,
-      );
-      return rowsRead(row!["QUERY PLAN"][0]!.Plan);
-    };
-    const lock = await explain(LOCK_UNCLAIMED_SQL, [CUTOFF, 4, ""]);
+    const lock = await rowsRead(t.db, LOCK_UNCLAIMED_SQL, [CUTOFF, 4, ""]);
     // Four rows taken, the unclaimed project's index read up to them: never the 5 000 claimed ones.
     expect(lock.get("messages")).toBeLessThanOrEqual(10);
     expect(lock.get("projects")).toBeLessThanOrEqual(2);
     // Two of the day's records, found by their expiry: deleted, and no other read.
     const expiring = (seconds: number) => new Date(NOW.getTime() + seconds * 1_000).toISOString();
-    const records = await explain(DELETE_FOR_MESSAGES_SQL, [
+    const records = await rowsRead(t.db, DELETE_FOR_MESSAGES_SQL, [
       ["msg_day_1", "msg_day_2"],
       [expiring(1), expiring(2)],
     ]);
@@ -399,12 +379,3 @@ describe.runIf(backends.includes("postgres"))("the unclaimed purge's statements 
     expect(left?.count).toBe(0);
   });
 });
-
-type PlanNode = {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Actual Rows"?: number;
-  "Actual Loops"?: number;
-  "Rows Removed by Filter"?: number;
-  Plans?: PlanNode[];
-};

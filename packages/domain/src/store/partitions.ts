@@ -21,6 +21,20 @@ const PARTITION_KEY: Record<PartitionedTable, string> = {
   request_log: "created_at",
 };
 
+/**
+ * Whether some message in the messages partition `name` is a claimed project's: the claimed projects one by
+ * one (their `claimed_at` index), each probing the month's `(project_id, created_at, id)` index, until one
+ * has a message there. The partition-maintenance round asks it of every month past retention, every round:
+ * it read each such month whole (`SELECT DISTINCT project_id`) and share-locked its projects, while claimed
+ * projects keep their messages and so nearly every month past retention stays.
+ */
+export function heldByClaimSql(name: string): string {
+  return `SELECT EXISTS (
+    SELECT 1 FROM projects p WHERE p.claimed_at IS NOT NULL
+      AND EXISTS (SELECT 1 FROM ${quoted(name)} m WHERE m.project_id = p.id)
+  ) AS claimed`;
+}
+
 /** One monthly partition: [from, to). */
 export type MonthPartition = { name: string; from: Date; to: Date };
 
@@ -118,11 +132,17 @@ export function partitionStore(sql: Sql) {
 
     /**
      * Whether any message in the messages partition `name` belongs to a
-     * claimed project. The projects that have messages there are share-locked
-     * (as the per-row purge does), so a claim being confirmed is waited for
-     * and one not begun yet cannot start until this transaction ends.
+     * claimed project. First without a lock (heldByClaimSql): a claim is never
+     * undone and a claimed project's messages stay, so a month found holding
+     * one holds it for good, and nearly every month past retention does (any
+     * claimed project that sent in it). Only a month without one is read
+     * whole: the projects that have messages there are share-locked (as the
+     * per-row purge does), so a claim being confirmed is waited for and one
+     * not begun yet cannot start until this transaction ends.
      */
     async holdsClaimedProject(name: string): Promise<boolean> {
+      const [held] = await sql.query<{ claimed: boolean }>(heldByClaimSql(name));
+      if (held?.claimed) return true;
       const [row] = await sql.query<{ claimed: boolean }>(
         `WITH present AS (
            SELECT p.id, p.claimed_at FROM projects p
