@@ -10,13 +10,15 @@ import {
 } from "@sms/db/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { DAY_MS } from "../src/model/time.ts";
-import { createStore } from "../src/store/index.ts";
 import {
   purgeIdempotencyRecords,
   purgeMessageText,
   purgeRateLimitCounters,
 } from "../src/privacy/retention.ts";
 import { rotateMessageKeys } from "../src/privacy/rotate-message-keys.ts";
+import { createStore } from "../src/store/index.ts";
+import { PURGE_CODES_SQL } from "../src/store/verifications.ts";
+import { rowsRead } from "./support/plan-rows.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 afterAll(() => dropAllTestDatabases());
@@ -325,5 +327,39 @@ describe.each(backends)("privacy on %s", (kind) => {
       expect(lost.keyIdOf((await rawMessage(prisma, unknownKey)).text_ciphertext!)).toBe("lost");
       expect(old.keyIdOf((await rawMessage(prisma, swapped)).recipient_ciphertext!)).toBe("k9");
     });
+  });
+});
+
+describe.runIf(backends.includes("postgres"))("the verification codes' purge on PostgreSQL", () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase("postgres");
+  }, 120_000);
+  afterAll(() => t?.drop());
+
+  it("reads the codes still held, not every verification ever made", async () => {
+    const now = new Date("2026-11-25T10:00:00Z");
+    const cutoff = new Date(now.getTime() - 7 * DAY_MS);
+    await t.db.query("INSERT INTO projects (id, claimed_at) VALUES ('prj_codes', now())");
+    // 5 000 verifications whose codes are long gone (a claimed project keeps them), 3 past retention with their
+    // codes, 2 recent ones.
+    await t.db.query(
+      `INSERT INTO verifications (id, project_id, mode, message_id, recipient_masked, recipient_fingerprint,
+                                  template, locale, code_hash, status, attempts_remaining, expires_at,
+                                  created_at, updated_at)
+       SELECT 'vrf_' || g, 'prj_codes', 'live', 'msg_v' || g, '+9955••••••12', 'fp' || g, 'verification_code',
+              'en', CASE WHEN g > 5000 THEN 'hash' || g END, 'approved', 3, t, t, t
+       FROM (SELECT g, CASE WHEN g <= 5003 THEN CAST($1 AS timestamptz) - (5004 - g) * interval '1 minute'
+                            ELSE CAST($2 AS timestamptz) END AS t
+             FROM generate_series(1, 5005) AS g) s`,
+      [cutoff, now],
+    );
+    await t.db.query("ANALYZE verifications");
+    const read = await rowsRead(t.db, PURGE_CODES_SQL, [cutoff, 500]);
+    expect(read.get("verifications")).toBeLessThanOrEqual(3 + 3);
+    const [held] = await t.db.query<{ count: number }>(
+      "SELECT count(*)::int AS count FROM verifications WHERE code_hash IS NOT NULL",
+    );
+    expect(held?.count).toBe(2);
   });
 });

@@ -142,6 +142,31 @@ model Child {
     });
   });
 
+  it("gives a partial index its predicate, which Prisma's DMMF leaves out, and refuses the object form", () => {
+    const generator =
+      'generator client {\n  provider = "prisma-client"\n  previewFeatures = ["partialIndexes"]\n}\n';
+    const small = expectedSchema(
+      parseDatamodel(`${DATASOURCE}${generator}
+model A {
+  id    String  @id
+  gone  String?
+  at    Int
+  @@index([at], where: raw("gone IS NOT NULL"))
+  @@index([at, id])
+}
+`),
+    );
+    expect(small.indexes.A_at_idx).toMatchObject({ columns: ["at"], predicate: "(gone IS NOT NULL)" });
+    expect(small.indexes.A_at_id_idx).toMatchObject({ predicate: null });
+    const verifications = expectedSchema(parseDatamodel(schemaText)).indexes.verifications_created_at_idx;
+    expect(verifications).toMatchObject({ columns: ["created_at"], predicate: "(code_hash IS NOT NULL)" });
+    expect(() =>
+      parseDatamodel(
+        `${DATASOURCE}${generator}model A {\n  id String @id\n  on Boolean\n  @@index([id], where: { on: true })\n}\n`,
+      ),
+    ).toThrow(/raw\(\) form/);
+  });
+
   it("refuses what it cannot judge instead of passing it unchecked", () => {
     expect(() =>
       expectedSchema(parseDatamodel(`${DATASOURCE}model A {\n  id Int @id @default(autoincrement())\n}\n`)),

@@ -246,8 +246,10 @@ export function expectedSchema(datamodel: DmmfDatamodel): DbSchema {
     } else {
       const unique = index.type === "unique";
       const name = index.dbName ?? prismaDefaultName(table, names, unique ? "key" : "idx");
-      // Prisma writes @unique / @@unique as CREATE UNIQUE INDEX, not as a constraint.
-      schema.indexes[name] = { table, columns, unique, primary: false, method, predicate: null };
+      // Prisma writes @unique / @@unique as CREATE UNIQUE INDEX, not as a constraint; a partial one with its
+      // predicate as written (PostgreSQL prints it in parentheses).
+      const predicate = index.where === undefined ? null : `(${index.where})`;
+      schema.indexes[name] = { table, columns, unique, primary: false, method, predicate };
     }
   }
   return schema;

@@ -68,6 +68,11 @@ export type DmmfIndex = {
   algorithm?: string;
   clustered?: boolean;
   fields: Array<{ name: string; sortOrder?: "asc" | "desc"; length?: number; operatorClass?: string }>;
+  /**
+   * A partial index's predicate, `where: raw("…")` (preview feature `partialIndexes`). Prisma 7.10's DMMF
+   * leaves it out, so parseDatamodel reads it from the schema text (partialIndexPredicates).
+   */
+  where?: string;
 };
 
 export type DmmfDatamodel = {
@@ -147,10 +152,49 @@ export function parseDatamodel(schemaText: string): DmmfDatamodel {
   }
   try {
     const json = new TextDecoder().decode(new Uint8Array(engine.memory.buffer, outPtr >>> 0, outLen >>> 0));
-    return (JSON.parse(json) as { datamodel: DmmfDatamodel }).datamodel;
+    const datamodel = (JSON.parse(json) as { datamodel: DmmfDatamodel }).datamodel;
+    for (const partial of partialIndexPredicates(schemaText)) {
+      const index = datamodel.indexes.find(
+        (candidate) =>
+          candidate.model === partial.model &&
+          candidate.type === partial.type &&
+          candidate.fields.map((field) => field.name).join(",") === partial.fields.join(","),
+      );
+      if (!index)
+        throw new Error(`schema check: no index of ${partial.model} on ${partial.fields.join(", ")}`);
+      index.where = partial.where;
+    }
+    return datamodel;
   } finally {
     engine.__wbindgen_free(outPtr, outLen, 1);
   }
+}
+
+/**
+ * The partial indexes of a schema's text: each `@@index([…], where: raw("…"))` (or `@@unique`) with its
+ * model, fields and predicate. Only the raw() form: the object form (`where: { … }`) throws, not mapped.
+ */
+export function partialIndexPredicates(
+  schemaText: string,
+): Array<{ model: string; type: "normal" | "unique"; fields: string[]; where: string }> {
+  const found: Array<{ model: string; type: "normal" | "unique"; fields: string[]; where: string }> = [];
+  for (const block of schemaText.matchAll(/^model\s+(\w+)\s*\{([\s\S]*?)^\}/gm)) {
+    const [, model = "", body = ""] = block;
+    for (const line of body.split("\n")) {
+      const attribute = /^\s*@@(index|unique)\(\s*\[([^\]]*)\](.*)\)\s*$/.exec(line);
+      if (!attribute || !/\bwhere\s*:/.test(attribute[3] ?? "")) continue;
+      const raw = /\bwhere\s*:\s*raw\(\s*"((?:[^"\\]|\\.)*)"\s*\)/.exec(attribute[3] ?? "");
+      if (!raw)
+        throw new Error(`schema check: a partial index of ${model} not in raw() form, not mapped yet`);
+      found.push({
+        model,
+        type: attribute[1] === "unique" ? "unique" : "normal",
+        fields: (attribute[2] ?? "").split(",").map((field) => field.trim().replace(/\(.*$/, "")),
+        where: JSON.parse(`"${raw[1]}"`) as string,
+      });
+    }
+  }
+  return found;
 }
 
 /**
