@@ -57,9 +57,12 @@ describe.each(backends)("partitions on %s", (kind) => {
     return id;
   }
 
-  /** A delivered message at `createdAt` with its two timeline events. */
-  async function message(projectId: string, createdAt: Date): Promise<string> {
-    const id = newId("msg", createdAt.getTime());
+  /** A delivered message at `createdAt` with its two timeline events; its id's time is `createdAt` unless given. */
+  async function message(
+    projectId: string,
+    createdAt: Date,
+    id = newId("msg", createdAt.getTime()),
+  ): Promise<string> {
     await prisma().message.create({
       data: {
         id,
@@ -139,6 +142,47 @@ describe.each(backends)("partitions on %s", (kind) => {
     const text = plan.map((row) => row["QUERY PLAN"]).join("\n");
     expect(text).toContain("messages_p2033_05_pkey");
     expect(text).not.toContain("project_id_created_at_id_idx");
+  });
+
+  it("reads by id that arrive together go in one statement, each answered with its own project's row or null", async () => {
+    const owner = await project(true);
+    const other = await project(true);
+    const today = new Date();
+    const month = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() - 3, 1));
+    await ensureMonth({ store: store() }, month);
+    const at = (day: number) => new Date(month.getTime() + day * DAY_MS + 12 * 3_600_000);
+    const ids: string[] = [];
+    for (let day = 1; day <= 12; day++) ids.push(await message(owner, at(day)));
+    const theirs = await message(other, at(13));
+    // A row created far from its id's time (a clock set wrong): the bounded statement misses it.
+    const far = await message(owner, new Date(month.getTime() - 40 * DAY_MS), newId("msg", at(14).getTime()));
+    const seen: string[] = [];
+    const recording = {
+      query: ((text: string, params?: readonly unknown[]) => {
+        seen.push(text);
+        return t.db.query(text, params);
+      }) as Sql["query"],
+      transaction: t.db.transaction.bind(t.db),
+    };
+    // One batch at a time: the first read runs alone, the rest wait for it and go together.
+    const batched = createStore(recording, { readBatches: { maxBatch: 64, maxInFlight: 1 } });
+    const reads: Array<[string, string]> = [
+      ...ids.map((id): [string, string] => [id, owner]),
+      [theirs, owner],
+      [ids[0] as string, other],
+      [newId("msg", at(15).getTime()), owner],
+      [far, owner],
+      [theirs, other],
+    ];
+    const answers = await Promise.all(
+      reads.map(([id, projectId]) => batched.messages.readInProject(id, projectId)),
+    );
+    expect(answers.map((answer) => answer?.id ?? null)).toEqual([...ids, null, null, null, far, theirs]);
+    const many = seen.filter((text) => text.includes("= ANY("));
+    // The first read alone, then the other 16 in one statement (the month of their ids' times); the two it did
+    // not find among its owner's rows (an unknown id, the far row) each read alone, bounded and then not.
+    expect(many).toHaveLength(2);
+    expect(seen.length).toBeLessThan(reads.length);
   });
 
   it("reads a message by id in the month of its id's time, and one created far from its id's time in any month", async () => {

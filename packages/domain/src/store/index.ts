@@ -9,6 +9,7 @@
 //     await tx.audit.write(…);
 //   });
 import { type Database, isDatabaseUnavailable, type Sql, type TransactionSql } from "@sms/db";
+import type { MessageState } from "../model/message.ts";
 import { accountStore } from "./accounts.ts";
 import {
   type AnsweredSendStore,
@@ -33,6 +34,7 @@ import {
   insertAnsweredMany,
   type MessageSendStore,
   messageStore,
+  readInProjectMany,
 } from "./messages.ts";
 import { partitionStore } from "./partitions.ts";
 import { projectStore } from "./projects.ts";
@@ -84,6 +86,7 @@ function families(
     claimCounted?: (item: CountedClaim) => Promise<ClaimOutcome>;
     claimAnswered?: (send: ClaimedAnswer) => Promise<ClaimAnswerOutcome>;
     flushCommitted?: () => Promise<void>;
+    readInProject?: (read: { messageId: string; projectId: string }) => Promise<MessageState | null>;
   } = {},
 ) {
   return {
@@ -137,10 +140,17 @@ const ANSWERED_BATCHES: BatchOptions = { maxBatch: 64, maxInFlight: 4 };
  * once per batch, not once per send (bench/README.md#where-the-tail-comes-from).
  */
 const CLAIM_BATCHES: BatchOptions = { maxBatch: 64, maxInFlight: 4 };
+/**
+ * Reads of a message by id and project (GET /v1/messages/{id}) that arrive while others are being read go to
+ * the database together: one statement for up to 64, at most 4 at once. Each read alone was a statement, a
+ * socket write that wakes PostgreSQL, a fifth of the service's thread at 256 connections
+ * (bench/README.md#reads-in-one-statement-2026-11-29).
+ */
+const READ_BATCHES: BatchOptions = { maxBatch: 64, maxInFlight: 4 };
 
 export function createStore(
   db: Pick<Database, "query" | "transaction">,
-  options: { answeredBatches?: BatchOptions; claimBatches?: BatchOptions } = {},
+  options: { answeredBatches?: BatchOptions; claimBatches?: BatchOptions; readBatches?: BatchOptions } = {},
 ): Store {
   const insertAnswered = batcher((sends: AnsweredMessage[]) => insertAnsweredMany(db, sends), {
     ...(options.answeredBatches ?? ANSWERED_BATCHES),
@@ -156,6 +166,11 @@ export function createStore(
     ...(options.answeredBatches ?? ANSWERED_BATCHES),
     retryAlone: (error) => !isDatabaseUnavailable(error),
   });
+  const readInProject = batcher(
+    (reads: Array<{ messageId: string; projectId: string }>) => readInProjectMany(db, reads),
+    // A read writes nothing: a failed batch's reads each run alone, so one read's own error stays its own.
+    { ...(options.readBatches ?? READ_BATCHES), retryAlone: (error) => !isDatabaseUnavailable(error) },
+  );
   // One flush at a time; callers that arrive meanwhile share the next one,
   // which starts after their commits (a batch's flush covers them all).
   const flushBatch = batcher(
@@ -171,6 +186,7 @@ export function createStore(
       claimCounted,
       claimAnswered,
       flushCommitted: async () => void (await flushBatch(null)),
+      readInProject,
     }),
     transaction: (work) => db.transaction((sql) => work(families(sql))),
   };

@@ -37,7 +37,7 @@ import {
   consumeManySql,
   consumeStepSql,
 } from "./limits.ts";
-import { readerNearIdTime, statementInMonth } from "./near-id-time.ts";
+import { readerManyNearIdTime, readerNearIdTime, statementInMonth } from "./near-id-time.ts";
 
 /** The columns a Message resource is built from. */
 export const RESOURCE_COLUMNS =
@@ -456,6 +456,38 @@ const READ_IN_PROJECT_SQL = `SELECT ${RESOURCE_COLUMNS} FROM messages WHERE id =
 const readNear = readerNearIdTime(READ_SQL);
 const readInProjectNear = readerNearIdTime(READ_IN_PROJECT_SQL);
 
+/** Many reads by id at once, each row with its project (readInProjectMany). */
+const READ_MANY_SQL = `SELECT ${RESOURCE_COLUMNS}, project_id FROM messages WHERE id = ANY(CAST($1 AS text[]))`;
+const readManyNear = readerManyNearIdTime(READ_MANY_SQL);
+
+/**
+ * Reads by id and project that arrived together (the top-level store's batcher): one statement for them all,
+ * in the months of their ids' times, instead of one each; each answer is its own project's row or null, as
+ * readInProject's. An id the bounded statement did not find is read alone (readInProjectNear), so a row far
+ * from its id's time is still found.
+ */
+export async function readInProjectMany(
+  sql: Sql,
+  reads: ReadonlyArray<{ messageId: string; projectId: string }>,
+): Promise<Array<MessageState | null>> {
+  const { rows, bounded } = await readManyNear<ResourceRow & { project_id: string }>(
+    sql,
+    reads.map((read) => read.messageId),
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return Promise.all(
+    reads.map(async ({ messageId, projectId }) => {
+      const row = byId.get(messageId);
+      if (row) return row.project_id === projectId ? fromRow(row) : null;
+      if (bounded.has(messageId)) {
+        const [alone] = await readInProjectNear<ResourceRow>(sql, messageId, [messageId, projectId]);
+        return alone ? fromRow(alone) : null;
+      }
+      return null;
+    }),
+  );
+}
+
 const COUNT_IN_PROJECT_SQL = `SELECT count(*)::int AS count FROM messages WHERE project_id = $1`;
 
 const COUNT_BY_MODE_STATUS_SQL = `
@@ -472,6 +504,8 @@ export function messageStore(
     insertAnswered?: (send: AnsweredMessage) => Promise<boolean>;
     /** flushCommitted through a batcher: callers waiting at once share one flush. */
     flushCommitted?: () => Promise<void>;
+    /** readInProject through a batcher: reads arriving together share one statement (readInProjectMany). */
+    readInProject?: (read: { messageId: string; projectId: string }) => Promise<MessageState | null>;
   } = {},
 ) {
   return {
@@ -627,6 +661,7 @@ export function messageStore(
      * another project's message is absent.
      */
     async readInProject(messageId: string, projectId: string): Promise<MessageState | null> {
+      if (options.readInProject) return options.readInProject({ messageId, projectId });
       const [row] = await readInProjectNear<ResourceRow>(sql, messageId, [messageId, projectId]);
       return row ? fromRow(row) : null;
     },

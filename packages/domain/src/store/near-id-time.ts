@@ -104,6 +104,35 @@ export function readerNearIdTime(statement: string, options: { column?: string; 
 }
 
 /**
+ * Reads by id of many rows at once: `statement` (a SELECT … WHERE whose parameter $1 is the ids, `= ANY($1)`),
+ * run once for each window of months the ids' times fall in (one, nearly always), bounded as readerNearIdTime
+ * bounds one id, and once unbounded for the ids without a bounded window. An id a bounded read did not find is
+ * not looked for again here: the caller reads it alone (readerNearIdTime), as a row far from its id's time is.
+ */
+export function readerManyNearIdTime(statement: string, options: { column?: string } = {}) {
+  const boundedText = boundedTexts((bound) => `${statement} AND ${bound}`, options.column ?? "created_at");
+  return async <Row>(sql: Sql, ids: readonly string[]): Promise<{ rows: Row[]; bounded: Set<string> }> => {
+    const now = Date.now();
+    const windows = new Map<string, { months: { from: Date; to: Date } | null; ids: string[] }>();
+    for (const id of new Set(ids)) {
+      const months = monthsNear(id, now);
+      const key = months === null ? "" : `${months.from.getTime()}:${months.to.getTime()}`;
+      const window = windows.get(key) ?? { months, ids: [] };
+      window.ids.push(id);
+      windows.set(key, window);
+    }
+    const rows: Row[] = [];
+    const bounded = new Set<string>();
+    for (const { months, ids: windowIds } of windows.values()) {
+      const text = months === null ? statement : boundedText(months);
+      rows.push(...(await sql.query<Row>(text, [windowIds])));
+      if (months !== null) for (const id of windowIds) bounded.add(id);
+    }
+    return { rows, bounded };
+  };
+}
+
+/**
  * A statement on one message whose creation time the caller knows exactly (a live send's record and release):
  * `build` is given `column` bounded to that time's month, as constants, and the text is kept per month. With
  * the creation time as a parameter alone, PostgreSQL prunes the other months only as each execution starts, so
