@@ -341,7 +341,6 @@ export type VerificationEvent =
   | "canceled"
   | "max_attempts_reached";
 
-/** A gauge of `slots()`'s size, in_use and waiting, read when scraped (nothing while there are none). */
 /** A gauge with one `state` label: the value of each state `states()` gives at scrape time (none: not set). */
 function statesGauge(
   registry: Registry,
@@ -360,7 +359,7 @@ function statesGauge(
   });
 }
 
-/** `slots`' size, in_use and waiting (a statesGauge). */
+/** A gauge of `slots()`'s size, in_use and waiting, read when scraped (nothing while there are none). */
 function slotsGauge(
   registry: Registry,
   name: string,

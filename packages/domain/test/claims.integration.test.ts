@@ -11,7 +11,9 @@ import { DELETE_FOR_MESSAGES_SQL } from "../src/store/idempotency.ts";
 import { createStore, type Store } from "../src/store/index.ts";
 import { LOCK_UNCLAIMED_SQL } from "../src/store/message-sweeps.ts";
 import { createTestKey } from "../src/test-keys/create-test-key.ts";
+import { insertMessages } from "./support/bulk-messages.ts";
 import { rowsRead } from "./support/plan-rows.ts";
+import { projectDatabase } from "./support/project-database.ts";
 
 const backends = await availableBackends();
 const T0 = new Date("2026-11-22T10:00:00Z");
@@ -324,33 +326,28 @@ describe.each(backends)("claims on %s", (kind) => {
 });
 
 describe.runIf(backends.includes("postgres"))("the unclaimed purge's statements on PostgreSQL", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("postgres");
-  }, 120_000);
-  afterAll(() => t?.drop());
-
   const NOW = new Date("2026-11-25T10:00:00Z");
   const CUTOFF = new Date(NOW.getTime() - 30 * DAY_MS);
   const CLAIMED_OLD = 5_000;
+  // Its project is the unclaimed one.
+  const suite = projectDatabase("postgres", new Date(CUTOFF.getTime() - 20 * DAY_MS), { timeoutMs: 120_000 });
 
   it("a batch reads the unclaimed project's rows it takes, not a claimed project's history; the records are found by their expiry", async () => {
+    const { t, projectId } = suite;
     // A claimed project with a long history (kept forever) and a day of idempotency records, an unclaimed
     // one with a few expired messages: the batch must not read the claimed rows.
     await t.db.query(
-      `INSERT INTO projects (id, claimed_at, created_at, updated_at) VALUES
-         ('prj_history', CAST($1 AS timestamptz), CAST($1 AS timestamptz), CAST($1 AS timestamptz)),
-         ('prj_unclaimed', NULL, CAST($1 AS timestamptz), CAST($1 AS timestamptz))`,
+      "INSERT INTO projects (id, claimed_at, created_at, updated_at) VALUES ('prj_history', $1, $1, $1)",
       [new Date(CUTOFF.getTime() - 20 * DAY_MS)],
     );
-    const insertMessages = `
-      INSERT INTO messages (id, project_id, mode, recipient_masked, template, locale, sender, segments, encoding,
-                            status, provider, created_at, updated_at)
-      SELECT $1 || g, $2, 'test', '+9955••••••12', 'verification_code', 'en', 'SMSGE', 1, 'gsm7', 'delivered',
-             'simulator', CAST($3 AS timestamptz) - g * interval '1 minute', CAST($3 AS timestamptz)
-      FROM generate_series(1, CAST($4 AS integer)) AS g`;
-    await t.db.query(insertMessages, ["msg_history_", "prj_history", CUTOFF, CLAIMED_OLD]);
-    await t.db.query(insertMessages, ["msg_unclaimed_", "prj_unclaimed", CUTOFF, 10]);
+    const beforeCutoff = { at: CUTOFF, stepMs: -60_000 };
+    await insertMessages(t.db, {
+      idPrefix: "msg_history_",
+      projectId: "prj_history",
+      count: CLAIMED_OLD,
+      ...beforeCutoff,
+    });
+    await insertMessages(t.db, { idPrefix: "msg_unclaimed_", projectId, count: 10, ...beforeCutoff });
     await t.db.query(
       `INSERT INTO idempotency_records (id, project_id, mode, key, fingerprint, message_id, expires_at, created_at)
        SELECT 'idem_' || g, 'prj_history', 'test', 'k' || g, 'f', 'msg_day_' || g,

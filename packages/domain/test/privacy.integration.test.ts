@@ -19,6 +19,7 @@ import { rotateMessageKeys } from "../src/privacy/rotate-message-keys.ts";
 import { createStore } from "../src/store/index.ts";
 import { PURGE_CODES_SQL } from "../src/store/verifications.ts";
 import { rowsRead } from "./support/plan-rows.ts";
+import { projectDatabase } from "./support/project-database.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
 afterAll(() => dropAllTestDatabases());
@@ -331,28 +332,24 @@ describe.each(backends)("privacy on %s", (kind) => {
 });
 
 describe.runIf(backends.includes("postgres"))("the verification codes' purge on PostgreSQL", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("postgres");
-  }, 120_000);
-  afterAll(() => t?.drop());
+  const now = new Date("2026-11-25T10:00:00Z");
+  const suite = projectDatabase("postgres", new Date(now.getTime() - 30 * DAY_MS));
 
   it("reads the codes still held, not every verification ever made", async () => {
-    const now = new Date("2026-11-25T10:00:00Z");
+    const { t, projectId } = suite;
     const cutoff = new Date(now.getTime() - 7 * DAY_MS);
-    await t.db.query("INSERT INTO projects (id, claimed_at) VALUES ('prj_codes', now())");
-    // 5 000 verifications whose codes are long gone (a claimed project keeps them), 3 past retention with their
+    // 5 000 verifications whose codes are long gone (kept, as a claimed project's are), 3 past retention with their
     // codes, 2 recent ones.
     await t.db.query(
       `INSERT INTO verifications (id, project_id, mode, message_id, recipient_masked, recipient_fingerprint,
                                   template, locale, code_hash, status, attempts_remaining, expires_at,
                                   created_at, updated_at)
-       SELECT 'vrf_' || g, 'prj_codes', 'live', 'msg_v' || g, '+9955••••••12', 'fp' || g, 'verification_code',
+       SELECT 'vrf_' || g, $3, 'live', 'msg_v' || g, '+9955••••••12', 'fp' || g, 'verification_code',
               'en', CASE WHEN g > 5000 THEN 'hash' || g END, 'approved', 3, t, t, t
        FROM (SELECT g, CASE WHEN g <= 5003 THEN CAST($1 AS timestamptz) - (5004 - g) * interval '1 minute'
                             ELSE CAST($2 AS timestamptz) END AS t
              FROM generate_series(1, 5005) AS g) s`,
-      [cutoff, now],
+      [cutoff, now, projectId],
     );
     await t.db.query("ANALYZE verifications");
     const read = await rowsRead(t.db, PURGE_CODES_SQL, [cutoff, 500]);

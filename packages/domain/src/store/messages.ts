@@ -463,8 +463,8 @@ const readManyNear = readerManyNearIdTime(READ_MANY_SQL);
 /**
  * Reads by id and project that arrived together (the top-level store's batcher): one statement for them all,
  * in the months of their ids' times, instead of one each; each answer is its own project's row or null, as
- * readInProject's. An id the bounded statement did not find is read alone (readInProjectNear), so a row far
- * from its id's time is still found.
+ * readInProject's. An id the bounded statement did not find is read alone over every month (the second read
+ * of readInProjectNear), so a row far from its id's time is still found.
  */
 export async function readInProjectMany(
   sql: Sql,
@@ -479,11 +479,10 @@ export async function readInProjectMany(
     reads.map(async ({ messageId, projectId }) => {
       const row = byId.get(messageId);
       if (row) return row.project_id === projectId ? fromRow(row) : null;
-      if (bounded.has(messageId)) {
-        const [alone] = await readInProjectNear<ResourceRow>(sql, messageId, [messageId, projectId]);
-        return alone ? fromRow(alone) : null;
-      }
-      return null;
+      // Missed in the months of its id's time: over every month, as readInProjectNear's second read.
+      if (!bounded.has(messageId)) return null;
+      const [alone] = await sql.query<ResourceRow>(READ_IN_PROJECT_SQL, [messageId, projectId]);
+      return alone ? fromRow(alone) : null;
     }),
   );
 }

@@ -121,9 +121,10 @@ const DELETE_FOR_MESSAGES_SQL = `
 
 /**
  * Retention: the code hash of verifications created before $1 is cleared
- * (no later than their message's text), in batches of $2.
+ * (no later than their message's text), in batches of $2, found through the
+ * partial index of the codes still held (migration
+ * 20261229000000_verification_codes_index), not among every verification.
  */
-/** Through the partial index of the codes still held (migration 20261229000000_verification_codes_index). */
 export const PURGE_CODES_SQL = `
   WITH gone AS (
     UPDATE verifications SET code_hash = NULL

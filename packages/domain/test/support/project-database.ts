@@ -7,13 +7,20 @@ import { createStore } from "../../src/store/index.ts";
 
 export type ProjectDatabase = { readonly t: TestDatabase; readonly projectId: string };
 
-/** Registers the suite's beforeAll/afterAll; read `t` and `projectId` in its tests. */
-export function projectDatabase(kind: BackendKind, createdAt: Date): ProjectDatabase {
+/**
+ * Registers the suite's beforeAll/afterAll (`timeoutMs`: the beforeAll's, else vitest's); read `t` and
+ * `projectId` (unclaimed) in its tests.
+ */
+export function projectDatabase(
+  kind: BackendKind,
+  createdAt: Date,
+  options: { timeoutMs?: number } = {},
+): ProjectDatabase {
   const suite = { projectId: newId("prj") } as { t: TestDatabase; projectId: string };
   beforeAll(async () => {
     suite.t = await createTestDatabase(kind);
     await createStore(suite.t.db).projects.create(suite.projectId, createdAt);
-  });
+  }, options.timeoutMs);
   afterAll(() => suite.t?.drop());
   return suite;
 }
