@@ -23,7 +23,14 @@ const [portText, databaseUrl] = Deno.args;
 if (!portText || !databaseUrl) throw new Error("usage: raw-baseline.ts <port> <databaseUrl>");
 
 const MINIMAL = Deno.env.get("MINIMAL") === "1";
-const pool = new pg.Pool({ connectionString: databaseUrl, max: Number(Deno.env.get("POOL") ?? 20) });
+// Connections are kept however long the pool sits idle, as the service's are (packages/db's
+// idleTimeoutMillis: 0): with pg's default of 10 s, a baseline that waited out two other servers' rounds
+// opened its whole pool again at the start of its own, inside the measured window.
+const pool = new pg.Pool({
+  connectionString: databaseUrl,
+  max: Number(Deno.env.get("POOL") ?? 20),
+  idleTimeoutMillis: 0,
+});
 const encoder = new TextEncoder();
 
 async function sha256Hex(text: string): Promise<string> {
