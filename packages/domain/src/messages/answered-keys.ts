@@ -9,8 +9,10 @@
 //     record the send wrote, or the one it read), and
 //   - for `revalidateAfterMs` (default 15 s, on this process's monotonic
 //     clock, which no wall-clock skew moves) after it was remembered.
-// Past that age the replay goes to the database like any other, and is
-// remembered again only if the record is still there. The guarantee: an
+// Past that age the database is asked again, and the entry is remembered again
+// only if the record is still there (answered): one read of the key's record,
+// shared by every replay of the key that arrives while it runs, not a herd of
+// them through the whole send path. The guarantee: an
 // instance answers from memory a record the database no longer holds for at
 // most `revalidateAfterMs`; after that every instance sees the same record.
 // Entries also leave when newer answers push them out (`maxEntries`, oldest
@@ -26,8 +28,18 @@ export type AnsweredRecord = Pick<PriorRecord, "fingerprint" | "expiresAt"> & {
 };
 
 export type AnsweredKeys = {
-  /** The key's answered record, unless unknown here, expired at `now`, or older than the revalidation age. */
-  get(scope: IdempotencyScope, now: Date): AnsweredRecord | null;
+  /**
+   * The key's answered record, unless unknown here or expired at `now`. An entry past the revalidation age
+   * is answered by `reread` (the key's record in the database) instead: remembered again when it is
+   * answered there, forgotten (null) when it is gone, not answered yet, or the read failed (the send's own
+   * path then meets the database as any request does). Replays of the key that ask while a reread runs
+   * share it. Without `reread`, such an entry is forgotten at once.
+   */
+  get(
+    scope: IdempotencyScope,
+    now: Date,
+    reread?: () => Promise<PriorRecord | null>,
+  ): AnsweredRecord | null | Promise<AnsweredRecord | null>;
   remember(scope: IdempotencyScope, record: AnsweredRecord): void;
 };
 
@@ -47,21 +59,42 @@ export function createAnsweredKeys(
   const revalidateAfterMs = options.revalidateAfterMs ?? DEFAULT_REVALIDATE_AFTER_MS;
   const timer = options.timer ?? systemTimer;
   const entries = new Map<string, Entry>();
+  /** The rereads running, by key: every replay of the key meanwhile waits for the same one. */
+  const rereads = new Map<string, Promise<AnsweredRecord | null>>();
+  const remember = (key: string, record: AnsweredRecord) => {
+    if (maxEntries <= 0 || revalidateAfterMs <= 0) return;
+    setNewest(entries, key, { record, rememberedAt: timer.monotonicMs() }, maxEntries);
+  };
+  const answeredOf = (prior: PriorRecord | null): AnsweredRecord | null =>
+    prior?.responseBody != null
+      ? { fingerprint: prior.fingerprint, expiresAt: prior.expiresAt, responseBody: prior.responseBody }
+      : null;
   return {
-    get(scope, now) {
+    get(scope, now, reread) {
       const key = keyOf(scope);
+      const running = rereads.get(key);
+      if (running !== undefined) return running;
       const entry = entries.get(key);
       if (entry === undefined) return null;
-      const stale = timer.monotonicMs() - entry.rememberedAt >= revalidateAfterMs;
-      if (stale || entry.record.expiresAt.getTime() <= now.getTime()) {
+      if (entry.record.expiresAt.getTime() <= now.getTime()) {
         entries.delete(key);
         return null;
       }
-      return entry.record;
+      if (timer.monotonicMs() - entry.rememberedAt < revalidateAfterMs) return entry.record;
+      entries.delete(key);
+      if (reread === undefined) return null;
+      const read = reread()
+        .then(answeredOf, () => null)
+        .then((record) => {
+          if (record !== null) remember(key, record);
+          return record;
+        })
+        .finally(() => rereads.delete(key));
+      rereads.set(key, read);
+      return read;
     },
     remember(scope, record) {
-      if (maxEntries <= 0 || revalidateAfterMs <= 0) return;
-      setNewest(entries, keyOf(scope), { record, rememberedAt: timer.monotonicMs() }, maxEntries);
+      remember(keyOf(scope), record);
     },
   };
 }

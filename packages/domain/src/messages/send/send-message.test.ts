@@ -60,6 +60,17 @@ async function settleUntil(done: () => boolean) {
   expect(done()).toBe(true);
 }
 
+/** Counts the reads of a key's record (`store.idempotency.find`) from now on; returns the count so far. */
+function countFinds(store: ReturnType<typeof fakeStore>): () => number {
+  const find = store.idempotency.find;
+  let count = 0;
+  store.idempotency.find = (...args) => {
+    count++;
+    return find(...args);
+  };
+  return () => count;
+}
+
 /** uBill's places as the tests read them: the calls in use and waiting, then the room in use and waiting. */
 const placesState = (bound: LivePlaces) => [
   bound.places.inUse,
@@ -169,7 +180,7 @@ describe("sendMessage", () => {
         },
         ...overrides,
       });
-    return { send, test, live, timer, transactions };
+    return { send, test, live, timer, transactions, store };
   }
 
   /** The record a first request with the default key and body leaves while it waits for the provider. */
@@ -470,20 +481,55 @@ describe("sendMessage", () => {
     });
 
     it("a revalidated entry that the store still holds is remembered again, with the store's expiry", async () => {
-      const { send, timer } = setup({ answered: { revalidateAfterMs: 15_000 } });
+      const { send, timer, store } = setup({ answered: { revalidateAfterMs: 15_000 } });
       const record = await inFlightRecord();
       record.response = FIRST_ANSWER;
       expect(await send()).toEqual({ ok: true, replayed: true, message: FIRST_ANSWER });
       timer.elapsed += 20_000;
-      // Read again from the store (one more write-ahead that finds the record)…
+      // Read again from the store (one read of the key's record, no write-ahead)…
+      const finds = countFinds(store);
       expect(await send()).toEqual({ ok: true, replayed: true, message: FIRST_ANSWER });
-      expect(tables.writeAheads).toHaveLength(2);
+      expect([finds(), tables.writeAheads.length]).toEqual([1, 1]);
       // …and then from memory again.
       expect(await send()).toEqual({ ok: true, replayed: true, message: FIRST_ANSWER });
-      expect(tables.writeAheads).toHaveLength(2);
+      expect([finds(), tables.writeAheads.length]).toEqual([1, 1]);
       // The store's expiry bounds it: once the record expires, the key sends anew.
       now = new Date(record.expiresAt.getTime());
       expect(await send()).toMatchObject({ ok: true, replayed: false });
+    });
+
+    it("past the revalidation age, replays arriving together share one read of the record: no herd through the send path", async () => {
+      const { send, test, timer, store } = setup({ answered: { revalidateAfterMs: 15_000 } });
+      const first = await send();
+      if (!first.ok) throw new Error("the first send failed");
+      timer.elapsed += 20_000;
+      const finds = countFinds(store);
+      const replays = await Promise.all(Array.from({ length: 8 }, () => send()));
+      expect(replays).toEqual(Array(8).fill({ ok: true, replayed: true, message: first.message }));
+      // One read for the eight; nothing prepared, written or sent again.
+      expect([finds(), tables.writeAheads.length, test.submitted.length]).toEqual([1, 1, 1]);
+      // Another body with the key, while the read runs, is refused as reused once the read answers.
+      timer.elapsed += 20_000;
+      const [again, other] = await Promise.all([send(), send({ code: "111111" })]);
+      expect(again).toEqual({ ok: true, replayed: true, message: first.message });
+      expect(other).toEqual({ ok: false, code: "idempotency_key_reused" });
+      expect([finds(), tables.writeAheads.length]).toEqual([2, 1]);
+    });
+
+    it("a reread that fails forgets the entry: the send's own path meets the database as any request does", async () => {
+      const { send, test, timer, store } = setup({ answered: { revalidateAfterMs: 15_000 } });
+      const first = await send();
+      if (!first.ok) throw new Error("the first send failed");
+      timer.elapsed += 20_000;
+      const find = store.idempotency.find;
+      let failures = 1;
+      store.idempotency.find = async (...args) => {
+        if (failures-- > 0) throw new DatabaseUnavailableError("the reread failed");
+        return find(...args);
+      };
+      // The write-ahead finds the record: a replay all the same, nothing sent again.
+      expect(await send()).toEqual({ ok: true, replayed: true, message: first.message });
+      expect([tables.writeAheads.length, test.submitted.length]).toEqual([2, 1]);
     });
 
     it("keeps at most its number of entries, dropping the oldest first", () => {

@@ -135,7 +135,9 @@ export async function sendMessage(
   // The same body as an answered request was valid when it was answered: its
   // replay needs no rendering. A different body is checked first, so that an
   // invalid one is a 400 whatever its key (spec 4.2's order).
-  const known = deps.answered?.get(scope, deps.clock.now());
+  const known = await deps.answered?.get(scope, deps.clock.now(), () =>
+    deps.store.idempotency.find(scope, deps.clock.now()),
+  );
   if (known && (await deps.keyring.verifyFingerprint(fingerprintInput, known.fingerprint))) {
     return { ok: true, replayed: true, message: known.responseBody };
   }
@@ -177,11 +179,13 @@ export async function sendMessage(
   const atPlace = (draft: Draft): Promise<SubmitOutcome> => {
     if (!submissions) return submit(draft, input.logger);
     const timeoutMs = Math.max(0, submissions.waitMs - (timer.monotonicMs() - queuedAt));
-    return submissions.places.run(() => submit(draft, input.logger), { timeoutMs }).catch((error) => {
-      if (!(error instanceof SlotWaitTimeout)) throw error;
-      noPlace(submissions);
-      return { kind: "unreachable", reason: "no place at the live provider came free in time" } as const;
-    });
+    return submissions.places
+      .run(() => submit(draft, input.logger), { timeoutMs })
+      .catch((error) => {
+        if (!(error instanceof SlotWaitTimeout)) throw error;
+        noPlace(submissions);
+        return { kind: "unreachable", reason: "no place at the live provider came free in time" } as const;
+      });
   };
   let stepStarted = timer.monotonicMs();
   /** Tells deps.observe how long `phase` took, and starts the next step's clock. */
