@@ -524,7 +524,7 @@ describe("sendMessage", () => {
       const find = store.idempotency.find;
       let failures = 1;
       store.idempotency.find = async (...args) => {
-        if (failures-- > 0) throw new DatabaseUnavailableError("the reread failed");
+        if (failures-- > 0) throw new DatabaseUnavailableError("connect_failed");
         return find(...args);
       };
       // The write-ahead finds the record: a replay all the same, nothing sent again.
