@@ -32,7 +32,8 @@
 //                       send's prepare, write_ahead, submit, record), the event loop's delays and
 //                       the most requests seen waiting for a database connection
 //   --v8-flags=…        the service's V8 flags instead of scripts/deno.mjs's (an experiment)
-//   --env=A=1,B=2       extra environment for the service (an experiment)
+//   --env=A=1,B=2       extra environment for the service (an experiment; it overrides the bench's own
+//                       settings, LOG_LEVEL and DATABASE_POOL_SIZE included)
 //   --compare-env=A=1   with --baseline: a second service with this environment too (e.g.
 //                       REQUEST_LOG_ENABLED=false), in the same alternating rounds, reported as
 //                       `variant` with its own ratios
@@ -164,8 +165,6 @@ function startServer(
     ],
     env: {
       ...(withPhases ? { INTERNAL_PORT: String(internalPort), INTERNAL_API_TOKEN: INTERNAL_TOKEN } : {}),
-      ...EXTRA_ENV,
-      ...variantEnv,
       DATABASE_URL: databaseUrl,
       DATABASE_POOL_SIZE: POOL,
       LOG_LEVEL,
@@ -177,6 +176,9 @@ function startServer(
       MAX_CONNECTIONS_PER_PEER: "4096",
       // Send throughput only: the status check and the sweeps run in a worker.
       JOBS_ENABLED: "false",
+      // Last, so that an experiment's environment overrides the settings above (e.g. LOG_LEVEL=warn).
+      ...EXTRA_ENV,
+      ...variantEnv,
     },
   });
 }
