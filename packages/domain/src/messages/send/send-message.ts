@@ -135,9 +135,8 @@ export async function sendMessage(
   // The same body as an answered request was valid when it was answered: its
   // replay needs no rendering. A different body is checked first, so that an
   // invalid one is a 400 whatever its key (spec 4.2's order).
-  const known = await deps.answered?.get(scope, deps.clock.now(), () =>
-    deps.store.idempotency.find(scope, deps.clock.now()),
-  );
+  const askedAt = deps.clock.now();
+  const known = await deps.answered?.get(scope, askedAt, () => deps.store.idempotency.find(scope, askedAt));
   if (known && (await deps.keyring.verifyFingerprint(fingerprintInput, known.fingerprint))) {
     return { ok: true, replayed: true, message: known.responseBody };
   }
