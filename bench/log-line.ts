@@ -17,6 +17,7 @@
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
+import { median } from "./support.ts";
 
 const { values: args } = parseArgs({
   args: Deno.args,
@@ -30,6 +31,8 @@ const { values: args } = parseArgs({
 
 const VARIANTS = ["off", "format", "written"] as const;
 type Variant = (typeof VARIANTS)[number];
+/** One child's figures. */
+type Figure = { us_per_line: number; lines_per_s: number };
 
 /** Child mode: warms up, then writes `lines` access lines, yielding every `perTurn`; prints its CPU. */
 async function child(variant: Variant, lines: number, perTurn: number): Promise<void> {
@@ -71,7 +74,7 @@ async function child(variant: Variant, lines: number, perTurn: number): Promise<
   );
 }
 
-async function runChild(variant: Variant): Promise<{ us_per_line: number; lines_per_s: number }> {
+async function runChild(variant: Variant): Promise<Figure> {
   const output = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -89,25 +92,17 @@ async function runChild(variant: Variant): Promise<{ us_per_line: number; lines_
   return JSON.parse(text.split("\n").at(-1) ?? "{}");
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-};
-
 async function main(): Promise<void> {
   const rounds = Math.max(1, Number(args.rounds));
-  const figures = new Map<Variant, Array<{ us_per_line: number; lines_per_s: number }>>(
-    VARIANTS.map((variant) => [variant, []]),
-  );
+  const figures: Record<Variant, Figure[]> = { off: [], format: [], written: [] };
   for (let round = 0; round < rounds; round++) {
     // Each round starts with the next variant in turn, so none always runs first.
     for (let i = 0; i < VARIANTS.length; i++) {
       const variant = VARIANTS[(round + i) % VARIANTS.length] as Variant;
-      figures.get(variant)?.push(await runChild(variant));
+      figures[variant].push(await runChild(variant));
     }
   }
-  const us = (variant: Variant) => median((figures.get(variant) ?? []).map((figure) => figure.us_per_line));
+  const us = (variant: Variant) => median(figures[variant].map((figure) => figure.us_per_line));
   const round2 = (value: number) => Math.round(value * 100) / 100;
   console.log(
     JSON.stringify({
@@ -120,15 +115,12 @@ async function main(): Promise<void> {
       destination_us: round2(us("written") - us("format")),
       us_per_line: Object.fromEntries(VARIANTS.map((variant) => [variant, round2(us(variant))])),
       per_round: Object.fromEntries(
-        VARIANTS.map((variant) => [
-          variant,
-          (figures.get(variant) ?? []).map((figure) => round2(figure.us_per_line)),
-        ]),
+        VARIANTS.map((variant) => [variant, figures[variant].map((figure) => round2(figure.us_per_line))]),
       ),
       lines_per_s: Object.fromEntries(
         VARIANTS.map((variant) => [
           variant,
-          Math.round(median((figures.get(variant) ?? []).map((figure) => figure.lines_per_s))),
+          Math.round(median(figures[variant].map((figure) => figure.lines_per_s))),
         ]),
       ),
     }),
