@@ -27,6 +27,7 @@ import {
   releaseSql,
 } from "../src/store/messages.ts";
 import { emptyTables, fakeStore, type Tables } from "./support/fake-send-store.ts";
+import { createPinnedTestDatabase } from "./support/pinned-database.ts";
 import { projectDatabase } from "./support/project-database.ts";
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 60_000 });
@@ -60,7 +61,7 @@ async function fakeSubject(): Promise<Subject> {
 
 function realSubject(kind: "pglite" | "postgres") {
   return async (): Promise<Subject> => {
-    const t: TestDatabase = await createTestDatabase(kind);
+    const t: TestDatabase = await createPinnedTestDatabase(kind, NOW);
     const store = createStore(t.db);
     const projectId = newId("prj");
     await store.projects.create(projectId, NOW);
@@ -779,7 +780,7 @@ describe.runIf((await availableBackends()).includes("postgres"))(
   () => {
     let t: TestDatabase;
     beforeAll(async () => {
-      t = await createTestDatabase("postgres");
+      t = await createPinnedTestDatabase("postgres", NOW);
     });
     afterAll(() => t?.drop());
 

@@ -1,9 +1,11 @@
 // A suite's test database on one backend with one project in it: made before
-// the suite's tests, dropped after them.
+// the suite's tests (with the partitions of `createdAt`'s month and the next),
+// dropped after them.
 import { newId } from "@sms/crypto";
-import { type BackendKind, createTestDatabase, type TestDatabase } from "@sms/db/testing";
+import type { BackendKind, TestDatabase } from "@sms/db/testing";
 import { afterAll, beforeAll } from "vitest";
 import { createStore } from "../../src/store/index.ts";
+import { createPinnedTestDatabase } from "./pinned-database.ts";
 
 export type ProjectDatabase = { readonly t: TestDatabase; readonly projectId: string };
 
@@ -18,7 +20,7 @@ export function projectDatabase(
 ): ProjectDatabase {
   const suite = { projectId: newId("prj") } as { t: TestDatabase; projectId: string };
   beforeAll(async () => {
-    suite.t = await createTestDatabase(kind);
+    suite.t = await createPinnedTestDatabase(kind, createdAt);
     await createStore(suite.t.db).projects.create(suite.projectId, createdAt);
   }, options.timeoutMs);
   afterAll(() => suite.t?.drop());
