@@ -63,7 +63,7 @@ describe.each(backends)("verifications with test keys over HTTP on %s", (backend
     cleanups.push(() => server.cleanup());
   }, 120_000);
 
-  it("starts: 201 pending with every field, the message readable; zeros approve; a repeated right check answers approved without counting", async () => {
+  it("starts: 201 pending with every field, the message readable; zeros approve once; a later check is refused whatever the code", async () => {
     const apiKey = await newKey();
     const response = await start(apiKey, key(), { to: ORDINARY });
     expect(response.status).toBe(201);
@@ -88,18 +88,53 @@ describe.each(backends)("verifications with test keys over HTTP on %s", (backend
     const approved = await check(apiKey, started.id, { code: "000000" });
     expect(approved.status).toBe(200);
     expect(await json(approved)).toMatchObject({ id: started.id, status: "approved", attempts_remaining: 5 });
-    for (let i = 0; i < 3; i++) {
-      const again = await check(apiKey, started.id, { code: "000000" });
-      expect(again.status).toBe(200);
-      expect(await json(again)).toMatchObject({ status: "approved", attempts_remaining: 5 });
+    // Approved: the right code again is refused like a wrong one, nothing counted.
+    for (const code of ["000000", "123456"]) {
+      const again = await check(apiKey, started.id, { code });
+      const body = await expectError(again, 409, "verification_not_pending");
+      expect(body.error.message).toContain("approved");
     }
-    // Approved and a wrong code: refused, nothing counted.
-    const wrong = await check(apiKey, started.id, { code: "123456" });
-    const body = await expectError(wrong, 409, "verification_not_pending");
-    expect(body.error.message).toContain("approved");
     const read = await get(apiKey, started.id);
     expect(read.status).toBe(200);
     expect(await json(read)).toMatchObject({ status: "approved", attempts_remaining: 5 });
+  });
+
+  it("an approved verification is no oracle: 30 wrong codes and the right one answer identically, never 200 again (issue 53, M1)", async () => {
+    const apiKey = await newKey();
+    const started = await json(await start(apiKey, key(), { to: "+995555000803" }));
+    const approved = await check(apiKey, started.id, { code: "000000" });
+    expect(approved.status).toBe(200);
+    const { updated_at } = await json(approved);
+    const codes = [...Array.from({ length: 30 }, (_, i) => String(100000 + i * 7919)), "000000"];
+    const answers: string[] = [];
+    for (const code of codes) {
+      const response = await check(apiKey, started.id, { code });
+      const body = (await response.json()) as ErrorJson;
+      // Everything but the request id: the status, the headers a client reads, the code and the sentence.
+      answers.push(
+        JSON.stringify([
+          response.status,
+          response.headers.get("content-type"),
+          response.headers.get("retry-after"),
+          body.error.code,
+          body.error.message,
+        ]),
+      );
+    }
+    expect(new Set(answers).size).toBe(1);
+    expect(JSON.parse(answers[0]!)).toEqual([
+      409,
+      expect.stringContaining("application/json"),
+      null,
+      "verification_not_pending",
+      expect.stringContaining("approved"),
+    ]);
+    // Nothing counted, nothing rewritten.
+    expect(await json(await get(apiKey, started.id))).toMatchObject({
+      status: "approved",
+      attempts_remaining: 5,
+      updated_at,
+    });
   });
 
   it("test keys' code is zeros of the requested length; templates and locale as asked", async () => {
@@ -330,17 +365,17 @@ describe.each(backends)("verifications with test keys over HTTP on %s", (backend
     await expectError(unauthorized, 401, "unauthorized");
   });
 
-  it("20 simultaneous right checks: one transition to approved, every answer 200 approved", async () => {
+  it("20 simultaneous right checks: one transition to approved, answered 200 approved once and 409 nineteen times", async () => {
     const apiKey = await newKey();
     const started = await json(await start(apiKey, key(), { to: "+995555000801" }));
     const before = await metric(server, "test", "approved");
     const answers = await Promise.all(
       Array.from({ length: 20 }, () => check(apiKey, started.id, { code: "000000" })),
     );
-    const bodies = await Promise.all(answers.map(json));
-    expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
-    expect(bodies.map((b) => b.status)).toEqual(Array(20).fill("approved"));
-    expect(new Set(bodies.map((b) => b.updated_at)).size).toBe(1);
+    const bodies = (await Promise.all(answers.map((r) => r.json()))) as Array<VerificationJson & ErrorJson>;
+    expect(answers.map((r) => r.status).sort()).toEqual([200, ...Array(19).fill(409)]);
+    expect(bodies.filter((b) => b.status === "approved")).toHaveLength(1);
+    expect(bodies.filter((b) => b.error?.code === "verification_not_pending")).toHaveLength(19);
     expect(await metric(server, "test", "approved")).toBe(before + 1);
     expect(await json(await get(apiKey, started.id))).toMatchObject({
       status: "approved",

@@ -132,7 +132,7 @@ export type StartVerificationResult = CallInfo & {
  * thrown error is not an approval.
  */
 export type CheckVerificationOutcome =
-  /** `200 approved`: the right code (again, if it was checked before). */
+  /** `200 approved`: the right code (a verification approves once; a later check is `409`). */
   | { outcome: "approved"; verification: Verification }
   /** `200 pending`: a wrong code; `verification.attempts_remaining` is one fewer. */
   | { outcome: "wrong_code"; verification: Verification }

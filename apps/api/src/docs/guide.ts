@@ -232,12 +232,12 @@ curl -sS -X POST ${baseUrl}/v1/verifications/$VERIFICATION_ID/check \\
 
 | Answer | Meaning | What to do |
 |---|---|---|
-| \`200\`, \`approved\` | The right code | Let the user in. Checking the right code again answers \`approved\` again (a retry is safe). |
+| \`200\`, \`approved\` | The right code | Let the user in. The verification is spent: any later check answers \`409\`, whatever the code. |
 | \`200\`, \`pending\` | A wrong code; \`attempts_remaining\` is one fewer | Ask again. |
 | \`200\`, \`max_attempts_reached\` | The ${VERIFICATION_MAX_ATTEMPTS}th wrong code | Start a new verification. |
-| \`409 verification_not_pending\` | Expired, canceled (a newer verification to the number replaced it), out of attempts, or its SMS failed (\`send_failed\`) | Start a new verification. |
+| \`409 verification_not_pending\` | Already approved, expired, canceled (a newer verification to the number replaced it), out of attempts, or its SMS failed (\`send_failed\`); the same answer whatever the code | Start a new verification. |
 | \`404 verification_not_found\` | Not this project's | Check the id and the key. |
-| A timeout, \`5xx\`, no answer | Unknown | **Not approved.** Retry the check, or ask the user to try again. |
+| A timeout, \`5xx\`, no answer | Unknown | **Not approved.** Retry the check; if the retry answers \`409\`, read the verification (\`GET\`): \`approved\` means your first check approved it. |
 
 A check never costs credits; a start costs what its SMS costs. \`GET /v1/verifications/{verification_id}\` reads the
 current state (\`message_id\` is the SMS, readable with \`GET /v1/messages/{message_id}\`).

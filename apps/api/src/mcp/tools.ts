@@ -317,7 +317,8 @@ const checkVerification: Tool = {
     "Checks the code the user typed. Let the user in only when the result has approved: true (status approved). A " +
     "wrong code is not an error: the status stays pending with one attempt fewer; the fifth wrong code ends it " +
     "(max_attempts_reached). An expired or ended verification is the tool error verification_not_pending: start a new " +
-    "one. Checking never costs credits and an approved verification checked again with the right code stays approved.",
+    "one. An approved verification is spent: checking it again is verification_not_pending whatever the code (read it " +
+    "with get_verification). Checking never costs credits.",
   input: z.strictObject({
     verification_id: ZVerificationId,
     code: z.string().describe("Exactly what the user typed (1 to 16 characters)."),

@@ -135,7 +135,7 @@ export interface paths {
         put?: never;
         /**
          * Check a code
-         * @description An extension of the contract. Let the user in only on `200` with `status: "approved"`. A wrong code is an expected outcome, not an error: `200`, still `pending`, one attempt fewer; the fifth wrong code ends the verification as `max_attempts_reached`. Checking an approved verification with the right code again answers `approved` again without counting, so a check may be retried safely. A check never costs credits.
+         * @description An extension of the contract. Let the user in only on `200` with `status: "approved"`. A wrong code is an expected outcome, not an error: `200`, still `pending`, one attempt fewer; the fifth wrong code ends the verification as `max_attempts_reached`. Once approved (or expired, canceled, out of attempts), every check answers `409 verification_not_pending` whatever the code, and nothing approves it again: a check retried after a lost answer reads the verification (`GET`) to learn whether the first check approved it. A check never costs credits.
          */
         post: operations["checkVerification"];
         delete?: never;
@@ -1752,7 +1752,7 @@ export interface operations {
                 };
             };
             /**
-             * @description The verification is no longer pending (expired, canceled, out of attempts, its SMS failed, or approved and checked with a wrong code); the message names its status. Do not let the user in.
+             * @description The verification is no longer pending (approved, expired, canceled, out of attempts, its SMS failed); the answer is the same whatever the code, and the message names its status. Do not let the user in on this answer.
              *
              *     - `verification_not_pending`: A check of a verification that is no longer pending: expired, canceled (a newer one to the same number replaced it), out of attempts, its SMS failed, or approved and checked with a wrong code. The message names the status. Do not let the user in. Start a new verification (a new `Idempotency-Key`) if they still need a code.
              */

@@ -105,4 +105,19 @@ describe("checkVerification's work", () => {
     const result = await checkVerification(deps, { projectId: "prj_1", verificationId: ID, code: "482913" });
     expect(result).toMatchObject({ ok: true, transition: "approved" });
   });
+
+  it("once approved, answers the same for the right code and a wrong one, and writes nothing (issue 53, M1)", async () => {
+    const { calls, deps } = await setup("482913");
+    const input = { projectId: "prj_1", verificationId: ID };
+    expect(await checkVerification(deps, { ...input, code: "482913" })).toMatchObject({ ok: true });
+    calls.length = 0;
+    const right = await checkVerification(deps, { ...input, code: "482913" });
+    const rightCalls = calls.splice(0);
+    const wrong = await checkVerification(deps, { ...input, code: "000000" });
+    const refusal = { ok: false, code: "verification_not_pending", status: "approved", expiredNow: false };
+    expect(right).toEqual(refusal);
+    expect(wrong).toEqual(refusal);
+    expect(rightCalls).toEqual(["begin", "lockForCheck", "keyring.verifyFingerprint", "commit"]);
+    expect(calls).toEqual(rightCalls);
+  });
 });

@@ -8,8 +8,15 @@
 //   pending, right code         → approved (one transition, whoever checks at once)
 //   pending, wrong code         → one attempt fewer; the last one → max_attempts_reached
 //   pending, lifetime passed    → expired (written down), refused as not pending
-//   approved, right code again  → approved, nothing counted (a safe retry)
-//   anything else               → refused as not pending, with its status
+//   anything else               → refused as not pending, with its status, whatever the code
+//
+// Once a verification is no longer pending (approved, expired, canceled, out
+// of attempts, its SMS failed), every check answers the same whatever the
+// code: an approved verification checked again, with the right code or a
+// wrong one, is refused as not pending. Before, the right code answered
+// `approved` again until the code's hash was purged (7 days), so an
+// integrator forwarding typed codes for a known id offered a right/wrong
+// oracle and a replay (issue 53, M1). The status stays readable by GET.
 import { isId } from "@sms/crypto";
 import type { Keyring } from "@sms/crypto";
 import {
@@ -36,15 +43,15 @@ export type CheckVerificationResult =
   /**
    * The verification after the check (`approved`, `pending` with one attempt
    * fewer, or `max_attempts_reached`); `transition` names what this check
-   * changed, for the metrics (null: nothing, a repeated correct check).
+   * changed, for the metrics: every `ok` check changed the pending verification.
    */
   | {
       ok: true;
       verification: VerificationResource;
-      transition: "approved" | "attempt" | "max_attempts_reached" | null;
+      transition: "approved" | "attempt" | "max_attempts_reached";
     }
   | { ok: false; code: "verification_not_found" }
-  /** Not pending: expired (`expiredNow`: this check wrote it down), canceled, out of attempts, send_failed, or approved with a wrong code. */
+  /** Not pending: approved, expired (`expiredNow`: this check wrote it down), canceled, out of attempts, send_failed; whatever the code. */
   | { ok: false; code: "verification_not_pending"; status: VerificationStatus; expiredNow: boolean };
 
 /** Compared against when there is no row, so an unknown id costs what a known one does. */
@@ -67,9 +74,6 @@ export async function checkVerification(
     const matched = matches && row.codeHash !== null;
     const status = effectiveStatus(row, now);
 
-    if (status === "approved" && matched) {
-      return { ok: true, verification: toVerificationResource(row, now), transition: null } as const;
-    }
     if (status === "expired" && row.status === "pending") {
       await tx.verifications.recordCheck({
         id: row.id,

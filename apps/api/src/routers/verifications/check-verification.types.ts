@@ -35,8 +35,10 @@ export const checkVerificationMeta: Meta = {
     description:
       'An extension of the contract. Let the user in only on `200` with `status: "approved"`. A wrong code is an ' +
       "expected outcome, not an error: `200`, still `pending`, one attempt fewer; the fifth wrong code ends the " +
-      "verification as `max_attempts_reached`. Checking an approved verification with the right code again answers " +
-      "`approved` again without counting, so a check may be retried safely. A check never costs credits.",
+      "verification as `max_attempts_reached`. Once approved (or expired, canceled, out of attempts), every check " +
+      "answers `409 verification_not_pending` whatever the code, and nothing approves it again: a check retried after " +
+      "a lost answer reads the verification (`GET`) to learn whether the first check approved it. A check never " +
+      "costs credits.",
     protect: true,
   },
   documentBody: ZCheckVerificationBody,
@@ -57,7 +59,7 @@ export const checkVerificationMeta: Meta = {
     },
     409: {
       description:
-        "The verification is no longer pending (expired, canceled, out of attempts, its SMS failed, or approved and checked with a wrong code); the message names its status. Do not let the user in.",
+        "The verification is no longer pending (approved, expired, canceled, out of attempts, its SMS failed); the answer is the same whatever the code, and the message names its status. Do not let the user in on this answer.",
       codes: ["verification_not_pending"],
     },
     415: { description: "The body is not JSON.", codes: ["unsupported_media_type"] },
