@@ -133,6 +133,9 @@ const ZEnv = z.object({
   /** Live verifications a project may start for one number per minute, and per UTC day (anti-pumping). */
   VERIFICATIONS_PER_RECIPIENT_PER_MINUTE: int(2, 1),
   VERIFICATIONS_PER_RECIPIENT_PER_DAY: int(10, 1),
+  /** Verification checks per calendar minute: of one project, and from one address (429 rate_limited, Retry-After ≤ 60). */
+  VERIFICATION_CHECKS_PER_MINUTE: int(300, 1),
+  VERIFICATION_CHECKS_PER_ADDRESS_PER_MINUTE: int(300, 1),
 
   CLAIM_FREE_CREDITS: int(50, 0),
   CLAIM_SIGN_INS_PER_MINUTE: int(20, 1),
@@ -251,6 +254,8 @@ export type Config = {
     lifetimeMs: number;
     /** Live starts of a project for one number (anti-pumping). */
     startsPerRecipient: { perMinute: number; perDay: number };
+    /** Checks per calendar minute, of one project and from one address. */
+    checksPerMinute: { project: number; address: number };
   };
   messages: {
     perMinute: number;
@@ -479,6 +484,10 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
       startsPerRecipient: {
         perMinute: env.VERIFICATIONS_PER_RECIPIENT_PER_MINUTE,
         perDay: env.VERIFICATIONS_PER_RECIPIENT_PER_DAY,
+      },
+      checksPerMinute: {
+        project: env.VERIFICATION_CHECKS_PER_MINUTE,
+        address: env.VERIFICATION_CHECKS_PER_ADDRESS_PER_MINUTE,
       },
     },
     messages: {

@@ -236,7 +236,7 @@ export function apiServices(options: {
     // The verifications extension (issue 22): its SMS goes through `send`, the message path itself.
     verifications: {
       start: bind(startVerification, { store, keyring, clock, send, config: config.verifications }),
-      check: bind(checkVerification, { store, keyring, clock }),
+      check: bind(checkVerification, { store, keyring, clock, config: config.verifications }),
       get: bind(getVerification, { store: reads, clock }),
     },
     testKeys: {

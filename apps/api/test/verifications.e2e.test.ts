@@ -3,7 +3,8 @@
 // numbers, the zeros, replay and 409 on start, cancel-by-replacement, 404s
 // and 400s, and the concurrency rules (20 simultaneous right checks: one
 // transition; 20 wrong: never a sixth attempt). Live keys (PostgreSQL, fake
-// uBill): the drawn code, credits and refunds, the anti-pumping refusals.
+// uBill): the drawn code, credits and refunds, the anti-pumping refusals;
+// the checks' limits per project and per address.
 import { createDatabase } from "@sms/db";
 import { availableBackends, type PrismaDatabase, withPrisma } from "@sms/db/testing";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
@@ -410,6 +411,57 @@ describe.each(backends)("verifications with test keys over HTTP on %s", (backend
     await expectError(await check(apiKey, started.id, { code: "000000" }), 409, "verification_not_pending");
   });
 });
+
+describe.each(backends)(
+  "verification checks are rate-limited per project and per address on %s",
+  (backend) => {
+    let server: ServerProcess;
+    let seq = 0;
+    const call = (path: string, init?: RequestInit) => fetch(`${server.baseUrl}${path}`, init);
+    const { start, check } = verificationClient(call);
+    const newKey = async () => (await createTestKey(call)).api_key;
+
+    beforeAll(async () => {
+      server = await startServer({
+        backend,
+        env: {
+          ...LIMITS,
+          VERIFICATION_CHECKS_PER_MINUTE: "4",
+          VERIFICATION_CHECKS_PER_ADDRESS_PER_MINUTE: "6",
+        },
+      });
+      cleanups.push(() => server.cleanup());
+    }, 120_000);
+
+    it("a project's fifth check in a minute and the address's seventh are 429 rate_limited with Retry-After <= 60, counted by neither", async () => {
+      // Every window is a calendar minute: a round that crossed one is tried again with new projects.
+      let outcome: { statuses: number[]; refusals: Response[] } | undefined;
+      for (let round = 0; round < 3 && !outcome; round++) {
+        const minute = Math.floor(Date.now() / 60_000);
+        const [a, b] = [await newKey(), await newKey()];
+        const va = (await (await start(a, `rl-${++seq}`, { to: ORDINARY })).json()) as VerificationJson;
+        const vb = (await (await start(b, `rl-${++seq}`, { to: ORDINARY })).json()) as VerificationJson;
+        const responses: Response[] = [];
+        // Project a: four wrong codes pass (4 attempts of 5), the fifth check is the project's limit.
+        for (let i = 0; i < 5; i++) responses.push(await check(a, va.id, { code: "111111" }));
+        // Project b, same address: two more pass (the address's 5th and 6th), the third is the address's limit.
+        for (let i = 0; i < 3; i++) responses.push(await check(b, vb.id, { code: "000000" }));
+        if (Math.floor(Date.now() / 60_000) !== minute) continue;
+        outcome = { statuses: responses.map((r) => r.status), refusals: [responses[4]!, responses[7]!] };
+        for (const r of responses.filter((r) => r.status !== 429)) await r.body?.cancel();
+      }
+      expect(outcome, "three rounds each crossed a minute").toBeDefined();
+      expect(outcome!.statuses).toEqual([200, 200, 200, 200, 429, 200, 409, 429]);
+      for (const refusal of outcome!.refusals) {
+        const body = await expectError(refusal, 429, "rate_limited");
+        expect(body.error.message).toContain("verification checks");
+        const retryAfter = Number(refusal.headers.get("retry-after"));
+        expect(retryAfter).toBeGreaterThanOrEqual(1);
+        expect(retryAfter).toBeLessThanOrEqual(60);
+      }
+    });
+  },
+);
 
 describe.skipIf(!hasPostgres)("live verifications over HTTP (PostgreSQL, fake uBill)", () => {
   let server: ServerProcess;

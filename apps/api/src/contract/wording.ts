@@ -16,6 +16,8 @@ export const REFUSAL_MESSAGES = {
   verification_not_found: "No verification with this id exists in this project.",
   verification_recipient_rate_limited:
     "Too many verifications started for this number this minute; nothing was sent. Retry after the time in Retry-After with the same Idempotency-Key.",
+  verification_checks_rate_limited:
+    "Too many verification checks this minute from this project or this address; nothing was checked or counted. Retry after the time in Retry-After.",
   idempotency_key_reused:
     "This Idempotency-Key was already used with a different request. Use a new key for a new message.",
   first_request_unresolved:

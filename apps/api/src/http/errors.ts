@@ -92,7 +92,14 @@ export function startVerificationRefusal(
 /** POST /v1/verifications/{id}/check and GET /v1/verifications/{id}: a refusal as the caller hears it. */
 export function verificationRefusal(
   result: Extract<CheckVerificationResult, { ok: false }> | { ok: false; code: "verification_not_found" },
+  now: Date,
 ): ApiError {
+  if ("subject" in result)
+    return new ApiError(
+      "rate_limited",
+      REFUSAL_MESSAGES.verification_checks_rate_limited,
+      retryHeaders(result.limit, now),
+    );
   if (result.code === "verification_not_found")
     return new ApiError("verification_not_found", REFUSAL_MESSAGES.verification_not_found);
   return new ApiError("verification_not_pending", verificationNotPendingMessage(result.status));

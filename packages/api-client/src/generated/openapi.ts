@@ -1794,7 +1794,7 @@ export interface operations {
                 };
             };
             /**
-             * @description Too many failed authentications from this address this minute (docs/auth-and-limits.md).
+             * @description Too many checks this minute, of the project (`VERIFICATION_CHECKS_PER_MINUTE`, 300) or from the caller's address (`VERIFICATION_CHECKS_PER_ADDRESS_PER_MINUTE`, 300): nothing checked or counted. `Retry-After` ≤ 60.
              *
              *     - `rate_limited`: Too many requests this minute (messages per project, test keys per address, failed authentications per address, live verifications per number). Nothing was sent. Wait `Retry-After` seconds, then retry with the same `Idempotency-Key`.
              */

@@ -81,6 +81,10 @@ export const BUCKETS = {
   testKeysPerAddressMinute: (subject: string) => `test_keys:addr:${subject}:minute`,
   /** Instant test keys of the whole service, per UTC day. */
   testKeysServiceDay: () => "test_keys:service:day",
+  /** Verification checks of a project, per minute (VERIFICATION_CHECKS_PER_MINUTE). */
+  verificationChecks: (projectId: string) => `verification_checks:${projectId}:minute`,
+  /** Verification checks from one caller address, per minute (VERIFICATION_CHECKS_PER_ADDRESS_PER_MINUTE). */
+  verificationChecksPerAddress: (subject: string) => `verification_checks:addr:${subject}:minute`,
   /** Claim-page sign-in starts per caller address, per minute. */
   claimSignIns: (subject: string) => `claim_sign_ins:addr:${subject}:minute`,
 } as const;

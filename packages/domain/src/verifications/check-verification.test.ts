@@ -57,8 +57,28 @@ async function setup(code: string) {
       return result;
     },
   };
-  const deps = { store, keyring, clock: { now: () => NOW } };
-  return { calls, deps };
+  const counters = new Map<string, number>();
+  const limits = {
+    async consume(window: { bucket: string }, cost: number, limit: number) {
+      const used = (counters.get(window.bucket) ?? 0) + cost;
+      if (used > limit) return null;
+      counters.set(window.bucket, used);
+      return used;
+    },
+    async read(bucket: string) {
+      return counters.get(bucket) ?? 0;
+    },
+    async release(bucket: string, _start: Date, amount: number) {
+      counters.set(bucket, (counters.get(bucket) ?? 0) - amount);
+    },
+  };
+  const deps = {
+    store: { ...store, limits },
+    keyring,
+    clock: { now: () => NOW },
+    config: { checksPerMinute: { project: 1000, address: 1000 } },
+  };
+  return { calls, deps, counters };
 }
 
 describe("checkVerification's work", () => {
@@ -67,11 +87,13 @@ describe("checkVerification's work", () => {
     const wrong = await setup("482913");
     const approved = await checkVerification(right.deps, {
       projectId: "prj_1",
+      address: "192.0.2.1",
       verificationId: ID,
       code: "482913",
     });
     const counted = await checkVerification(wrong.deps, {
       projectId: "prj_1",
+      address: "192.0.2.1",
       verificationId: ID,
       code: "482914",
     });
@@ -90,7 +112,12 @@ describe("checkVerification's work", () => {
   it("hashes and compares for an unknown or malformed id too", async () => {
     for (const verificationId of ["vrf_00000000000000000000000000", "not-an-id"]) {
       const { calls, deps } = await setup("482913");
-      const result = await checkVerification(deps, { projectId: "prj_1", verificationId, code: "482913" });
+      const result = await checkVerification(deps, {
+        projectId: "prj_1",
+        address: "192.0.2.1",
+        verificationId,
+        code: "482913",
+      });
       expect(result).toEqual({ ok: false, code: "verification_not_found" });
       expect(calls).toEqual(["begin", "lockForCheck", "keyring.verifyFingerprint", "commit"]);
     }
@@ -102,13 +129,18 @@ describe("checkVerification's work", () => {
     expect(await real.fingerprint(codeHashInput(ID, "1"))).not.toBe(
       await real.fingerprint(codeHashInput("vrf_other", "1")),
     );
-    const result = await checkVerification(deps, { projectId: "prj_1", verificationId: ID, code: "482913" });
+    const result = await checkVerification(deps, {
+      projectId: "prj_1",
+      address: "192.0.2.1",
+      verificationId: ID,
+      code: "482913",
+    });
     expect(result).toMatchObject({ ok: true, transition: "approved" });
   });
 
   it("once approved, answers the same for the right code and a wrong one, and writes nothing (issue 53, M1)", async () => {
     const { calls, deps } = await setup("482913");
-    const input = { projectId: "prj_1", verificationId: ID };
+    const input = { projectId: "prj_1", address: "192.0.2.1", verificationId: ID };
     expect(await checkVerification(deps, { ...input, code: "482913" })).toMatchObject({ ok: true });
     calls.length = 0;
     const right = await checkVerification(deps, { ...input, code: "482913" });
@@ -119,5 +151,28 @@ describe("checkVerification's work", () => {
     expect(wrong).toEqual(refusal);
     expect(rightCalls).toEqual(["begin", "lockForCheck", "keyring.verifyFingerprint", "commit"]);
     expect(calls).toEqual(rightCalls);
+  });
+
+  it("counts checks per project and per address; past either, rate_limited before any lookup, counted by neither", async () => {
+    const { calls, deps, counters } = await setup("482913");
+    deps.config.checksPerMinute = { project: 3, address: 2 };
+    const check = (address: string) =>
+      checkVerification(deps, { projectId: "prj_1", address, verificationId: ID, code: "111111" });
+    expect(await check("192.0.2.1")).toMatchObject({ ok: true });
+    expect(await check("192.0.2.1")).toMatchObject({ ok: true });
+    calls.length = 0;
+    // The address's two are used up; the project's counter is given back.
+    expect(await check("192.0.2.1")).toMatchObject({
+      ok: false,
+      code: "rate_limited",
+      subject: "verification_checks",
+      limit: { limit: 2, remaining: 0 },
+    });
+    expect(calls).toEqual([]);
+    expect(counters.get("verification_checks:prj_1:minute")).toBe(2);
+    // Another address: the project's third, then the project is used up.
+    expect(await check("192.0.2.2")).toMatchObject({ ok: true });
+    expect(await check("192.0.2.3")).toMatchObject({ ok: false, code: "rate_limited", limit: { limit: 3 } });
+    expect(counters.get("verification_checks:addr:192.0.2.3:minute") ?? 0).toBe(0);
   });
 });

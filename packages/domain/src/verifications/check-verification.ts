@@ -17,6 +17,11 @@
 // `approved` again until the code's hash was purged (7 days), so an
 // integrator forwarding typed codes for a known id offered a right/wrong
 // oracle and a replay (issue 53, M1). The status stays readable by GET.
+//
+// Checks are counted per project and per caller address in calendar minutes
+// (the database's shared counters, as every limit): past either, `rate_limited`
+// before anything is read or compared, and a check refused by one window is
+// counted by neither.
 import { isId } from "@sms/crypto";
 import type { Keyring } from "@sms/crypto";
 import {
@@ -26,17 +31,22 @@ import {
   type VerificationResource,
   type VerificationStatus,
 } from "../model/verification.ts";
+import { type LimitRefusal, consumeEach } from "../limits/consume-limits.ts";
+import { BUCKETS, type LimitCheck, windowOf } from "../model/limits.ts";
 import type { Clock } from "../ports.ts";
-import type { VerificationStore } from "../store/index.ts";
+import type { LimitStore, VerificationStore } from "../store/index.ts";
 
 export type CheckVerificationDeps = {
   store: {
     transaction<T>(
       work: (tx: { verifications: Pick<VerificationStore, "lockForCheck" | "recordCheck"> }) => Promise<T>,
     ): Promise<T>;
+    limits: Pick<LimitStore, "consume" | "read" | "release">;
   };
   keyring: Keyring;
   clock: Clock;
+  /** Checks per calendar minute: of one project, and from one caller address (any project). */
+  config: { checksPerMinute: { project: number; address: number } };
 };
 
 export type CheckVerificationResult =
@@ -52,15 +62,25 @@ export type CheckVerificationResult =
     }
   | { ok: false; code: "verification_not_found" }
   /** Not pending: approved, expired (`expiredNow`: this check wrote it down), canceled, out of attempts, send_failed; whatever the code. */
-  | { ok: false; code: "verification_not_pending"; status: VerificationStatus; expiredNow: boolean };
+  | { ok: false; code: "verification_not_pending"; status: VerificationStatus; expiredNow: boolean }
+  /** Too many checks this minute, of the project or from the caller's address: nothing read or compared. */
+  | (LimitRefusal & { subject: "verification_checks" });
 
 /** Compared against when there is no row, so an unknown id costs what a known one does. */
 const STAND_IN_INPUT = codeHashInput("vrf_stand_in", "stand-in");
 
 export async function checkVerification(
   deps: CheckVerificationDeps,
-  input: { projectId: string; verificationId: string; code: string },
+  input: {
+    projectId: string;
+    verificationId: string;
+    code: string;
+    /** The caller's rate-limit subject (its address, an IPv6 /64). */
+    address: string;
+  },
 ): Promise<CheckVerificationResult> {
+  const limited = await countCheck(deps, input);
+  if (limited) return limited;
   const id = isId("vrf", input.verificationId) ? input.verificationId : "vrf_invalid";
   const standIn = await standInHash(deps.keyring);
   return deps.store.transaction(async (tx) => {
@@ -103,6 +123,41 @@ export async function checkVerification(
     const transition = matched ? "approved" : next === "pending" ? "attempt" : "max_attempts_reached";
     return { ok: true, verification: toVerificationResource(updated, now), transition } as const;
   });
+}
+
+/** Counts the check in both windows, or in neither: the refusal, or null when it may go on. */
+async function countCheck(
+  deps: CheckVerificationDeps,
+  input: { projectId: string; address: string },
+): Promise<(LimitRefusal & { subject: "verification_checks" }) | null> {
+  const now = deps.clock.now();
+  const { project, address } = deps.config.checksPerMinute;
+  const checks: LimitCheck[] = [
+    {
+      bucket: BUCKETS.verificationChecks(input.projectId),
+      window: "minute",
+      limit: project,
+      refusal: "rate_limited",
+    },
+    {
+      bucket: BUCKETS.verificationChecksPerAddress(input.address),
+      window: "minute",
+      limit: address,
+      refusal: "rate_limited",
+    },
+  ];
+  const taken: LimitCheck[] = [];
+  for (const check of checks) {
+    const outcome = await consumeEach(deps.store.limits, [check], now);
+    if (!outcome.ok) {
+      for (const earlier of taken) {
+        await deps.store.limits.release(earlier.bucket, windowOf(earlier.window, now).start, 1);
+      }
+      return { ...outcome, subject: "verification_checks" };
+    }
+    taken.push(check);
+  }
+  return null;
 }
 
 const standIns = new WeakMap<Keyring, Promise<string>>();

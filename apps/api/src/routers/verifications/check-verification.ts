@@ -1,3 +1,4 @@
+import { rateLimitSubject } from "../../http/client-address.ts";
 import { verificationRefusal } from "../../http/errors.ts";
 import { apiKeyProcedure } from "../../trpc/trpc.ts";
 import {
@@ -16,6 +17,7 @@ export const checkVerificationProcedure = apiKeyProcedure
       projectId: ctx.project.id,
       verificationId: input.verification_id,
       code: input.code,
+      address: rateLimitSubject(ctx.state.clientAddress),
     });
     // The request log links the verification the request checked (also when the check is refused).
     if (result.ok || result.code !== "verification_not_found")
@@ -23,7 +25,7 @@ export const checkVerificationProcedure = apiKeyProcedure
     if (!result.ok) {
       if (result.code === "verification_not_pending" && result.expiredNow)
         ctx.deps.metrics.verification(ctx.mode, "expired");
-      throw verificationRefusal(result);
+      throw verificationRefusal(result, ctx.deps.clock.now());
     }
     if (result.transition === "approved" || result.transition === "max_attempts_reached")
       ctx.deps.metrics.verification(ctx.mode, result.transition);

@@ -63,5 +63,11 @@ export const checkVerificationMeta: Meta = {
       codes: ["verification_not_pending"],
     },
     415: { description: "The body is not JSON.", codes: ["unsupported_media_type"] },
+    429: {
+      description:
+        "Too many checks this minute, of the project (`VERIFICATION_CHECKS_PER_MINUTE`, 300) or from the caller's address (`VERIFICATION_CHECKS_PER_ADDRESS_PER_MINUTE`, 300): nothing checked or counted. `Retry-After` ≤ 60.",
+      codes: ["rate_limited"],
+      headers: ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"],
+    },
   },
 };

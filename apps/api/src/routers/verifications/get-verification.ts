@@ -16,7 +16,7 @@ export const getVerificationProcedure = apiKeyProcedure
       projectId: ctx.project.id,
       verificationId: input.verification_id,
     });
-    if (!result.ok) throw verificationRefusal(result);
+    if (!result.ok) throw verificationRefusal(result, ctx.deps.clock.now());
     ctx.state.verificationId = result.verification.id;
     return result.verification;
   });
