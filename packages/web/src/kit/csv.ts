@@ -1,17 +1,22 @@
 // CSV downloads (RFC 4180): a header row, then rows read page by page through
 // a keyset cursor and written as they arrive, so an export of any size never
 // sits in memory whole. A cell that a spreadsheet would run as a formula
-// (starting with =, @, a tab or CR, or + / - not followed by a digit) is
-// prefixed with ' (OWASP's CSV injection advice); masked numbers ("+9955…")
-// stay as they are.
+// (starting with =, +, -, @, a tab or CR) is prefixed with ' (OWASP's CSV
+// injection advice): "+1+cmd|' /C calc'!A0" and "-2+3" are formulas too, so
+// a leading + or - passes unprefixed only when the whole cell is a plain
+// number ("-5", "+12.5") or a masked Georgian number ("+9955••••••56"), which
+// no spreadsheet runs.
 import { pageHeaders } from "./http.ts";
 
 export type CsvCell = string | number | boolean | null;
 
+/** A plain number or a masked number: the only cells starting with + or - that pass as they are. */
+const INERT = /^(?:[+-]?\d+(?:\.\d+)?|\+9955[•\d]{8})$/u;
+
 export function csvCell(value: CsvCell): string {
   if (value === null) return "";
   let text = String(value);
-  if (/^[=@\t\r]/.test(text) || /^[+-](?![0-9])/.test(text)) text = `'${text}`;
+  if (/^[=+\-@\t\r]/.test(text) && !INERT.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
