@@ -431,6 +431,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     ],
     trustProxy: config.http.trustProxy,
     maxBodyBytes: config.http.maxBodyBytes,
+    strictTransportSecurity: config.publicBaseUrl.startsWith("https://"),
     onFinished: (request) =>
       metrics.request(request.route, request.method, request.status, request.seconds, request.code),
     onAnswered: (state, finished, response) => {

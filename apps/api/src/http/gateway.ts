@@ -235,6 +235,8 @@ export function createGateway(options: {
   extraRoutes: ExtraRoute[];
   trustProxy: TrustProxy;
   maxBodyBytes: number;
+  /** Every answer carries Strict-Transport-Security (the public URL is https://). */
+  strictTransportSecurity?: boolean;
   /** Called once per request after its access-log line (metrics). */
   onFinished: (request: FinishedRequest) => void;
   /**
@@ -354,7 +356,7 @@ export function createGateway(options: {
       request,
       clientAddress,
       (state, route) => dispatch(request, state, route),
-      { errorPage },
+      { errorPage, strictTransportSecurity: options.strictTransportSecurity === true },
     );
     options.onFinished(finished);
     options.onAnswered?.(state, finished, response);
@@ -417,6 +419,8 @@ export async function frameRequest(
     fields?: Readonly<Record<string, string>>;
     /** An HTML answer for a failure instead of the envelope (null: the envelope). */
     errorPage?: (request: Request, error: ApiError, requestId: string) => Promise<Response | null>;
+    /** Set Strict-Transport-Security on every answer. */
+    strictTransportSecurity?: boolean;
   } = {},
 ): Promise<{ response: Response; finished: FinishedRequest; state: RequestState }> {
   const startedAt = performance.now();
@@ -435,10 +439,15 @@ export async function frameRequest(
   response.headers.set("X-Request-Id", state.requestId);
   // No response is ever to be content-sniffed (JSON read as HTML, …): issue 25, L7.
   response.headers.set("X-Content-Type-Options", "nosniff");
+  // Served over https (behind a TLS-terminating proxy): browsers keep to https for two years (issue 53, item 7).
+  if (options.strictTransportSecurity) response.headers.set("Strict-Transport-Security", HSTS);
   if (request.method === "HEAD") response = await headResponse(response);
   const finished = logAccess(logger, state, route.template, response, failure, startedAt, options.fields);
   return { response, finished, state };
 }
+
+/** Two years, the HSTS preload list's own minimum being one; no includeSubDomains: other hosts are not ours to pin. */
+export const HSTS = "max-age=63072000";
 
 /** Why a request failed: the error it is answered with, and whether the client had gone (499). */
 type Failure = { error: ApiError; clientClosed: boolean };
