@@ -148,6 +148,9 @@ describe.each(backends)("the MCP server on %s", (backend) => {
     const refused = errorOf(await session.call("get_message", { message_id: mine.id, api_key: apiKey }));
     expect(refused).toMatchObject({ code: "invalid_request" });
     expect(refused.message).toContain("api_key");
+    // Without an Authorization header the key is checked first: unauthorized, the argument never used.
+    const unheaded = errorOf(await anonymous.call("get_message", { message_id: mine.id, api_key: apiKey }));
+    expect(unheaded).toMatchObject({ code: "unauthorized" });
   });
 
   it("a live key is held to its credits as over REST: too few answer insufficient_credits, nothing kept", async () => {
