@@ -1,5 +1,6 @@
 // CSV exports of the message log (masked numbers, the filters shown) and of
 // the credit ledger, streamed page by page (kit/csv.ts).
+import { filterDayRule } from "@sms/domain/model";
 import { csvResponse } from "../kit/csv.ts";
 import type { PageState } from "../port.ts";
 import { badRequestPage } from "../views/problems.ts";
@@ -15,10 +16,7 @@ export function exportRoutes<S extends PageState>({ route }: DashboardContext<S>
       const projectId = param(context, "project_id");
       const filters = filtersOf(context.url);
       if ("invalid" in filters) {
-        return badRequestPage(
-          context.chrome,
-          `The “${filters.invalid}” filter must be a day (YYYY-MM-DD) from 1970-01-01 on.`,
-        );
+        return badRequestPage(context.chrome, filterDayRule(filters.invalid));
       }
       const read = async (cursor?: string) => {
         const page = await context.procedures.dashboard.messages.list({

@@ -1,5 +1,5 @@
 // A project's messages: the filtered list and one message.
-import { MESSAGE_STATUSES } from "@sms/domain";
+import { filterDayRule, isFilterDay, MESSAGE_STATUSES } from "@sms/domain/model";
 import { TEMPLATE_IDS } from "@sms/templates";
 import type { PageState } from "../port.ts";
 import type { MessageFilters } from "../records.ts";
@@ -7,12 +7,8 @@ import { messagePage, messagesPage } from "../views/messages.ts";
 import { badRequestPage } from "../views/problems.ts";
 import { type DashboardContext, emptyToUndefined, param } from "./context.ts";
 
-/** A UTC day the log can be filtered by: a real calendar day from 1970 to 9999. */
-export function isDay(value: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || value < "1970-01-01") return false;
-  const date = new Date(`${value}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
-}
+/** A UTC day the log can be filtered by (the domain's rule: a real calendar day from 1970 to 9999-12-30). */
+export const isDay = isFilterDay;
 
 /**
  * The list's filters from the query: an unknown status, mode or template is
@@ -45,8 +41,7 @@ export function messageRoutes<S extends PageState>({ route }: DashboardContext<S
     const projectId = param(context, "project_id");
     const filters = filtersOf(context.url);
     if ("invalid" in filters) {
-      const text = `The “${filters.invalid}” filter must be a day (YYYY-MM-DD) from 1970-01-01 on.`;
-      return badRequestPage(context.chrome, text);
+      return badRequestPage(context.chrome, filterDayRule(filters.invalid));
     }
     const cursor = emptyToUndefined(context.url.searchParams.get("cursor"));
     const found = await context.procedures.dashboard.messages.list({

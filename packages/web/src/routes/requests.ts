@@ -1,4 +1,5 @@
 // The developer console's request log, one request, and the project search box.
+import { filterDayRule } from "@sms/domain/model";
 import { redirect } from "../kit/http.ts";
 import type { PageState } from "../port.ts";
 import type { RequestFilters } from "../records.ts";
@@ -41,7 +42,7 @@ export function requestRoutes<S extends PageState>({ route, port }: DashboardCon
       const text =
         filters.invalid === "error_code"
           ? "The error code filter is a code such as invalid_variables."
-          : `The “${filters.invalid}” filter must be a day (YYYY-MM-DD) from 1970-01-01 on.`;
+          : filterDayRule(filters.invalid);
       return badRequestPage(context.chrome, text);
     }
     const cursor = emptyToUndefined(context.url.searchParams.get("cursor"));
@@ -77,10 +78,11 @@ export function requestRoutes<S extends PageState>({ route, port }: DashboardCon
   const search = route("GET", "/dashboard/projects/{project_id}/search", "viewer", async (context) => {
     const projectId = param(context, "project_id");
     const query = (context.url.searchParams.get("q") ?? "").trim();
-    if (query === "" || query.length > 255) {
+    // A control character (a NUL is one PostgreSQL's text cannot hold) is in no id and no header's key.
+    if (query === "" || query.length > 255 || /\p{Cc}/u.test(query)) {
       return badRequestPage(
         context.chrome,
-        "Paste a message id (msg_…), a request id (req_…), a verification id (vrf_…) or an Idempotency-Key, at most 255 characters.",
+        "The search (“q”) takes a message id (msg_…), a request id (req_…), a verification id (vrf_…) or an Idempotency-Key: at most 255 characters, no control characters.",
       );
     }
     const found = await context.procedures.dashboard.search({ project_id: projectId, query });

@@ -1,4 +1,4 @@
-import { KEY_MODES, MESSAGE_STATUSES } from "@sms/domain";
+import { isFilterDay, KEY_MODES, MESSAGE_STATUSES } from "@sms/domain";
 import { TEMPLATE_IDS } from "@sms/templates";
 import { z } from "zod";
 import { ZCursor } from "./cursor.ts";
@@ -6,7 +6,7 @@ import { ZLedgerEntry, ZMessageDetail, ZMessageEvent, ZMessageRow, ZProjectId } 
 
 const ZDay = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/)
+  .refine(isFilterDay, { error: "must be a day (YYYY-MM-DD) from 1970-01-01 to 9999-12-30" })
   .meta({ description: "A UTC day, YYYY-MM-DD." });
 
 export const ZListMessagesRequest = z.strictObject({

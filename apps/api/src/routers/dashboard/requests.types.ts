@@ -1,11 +1,11 @@
-import { KEY_MODES } from "@sms/domain";
+import { isFilterDay, KEY_MODES } from "@sms/domain";
 import { z } from "zod";
 import { ZCursor } from "./cursor.ts";
 import { ZProjectId } from "./records.types.ts";
 
 const ZDay = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/)
+  .refine(isFilterDay, { error: "must be a day (YYYY-MM-DD) from 1970-01-01 to 9999-12-30" })
   .meta({ description: "A UTC day, YYYY-MM-DD." });
 
 /** One API request as the console shows it: never a body value, a number, a code or a key. */
@@ -51,7 +51,14 @@ export const ZMessageRequestsRequest = z.strictObject({
 });
 export const ZMessageRequestsResponse = z.object({ requests: z.array(ZRequestRow) });
 
-export const ZSearchRequest = z.strictObject({ project_id: ZProjectId, query: z.string().max(1000) });
+/** No control characters: none is in an id or a header's key, and PostgreSQL's text cannot hold a NUL. */
+export const ZSearchRequest = z.strictObject({
+  project_id: ZProjectId,
+  query: z
+    .string()
+    .max(1000)
+    .regex(/^\P{Cc}*$/u, { error: "must not contain control characters" }),
+});
 export const ZSearchResponse = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("message"), id: z.string() }),
   z.object({ kind: z.literal("verification"), id: z.string() }),
