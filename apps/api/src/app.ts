@@ -44,6 +44,7 @@ import { periodicJobs } from "./jobs/jobs.ts";
 import { type Job, type Scheduler, startScheduler } from "./jobs/scheduler.ts";
 import { type AppLogger, createLogger, serializeError } from "./logger.ts";
 import { mcpRoutes } from "./mcp/mcp.ts";
+import { mcpOriginRule } from "./mcp/origin.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { requestRecord } from "./request-log.ts";
 import { appRouter } from "./router.ts";
@@ -426,7 +427,12 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     deps,
     extraRoutes: [
       ...(await docsRoutes(document)),
-      ...mcpRoutes({ deps, maxBodyBytes: config.http.maxBodyBytes, timer: overrides.timer ?? systemTimer }),
+      ...mcpRoutes({
+        deps,
+        maxBodyBytes: config.http.maxBodyBytes,
+        timer: overrides.timer ?? systemTimer,
+        origin: mcpOriginRule(config.publicBaseUrl, config.mcpAllowedOrigins),
+      }),
       ...web.routes,
     ],
     trustProxy: config.http.trustProxy,

@@ -63,6 +63,8 @@ const ZEnv = z.object({
   PUBLIC_BASE_URL: z.url().optional(),
   /** Production accepts an http:// PUBLIC_BASE_URL for a public host only with this (TLS ends before the service). */
   ALLOW_HTTP_PUBLIC_BASE_URL: bool(false),
+  /** Browser origins besides PUBLIC_BASE_URL's own that may call /mcp (comma-separated, e.g. https://agent.example). */
+  MCP_ALLOWED_ORIGINS: optionalString,
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
 
   DATABASE_URL: postgresUrl,
@@ -209,6 +211,8 @@ export type Config = {
   hostConfigured: boolean;
   /** Base of claim_url, OAuth redirect URIs and the OpenAPI server; no trailing slash. */
   publicBaseUrl: string;
+  /** Origins /mcp accepts from a browser besides the public one (mcp/origin.ts). */
+  mcpAllowedOrigins: string[];
   logLevel: RawEnv["LOG_LEVEL"];
   database: {
     url: string | undefined;
@@ -438,6 +442,10 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
     host: env.HOST ?? (production ? "0.0.0.0" : "127.0.0.1"),
     hostConfigured: env.HOST !== undefined,
     publicBaseUrl,
+    mcpAllowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? "")
+      .split(",")
+      .map((origin) => origin.trim().replace(/\/+$/, ""))
+      .filter((origin) => origin !== ""),
     logLevel: env.LOG_LEVEL,
     database: {
       url: env.DATABASE_URL,

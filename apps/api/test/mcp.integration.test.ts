@@ -134,6 +134,45 @@ describe.each(backends)("the MCP server on %s", (backend) => {
     expect(await t.app.db.prisma.message.count()).toBe(before);
   });
 
+  it("refuses a browser page of another origin and a foreign Host with 403 origin_not_allowed; no Origin, the service's own, or loopback still work (issue 53, N1)", async () => {
+    const list = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    const post = (url: string, headers: Record<string, string>) =>
+      t.app.handler(
+        new Request(url, {
+          method: "POST",
+          headers: {
+            "Content-Type": "application/json",
+            Accept: "application/json, text/event-stream",
+            ...headers,
+          },
+          body: list,
+        }),
+        { remoteAddress: "203.0.113.10" },
+      );
+    for (const [url, headers] of [
+      [`${t.baseUrl}/mcp`, { Origin: "http://rebind.attacker.example" }],
+      [`${t.baseUrl}/mcp`, { Origin: "null" }],
+      ["http://rebind.attacker.example/mcp", {}],
+      ["http://rebind.attacker.example/mcp", { Origin: "http://rebind.attacker.example" }],
+    ] as const) {
+      const response = await post(url, headers);
+      expect(response.status, `${url} ${JSON.stringify(headers)}`).toBe(403);
+      const body = (await response.json()) as { error: { code: string; request_id: string } };
+      expect(body.error.code).toBe("origin_not_allowed");
+      expect(body.error.request_id).toBe(response.headers.get("x-request-id"));
+    }
+    for (const [url, headers] of [
+      [`${t.baseUrl}/mcp`, {}],
+      [`${t.baseUrl}/mcp`, { Origin: t.baseUrl }],
+      ["http://127.0.0.1:3000/mcp", {}],
+      ["http://localhost:3000/mcp", {}],
+    ] as const) {
+      const response = await post(url, headers);
+      expect(response.status, `${url} ${JSON.stringify(headers)}`).toBe(200);
+      expect(JSON.stringify(await response.json())).toContain("send_message");
+    }
+  });
+
   it("the key travels only in the Authorization header: none, a wrong one, and another project's message", async () => {
     expect(errorOf(await send(anonymous, ORDINARY)).code).toBe("unauthorized");
     const wrong = await connect("sk_test_not-a-key");

@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   invalid_api_key: 401,
   insufficient_credits: 402,
   project_suspended: 403,
+  origin_not_allowed: 403,
   message_not_found: 404,
   verification_not_found: 404,
   route_not_found: 404,

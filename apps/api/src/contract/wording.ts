@@ -101,6 +101,12 @@ export const ERROR_GUIDE: {
     action: "Add credits on the dashboard, then retry with the same `Idempotency-Key`.",
     example: REFUSAL_MESSAGES.insufficient_credits,
   },
+  origin_not_allowed: {
+    when: "`/mcp` only (an extension): the request came from a browser page of another origin, or named a `Host` that is not the service's (DNS rebinding). Programs that send no `Origin` are not affected.",
+    action:
+      "Call `/mcp` from your agent or server, not from a web page; an operator can allow an origin with `MCP_ALLOWED_ORIGINS`.",
+    example: "This origin may not call /mcp. Call it from your agent or server, not from a web page.",
+  },
   project_suspended: {
     when: "The key is valid but its project is suspended.",
     action: "Contact support; retrying does not help.",

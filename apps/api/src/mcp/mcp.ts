@@ -38,6 +38,7 @@ import { z } from "zod";
 import { ApiError } from "../contract/errors.ts";
 import type { AppDeps } from "../deps.ts";
 import { API_VERSION } from "../docs/openapi.ts";
+import type { OriginRule } from "./origin.ts";
 import { isUnexpected, toApiError } from "../http/errors.ts";
 import type { ExtraRoute } from "../http/gateway.ts";
 import { readBody } from "../http/read-body.ts";
@@ -175,12 +176,20 @@ function mcpServer(deps: AppDeps, state: RequestState, timer: Timer): Server {
   return server;
 }
 
-export function mcpRoutes(options: { deps: AppDeps; maxBodyBytes: number; timer: Timer }): ExtraRoute[] {
+export function mcpRoutes(options: {
+  deps: AppDeps;
+  maxBodyBytes: number;
+  timer: Timer;
+  /** Refuses a browser's foreign Origin and a foreign Host (origin.ts). */
+  origin: OriginRule;
+}): ExtraRoute[] {
   return [
     {
       method: "POST",
       path: "/mcp",
       async handle(request, state) {
+        const refused = options.origin(request);
+        if (refused) throw refused;
         const body = await readBody(request, options.maxBodyBytes);
         if (body instanceof ApiError) throw body;
         let parsedBody: unknown;

@@ -850,7 +850,7 @@ export interface components {
                  * @description Stable machine-readable code; safe to branch on.
                  * @enum {string}
                  */
-                code: "invalid_request" | "invalid_recipient" | "invalid_template" | "invalid_variables" | "idempotency_key_required" | "unauthorized" | "invalid_api_key" | "insufficient_credits" | "project_suspended" | "message_not_found" | "verification_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_reused" | "verification_not_pending" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "daily_limit_reached" | "internal_error" | "provider_unavailable" | "too_many_connections";
+                code: "invalid_request" | "invalid_recipient" | "invalid_template" | "invalid_variables" | "idempotency_key_required" | "unauthorized" | "invalid_api_key" | "insufficient_credits" | "project_suspended" | "origin_not_allowed" | "message_not_found" | "verification_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "idempotency_key_reused" | "verification_not_pending" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "daily_limit_reached" | "internal_error" | "provider_unavailable" | "too_many_connections";
                 /** @description Human-readable; says what to change. Wording may change. */
                 message: string;
                 /**
