@@ -256,5 +256,35 @@ describe.runIf(backupHarnessAvailable())(
         await database.close();
       }
     });
+
+    it("needs the keyring too: the same cluster under another MESSAGE_ENCRYPTION_KEYS refuses the replays (409)", async () => {
+      const sent = beforeTarget[0];
+      if (!sent) throw new Error("no send before the target");
+      const stranger = await startServer({
+        backend: "postgres",
+        databaseUrl: restored.url,
+        env: {
+          ...env,
+          UBILL_BASE_URL: fake.baseUrl,
+          MESSAGE_ENCRYPTION_KEYS: generateKeySpec("not-the-one"),
+        },
+      });
+      try {
+        // Reads need no key (the number is stored masked beside its ciphertext)...
+        const found = await read(stranger, sent.key, sent.message.id);
+        expect(found.status).toBe(200);
+        expect(found.json).toEqual(sent.message);
+        // ...but the idempotency fingerprints (HMAC under the keyring) no longer match: a retry of an
+        // acknowledged send is refused instead of answered with its message.
+        const replay = await fetch(
+          `${stranger.baseUrl}/v1/messages`,
+          sendMessageRequest(sent.key, sent.idempotencyKey, body({ to: sent.to })),
+        );
+        expect(replay.status).toBe(409);
+        expect(await replay.json()).toMatchObject({ error: { code: "idempotency_key_reused" } });
+      } finally {
+        await stranger.cleanup();
+      }
+    });
   },
 );

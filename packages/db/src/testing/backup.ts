@@ -179,25 +179,9 @@ export async function startArchivedPostgres(): Promise<ArchivedPostgres> {
   const configPath = join(dir, "pgbackrest.conf");
   const port = await freePort();
   const url = (at: number) => `postgresql://postgres@127.0.0.1:${at}/postgres`;
-  for (const sub of ["repo", "log", "lock", "spool"]) await mkdir(join(dir, sub));
+
   const templates = async (name: string, values: Record<string, string>) =>
     renderPgBackRestTemplate(await readFile(join(PGBACKREST_TEMPLATE_DIR, name), "utf8"), values);
-  await writeFile(
-    configPath,
-    await templates("pgbackrest.conf", {
-      repo_path: join(dir, "repo"),
-      log_path: join(dir, "log"),
-      lock_path: join(dir, "lock"),
-      spool_path: join(dir, "spool"),
-      stanza: STANZA,
-      pg_path: dataDir,
-      pg_port: String(port),
-      pg_socket_path: dir,
-    }),
-  );
-  const archiving = await templates("postgresql.conf", { config_path: configPath, stanza: STANZA });
-  if (owner) await chownTree(dir, owner);
-
   const pgCtl = (args: string[]) => run(bin, "pg_ctl", args, owner);
   const backRest = (args: string[]) =>
     run(dirname(pgbackrest), "pgbackrest", [`--config=${configPath}`, `--stanza=${STANZA}`, ...args], owner);
@@ -245,6 +229,22 @@ export async function startArchivedPostgres(): Promise<ArchivedPostgres> {
   };
 
   try {
+    for (const sub of ["repo", "log", "lock", "spool"]) await mkdir(join(dir, sub));
+    await writeFile(
+      configPath,
+      await templates("pgbackrest.conf", {
+        repo_path: join(dir, "repo"),
+        log_path: join(dir, "log"),
+        lock_path: join(dir, "lock"),
+        spool_path: join(dir, "spool"),
+        stanza: STANZA,
+        pg_path: dataDir,
+        pg_port: String(port),
+        pg_socket_path: dir,
+      }),
+    );
+    const archiving = await templates("postgresql.conf", { config_path: configPath, stanza: STANZA });
+    if (owner) await chownTree(dir, owner);
     await run(
       bin,
       "initdb",
