@@ -93,7 +93,16 @@ export function renderPgBackRestTemplate(template: string, values: Record<string
 }
 
 /** One backup in the repository, as `pgbackrest info --output=json` lists it. */
-export type BackupSet = { label: string; type: "full" | "diff" | "incr"; startedAt: Date; stoppedAt: Date };
+export type BackupSet = {
+  label: string;
+  type: "full" | "diff" | "incr";
+  startedAt: Date;
+  stoppedAt: Date;
+  /** The database's size as this backup saw it (bytes, before compression). */
+  sizeBytes: number;
+  /** What this backup copied (bytes, before compression): all of it for a full one, the changes for diff/incr. */
+  deltaBytes: number;
+};
 
 export type RestoredPostgres = {
   /** The restored cluster's `postgres` database (promoted: it takes writes). */
@@ -161,7 +170,12 @@ async function removeStaleDirectories(
 
 type InfoJson = Array<{
   name: string;
-  backup?: Array<{ label: string; type: BackupSet["type"]; timestamp: { start: number; stop: number } }>;
+  backup?: Array<{
+    label: string;
+    type: BackupSet["type"];
+    timestamp: { start: number; stop: number };
+    info: { size: number; delta: number };
+  }>;
 }>;
 
 /** Starts an archived cluster, creates its stanza and checks it (see the top of this file). */
@@ -270,6 +284,8 @@ export async function startArchivedPostgres(): Promise<ArchivedPostgres> {
       type: set.type,
       startedAt: new Date(set.timestamp.start * 1000),
       stoppedAt: new Date(set.timestamp.stop * 1000),
+      sizeBytes: set.info.size,
+      deltaBytes: set.info.delta,
     }));
   };
 
