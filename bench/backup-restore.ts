@@ -3,18 +3,19 @@
 // startArchivedPostgres, configured from deploy/pgbackrest/) with the service
 // on it and --messages sends in it; then per run: a full backup, a
 // differential one after a few more sends, a point-in-time restore into a new
-// cluster (pgbackrest restore --type=time and the cluster's start until it has
-// promoted), and the service started on the restored cluster until /readyz
-// answers 200. Each run checks that the restored service reads a message sent
-// before the target. On demand only:
+// cluster (pgbackrest restore --type=time, then the cluster's start until it
+// has promoted: restore_files and restore_recovery apart), and the service
+// started on the restored cluster until /readyz answers 200. Each run checks
+// that the restored service reads a message sent before the target. On
+// demand only:
 //
-//   node scripts/bootstrap.mjs bench backup-restore [--runs=3] [--messages=2000]
+//   node scripts/bootstrap.mjs bench backup-restore [--runs=5] [--messages=2000]
 import { startArchivedPostgres } from "@sms/db/testing";
 import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
 import { API_DIR, API_ENV, benchArgs, freePort, sleep, startApi } from "./support.ts";
 
 const args = benchArgs();
-const RUNS = Number(args.runs ?? 3);
+const RUNS = Number(args.runs ?? 5);
 const MESSAGES = Number(args.messages ?? 2000);
 const CONCURRENCY = 16;
 const SERVICE_ENV = {
@@ -112,7 +113,13 @@ const timed = async <T>(work: () => Promise<T>): Promise<[number, T]> => {
 };
 
 const archived = await startArchivedPostgres();
-const phases = { full_backup: [] as number[], diff_backup: [] as number[], restore: [] as number[] };
+const phases = {
+  full_backup: [] as number[],
+  diff_backup: [] as number[],
+  restore: [] as number[],
+  restore_files: [] as number[],
+  restore_recovery: [] as number[],
+};
 const serviceStart: number[] = [];
 const sizes = { full: [] as number[], diff: [] as number[] };
 try {
@@ -141,6 +148,8 @@ try {
       await archived.archiveCurrentWal();
       const [restoreMs, restored] = await timed(() => archived.restoreToTime(target));
       phases.restore.push(restoreMs);
+      phases.restore_files.push(restored.timings.restoreMs);
+      phases.restore_recovery.push(restored.timings.recoveryMs);
       try {
         const { ms, service } = await startTimed(restored.url);
         serviceStart.push(ms);

@@ -108,6 +108,8 @@ export type RestoredPostgres = {
   /** The restored cluster's `postgres` database (promoted: it takes writes). */
   url: string;
   port: number;
+  /** Milliseconds of `pgbackrest restore` (the files), and of the cluster's start until it had promoted (the WAL replayed). */
+  timings: { restoreMs: number; recoveryMs: number };
   /** Stops it (immediate) and removes its data directory. Safe to call twice. */
   stop(): Promise<void>;
 };
@@ -331,6 +333,7 @@ export async function startArchivedPostgres(): Promise<ArchivedPostgres> {
       await mkdir(target, { mode: 0o700 });
       if (owner) await chown(target, owner.uid, owner.gid);
       await chmod(target, 0o700);
+      const started = performance.now();
       await backRest([
         `--pg1-path=${target}`,
         "--type=time",
@@ -339,6 +342,7 @@ export async function startArchivedPostgres(): Promise<ArchivedPostgres> {
         "--archive-mode=off",
         "restore",
       ]);
+      const restored = performance.now();
       // The restored postgresql.conf is the primary's (its port): a later line wins.
       await appendFile(join(target, "postgresql.conf"), `port = ${restoredPort}\n`);
       await startCluster(target);
@@ -354,10 +358,12 @@ export async function startArchivedPostgres(): Promise<ArchivedPostgres> {
           }).catch(() => false),
         120_000,
       );
+      const timings = { restoreMs: restored - started, recoveryMs: performance.now() - restored };
       let removed: Promise<void> | undefined;
       return {
         url: restoredUrl,
         port: restoredPort,
+        timings,
         stop() {
           removed ??= (async () => {
             await stopCluster(target);
