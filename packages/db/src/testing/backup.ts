@@ -318,13 +318,17 @@ export async function startArchivedPostgres(): Promise<ArchivedPostgres> {
           "SELECT pg_walfile_name(pg_switch_wal()) AS segment",
         );
         const segment = rows[0]?.segment ?? "";
-        await until(`WAL segment ${segment} is archived`, async () => {
-          const archived = await client.query<{ last: string | null }>(
-            "SELECT last_archived_wal AS last FROM pg_stat_archiver",
-          );
-          // Segment names of one timeline sort as their positions.
-          return (archived.rows[0]?.last ?? "") >= segment;
-        });
+        await until(
+          `WAL segment ${segment} is archived`,
+          async () => {
+            const archived = await client.query<{ last: string | null }>(
+              "SELECT last_archived_wal AS last FROM pg_stat_archiver",
+            );
+            // Segment names of one timeline sort as their positions.
+            return (archived.rows[0]?.last ?? "") >= segment;
+          },
+          60_000,
+        );
         return segment;
       }),
     async restoreToTime(targetTime) {
