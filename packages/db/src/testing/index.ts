@@ -561,6 +561,15 @@ export async function createDatabaseProxy(targetUrl: string): Promise<DatabasePr
   };
 }
 export {
+  type ArchivedPostgres,
+  type BackupSet,
+  backupHarnessAvailable,
+  PGBACKREST_TEMPLATE_DIR,
+  type RestoredPostgres,
+  renderPgBackRestTemplate,
+  startArchivedPostgres,
+} from "./backup.ts";
+export {
   type ReplicatedPostgres,
   replicaHarnessAvailable,
   startReplicatedPostgres,

@@ -24,7 +24,7 @@ import pg from "pg";
 const TOOLS = ["initdb", "pg_ctl", "pg_basebackup", "postgres"] as const;
 
 /** The newest PostgreSQL's bin directory that has every tool the harness runs, or null. */
-function findBinaries(): string | null {
+export function findBinaries(): string | null {
   const candidates: string[] = [];
   if (process.env.PG_BINDIR) candidates.push(process.env.PG_BINDIR);
   const debian = "/usr/lib/postgresql";
@@ -73,7 +73,7 @@ export type ReplicatedPostgres = {
   stop(): Promise<void>;
 };
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once("error", reject);
@@ -85,7 +85,7 @@ async function freePort(): Promise<number> {
 }
 
 /** The uid and gid to run PostgreSQL as: ours, or the `postgres` user's when we are root. */
-function serverUser(): { uid: number; gid: number } | null {
+export function serverUser(): { uid: number; gid: number } | null {
   if (process.getuid?.() !== 0) return null;
   try {
     const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim());
@@ -96,7 +96,7 @@ function serverUser(): { uid: number; gid: number } | null {
   }
 }
 
-async function chownTree(path: string, owner: { uid: number; gid: number }): Promise<void> {
+export async function chownTree(path: string, owner: { uid: number; gid: number }): Promise<void> {
   await chown(path, owner.uid, owner.gid);
   for (const entry of await readdir(path, { withFileTypes: true })) {
     const child = join(path, entry.name);
@@ -106,7 +106,7 @@ async function chownTree(path: string, owner: { uid: number; gid: number }): Pro
 }
 
 /** Runs one of the server tools to completion (as the server's user), failing with its output. */
-function run(bin: string, tool: string, args: string[], owner: { uid: number; gid: number } | null) {
+export function run(bin: string, tool: string, args: string[], owner: { uid: number; gid: number } | null) {
   return new Promise<void>((resolve, reject) => {
     const child: ChildProcess = spawn(join(bin, tool), args, {
       stdio: ["ignore", "pipe", "pipe"],
@@ -125,7 +125,7 @@ function run(bin: string, tool: string, args: string[], owner: { uid: number; gi
   });
 }
 
-async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
   client.on("error", () => undefined);
   await client.connect();
@@ -136,7 +136,7 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
   }
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
@@ -145,7 +145,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30
 }
 
 /** Settings for a throwaway cluster: fast, small, no durability. */
-const CLUSTER_SETTINGS = [
+export const CLUSTER_SETTINGS = [
   "listen_addresses = '127.0.0.1'",
   "fsync = off",
   "full_page_writes = off",
