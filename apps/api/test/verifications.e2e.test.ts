@@ -330,6 +330,8 @@ describe.each(backends)("verifications with test keys over HTTP on %s", (backend
       [{ to: "+995555123456", code_length: 3 }, 400, "invalid_request"],
       [{ to: "+995555123456", code_length: 9 }, 400, "invalid_request"],
       [{ to: "+995555123456", code_length: 6.5 }, 400, "invalid_request"],
+      // A JSON body's number is a number: the string "6" is refused, not read as 6 (issue 53).
+      [{ to: "+995555123456", code_length: "6" }, 400, "invalid_request"],
       [{ to: "+995555123456", locale: "ru" }, 400, "invalid_request"],
       [{ to: "+995555123456", code: "123456" }, 400, "invalid_request"],
       [{ to: "+995555123456", variables: { code: "1" } }, 400, "invalid_request"],

@@ -112,8 +112,11 @@ function routeTable(router: ApiRouter, extra: ExtraRoute[]): Route[] {
     const input = unwrapZodType(inputParser, true);
     const takesInput = !instanceofZodTypeLikeVoid(input);
     // As trpc-to-openapi's adapters do (once here, not per request): number,
-    // boolean and date fields of an object input accept their string forms.
-    if (takesInput && instanceofZodTypeObject(input)) coerceSchema(input);
+    // boolean and date fields of a query's object input accept their string
+    // forms, since a query has nothing else. A JSON body has real numbers, so
+    // a body's "6" for a number stays a string and is refused (issue 53:
+    // `code_length: "6"` was accepted).
+    if (takesInput && openapi.method === "GET" && instanceofZodTypeObject(input)) coerceSchema(input);
     routes.push({
       method: openapi.method,
       template: normalizePath(openapi.path),
