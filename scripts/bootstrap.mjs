@@ -65,7 +65,7 @@ function ensureGenerated() {
 }
 
 /** Copies of one stop request arriving this close together count once (see `exec`'s `ownGroup`). */
-const SAME_STOP_MS = 500;
+const SAME_STOP_MS = 1000;
 
 /**
  * Runs `cmd` and exits with its code; SIGINT and SIGTERM are passed on.
