@@ -364,7 +364,7 @@ function developmentInternal(
   const token = developmentToken(tokenFile);
   if (!token) {
     fail(
-      `INTERNAL_API_TOKEN is not set and ${tokenFile} does not exist yet: start the service (npm start) first, it creates the file`,
+      `INTERNAL_API_TOKEN is not set and ${tokenFile} does not exist yet: start the service (npm start) first, it creates the file; or set INTERNAL_PORT and INTERNAL_API_TOKEN as the service has them`,
     );
   }
   if (token.length < 32)
