@@ -64,9 +64,46 @@ function ensureGenerated() {
   run(process.execPath, [join(root, "scripts", "prisma-generate.mjs")]);
 }
 
-function exec(cmd, args, { extraEnv = {}, after } = {}) {
-  const child = spawn(cmd, args, { cwd: root, stdio: "inherit", env: { ...quietEnv, ...extraEnv } });
-  for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
+/** Copies of one stop request arriving this close together count once (see `exec`'s `ownGroup`). */
+const SAME_STOP_MS = 1000;
+
+/**
+ * Runs `cmd` and exits with its code; SIGINT and SIGTERM are passed on.
+ *
+ * `ownGroup` (the service and the worker, which shut down gracefully and take
+ * a second signal to mean "now"): the child runs in a session of its own, so
+ * the terminal's Ctrl-C, a process-group kill or npm's forwarding reach this
+ * process only, and it passes a signal on once. Before, the child got the
+ * terminal's SIGINT and then ours, took the second for a second Ctrl-C and
+ * forced its shutdown. Copies of one stop request that arrive together (the
+ * terminal's and npm's) are passed on once; a signal repeated later is passed
+ * on again (a second Ctrl-C still forces). SIGHUP (the terminal closed)
+ * becomes SIGTERM, since the child no longer hears the terminal itself.
+ */
+function exec(cmd, args, { extraEnv = {}, after, ownGroup = false } = {}) {
+  const child = spawn(cmd, args, {
+    cwd: root,
+    stdio: "inherit",
+    env: { ...quietEnv, ...extraEnv },
+    detached: ownGroup,
+  });
+  let lastStop = Number.NEGATIVE_INFINITY;
+  const pass = (signal) => {
+    if (!ownGroup) {
+      child.kill(signal);
+      return;
+    }
+    const now = performance.now();
+    if (now - lastStop < SAME_STOP_MS) return;
+    lastStop = now;
+    child.kill(signal === "SIGHUP" ? "SIGTERM" : signal);
+  };
+  for (const signal of ownGroup ? ["SIGINT", "SIGTERM", "SIGHUP"] : ["SIGINT", "SIGTERM"]) {
+    process.on(signal, () => pass(signal));
+  }
+  // Should this process exit first (an uncaught error), its detached child must not outlive it.
+  if (ownGroup)
+    process.on("exit", () => child.exitCode === null && child.signalCode === null && child.kill("SIGTERM"));
   child.on("exit", (code, signal) => {
     after?.();
     process.exit(code ?? (signal ? 1 : 0));
@@ -122,10 +159,10 @@ ensureGenerated();
 
 switch (command) {
   case "start":
-    exec(deno(), denoRunArgs("apps/api/src/main.ts", ...rest));
+    exec(deno(), denoRunArgs("apps/api/src/main.ts", ...rest), { ownGroup: true });
     break;
   case "worker":
-    exec(deno(), denoRunArgs("apps/api/src/main.ts", "--role=worker", ...rest));
+    exec(deno(), denoRunArgs("apps/api/src/main.ts", "--role=worker", ...rest), { ownGroup: true });
     break;
   case "db:migrate":
     exec(deno(), denoRunArgs("packages/db/src/migrate-cli.ts", ...rest));

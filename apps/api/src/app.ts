@@ -6,8 +6,6 @@
 // startDatabase() keeps trying (with backoff, one log line per attempt) and
 // migrates once it answers; until then /healthz, /readyz and the documents
 // answer, and every other route answers 500 with Retry-After (gateway.ts).
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
 import { createCookieSealer, generateKeySpec, type Keyring, parseKeyring } from "@sms/crypto";
 import { createDatabase, type Database, openReadReplica, type ReadReplica, unavailableReason } from "@sms/db";
 import {
@@ -34,6 +32,7 @@ import { createUbillProvider } from "@sms/provider-ubill";
 import { createWeb, generateCookieSecret, identityProvidersFromConfig } from "@sms/web";
 import type { DestinationStream } from "pino";
 import type { AppDeps } from "./deps.ts";
+import { developmentFile, readOrCreateDevelopmentFile } from "./development-files.ts";
 import { docsRoutes } from "./docs/docs.ts";
 import { buildOpenApiDocument } from "./docs/openapi.ts";
 import type { Config } from "./env.ts";
@@ -189,24 +188,14 @@ async function developmentSecret(
     warn(`${options.variable} is not set: using a throw-away in-memory ${options.what} (development only)`);
     return options.generate();
   }
-  const file = resolve(dirname(resolve(config.database.pgliteDataDir)), options.file);
-  try {
-    return (await readFile(file, "utf8")).trim();
-  } catch (error) {
-    if ((error as { code?: string }).code !== "ENOENT") throw error;
-  }
-  await mkdir(dirname(file), { recursive: true });
-  try {
-    // "wx": if another process created the file meanwhile, use its secret
-    // rather than overwrite it (what it sealed would become unreadable).
-    await writeFile(file, `${options.generate()}\n`, { mode: 0o600, flag: "wx" });
+  const file = developmentFile(config.database.pgliteDataDir, options.file);
+  const { value, created } = readOrCreateDevelopmentFile(file, options.generate);
+  if (created) {
     warn(
       `${options.variable} is not set: generated a development ${options.what} in ${file} (never do this in production)`,
     );
-  } catch (error) {
-    if ((error as { code?: string }).code !== "EEXIST") throw error;
   }
-  return (await readFile(file, "utf8")).trim();
+  return value;
 }
 
 /** The message-encryption keyring: MESSAGE_ENCRYPTION_KEYS, or a development key (developmentSecret). */

@@ -11,6 +11,7 @@ import {
 import { DEFAULT_DELIVERY_DELAY_MS } from "@sms/provider-sim";
 import { DEFAULT_STATUS_TIMEOUT_MS, DEFAULT_SUBMIT_TIMEOUT_MS } from "@sms/provider-ubill";
 import { z } from "zod";
+import { developmentFile } from "./development-files.ts";
 import { parseTrustProxy, type TrustProxy } from "./http/client-address.ts";
 
 const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
@@ -105,7 +106,10 @@ const ZEnv = z.object({
   MAX_CONNECTIONS_PER_PEER: int(128, 1, 1_000_000),
   SHUTDOWN_TIMEOUT_SECONDS: int(25, 1, 3600),
 
-  /** The internal tRPC listener (http/internal.ts); off unless INTERNAL_PORT is set. */
+  /**
+   * The internal tRPC listener (http/internal.ts); off unless INTERNAL_PORT is set, except in development
+   * (PORT + 1, with a token generated beside the data directory: see EnvOptions).
+   */
   INTERNAL_PORT: optionalInt(0, 65535),
   INTERNAL_HOST: z.string().min(1).default("127.0.0.1"),
   INTERNAL_API_TOKEN: optionalString.pipe(z.string().min(32, "must have 32 characters or more").optional()),
@@ -242,8 +246,11 @@ export type Config = {
     /** Open connections on the public port from one address (at most maxConnections). */
     maxConnectionsPerPeer: number;
   };
-  /** The internal tRPC listener; null when INTERNAL_PORT is unset. */
-  internal: { port: number; host: string; token: string } | null;
+  /**
+   * The internal tRPC listener; null when INTERNAL_PORT is unset (outside development).
+   * `tokenFile`: the development token's file when INTERNAL_API_TOKEN is unset (EnvOptions), else null.
+   */
+  internal: { port: number; host: string; token: string; tokenFile: string | null } | null;
   /** SIGTERM/SIGINT: how long in-flight work may take before the process closes what remains. */
   shutdownTimeoutMs: number;
   apiKeyCacheTtlMs: number;
@@ -336,11 +343,49 @@ function together<A, B>(names: string, a: A | undefined, b: B | undefined): [A, 
   return a === undefined || b === undefined ? null : [a, b];
 }
 
+/** The development internal token's file, beside PGlite's data directory (`.data/internal-token`). */
+export const INTERNAL_TOKEN_FILE = "internal-token";
+
+export type EnvOptions = {
+  /**
+   * The development defaults of the internal listener, for the service and the operator's tool. With
+   * NODE_ENV=development (the default) and PGlite's data directory on disk (not `memory://`; also when
+   * DATABASE_URL is set), INTERNAL_PORT defaults to PORT + 1 and, when INTERNAL_API_TOKEN is unset, the
+   * token is this function's answer for `.data/internal-token` (the service reads or creates the file,
+   * the operator's tool only reads it; null: no such file). Without it, and always under NODE_ENV=test or
+   * production, the internal listener takes only the explicit settings.
+   */
+  developmentToken?: (file: string) => string | null;
+};
+
+/** Development: INTERNAL_PORT and the token file (EnvOptions.developmentToken). */
+function developmentInternal(
+  env: RawEnv,
+  developmentToken: EnvOptions["developmentToken"],
+): { port: number | undefined; token: string | undefined; tokenFile: string | null } {
+  const explicit = { port: env.INTERNAL_PORT, token: env.INTERNAL_API_TOKEN, tokenFile: null };
+  if (!developmentToken || env.NODE_ENV !== "development" || env.PGLITE_DATA_DIR === "memory://") {
+    return explicit;
+  }
+  const port = env.INTERNAL_PORT ?? (env.PORT === 0 ? 0 : env.PORT < 65535 ? env.PORT + 1 : undefined);
+  if (env.INTERNAL_API_TOKEN || port === undefined) return { ...explicit, port };
+  const tokenFile = developmentFile(env.PGLITE_DATA_DIR, INTERNAL_TOKEN_FILE);
+  const token = developmentToken(tokenFile);
+  if (!token) {
+    fail(
+      `INTERNAL_API_TOKEN is not set and ${tokenFile} does not exist yet: start the service (npm start) first, it creates the file; or set INTERNAL_PORT and INTERNAL_API_TOKEN as the service has them`,
+    );
+  }
+  if (token.length < 32)
+    fail(`${tokenFile} holds no valid token (32 characters or more): delete it and restart`);
+  return { port, token, tokenFile };
+}
+
 /**
  * Parses the environment. A bad value throws a ConfigError whose one-line
  * message names the variable (never its value: it may be a secret).
  */
-export function parseEnv(source: Record<string, string | undefined>): Config {
+export function parseEnv(source: Record<string, string | undefined>, options: EnvOptions = {}): Config {
   const result = ZEnv.safeParse(source);
   if (!result.success) {
     const issue = result.error.issues[0];
@@ -382,10 +427,11 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
     if (insecure) fail(`${insecure[0]} must be an https:// URL when NODE_ENV=production`);
   }
 
-  if (env.INTERNAL_PORT !== undefined && !env.INTERNAL_API_TOKEN) {
+  const internal = developmentInternal(env, options.developmentToken);
+  if (internal.port !== undefined && !internal.token) {
     fail("INTERNAL_API_TOKEN is required when INTERNAL_PORT is set");
   }
-  if (env.INTERNAL_PORT !== undefined && env.INTERNAL_PORT !== 0 && env.INTERNAL_PORT === env.PORT) {
+  if (internal.port !== undefined && internal.port !== 0 && internal.port === env.PORT) {
     fail("INTERNAL_PORT must differ from PORT");
   }
 
@@ -474,8 +520,13 @@ export function parseEnv(source: Record<string, string | undefined>): Config {
       maxConnectionsPerPeer: Math.min(env.MAX_CONNECTIONS_PER_PEER, env.MAX_CONNECTIONS),
     },
     internal:
-      env.INTERNAL_PORT !== undefined && env.INTERNAL_API_TOKEN
-        ? { port: env.INTERNAL_PORT, host: env.INTERNAL_HOST, token: env.INTERNAL_API_TOKEN }
+      internal.port !== undefined && internal.token
+        ? {
+            port: internal.port,
+            host: env.INTERNAL_HOST,
+            token: internal.token,
+            tokenFile: internal.tokenFile,
+          }
         : null,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_SECONDS * SECOND_MS,
     apiKeyCacheTtlMs: env.API_KEY_CACHE_TTL_MS,

@@ -6,6 +6,7 @@
 // integrators, uses the REST routes.)
 export { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "./contract/headers.ts";
 export { INPUT_RULES, type Register, refusalText } from "./contract/refusals.ts";
+export { readDevelopmentFile } from "./development-files.ts";
 export { type Config, ConfigError, parseEnv } from "./env.ts";
 export {
   apiErrorCode,

@@ -1,6 +1,7 @@
 // The Deno entry point: `deno run … apps/api/src/main.ts [--role=api|worker]`.
 //   api (default)  serves HTTP on PORT (and the internal listener on
-//                  INTERNAL_PORT when set), and runs the periodic jobs unless
+//                  INTERNAL_PORT when set; in development PORT + 1 by
+//                  default, env.ts), and runs the periodic jobs unless
 //                  JOBS_ENABLED=false
 //   worker         runs only the periodic jobs (and the internal listener, for
 //                  /metrics, when INTERNAL_PORT is set)
@@ -12,8 +13,10 @@
 // A second signal does that at once.
 import process from "node:process";
 import { createApp } from "./app.ts";
+import { generateInternalToken, readOrCreateDevelopmentFile } from "./development-files.ts";
 import { type Config, ConfigError, parseEnv } from "./env.ts";
 import { type HttpServer, INTERNAL_MAX_CONNECTIONS, serveHttp } from "./http/server.ts";
+import { startSummary } from "./start-summary.ts";
 
 function fail(message: string): never {
   console.error(message);
@@ -25,10 +28,20 @@ if (role !== "api" && role !== "worker") fail(`Unknown --role=${role}: use api o
 
 let config: Config;
 try {
-  config = parseEnv(process.env);
+  // Development, the API role: the internal listener on PORT + 1 by default, its token read from (or
+  // generated into) .data/internal-token. A worker beside it keeps the explicit settings (no second
+  // listener on the same port).
+  config = parseEnv(
+    process.env,
+    role === "api"
+      ? { developmentToken: (file) => readOrCreateDevelopmentFile(file, generateInternalToken).value }
+      : {},
+  );
 } catch (error) {
   fail(error instanceof ConfigError ? error.message : `Invalid configuration: ${(error as Error).message}`);
 }
+// Development only: a few human lines before the JSON ones (start-summary.ts).
+for (const line of startSummary(config, role)) console.error(line);
 
 /** Start-up failed: one line naming the error, then exit. */
 const startupFailed = (error: Error) =>

@@ -338,7 +338,8 @@ Flags for every command:
 
 Configuration: the service's own. The tool calls the running service's internal
 listener at INTERNAL_HOST:INTERNAL_PORT with INTERNAL_API_TOKEN (OPERATOR_TIMEOUT_MS
-bounds each call). The service checks set-sender against uBill's brand list when it
+bounds each call). In development plain \`npm start\` opens it on PORT + 1 and writes
+its token to .data/internal-token, which the tool reads when no token is set. The service checks set-sender against uBill's brand list when it
 has UBILL_* credentials, and rotate-keys uses its MESSAGE_ENCRYPTION_KEYS.
 Revocations, suspensions and sender changes reach running API instances within
 API_KEY_CACHE_TTL_MS (default 2 s).`;

@@ -1,13 +1,21 @@
 // The Deno entry of the operator's tool:
 //   npm run operator -- <command> [flags]
 // (scripts/bootstrap.mjs runs `deno run … apps/operator/src/main.ts`). Reads the
-// service's configuration (env.ts), calls the running service's operator
+// service's configuration (env.ts; in development the token file `npm start`
+// wrote, .data/internal-token), calls the running service's operator
 // procedures over its internal listener with the typed @trpc/client
 // (cli.ts), prints, and exits: 0 done, 1 refused or the
 // service not reached, 2 bad usage or configuration.
 import { userInfo } from "node:os";
 import process from "node:process";
-import { type Config, ConfigError, createInternalClient, parseEnv, scrubText } from "@sms/api";
+import {
+  type Config,
+  ConfigError,
+  createInternalClient,
+  parseEnv,
+  readDevelopmentFile,
+  scrubText,
+} from "@sms/api";
 import { parseOperatorArgs, runOperatorCli, USAGE, UsageError } from "./cli.ts";
 
 function exit(code: number, stdout: string[] = [], stderr: string[] = []): never {
@@ -40,7 +48,9 @@ try {
 
 let config: Config;
 try {
-  config = parseEnv(process.env);
+  // Development: without INTERNAL_API_TOKEN, the token `npm start` generated into .data/internal-token
+  // (read, never created here); production and tests take only the explicit settings.
+  config = parseEnv(process.env, { developmentToken: readDevelopmentFile });
 } catch (error) {
   exit(2, [], [`operator: ${error instanceof ConfigError ? error.message : "Invalid configuration"}`]);
 }
@@ -50,7 +60,7 @@ if (!internal || internal.port === 0) {
     2,
     [],
     [
-      "operator: the tool calls the running service's internal listener: set INTERNAL_PORT and INTERNAL_API_TOKEN as the service has them.",
+      "operator: the tool calls the running service's internal listener: set INTERNAL_PORT and INTERNAL_API_TOKEN as the service has them (in development, plain `npm start` opens it on PORT + 1 with a token in .data/internal-token).",
     ],
   );
 }
