@@ -250,6 +250,8 @@ describe.each(backends)("failed API-key authentication, throttled per address, o
     expect(throttled.status).toBe(429);
     const body = (await throttled.json()) as ErrorBody;
     expect(body.error.code).toBe("rate_limited");
+    // A client that retries 429s must not hide a misconfigured key: the message says the key was refused.
+    expect(body.error.message).toContain("This API key was refused");
     expect(body.error.request_id).toBe(throttled.headers.get("x-request-id"));
     expect(Number(throttled.headers.get("retry-after"))).toBe(55);
 

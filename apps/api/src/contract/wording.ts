@@ -36,7 +36,7 @@ export const REFUSAL_MESSAGES = {
     "Too many test keys requested from this address this minute. Wait a minute and retry.",
   too_many_connections: "The service has too many open connections. Retry shortly.",
   authentication_rate_limited:
-    "Too many failed authentications from this address this minute. Check the API key; retry after the time in Retry-After.",
+    "This API key was refused: too many failed authentications came from this address this minute, and until it ends only keys already seen working here are accepted. Check the key (it may be wrong or revoked) before retrying after the time in Retry-After.",
   request_timeout: "The request body did not arrive in time. Send it in one go and retry.",
 } as const;
 
