@@ -276,3 +276,61 @@ describe.each(backends)("a database that refuses writes, on %s", (backend) => {
     },
   );
 });
+
+describe.runIf(backends.includes("postgres"))("a database dropped while the service runs", () => {
+  let server: PostgresTestDatabase;
+  let app: App;
+
+  beforeAll(async () => {
+    server = await createPostgresTestDatabase();
+    const config = parseEnv({
+      NODE_ENV: "test",
+      PUBLIC_BASE_URL: "http://api.test",
+      LOG_LEVEL: "warn",
+      DATABASE_URL: server.databaseUrl,
+      DATABASE_POOL_SIZE: "2",
+      DATABASE_CONNECT_TIMEOUT_MS: "500",
+      DATABASE_STATEMENT_TIMEOUT_MS: "500",
+      API_KEY_CACHE_TTL_MS: "0",
+    });
+    app = await createApp(config, { clock: new ManualClock(), logDestination: new LogCapture() });
+    await app.databaseReady;
+  });
+  afterAll(async () => {
+    await app?.close();
+    await server?.drop();
+  });
+
+  const call = (path: string, init?: RequestInit) =>
+    app.handler(new Request(`http://api.test${path}`, init), { remoteAddress: "203.0.113.10" });
+
+  it("answers 500 internal_error with Retry-After, as for any outage (3D000 is an outage, not a bug)", async () => {
+    const created = await call("/v1/test-keys", { method: "POST" });
+    expect(created.status).toBe(201);
+    const { api_key } = (await created.json()) as { api_key: string };
+    // DROP DATABASE … WITH (FORCE): the pool's connections are terminated, new ones find no database.
+    await server.drop();
+    for (const [name, request] of [
+      ["POST /v1/test-keys", () => call("/v1/test-keys", { method: "POST" })],
+      [
+        "POST /v1/messages",
+        () => call("/v1/messages", sendMessageRequest(api_key, crypto.randomUUID(), body())),
+      ],
+      [
+        "GET /v1/messages/{id}",
+        () =>
+          call("/v1/messages/msg_00000000000000000000000000", {
+            headers: { Authorization: `Bearer ${api_key}` },
+          }),
+      ],
+    ] as const) {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const response = await within(request(), GUARD_MS);
+        if (response === "no answer") throw new Error(`${name}: no answer within ${GUARD_MS} ms`);
+        expect(response.status, name).toBe(500);
+        expect(response.headers.get("retry-after"), name).toBe(String(DATABASE_RETRY_AFTER_SECONDS));
+        expect(((await response.json()) as ErrorJson).error.code, name).toBe("internal_error");
+      }
+    }
+  });
+});

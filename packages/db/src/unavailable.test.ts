@@ -31,6 +31,12 @@ describe("unavailableReason", () => {
     expect(unavailableReason(new Error("timeout exceeded when trying to connect"))).toBe("connect_failed");
     expect(unavailableReason(Object.assign(new Error("duplicate key"), { code: "23505" }))).toBeNull();
     expect(unavailableReason(new Error("migration 2 failed"))).toBeNull();
+    // A database that is gone (dropped mid-run, not restored yet) is an outage too.
+    for (const code of ["3D000", "57P04"]) {
+      expect(unavailableReason(Object.assign(new Error("database does not exist"), { code }))).toBe(
+        "server_unavailable",
+      );
+    }
   });
 
   it("a database that refuses writes is unavailable, not a bug: read-only (25006) and disk full (53100)", () => {

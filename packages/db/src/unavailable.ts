@@ -76,6 +76,9 @@ function fromSqlState(code: string): UnavailableReason | null {
   if (code === "57014") return "statement_timeout"; // query_canceled (statement_timeout)
   if (code === "57P01" || code === "57P02" || code === "57P03") return "server_unavailable"; // shutdown, starting
   if (code === "53300" || code === "53400") return "server_unavailable"; // too many connections
+  // The database is gone (dropped, or not restored yet): invalid_catalog_name on connect, database_dropped.
+  // Like an unreachable host, an outage to retry, never a bug in the request (issue 53, item 9).
+  if (code === "3D000" || code === "57P04") return "server_unavailable";
   if (code === "25006") return "read_only"; // read_only_sql_transaction (a standby, default_transaction_read_only)
   if (code === "53100") return "disk_full"; // disk_full
   return null;
