@@ -69,9 +69,9 @@ describe.runIf(runs)("rolling upgrade behind HAProxy, on PostgreSQL", () => {
     TRUST_PROXY: "1",
     MESSAGES_PER_MINUTE: "1000000",
     TEST_KEYS_PER_MINUTE: "100",
-    // The drain as HAProxy sees it: no new request reaches an instance in
-    // maintenance, so a short deadline is never reached.
     SHUTDOWN_TIMEOUT_SECONDS: "10",
+    // Longer than HAProxy needs to see /readyz fail twice (fall 2, inter 300 ms here; docs/operations.md#upgrades).
+    SHUTDOWN_READINESS_DELAY_SECONDS: "3",
     LOG_LEVEL: "info",
   };
 
@@ -124,10 +124,7 @@ describe.runIf(runs)("rolling upgrade behind HAProxy, on PostgreSQL", () => {
 
   /** Replaces the instance in `oldSlot` by a new one in `newSlot`, the documented way. */
   async function replace(old: ServerProcess, oldSlot: ServerSlot, newSlot: ServerSlot) {
-    const next = await startInstance();
-    await haproxy.command(`set server api/${newSlot} addr 127.0.0.1 port ${next.port}`);
-    await haproxy.command(`set server api/${newSlot} state ready`);
-    await until(`${newSlot} UP`, async () => (await haproxy.serverState(newSlot)).operational === 2);
+    const next = await addInstance(newSlot);
     await haproxy.command(`set server api/${oldSlot} state drain`);
     await until(`${oldSlot} drained`, async () => (await haproxy.currentSessions(oldSlot)) === 0);
     await haproxy.command(`set server api/${oldSlot} state maint`);
@@ -135,19 +132,48 @@ describe.runIf(runs)("rolling upgrade behind HAProxy, on PostgreSQL", () => {
     return { next, code };
   }
 
-  it("replaces both instances and applies an expand migration under load: 0 failed requests, 0 connection errors, every acknowledged message readable", async () => {
-    // The drill's own migration passes the CI check a contract step would fail.
-    expect(findBreakingChanges(EXPAND_SQL)).toEqual([]);
+  /** Starts a new instance, puts it in `slot` through the runtime API and waits until HAProxy has it UP. */
+  async function addInstance(slot: ServerSlot) {
+    const next = await startInstance();
+    await haproxy.command(`set server api/${slot} addr 127.0.0.1 port ${next.port}`);
+    await haproxy.command(`set server api/${slot} state ready`);
+    await until(`${slot} UP`, async () => (await haproxy.serverState(slot)).operational === 2);
+    return next;
+  }
 
-    const { api_key: apiKey } = await createTestKey(viaProxy);
+  /** HAProxy's counters for a row of `show stat` (a server, or BACKEND). */
+  async function stats(name: string) {
+    const lines = (await haproxy.command("show stat")).split("\n");
+    const header = lines[0]?.replace(/^# /, "").split(",") ?? [];
+    const fields = lines.map((line) => line.split(",")).find((f) => f[0] === "api" && f[1] === name);
+    return (field: string) => Number(fields?.[header.indexOf(field)] ?? Number.NaN);
+  }
+
+  /** What HAProxy did beyond delivering each request once: every figure must stay 0. */
+  async function proxyTrouble() {
+    const backend = await stats("BACKEND");
+    return {
+      retries: backend("wretr"),
+      redispatches: backend("wredis"),
+      connectionErrors: backend("econ"),
+      responseErrors: backend("eresp"),
+    };
+  }
+
+  /**
+   * CLIENTS concurrent clients through the proxy, each sending with a fresh
+   * Idempotency-Key and reading the message back, until stopped (or
+   * MAX_TURNS_PER_CLIENT each).
+   */
+  function startLoad(apiKey: string, label: string) {
     const auth = { Authorization: `Bearer ${apiKey}` };
     const outcomes: Outcome[] = [];
     const acknowledged = new Map<string, string>(); // Idempotency-Key -> message id
-    let stop = false;
+    let stopped = false;
 
     async function client(index: number) {
-      for (let turn = 0; turn < MAX_TURNS_PER_CLIENT && !stop; turn++) {
-        const key = `drill-${index}-${turn}`;
+      for (let turn = 0; turn < MAX_TURNS_PER_CLIENT && !stopped; turn++) {
+        const key = `${label}-${index}-${turn}`;
         const to = `+99557${index}${String(turn).padStart(6, "0")}`;
         let id: string | undefined;
         try {
@@ -185,73 +211,96 @@ describe.runIf(runs)("rolling upgrade behind HAProxy, on PostgreSQL", () => {
       }
     }
 
+    const running = Promise.all(Array.from({ length: CLIENTS }, (_, index) => client(index)));
     const served = () => outcomes.length;
-    const load = Promise.all(Array.from({ length: CLIENTS }, (_, index) => client(index)));
-    try {
-      await until("load under way", async () => served() >= 40, 30_000);
-      const [first, second] = instances;
-      if (!first || !second) throw new Error("two instances expected");
+    return {
+      served,
+      /** Waits until `count` more requests have been answered. */
+      async more(what: string, count = 40) {
+        const from = served();
+        await until(what, async () => served() >= from + count, 30_000);
+      },
+      async stop() {
+        stopped = true;
+        await running;
+        const failed = outcomes.filter(
+          (outcome) => !("status" in outcome) || outcome.status !== (outcome.kind === "send" ? 201 : 200),
+        );
+        if (failed.length > 0)
+          console.error(haproxy.output.filter((line) => !/ 20[01] /.test(line)).join("\n"));
+        return { outcomes, failed, acknowledged };
+      },
+      auth,
+    };
+  }
 
-      const one = await replace(first, "api1", "api3");
-      const atFirstReplacement = served();
-
-      // Expand, meanwhile: the project's migrator, from the next release's migrations folder.
-      const { applied } = await migratePostgres(database.databaseUrl, { migrationsDir });
-      expect(applied).toEqual([EXPAND_MIGRATION]);
-      await until("load on the expanded schema", async () => served() >= atFirstReplacement + 40, 30_000);
-
-      const two = await replace(second, "api2", "api4");
-      const atSecondReplacement = served();
-      await until("load on the new instances", async () => served() >= atSecondReplacement + 40, 30_000);
-      stop = true;
-      await load;
-
-      expect([one.code, two.code]).toEqual([0, 0]);
-      const failed = outcomes.filter(
-        (outcome) => !("status" in outcome) || outcome.status !== (outcome.kind === "send" ? 201 : 200),
-      );
-      if (failed.length > 0)
-        console.error(haproxy.output.filter((line) => !/ 20[01] /.test(line)).join("\n"));
-      expect(failed).toEqual([]);
-      console.info(
-        `rolling upgrade: ${outcomes.length} requests (${acknowledged.size} sends) through HAProxy, 2 instances replaced, 1 migration applied, 0 failed`,
-      );
-
-      // HAProxy delivered every request on its first try, and each new instance served.
-      const stat = (await haproxy.command("show stat")).split("\n");
-      const header = stat[0]?.replace(/^# /, "").split(",") ?? [];
-      const row = (name: string) => {
-        const fields = stat.map((line) => line.split(",")).find((f) => f[0] === "api" && f[1] === name);
-        return (field: string) => Number(fields?.[header.indexOf(field)] ?? Number.NaN);
-      };
-      const backend = row("BACKEND");
-      expect({
-        retries: backend("wretr"),
-        redispatches: backend("wredis"),
-        connectionErrors: backend("econ"),
-        responseErrors: backend("eresp"),
-      }).toEqual({
-        retries: 0,
-        redispatches: 0,
-        connectionErrors: 0,
-        responseErrors: 0,
-      });
-      expect(row("api3")("hrsp_2xx")).toBeGreaterThan(0);
-      expect(row("api4")("hrsp_2xx")).toBeGreaterThan(0);
-    } finally {
-      stop = true;
-      await load;
-    }
-
-    // Every acknowledged message is there, once, and readable through the proxy.
+  /** Every acknowledged message is in the database once and readable through the proxy with its id. */
+  async function expectAllReadable(acknowledged: Map<string, string>, auth: Record<string, string>) {
+    const ids = [...acknowledged.values()];
     const db = withPrisma(await createDatabase({ databaseUrl: database.databaseUrl, poolSize: 2 }));
     try {
-      const ids = [...acknowledged.values()];
       const rows = await db.prisma.$queryRawUnsafe<Array<{ count: bigint }>>(
         "SELECT count(*) AS count FROM messages WHERE id = ANY($1::text[])",
         ids,
       );
       expect(Number(rows[0]?.count)).toBe(acknowledged.size);
+    } finally {
+      await db.close();
+    }
+    const unreadable: string[] = [];
+    for (let start = 0; start < ids.length; start += 16) {
+      await Promise.all(
+        ids.slice(start, start + 16).map(async (id) => {
+          const response = await viaProxy(`/v1/messages/${id}`, { headers: auth });
+          const ok = response.status === 200 && ((await response.json()) as { id: string }).id === id;
+          if (!ok) unreadable.push(id);
+        }),
+      );
+    }
+    expect(unreadable).toEqual([]);
+  }
+
+  it("replaces both instances and applies an expand migration under load: 0 failed requests, 0 connection errors, every acknowledged message readable", async () => {
+    // The drill's own migration passes the CI check a contract step would fail.
+    expect(findBreakingChanges(EXPAND_SQL)).toEqual([]);
+    const { api_key: apiKey } = await createTestKey(viaProxy);
+    const load = startLoad(apiKey, "drill");
+    let result: Awaited<ReturnType<typeof load.stop>>;
+    let exitCodes: Array<number | null> = [];
+    try {
+      await load.more("load under way");
+      const [first, second] = instances;
+      if (!first || !second) throw new Error("two instances expected");
+
+      const one = await replace(first, "api1", "api3");
+      // Expand, meanwhile: the project's migrator, from the next release's migrations folder.
+      const { applied } = await migratePostgres(database.databaseUrl, { migrationsDir });
+      expect(applied).toEqual([EXPAND_MIGRATION]);
+      await load.more("load on the expanded schema");
+
+      const two = await replace(second, "api2", "api4");
+      await load.more("load on the new instances");
+      exitCodes = [one.code, two.code];
+    } finally {
+      result = await load.stop();
+    }
+    expect(exitCodes).toEqual([0, 0]);
+    expect(result.failed).toEqual([]);
+    console.info(
+      `rolling upgrade: ${result.outcomes.length} requests (${result.acknowledged.size} sends) through HAProxy, 2 instances replaced, 1 migration applied, ${result.failed.length} failed`,
+    );
+    // HAProxy delivered every request on its first try, and each new instance served.
+    expect(await proxyTrouble()).toEqual({
+      retries: 0,
+      redispatches: 0,
+      connectionErrors: 0,
+      responseErrors: 0,
+    });
+    expect((await stats("api3"))("hrsp_2xx")).toBeGreaterThan(0);
+    expect((await stats("api4"))("hrsp_2xx")).toBeGreaterThan(0);
+
+    const db = withPrisma(await createDatabase({ databaseUrl: database.databaseUrl, poolSize: 2 }));
+    try {
       const column = await db.prisma.$queryRawUnsafe<unknown[]>(
         "SELECT 1 FROM information_schema.columns WHERE table_name = 'messages' AND column_name = 'upgrade_drill_note'",
       );
@@ -259,19 +308,37 @@ describe.runIf(runs)("rolling upgrade behind HAProxy, on PostgreSQL", () => {
     } finally {
       await db.close();
     }
-    const reads: boolean[] = [];
-    const ids = [...acknowledged.values()];
-    for (let start = 0; start < ids.length; start += 16) {
-      const batch = ids.slice(start, start + 16);
-      reads.push(
-        ...(await Promise.all(
-          batch.map(async (id) => {
-            const response = await viaProxy(`/v1/messages/${id}`, { headers: auth });
-            return response.status === 200 && ((await response.json()) as { id: string }).id === id;
-          }),
-        )),
-      );
-    }
-    expect(reads.filter((ok) => !ok)).toEqual([]);
+    await expectAllReadable(result.acknowledged, load.auth);
   }, 240_000);
+
+  it("a plain SIGTERM (systemctl stop, no runtime API) takes the instance out through the health check before its listener closes: /readyz 503 for SHUTDOWN_READINESS_DELAY_SECONDS, 0 retries", async () => {
+    const api3 = await haproxy.serverState("api3");
+    const running = instances.find((instance) => instance.port === api3.port);
+    if (!running) throw new Error("the instance in api3 is not running");
+    const { api_key: apiKey } = await createTestKey(viaProxy);
+    const before = await proxyTrouble();
+    const load = startLoad(apiKey, "signal");
+    let result: Awaited<ReturnType<typeof load.stop>>;
+    try {
+      await load.more("load under way");
+      await addInstance("api1");
+      await load.more("load on three instances");
+      // Only the signal: HAProxy learns from /readyz (503 while the instance still serves).
+      const stopping = running.stop("SIGTERM");
+      await until(
+        "api3 DOWN by its health check",
+        async () => (await haproxy.serverState("api3")).operational === 0,
+      );
+      expect(await stopping).toBe(0);
+      await load.more("load after the stop");
+    } finally {
+      result = await load.stop();
+    }
+    expect(result.failed).toEqual([]);
+    expect(await proxyTrouble()).toEqual(before);
+    console.info(
+      `plain SIGTERM: ${result.outcomes.length} requests (${result.acknowledged.size} sends), ${result.failed.length} failed, 0 retried by HAProxy`,
+    );
+    await expectAllReadable(result.acknowledged, load.auth);
+  }, 120_000);
 });
