@@ -48,7 +48,7 @@ export type HaproxyProcess = {
   output: string[];
   /** One runtime API command on the stats socket; resolves its answer. */
   command(line: string): Promise<string>;
-  /** The operational state of a server as `show servers state` reports it: 2 is running (UP). */
+  /** A server as `show servers state` reports it: operational 2 is UP at full weight (1 while in its slowstart, 0 DOWN). */
   serverState(
     slot: ServerSlot,
   ): Promise<{ operational: number; admin: number; address: string; port: number }>;
