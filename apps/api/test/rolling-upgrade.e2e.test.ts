@@ -51,7 +51,7 @@ const EXPAND_SQL = [
 
 const CLIENTS = 4;
 /** Each client's bound: the drill stops the load itself long before. */
-const MAX_TURNS_PER_CLIENT = 2000;
+const MAX_TURNS_PER_CLIENT = 20_000;
 
 type Outcome =
   | { kind: "send" | "read"; status: number; body?: string }
