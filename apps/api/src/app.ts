@@ -78,6 +78,8 @@ export type App = {
   jobs: Job[];
   /** Starts the jobs once the database is ready (at once when it already is). */
   startJobs(): Scheduler;
+  /** The shutdown has begun: from now on /readyz answers 503 (everything else is still served). */
+  markShuttingDown(): void;
   close(): Promise<void>;
 };
 
@@ -266,6 +268,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     : createDatabaseClock({ store, local: overrides.localClock ?? systemClock, logger });
   const clock: Clock = overrides.clock ?? (databaseClock as DatabaseClock);
   let started = false;
+  let shuttingDown = false;
   // This month's partitions and the next two (docs/scaling.md#messages-partitioned-by-month),
   // made right after the database is reached; requests do not wait for them
   // (the migration made this month's, and the DEFAULT partitions take any row meanwhile).
@@ -382,6 +385,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     logger,
     metrics,
     databaseReachable: async () => started && (await db.ping()),
+    shuttingDown: () => shuttingDown,
   };
 
   // The pages (@sms/web: the claim flow and the dashboard) share the identity
@@ -468,6 +472,9 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     requestLog,
     jobs,
     startJobs: () => startWhenReady(databaseReady, () => startScheduler(jobs, logger, metrics.jobRound)),
+    markShuttingDown() {
+      shuttingDown = true;
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -17,4 +17,6 @@ export type AppDeps = {
   metrics: Metrics;
   /** True when the database answers within its deadline (GET /readyz). */
   databaseReachable(): Promise<boolean>;
+  /** True once the instance is shutting down: /readyz answers 503 so a load balancer stops sending. */
+  shuttingDown(): boolean;
 };

@@ -105,6 +105,8 @@ const ZEnv = z.object({
   /** Open connections from one address (an IPv6 /64): one client cannot hold the whole cap. */
   MAX_CONNECTIONS_PER_PEER: int(128, 1, 1_000_000),
   SHUTDOWN_TIMEOUT_SECONDS: int(25, 1, 3600),
+  /** SIGTERM/SIGINT behind a load balancer: /readyz answers 503 this long, still serving, before the listener closes. */
+  SHUTDOWN_READINESS_DELAY_SECONDS: int(0, 0, 300),
 
   /**
    * The internal tRPC listener (http/internal.ts); off unless INTERNAL_PORT is set, except in development
@@ -253,6 +255,8 @@ export type Config = {
   internal: { port: number; host: string; token: string; tokenFile: string | null } | null;
   /** SIGTERM/SIGINT: how long in-flight work may take before the process closes what remains. */
   shutdownTimeoutMs: number;
+  /** SIGTERM/SIGINT: how long /readyz answers 503 while everything is still served, before the drain. */
+  shutdownReadinessDelayMs: number;
   apiKeyCacheTtlMs: number;
   /** Whether answered API requests are recorded for the developer console's request log. */
   requestLogEnabled: boolean;
@@ -529,6 +533,7 @@ export function parseEnv(source: Record<string, string | undefined>, options: En
           }
         : null,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_SECONDS * SECOND_MS,
+    shutdownReadinessDelayMs: env.SHUTDOWN_READINESS_DELAY_SECONDS * SECOND_MS,
     apiKeyCacheTtlMs: env.API_KEY_CACHE_TTL_MS,
     requestLogEnabled: env.REQUEST_LOG_ENABLED,
     operatorTimeoutMs: env.OPERATOR_TIMEOUT_MS,

@@ -7,10 +7,12 @@
 //                  /metrics, when INTERNAL_PORT is set)
 // The listeners start after the first attempt to reach the database (3 s at
 // most), whether or not it answered (app.ts); the jobs start once it does.
-// SIGTERM/SIGINT: stop accepting and stop the jobs at once (a running round
-// finishes), finish in-flight requests, close the database and exit 0. What is
-// still open after SHUTDOWN_TIMEOUT_SECONDS is closed and the process exits 1.
-// A second signal does that at once.
+// SIGTERM/SIGINT: stop the jobs at once (a running round finishes); answer
+// /readyz with 503 and, behind a load balancer, keep serving for
+// SHUTDOWN_READINESS_DELAY_SECONDS (default 0) so its health check takes the
+// instance out first; then stop accepting, finish in-flight requests, close
+// the database and exit 0. What is still open SHUTDOWN_TIMEOUT_SECONDS after
+// that is closed and the process exits 1. A second signal does that at once.
 import process from "node:process";
 import { createApp } from "./app.ts";
 import { generateInternalToken, readOrCreateDevelopmentFile } from "./development-files.ts";
@@ -163,10 +165,19 @@ async function shutdown(signal: string) {
     return;
   }
   stopping = true;
-  log.info({ signal, timeout_ms: config.shutdownTimeoutMs }, "shutting down");
+  app.markShuttingDown();
+  const delayMs = role === "api" ? config.shutdownReadinessDelayMs : 0;
+  log.info({ signal, timeout_ms: config.shutdownTimeoutMs, readiness_delay_ms: delayMs }, "shutting down");
+  // No new job round from now on.
+  const jobsStopped = jobs?.stop();
+  // Behind a load balancer: /readyz answers 503 while everything is still
+  // served, until its health check has taken this instance out; only then does
+  // the listener close (a second signal cuts this short, as it does the drain).
+  if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+  if (forced) return;
   const deadline = setTimeout(() => void forceExit("deadline"), config.shutdownTimeoutMs);
-  // At once and together: no new connection, no new job round.
-  await Promise.all([jobs?.stop(), ...servers.map((server) => server.drain())]);
+  // No new connection; in-flight requests finish.
+  await Promise.all([jobsStopped, ...servers.map((server) => server.drain())]);
   if (forced) return;
   await app.close();
   if (forced) return;

@@ -18,6 +18,14 @@ export {
 } from "./database.ts";
 export type { DatabaseLogger } from "./logger.ts";
 export {
+  type BreakingChange,
+  checkMigrations,
+  findBreakingChanges,
+  GRANDFATHERED,
+  GRANDFATHERED_UNTIL,
+  type MigrationViolation,
+} from "./migration-safety.ts";
+export {
   MIGRATION_LOCK_KEY,
   MIGRATIONS_DIR,
   type MigrateOptions,

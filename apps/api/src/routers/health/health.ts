@@ -15,6 +15,12 @@ export const healthRouter = router({
     .input(z.void())
     .output(ZReadinessResponse)
     .query(async ({ ctx }) => {
+      // Shutting down (main.ts, SHUTDOWN_READINESS_DELAY_SECONDS): a load balancer's check takes the instance
+      // out while it still serves whatever still arrives.
+      if (ctx.deps.shuttingDown()) {
+        respond(ctx, { status: 503 });
+        return { status: "not_ready" as const, database: "ok" as const };
+      }
       const reachable = await ctx.deps.databaseReachable();
       if (reachable) return { status: "ready" as const, database: "ok" as const };
       respond(ctx, { status: 503 });
