@@ -35,6 +35,7 @@ export {
   type ReadFallbackReason,
   type ReadReplica,
 } from "./read-replica.ts";
+export { replicationLagSeconds, serverTimeline } from "./server-status.ts";
 export {
   DatabaseUnavailableError,
   isDatabaseUnavailable,
