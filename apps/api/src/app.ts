@@ -7,7 +7,14 @@
 // migrates once it answers; until then /healthz, /readyz and the documents
 // answer, and every other route answers 500 with Retry-After (gateway.ts).
 import { createCookieSealer, generateKeySpec, type Keyring, parseKeyring } from "@sms/crypto";
-import { createDatabase, type Database, openReadReplica, type ReadReplica, unavailableReason } from "@sms/db";
+import {
+  createDatabase,
+  type Database,
+  openReadReplica,
+  type ReadReplica,
+  serverTimeline,
+  unavailableReason,
+} from "@sms/db";
 import {
   type Clock,
   createApiKeyAuthenticator,
@@ -311,6 +318,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     liveSubmissions: () => liveSubmissions,
     readTurns: () => readTurns,
     replicaBypassed: () => replica?.bypassed() ?? null,
+    // The same answer as GET /readyz (deps.databaseReachable).
+    ready: async () => started && (await db.ping()),
+    ...(db.kind === "postgres" ? { timeline: () => serverTimeline(db) } : {}),
+    replicaLag: async () => (replica ? replica.lagSeconds() : null),
   });
   // DATABASE_READ_URL: the reads that may lag go to a replica (docs/scaling.md);
   // without it (and on PGlite) they are the primary's like everything else.

@@ -49,6 +49,12 @@ export function createMetrics(sources: {
   readTurns?(): Pick<Slots, "size" | "inUse" | "waiting">;
   /** Whether reads skip the read replica right now (null: no DATABASE_READ_URL). */
   replicaBypassed?: () => boolean | null;
+  /** What GET /readyz answers: the database answers and takes writes (read at scrape time). */
+  ready?(): Promise<boolean>;
+  /** The primary's WAL timeline (PostgreSQL; null on a standby): a promotion moves it on. */
+  timeline?(): Promise<number | null>;
+  /** The read replica's replay lag in seconds (null: no replica, or not a standby). */
+  replicaLag?(): Promise<number | null>;
 }) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -94,6 +100,12 @@ export function createMetrics(sources: {
     help: "HTTP request duration by route template and method.",
     labelNames: ["route", "method"] as const,
     buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: "sms_http_errors_total",
+    help: "Error answers by their envelope's code (provider_unavailable, internal_error, …) and route template.",
+    labelNames: ["code", "route"] as const,
     registers: [registry],
   });
   const sends = new Counter({
@@ -191,6 +203,45 @@ export function createMetrics(sources: {
     },
   });
   new Gauge({
+    name: "sms_messages_backlog_oldest_due_seconds",
+    help: "How long the oldest message due for a status check has been due (0 when none is): the status-check job's delay. From the same count as sms_messages_backlog.",
+    registers: [registry],
+    async collect() {
+      const backlog = await backlogCounts.read();
+      if (backlog) this.set(backlog.oldestDueSeconds);
+    },
+  });
+  new Gauge({
+    name: "sms_ready",
+    help: "1 while GET /readyz answers ready (the database answers and takes writes), else 0; read at scrape time.",
+    registers: [registry],
+    async collect() {
+      if (sources.ready) this.set((await sources.ready()) ? 1 : 0);
+    },
+  });
+  const timeline = sources.timeline && latestCount(sources.timeline, BACKLOG_DEADLINE_MS);
+  new Gauge({
+    name: "sms_db_timeline",
+    help: 'The WAL timeline of the PostgreSQL primary (server="primary"): it goes up when a standby is promoted (a failover, or a restore to a point in time). Not served on PGlite, nor before it was first read.',
+    labelNames: ["server"] as const,
+    registers: [registry],
+    async collect() {
+      const value = await timeline?.read();
+      if (typeof value === "number") this.set({ server: "primary" }, value);
+    },
+  });
+  const replicaLag = sources.replicaLag && latestCount(sources.replicaLag, BACKLOG_DEADLINE_MS);
+  new Gauge({
+    name: "sms_db_replica_lag_seconds",
+    help: 'How far the read replica\'s (server="replica") replay is behind the primary, in seconds (0: it has replayed what the primary had written), asked of the replica at scrape time. Only with DATABASE_READ_URL.',
+    labelNames: ["server"] as const,
+    registers: [registry],
+    async collect() {
+      const value = await replicaLag?.read();
+      if (typeof value === "number") this.set({ server: "replica" }, value);
+    },
+  });
+  new Gauge({
     name: "sms_db_pool_connections",
     help: "Database pool connections by state (total, idle, waiting: requests queued for one).",
     labelNames: ["state"] as const,
@@ -258,6 +309,7 @@ export function createMetrics(sources: {
     request(route: string, method: string, status: number, seconds: number, code?: string) {
       requests.inc({ route, method, status: String(status) });
       requestDuration.observe({ route, method }, seconds);
+      if (code) errors.inc({ code, route });
       if (status === 429 && code) refusals.inc({ code, route });
     },
     /** One timed step of a request (RequestPhase), in milliseconds; a send's steps with the key's mode. */

@@ -207,6 +207,12 @@ describe("a body that never ends", () => {
       /^sms_http_requests_total\{route="\/v1\/messages\/\{message_id\}",method="GET",status="404"\} [1-9]/m,
     );
     expect(text).toMatch(/^sms_messages_backlog\{state="due"\} \d+/m);
+    // The alerts' own metrics, as the Deno server serves them (deploy/prometheus/alerts.yml).
+    expect(text).toMatch(
+      /^sms_http_errors_total\{code="[a-z_]+",route="\/v1\/messages\/\{message_id\}"\} [1-9]/m,
+    );
+    expect(text).toMatch(/^sms_ready 1$/m);
+    expect(text).toMatch(/^sms_messages_backlog_oldest_due_seconds \d/m);
     // The resident set as Deno reports it (prom-client's own reading of /proc is 0 under Deno).
     const rss = Number(/^process_resident_memory_bytes (\S+)$/m.exec(text)?.[1]);
     expect(rss).toBeGreaterThan(20 * 1024 * 1024);

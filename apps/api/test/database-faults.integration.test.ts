@@ -260,6 +260,8 @@ describe.each(backends)("a database that refuses writes, on %s", (backend) => {
         const ready = await t.request("/readyz");
         expect(ready.status).toBe(503);
         expect(await ready.json()).toEqual({ status: "not_ready", database: "unreachable" });
+        // The readiness alert's metric says the same (deploy/prometheus/alerts.yml, SmsApiNotReady).
+        expect(await (await t.app.metrics.response()).text()).toMatch(/^sms_ready 0$/m);
       } finally {
         await allowWrites();
       }
@@ -273,6 +275,7 @@ describe.each(backends)("a database that refuses writes, on %s", (backend) => {
       expect(fake.sends().length).toBe(sendsBefore + 1);
       expect(await t.app.db.prisma.message.count({ where: { projectId } })).toBe(1);
       await until(async () => (await t.request("/readyz")).status === 200, GUARD_MS * 2, 100);
+      expect(await (await t.app.metrics.response()).text()).toMatch(/^sms_ready 1$/m);
     },
   );
 });

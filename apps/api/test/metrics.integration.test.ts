@@ -64,6 +64,11 @@ describe.each(backends)("metrics on %s", (backend) => {
     expect(value('sms_sends_total{mode="test",outcome="provider_unavailable"}')).toBe(1);
     expect(value('sms_sends_total{mode="test",outcome="rate_limited"}')).toBe(1);
     expect(value('sms_limit_refusals_total{code="rate_limited",route="/v1/messages"}')).toBe(1);
+    // Error answers by their envelope's code (the 5xx and provider_unavailable alerts).
+    expect(value('sms_http_errors_total{code="rate_limited",route="/v1/messages"}')).toBe(1);
+    expect(value('sms_http_errors_total{code="provider_unavailable",route="/v1/messages"}')).toBe(1);
+    expect(value('sms_http_errors_total{code="route_not_found",route="unmatched"}')).toBe(1);
+    expect(text).not.toMatch(/sms_http_errors_total\{[^}]*code="internal_error"/);
 
     // Each step of a new send is timed: the replay (answered from memory) has none. A test send asks
     // the simulator first and then writes everything in one statement (its record step), the refusal
@@ -101,6 +106,14 @@ describe.each(backends)("metrics on %s", (backend) => {
     expect(value('sms_job_rows_total{job="status-check",count="delivered"}')).toBe(1);
     expect(value('sms_messages_backlog{state="due"}')).toBe(0);
     expect(value('sms_messages_backlog{state="queued"}')).toBe(0);
+    expect(metric.get("sms_messages_backlog_oldest_due_seconds")).toBe(0);
+    // What /readyz answers, and the primary's timeline (PostgreSQL only: PGlite has no failover).
+    expect(metric.get("sms_ready")).toBe(1);
+    if (backend === "postgres") {
+      expect(metric.get('sms_db_timeline{server="primary"}')).toBeGreaterThanOrEqual(1);
+    } else expect(text).not.toMatch(/^sms_db_timeline/m);
+    // No read replica here: no lag is served.
+    expect(text).not.toMatch(/^sms_db_replica_lag_seconds/m);
     if (backend === "postgres") expect(value('sms_db_pool_connections{state="total"}')).toBeGreaterThan(0);
     expect(value("process_resident_memory_bytes")).toBeGreaterThan(0);
     // Live sends' share of the pool: half of it; none in use or waiting once the sends are answered.
@@ -148,6 +161,8 @@ describe.runIf(backends.includes("postgres"))("the backlog while messages is loc
     const fresh = await scrape();
     expect(fresh.get('sms_messages_backlog{state="due"}')).toBe(1);
     expect(fresh.get("sms_messages_backlog_age_seconds")).toBeLessThan(1);
+    // Due since the send's first check time, which the clock has passed.
+    expect(fresh.get("sms_messages_backlog_oldest_due_seconds")).toBeGreaterThan(0);
 
     const lock = await lockTable(t, "messages");
     try {

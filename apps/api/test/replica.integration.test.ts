@@ -115,6 +115,15 @@ describe.runIf(replicaHarnessAvailable())("reads from a replica (in-process)", (
     );
   }
 
+  /** sms_db_replica_lag_seconds as the internal listener serves it (NaN when absent). */
+  async function replicaLag(): Promise<number> {
+    const text = await (
+      await t.internal("/metrics", { headers: { Authorization: `Bearer ${TOKEN}` } })
+    ).text();
+    const line = text.split("\n").find((l) => l.startsWith('sms_db_replica_lag_seconds{server="replica"} '));
+    return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : Number.NaN;
+  }
+
   it("serves the dashboard's lists, charts and exports' pages from the standby: they lag while it does", async () => {
     const before = await send();
     await cluster.whileLagging(async () => {
@@ -134,12 +143,15 @@ describe.runIf(replicaHarnessAvailable())("reads from a replica (in-process)", (
       expect(ids).not.toContain(during);
       expect(await ledgerIds()).not.toContain(entryId);
       const total = await usageTotal();
+      // The replica lag alert's metric sees it too (deploy/prometheus/alerts.yml, SmsReadReplicaLagging).
+      await expect.poll(replicaLag, { timeout: 15_000, interval: 200 }).toBeGreaterThan(0);
       // Once the standby has caught up, all of it shows.
       await cluster.resumeReplay();
       await cluster.caughtUp();
       expect(await listed()).toContain(during);
       expect(await ledgerIds()).toContain(entryId);
       expect(await usageTotal()).toBe(total + 1);
+      expect(await replicaLag()).toBe(0);
     });
   });
 

@@ -43,6 +43,7 @@ export {
   type ReadFallbackReason,
   type ReadReplica,
 } from "./read-replica.ts";
+export { replicationLagSeconds, serverTimeline } from "./server-status.ts";
 export {
   DatabaseUnavailableError,
   isDatabaseUnavailable,

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDatabase, type Database } from "./database.ts";
 import { openReadReplica, type ReadFallbackReason, type ReadReplica } from "./read-replica.ts";
+import { replicationLagSeconds, serverTimeline } from "./server-status.ts";
 import {
   createDatabaseProxy,
   type DatabaseProxy,
@@ -125,6 +126,37 @@ describe.runIf(replicaHarnessAvailable())("a read replica", () => {
     } finally {
       proxy.thaw();
       fallbacks.length = 0;
+    }
+  });
+
+  // The replica lag and failover alerts' metrics (sms_db_replica_lag_seconds, sms_db_timeline).
+  it("reports the standby's replay lag, asked of the standby even when reads fall back", async () => {
+    await cluster.caughtUp();
+    expect(await replica.lagSeconds()).toBe(0);
+    await cluster.pauseReplay();
+    try {
+      await primary.query("UPDATE notes SET body = 'lagging' WHERE id = 1");
+      // Received, not replayed: the lag is the age of the last transaction it did replay.
+      await expect.poll(() => replica.lagSeconds(), { timeout: 15_000, interval: 100 }).toBeGreaterThan(0);
+      expect(await replicationLagSeconds(primary, primary)).toBeNull();
+    } finally {
+      await cluster.resumeReplay();
+    }
+    await cluster.caughtUp();
+    expect(await replica.lagSeconds()).toBe(0);
+  });
+
+  it("reads the primary's timeline, which a promotion moves on; a standby has none (last: it promotes the standby)", async () => {
+    const standby = await createDatabase({ databaseUrl: cluster.replicaUrl, logger: quiet });
+    try {
+      const before = await serverTimeline(primary);
+      expect(before).toBeGreaterThanOrEqual(1);
+      expect(await serverTimeline(standby)).toBeNull();
+      await standby.query("SELECT pg_promote(true, 30)");
+      expect(await serverTimeline(standby)).toBe((before ?? 0) + 1);
+      expect(await replicationLagSeconds(standby, standby)).toBeNull();
+    } finally {
+      await standby.close();
     }
   });
 });

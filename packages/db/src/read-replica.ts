@@ -15,6 +15,7 @@
 // Readiness is the primary's alone: nothing here is pinged by /readyz.
 import { type CreateDatabaseOptions, createDatabase, type Database, type Sql } from "./database.ts";
 import { consoleLogger } from "./logger.ts";
+import { replicationLagSeconds } from "./server-status.ts";
 import { unavailableReason } from "./unavailable.ts";
 
 /** Why a read went to the primary instead of the replica. */
@@ -32,6 +33,8 @@ export type ReadReplica = Sql & {
   poolStats(): ReturnType<Database["poolStats"]>;
   /** Whether reads currently skip the replica (the breaker is open). */
   bypassed(): boolean;
+  /** The standby's replay lag behind the primary, asked of the standby itself, with no fallback (server-status.ts). */
+  lagSeconds(): Promise<number | null>;
   close(): Promise<void>;
 };
 
@@ -109,6 +112,7 @@ export async function openReadReplica(options: OpenReadReplicaOptions): Promise<
     },
     poolStats: () => replica.poolStats(),
     bypassed: () => open,
+    lagSeconds: () => replicationLagSeconds(replica, primary),
     close: () => replica.close(),
   };
 }

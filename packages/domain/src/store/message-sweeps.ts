@@ -157,9 +157,12 @@ const SET_CIPHERTEXTS_SQL = `
   UPDATE messages SET recipient_ciphertext = CAST($2 AS bytea), text_ciphertext = CAST($3 AS bytea) WHERE id = $1`;
 
 const BACKLOG_SQL = `
-  SELECT (SELECT count(*) FROM messages WHERE next_check_at <= CAST($1 AS timestamptz) AND status = 'submitted')::int AS due,
+  SELECT due.due, due.oldest_due_seconds,
          (SELECT count(*) FROM messages WHERE status = 'queued')::int AS queued,
-         (SELECT count(*) FROM messages WHERE status = 'unknown' AND created_at >= CAST($2 AS timestamptz))::int AS unknown`;
+         (SELECT count(*) FROM messages WHERE status = 'unknown' AND created_at >= CAST($2 AS timestamptz))::int AS unknown
+  FROM (SELECT count(*)::int AS due,
+               coalesce(extract(epoch FROM CAST($1 AS timestamptz) - min(next_check_at)), 0)::float8 AS oldest_due_seconds
+        FROM messages WHERE next_check_at <= CAST($1 AS timestamptz) AND status = 'submitted') AS due`;
 
 export function messageSweepStore(sql: Sql) {
   /** The next check of these messages, where they are still `submitted`: the count moved. */
@@ -312,13 +315,16 @@ export function messageSweepStore(sql: Sql) {
     async countBacklog(
       now: Date,
       unknownSince: Date,
-    ): Promise<{ due: number; queued: number; unknown: number }> {
-      const [row] = await sql.query<{ due: number; queued: number; unknown: number }>(BACKLOG_SQL, [
-        now,
-        unknownSince,
-      ]);
+    ): Promise<{ due: number; oldestDueSeconds: number; queued: number; unknown: number }> {
+      const [row] = await sql.query<{
+        due: number;
+        oldest_due_seconds: number;
+        queued: number;
+        unknown: number;
+      }>(BACKLOG_SQL, [now, unknownSince]);
       return {
         due: Number(row?.due ?? 0),
+        oldestDueSeconds: Number(row?.oldest_due_seconds ?? 0),
         queued: Number(row?.queued ?? 0),
         unknown: Number(row?.unknown ?? 0),
       };
