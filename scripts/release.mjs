@@ -66,15 +66,17 @@ const FILE_ONLY_PACKAGES = {
  */
 const TYPE_ONLY_PEERS = new Set(["typescript"]);
 
-/** Files in node_modules the server never reads: source maps, type declarations, read-mes. */
-const NOT_LOADED = /\.(map|d\.ts|d\.mts|d\.cts|md|markdown)$/i;
+/** Files in node_modules the server never reads: source maps, type declarations, read-mes, packages' own tests. */
+const NOT_LOADED = /(\.(map|d\.ts|d\.mts|d\.cts|md|markdown)|\.(test|spec)\.[cm]?[jt]sx?)$/i;
+/** Packages' own test folders. */
+const TEST_DIRS = new Set(["test", "tests", "__tests__"]);
 
 /** What never belongs in a release, wherever it sits (checked again by the smoke test). */
 export const FORBIDDEN = Object.freeze([
   /(^|\/)node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?(prisma|@prisma\/[^/]+|vitest|@vitest\/[^/]+|@biomejs\/[^/]+|turbo|turbo-[^/]+|playwright|playwright-core|dependency-cruiser|tsup|pglite-prisma-adapter)(\/|$)/,
-  /\.test\.ts$/,
-  /(^|\/)src\/generated\//,
-  /(^|\/)src\/testing\//,
+  /\.(test|spec)\.[cm]?[jt]sx?$/,
+  /^(apps|packages)\/[^/]+\/src\/(generated|testing)\//,
+  /(^|\/)node_modules\/.*\/(test|tests|__tests__)\//,
 ]);
 
 /** Sources the release leaves out of a runtime package's src/. */
@@ -165,8 +167,10 @@ function prune(dir) {
   }
   removeDanglingLinks(join(dir, "node_modules"));
   for (const entry of readdirSync(store, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && NOT_LOADED.test(entry.name))
-      rmSync(join(entry.parentPath ?? entry.path, entry.name));
+    const path = join(entry.parentPath ?? entry.path, entry.name);
+    if (!existsSync(path)) continue; // inside a test folder removed meanwhile
+    if (entry.isDirectory() && TEST_DIRS.has(entry.name)) rmSync(path, { recursive: true, force: true });
+    else if (entry.isFile() && NOT_LOADED.test(entry.name)) rmSync(path);
   }
   for (const p of RUNTIME_PACKAGES) removeDanglingLinks(join(dir, p, "node_modules"));
 }
@@ -301,6 +305,12 @@ export async function buildRelease({ outDir = join(ROOT, "dist"), log = () => {}
     join(dir, "RELEASE"),
     `sms-api ${version}\nbuilt ${new Date().toISOString()}\ncommit ${gitCommit()}\ndeno ${run(denoBinary(), ["--version"], ROOT).split("\n")[0]}\n`,
   );
+
+  const forbidden = readdirSync(dir, { recursive: true })
+    .map((path) => String(path).split(sep).join("/"))
+    .filter((path) => FORBIDDEN.some((pattern) => pattern.test(path)));
+  if (forbidden.length > 0)
+    throw new Error(`release: forbidden content: ${forbidden.slice(0, 10).join(", ")}`);
 
   // 5. Packed: unpack into an empty directory (e.g. /opt/sms-api) and run ./bin/sms-api.
   run("tar", ["-czf", tarball, "-C", dir, "--owner=0", "--group=0", "."], ROOT);
