@@ -4,16 +4,20 @@
 // project and --messages sent messages. On PGlite (its data directory) and on
 // PostgreSQL (a new database), each --runs times with the module cache of the
 // previous start (a restart), then --runs times with an empty one (a new
-// DENO_DIR: the first start of a newly unpacked release). On demand only:
+// DENO_DIR: the first start of a newly unpacked release). --checkout also
+// starts the checkout's apps/api/src/main.ts the same way on the same data,
+// alternating with the release's restarts (what the release itself adds). On demand only:
 //
-//   npm run release && node scripts/bootstrap.mjs bench release-startup [--runs=5] [--messages=2000]
+//   npm run release && node scripts/bootstrap.mjs bench release-startup [--runs=5] [--messages=2000] [--checkout]
 import { join } from "node:path";
 import { createPostgresTestDatabase } from "@sms/db/testing";
-import { API_ENV, benchArgs, freePort, median, ROOT } from "./support.ts";
+import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
+import { API_DIR, API_ENV, benchArgs, freePort, median, ROOT } from "./support.ts";
 
 const args = benchArgs();
 const RUNS = Number(args.runs ?? 5);
 const MESSAGES = Number(args.messages ?? 2000);
+const CHECKOUT = args.checkout === "true";
 
 const { version } = JSON.parse(await Deno.readTextFile(join(ROOT, "apps", "api", "package.json")));
 const tarball = args.tarball ?? join(ROOT, "dist", `sms-api-${version}-linux-x64.tar.gz`);
@@ -26,11 +30,19 @@ if (!untar.success) throw new Error(`cannot unpack ${tarball} (run npm run relea
 type Started = { port: number; ms: number | null; stop(): Promise<void> };
 
 /** bin/sms-api with `env` alone; resolves once /readyz is 200 (ms from the spawn), or null after 120 s. */
-async function start(env: Record<string, string>): Promise<Started> {
+async function start(
+  env: Record<string, string>,
+  from: "release" | "checkout" = "release",
+): Promise<Started> {
   const port = freePort();
   const began = performance.now();
-  const child = new Deno.Command(join(release, "bin", "sms-api"), {
-    cwd: work,
+  const [command, commandArgs, cwd] =
+    from === "release"
+      ? [join(release, "bin", "sms-api"), [], work]
+      : [Deno.execPath(), ["run", ...DENO_RUN_FLAGS, "src/main.ts"], API_DIR];
+  const child = new Deno.Command(command, {
+    args: commandArgs,
+    cwd,
     clearEnv: true,
     env: {
       PATH: "/nonexistent",
@@ -119,12 +131,15 @@ const summary = (values: number[]) => {
 async function measure(scenario: string, env: Record<string, string>) {
   const sent = await seed(env);
   const warm: number[] = [];
+  const checkout: number[] = [];
   const cold: number[] = [];
   for (let run = 0; run < RUNS; run++) {
-    const server = await start(env);
-    await server.stop();
-    if (server.ms === null) throw new Error(`${scenario}: not ready within 120 s`);
-    warm.push(server.ms);
+    for (const from of CHECKOUT ? (["release", "checkout"] as const) : (["release"] as const)) {
+      const server = await start(env, from);
+      await server.stop();
+      if (server.ms === null) throw new Error(`${scenario}: ${from} not ready within 120 s`);
+      (from === "release" ? warm : checkout).push(server.ms);
+    }
   }
   for (let run = 0; run < RUNS; run++) {
     const denoDir = await Deno.makeTempDir({ prefix: "sms-release-deno-dir-" });
@@ -138,7 +153,13 @@ async function measure(scenario: string, env: Record<string, string>) {
     }
   }
   console.log(
-    JSON.stringify({ scenario, messages: sent, restart: summary(warm), empty_module_cache: summary(cold) }),
+    JSON.stringify({
+      scenario,
+      messages: sent,
+      restart: summary(warm),
+      empty_module_cache: summary(cold),
+      ...(CHECKOUT ? { checkout_restart: summary(checkout) } : {}),
+    }),
   );
 }
 
