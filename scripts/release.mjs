@@ -249,6 +249,7 @@ export async function buildRelease({ outDir = join(ROOT, "dist"), log = () => {}
     copyFileSync(join(ROOT, member, "package.json"), join(dir, member, "package.json"));
   }
   log("installing the production dependencies (offline) …");
+  const storeDir = workspaceStoreDir();
   run(
     "npx",
     [
@@ -261,6 +262,7 @@ export async function buildRelease({ outDir = join(ROOT, "dist"), log = () => {}
       "--ignore-scripts",
       "--filter",
       "@sms/api...",
+      ...(storeDir ? ["--store-dir", storeDir] : []),
     ],
     dir,
   );
@@ -327,6 +329,19 @@ export async function buildRelease({ outDir = join(ROOT, "dist"), log = () => {}
     `release ${version}: ${relative(ROOT, dir) || dir} (${(unpackedBytes / 1e6).toFixed(1)} MB), ${relative(ROOT, tarball)} (${(result.tarballBytes / 1e6).toFixed(1)} MB) in ${result.seconds.toFixed(1)} s`,
   );
   return result;
+}
+
+/**
+ * The pnpm store the workspace was installed from (node_modules/.modules.yaml), so that the offline
+ * install finds it wherever outDir is (pnpm otherwise picks a store on outDir's file system).
+ */
+function workspaceStoreDir() {
+  const file = join(ROOT, "node_modules", ".modules.yaml");
+  if (!existsSync(file)) return null;
+  const found = readFileSync(file, "utf8").match(/^\s*"?storeDir"?:\s*"?([^"\n]+)"?\s*$/m)?.[1];
+  if (!found) return null;
+  // Recorded with pnpm's layout version (…/store/v10); --store-dir takes the folder above it.
+  return /^v\d+$/.test(basename(found)) ? dirname(found) : found;
 }
 
 function gitCommit() {
