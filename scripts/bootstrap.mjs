@@ -12,6 +12,11 @@
 //   node scripts/bootstrap.mjs worker           the periodic jobs on their own
 //   node scripts/bootstrap.mjs operator …       the operator's command-line tool
 //   node scripts/bootstrap.mjs bench <name>     bench/<name>.ts (on demand, never in CI)
+//   node scripts/bootstrap.mjs release          dist/release/ and its tarball (scripts/release.mjs)
+//
+// Only what needs the generated Prisma client (the tests, the typecheck, the
+// benches' harness) generates it: the server, the worker, the migrator and the
+// operator tool never load it.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -155,7 +160,7 @@ const TURBO_TEST_FLAGS = ["--env-mode=loose", "--concurrency=1", "--continue", "
 
 const [command = "start", ...rest] = process.argv.slice(2);
 ensureInstalled();
-ensureGenerated();
+if (["test", "run", "bench"].includes(command)) ensureGenerated();
 
 switch (command) {
   case "start":
@@ -174,6 +179,11 @@ switch (command) {
     // bench/<name>.ts, run with Deno; see bench/README.md.
     exec(deno(), ["run", ...DENO_RUN_FLAGS, "--allow-run", `bench/${rest[0]}.ts`, ...rest.slice(1)]);
     break;
+  case "release": {
+    const { buildRelease } = await import("./release.mjs");
+    await buildRelease({ log: (line) => console.error(`release: ${line}`) });
+    break;
+  }
   case "test":
     rmSync(join(root, ".test-results"), { recursive: true, force: true });
     exec(bin("turbo"), ["run", "test", ...TURBO_TEST_FLAGS, ...rest], { after: printTestSummary });
