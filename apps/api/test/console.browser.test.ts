@@ -99,7 +99,7 @@ describe.skipIf(unavailable)("the developer console in Chromium", () => {
     const tried = await mainText(page);
     expect(tried).toContain("Accepted.");
     const curl = await page.getByLabel("curl command").inputValue();
-    expect(curl).toContain(`curl -X POST ${server.baseUrl}/v1/messages`);
+    expect(curl).toContain(`curl -X POST '${server.baseUrl}/v1/messages'`);
     expect(curl).toContain('-H "Authorization: Bearer $SMS_API_KEY"');
     expect(curl).toContain('"variables":{"code":"<CODE>"}');
     expect(curl).not.toContain("482913");

@@ -395,7 +395,7 @@ describe("the dashboard escapes what users, operators and providers supply", () 
         messageId: JS,
         status: H,
         replayed: false,
-        curl: curlLine({ baseUrl: H, idempotencyKey: H, values }),
+        curl: curlLine({ baseUrl: H, idempotencyKey: H, values, publicNumbers: [H] }),
       }),
     );
     await expectEscaped(
@@ -508,5 +508,44 @@ describe("the dashboard escapes what users, operators and providers supply", () 
     await expectEscaped(actionRefusedPage(chrome, { title: H, message: H, back: { href: JS, label: H } }));
     await expectEscaped(badRequestPage(chrome, H));
     await expectEscaped(errorPage(chrome, H));
+  });
+});
+
+describe("the send-a-test curl line (issue 53, item 7)", () => {
+  const values = { template: "login_code", locale: "en", code: "482913", minutes: "", to: "+995555123456" };
+
+  it("spells out only the simulator's published numbers; any other number is <TO>, the code always <CODE>", () => {
+    const shown = curlLine({
+      baseUrl: "http://x",
+      idempotencyKey: "k",
+      values,
+      publicNumbers: ["+995555123456"],
+    });
+    expect(shown).toContain('"to":"+995555123456"');
+    const hidden = curlLine({
+      baseUrl: "http://x",
+      idempotencyKey: "k",
+      values,
+      publicNumbers: ["+995555000001"],
+    });
+    expect(hidden).toContain('"to":"<TO>"');
+    expect(hidden).not.toContain("995555123456");
+    expect(`${shown}${hidden}`).not.toContain("482913");
+  });
+
+  it("shell-quotes every value from the form: a key with quotes and $() stays one inert word", async () => {
+    const { execFileSync } = await import("node:child_process");
+    const idempotencyKey = `k'; touch /tmp/pwned-$(id -u); echo '`;
+    const line = curlLine({ baseUrl: "http://x", idempotencyKey, values, publicNumbers: [] });
+    // The shell reads the line back into the words curl would get: the key's header intact, nothing run.
+    const words = execFileSync(
+      "bash",
+      ["-c", `set -- ${line.replace(/^curl /, "").replaceAll("\\\n", "")}; printf '%s\\n' "$@"`],
+      {
+        env: { SMS_API_KEY: "sk_test_x", PATH: process.env.PATH ?? "" },
+      },
+    ).toString();
+    expect(words.split("\n")).toContain(`Idempotency-Key: ${idempotencyKey}`);
+    expect(words).toContain("Authorization: Bearer sk_test_x");
   });
 });

@@ -52,7 +52,12 @@ export function tryRoutes<S extends PageState>({ route, port }: DashboardContext
       messageId: result.message_id,
       status: result.status,
       replayed: result.replayed,
-      curl: curlLine({ baseUrl: port.config.publicBaseUrl, idempotencyKey, values }),
+      curl: curlLine({
+        baseUrl: port.config.publicBaseUrl,
+        idempotencyKey,
+        values,
+        publicNumbers: recipients.map((recipient) => recipient.number),
+      }),
     });
   });
 

@@ -59,21 +59,38 @@ ${options_.recipients.map(
   });
 }
 
-export function curlLine(options: { baseUrl: string; idempotencyKey: string; values: TryValues }): string {
+/** `value` as one shell word: single-quoted, a quote inside it closed, escaped and reopened. */
+export function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The request as a curl line. Every value from the form is shell-quoted (the form's fields are the
+ * caller's to change), and the number is shown only when it is one of the simulator's published
+ * numbers: any other is a phone, shown as `<TO>` (numbers are masked on every page), as the code is
+ * `<CODE>`.
+ */
+export function curlLine(options: {
+  baseUrl: string;
+  idempotencyKey: string;
+  values: TryValues;
+  /** The simulator's numbers, the only ones the line may spell out. */
+  publicNumbers: readonly string[];
+}): string {
   const variables: Record<string, string> = { code: "<CODE>" };
   if (options.values.template === "password_reset_code") variables.minutes = options.values.minutes;
   const body = JSON.stringify({
-    to: options.values.to,
+    to: options.publicNumbers.includes(options.values.to) ? options.values.to : "<TO>",
     template: options.values.template,
     variables,
     locale: options.values.locale,
   });
   return [
-    `curl -X POST ${options.baseUrl}/v1/messages`,
+    `curl -X POST ${shellQuote(`${options.baseUrl}/v1/messages`)}`,
     `-H "Authorization: Bearer $SMS_API_KEY"`,
-    `-H "Idempotency-Key: ${options.idempotencyKey}"`,
+    `-H ${shellQuote(`Idempotency-Key: ${options.idempotencyKey}`)}`,
     `-H "Content-Type: application/json"`,
-    `-d '${body}'`,
+    `-d ${shellQuote(body)}`,
   ].join(" \\\n  ");
 }
 
