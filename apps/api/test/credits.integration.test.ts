@@ -134,7 +134,7 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
     expect(await balanceOf(projectId)).toBe(9);
     expect(await ledgerOf(projectId, sent.body.id as string)).toEqual([["reservation", -1]]);
     const [request] = fake.sends();
-    expect(request?.json).toMatchObject({ brandID: 1, numbers: [995555123456], stopList: false });
+    expect(request?.json).toMatchObject({ brandID: 1, numbers: [995555123456], stopList: false, otp: true });
     const stored = await prisma().message.findFirstOrThrow({ where: { id: sent.body.id as string } });
     expect(stored).toMatchObject({
       mode: "live",

@@ -174,6 +174,9 @@ export function createUbillProvider(options: UbillProviderOptions): UbillProvide
         numbers: [Number(request.to.slice(1))],
         text: request.text,
         stopList: false,
+        // uBill's highest-priority lane, documented for login codes only: every template is a code
+        // (verification, sign-in, password reset), so every send takes it (issue 53, item 10).
+        otp: true,
       }),
       timeoutMs: submitTimeoutMs,
     });

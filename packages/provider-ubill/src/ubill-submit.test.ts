@@ -54,7 +54,14 @@ describe("submit: accepted", () => {
     const sends = fake.sends();
     expect(sends).toHaveLength(1);
     expect(sends[0]?.keyAccepted).toBe(true);
-    expect(sends[0]?.json).toEqual({ brandID: 1, numbers: [995599123456], text: TEXT, stopList: false });
+    // Every template is a code: sent in uBill's OTP lane.
+    expect(sends[0]?.json).toEqual({
+      brandID: 1,
+      numbers: [995599123456],
+      text: TEXT,
+      stopList: false,
+      otp: true,
+    });
     expect(sends[0]?.body).toContain('"numbers":[995599123456]');
   });
 
