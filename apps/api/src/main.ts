@@ -14,6 +14,7 @@
 // the database and exit 0. What is still open SHUTDOWN_TIMEOUT_SECONDS after
 // that is closed and the process exits 1. A second signal does that at once.
 import process from "node:process";
+import { parseKeyring } from "@sms/crypto";
 import { createApp } from "./app.ts";
 import { generateInternalToken, readOrCreateDevelopmentFile } from "./development-files.ts";
 import { type Config, ConfigError, parseEnv } from "./env.ts";
@@ -42,12 +43,21 @@ try {
 } catch (error) {
   fail(error instanceof ConfigError ? error.message : `Invalid configuration: ${(error as Error).message}`);
 }
-// Development only: a few human lines before the JSON ones (start-summary.ts).
-for (const line of startSummary(config, role)) console.error(line);
-
 /** Start-up failed: one line naming the error, then exit. */
 const startupFailed = (error: Error) =>
   fail(`Start-up failed: ${error.name}: ${error.message.split("\n")[0]}`);
+
+// A keyring that cannot be read is refused before the summary, in its one line: the summary promises a
+// service that is starting.
+if (config.messageEncryptionKeys) {
+  try {
+    parseKeyring(config.messageEncryptionKeys);
+  } catch (error) {
+    startupFailed(error as Error);
+  }
+}
+// Development only: a few human lines before the JSON ones (start-summary.ts).
+for (const line of startSummary(config, role)) console.error(line);
 
 const app = await createApp(config).catch(startupFailed);
 const log = app.deps.logger;
