@@ -12,7 +12,7 @@
 //   node scripts/bootstrap.mjs bench backup-restore [--runs=5] [--messages=2000]
 import { startArchivedPostgres } from "@sms/db/testing";
 import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
-import { API_DIR, API_ENV, benchArgs, freePort, sleep, startApi } from "./support.ts";
+import { API_DIR, API_ENV, benchArgs, freePort, sleep, startApi, msStats } from "./support.ts";
 
 const args = benchArgs();
 const RUNS = Number(args.runs ?? 5);
@@ -96,15 +96,7 @@ async function sendMany(baseUrl: string, apiKey: string, count: number, from: nu
   return ids;
 }
 
-const stats = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return {
-    min_ms: Math.round(sorted[0] ?? 0),
-    median_ms: Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0),
-    max_ms: Math.round(sorted.at(-1) ?? 0),
-    runs: sorted.length,
-  };
-};
+const stats = msStats;
 
 const timed = async <T>(work: () => Promise<T>): Promise<[number, T]> => {
   const started = performance.now();

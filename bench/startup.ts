@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { createPostgresTestDatabase } from "@sms/db/testing";
 import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
-import { API_DIR, benchArgs, freePort } from "./support.ts";
+import { API_DIR, benchArgs, freePort, msStats } from "./support.ts";
 
 const args = benchArgs();
 const RUNS = Number(args.runs ?? 5);
@@ -57,15 +57,7 @@ async function startOnce(env: Record<string, string>): Promise<number> {
   return ms;
 }
 
-const stats = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return {
-    min_ms: Math.round(sorted[0] ?? 0),
-    median_ms: Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0),
-    max_ms: Math.round(sorted.at(-1) ?? 0),
-    runs: sorted.length,
-  };
-};
+const stats = msStats;
 
 const first: number[] = [];
 const later: number[] = [];

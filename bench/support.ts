@@ -37,6 +37,17 @@ export const median = (values: number[]) => {
   return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 };
 
+/** Minimum, median (support's median, the middle two averaged) and maximum of `values` in whole ms. */
+export const msStats = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return {
+    min_ms: Math.round(sorted[0] ?? 0),
+    median_ms: Math.round(median(sorted)),
+    max_ms: Math.round(sorted.at(-1) ?? 0),
+    runs: sorted.length,
+  };
+};
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `ready` (a throw counts as not yet) until it is true, for at most `timeoutMs`. */
