@@ -561,6 +561,14 @@ export async function createDatabaseProxy(targetUrl: string): Promise<DatabasePr
   };
 }
 export {
+  DEPLOY_DIR,
+  type PatroniCluster,
+  type PatroniMember,
+  patroniHarnessAvailable,
+  renderTemplate,
+  startPatroniCluster,
+} from "./patroni.ts";
+export {
   type ReplicatedPostgres,
   replicaHarnessAvailable,
   startReplicatedPostgres,
