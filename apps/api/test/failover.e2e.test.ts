@@ -64,6 +64,8 @@ describe.runIf(patroniHarnessAvailable())(
     const senders: Array<{ projectId: string; apiKey: string; live: boolean }> = [];
     const outcomes: Outcome[] = [];
     let liveNumber = 0;
+    /** When each fault was injected (for a failure's message). */
+    const faults: number[] = [];
 
     beforeAll(async () => {
       cluster = await startPatroniCluster();
@@ -227,6 +229,7 @@ describe.runIf(patroniHarnessAvailable())(
           await sleep(100);
         }
         faultAt = Date.now();
+        faults.push(faultAt);
         if (fault === "kill") cluster.killNode(before.leader);
         else cluster.freezePostgres(before.leader);
         // The first fresh send started after the fault that succeeded: the service writes again.
@@ -308,7 +311,10 @@ describe.runIf(patroniHarnessAvailable())(
       expect(acknowledged.size).toBeGreaterThan(40);
       for (const [id, outcome] of acknowledged) {
         const response = await call(`/v1/messages/${id}`, outcome.apiKey);
-        expect(response.status, id).toBe(200);
+        expect(
+          response.status,
+          `${id}: ${JSON.stringify({ ...outcome, apiKey: undefined, live: senders.find((sender) => sender.apiKey === outcome.apiKey)?.live, faults })}`,
+        ).toBe(200);
         const message = (await response.json()) as { id: string; status: string };
         expect(message.id).toBe(id);
         expect(["queued", "submitted", "delivered", "undeliverable", "failed", "unknown"]).toContain(
