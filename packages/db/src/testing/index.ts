@@ -570,6 +570,14 @@ export {
   startArchivedPostgres,
 } from "./backup.ts";
 export {
+  DEPLOY_DIR,
+  type PatroniCluster,
+  type PatroniMember,
+  patroniHarnessAvailable,
+  renderTemplate,
+  startPatroniCluster,
+} from "./patroni.ts";
+export {
   type ReplicatedPostgres,
   replicaHarnessAvailable,
   startReplicatedPostgres,
