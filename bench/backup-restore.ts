@@ -12,7 +12,7 @@
 //   node scripts/bootstrap.mjs bench backup-restore [--runs=5] [--messages=2000]
 import { startArchivedPostgres } from "@sms/db/testing";
 import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
-import { API_DIR, API_ENV, benchArgs, freePort, sleep, startApi, msStats } from "./support.ts";
+import { API_DIR, API_ENV, benchArgs, freePort, sleep, startApi, msStats, sendCode } from "./support.ts";
 
 const args = benchArgs();
 const RUNS = Number(args.runs ?? 5);
@@ -66,20 +66,7 @@ async function startTimed(databaseUrl: string): Promise<{ ms: number; service: S
 }
 
 async function send(baseUrl: string, apiKey: string, i: number): Promise<string> {
-  const response = await fetch(`${baseUrl}/v1/messages`, {
-    method: "POST",
-    headers: {
-      Authorization: `Bearer ${apiKey}`,
-      "Content-Type": "application/json",
-      "Idempotency-Key": crypto.randomUUID(),
-    },
-    body: JSON.stringify({
-      to: `+99555${String(i % 10_000_000).padStart(7, "0")}`,
-      template: "verification_code",
-      variables: { code: "482913" },
-      locale: "en",
-    }),
-  });
+  const response = await sendCode(baseUrl, apiKey, `+99555${String(i % 10_000_000).padStart(7, "0")}`);
   const json = (await response.json()) as { id: string };
   if (response.status !== 201) throw new Error(`send: ${response.status} ${JSON.stringify(json)}`);
   return json.id;

@@ -10,7 +10,7 @@
 //
 //   node scripts/bootstrap.mjs bench failover [--runs=5] [--clients=4]
 import { startPatroniCluster } from "@sms/db/testing";
-import { benchArgs, median, sleep, startApi } from "./support.ts";
+import { benchArgs, median, sendCode, sleep, startApi } from "./support.ts";
 
 const args = benchArgs();
 const runs = Number(args.runs ?? 5);
@@ -39,21 +39,12 @@ try {
   const send = async (apiKey: string, turn: number) => {
     const startedAt = Date.now();
     try {
-      const response = await fetch(`${baseUrl}/v1/messages`, {
-        method: "POST",
-        headers: {
-          Authorization: `Bearer ${apiKey}`,
-          "Content-Type": "application/json",
-          "Idempotency-Key": crypto.randomUUID(),
-        },
-        body: JSON.stringify({
-          to: `+99555513${String(turn % 10_000).padStart(4, "0")}`,
-          template: "verification_code",
-          variables: { code: "482913" },
-          locale: "en",
-        }),
-        signal: AbortSignal.timeout(BOUND_MS),
-      });
+      const response = await sendCode(
+        baseUrl,
+        apiKey,
+        `+99555513${String(turn % 10_000).padStart(4, "0")}`,
+        AbortSignal.timeout(BOUND_MS),
+      );
       await response.body?.cancel();
       return { startedAt, status: response.status };
     } catch {

@@ -48,6 +48,25 @@ export const msStats = (values: number[]) => {
   };
 };
 
+/** The benches' ordinary send: POST /v1/messages, a verification code to `to` under a fresh Idempotency-Key. */
+export function sendCode(
+  baseUrl: string,
+  apiKey: string,
+  to: string,
+  signal?: AbortSignal,
+): Promise<Response> {
+  return fetch(`${baseUrl}/v1/messages`, {
+    method: "POST",
+    headers: {
+      Authorization: `Bearer ${apiKey}`,
+      "Content-Type": "application/json",
+      "Idempotency-Key": crypto.randomUUID(),
+    },
+    body: JSON.stringify({ to, template: "verification_code", variables: { code: "482913" }, locale: "en" }),
+    ...(signal ? { signal } : {}),
+  });
+}
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `ready` (a throw counts as not yet) until it is true, for at most `timeoutMs`. */
