@@ -16,13 +16,14 @@
 // directories of killed runs are swept on the next start.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { createWriteStream, existsSync, readFileSync } from "node:fs";
-import { appendFile, chown, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import net from "node:net";
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+// The replica harness's helpers: a free loopback port, the user PostgreSQL runs as, handing it a directory.
+import { chownTree, freePort, serverUser } from "./replica.ts";
 
 /** The repository's deploy/ directory, where the shipped templates live. */
 export const DEPLOY_DIR = join(dirname(fileURLToPath(import.meta.url)), "../../../../deploy");
@@ -99,29 +100,6 @@ export type PatroniCluster = {
   /** Kills everything and removes the directory. Safe to call twice. */
   stop(): Promise<void>;
 };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The uid and gid to run Patroni (and so PostgreSQL) as: ours, or the `postgres` user's when we are root. */
-function serverUser(): { uid: number; gid: number } | null {
-  if (process.getuid?.() !== 0) return null;
-  try {
-    const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim());
-    const gid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim());
-    return { uid, gid };
-  } catch {
-    throw new Error("running as root, and there is no `postgres` user to run Patroni as");
-  }
-}
 
 function randomSecret(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(12)), (byte) =>
@@ -229,15 +207,6 @@ async function removeStaleClusters(): Promise<void> {
       if (command.includes(dir)) killTree(pid);
     }
     await rm(dir, { recursive: true, force: true });
-  }
-}
-
-async function chownTree(path: string, owner: { uid: number; gid: number }): Promise<void> {
-  await chown(path, owner.uid, owner.gid);
-  for (const entry of await readdir(path, { withFileTypes: true })) {
-    const child = join(path, entry.name);
-    if (entry.isDirectory()) await chownTree(child, owner);
-    else await chown(child, owner.uid, owner.gid);
   }
 }
 
