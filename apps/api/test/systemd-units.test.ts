@@ -14,9 +14,9 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import process from "node:process";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseEnv } from "../src/env.ts";
+import { debianToolAvailable } from "./support/debian-tool.ts";
 
 const UNITS_DIR = join(import.meta.dirname, "../../../deploy/systemd");
 const EXECUTABLE = "/opt/sms-api/bin/sms-api";
@@ -27,15 +27,8 @@ const UNITS = [
 /** The most `systemd-analyze security` may rate the units' exposure (0 safest, 10 most exposed). */
 const MAX_EXPOSURE = 2;
 
-function systemdAnalyzeAvailable(): boolean {
-  const probe = spawnSync("systemd-analyze", ["--version"], { encoding: "utf8" });
-  if (!probe.error && probe.status === 0) return true;
-  const message = "systemd-analyze is not installed (apt-get install systemd)";
-  if (process.env.CI)
-    throw new Error(`${message}; CI is set, so the service units' checks may not be skipped`);
-  console.warn(`skipping systemd-analyze's checks of the service units: ${message}`);
-  return false;
-}
+const systemdAnalyzeAvailable = () =>
+  debianToolAvailable("/usr/bin/systemd-analyze", "systemd-analyze's checks of the service units", "systemd");
 
 /** A unit file's `Key=value` lines by section (a key given twice keeps every value, in order). */
 function parseUnit(text: string): Map<string, string[]> {

@@ -1,9 +1,8 @@
-// Debian's Chromium through playwright-core, as every browser test launches it.
-import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Browser, chromium } from "playwright-core";
+import { debianToolAvailable } from "./debian-tool.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const SCREENSHOT_DIR = join(
@@ -16,10 +15,7 @@ export const SCREENSHOT_DIR = join(
 
 /** Browser tests need Chromium; in CI its absence is a failure, elsewhere a skip. */
 export function chromiumMissing(): boolean {
-  if (existsSync(CHROMIUM)) return false;
-  if (process.env.CI) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (.ci/run does)`);
-  console.warn(`skipping browser tests: ${CHROMIUM} is not installed (apt-get install chromium)`);
-  return true;
+  return !debianToolAvailable(CHROMIUM, "the browser tests", "chromium");
 }
 
 export async function launchChromium(): Promise<Browser> {

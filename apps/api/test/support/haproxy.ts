@@ -11,17 +11,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { API_DIR, freePort } from "../harness.ts";
+import { debianToolAvailable } from "./debian-tool.ts";
 
 export const HAPROXY = "/usr/sbin/haproxy";
 export const HAPROXY_CONFIG = join(API_DIR, "../../deploy/haproxy/sms-api.cfg");
 
 /** Whether HAProxy tests can run here; under CI its absence is an error. */
 export function haproxyAvailable(): boolean {
-  if (existsSync(HAPROXY)) return true;
-  if (process.env.CI)
-    throw new Error(`${HAPROXY} is missing; CI is set, so the HAProxy tests may not be skipped`);
-  console.warn(`skipping HAProxy tests: ${HAPROXY} is not installed (apt-get install haproxy)`);
-  return false;
+  return debianToolAvailable(HAPROXY, "the HAProxy tests", "haproxy");
 }
 
 /** `haproxy -c` on the shipped configuration with `env`: its exit code and output. */

@@ -3,23 +3,19 @@
 // works behind a pooler. .ci/run installs it; elsewhere a test without it is
 // skipped with a warning (and fails under CI).
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { probePostgres, testPostgresAdminUrl } from "@sms/db/testing";
 import { freePort } from "../harness.ts";
+import { debianToolAvailable } from "./debian-tool.ts";
 
 export const PGBOUNCER = "/usr/sbin/pgbouncer";
 
 /** Whether PgBouncer tests can run here; under CI its absence is an error. */
 export function pgbouncerAvailable(): boolean {
-  if (existsSync(PGBOUNCER)) return true;
-  if (process.env.CI)
-    throw new Error(`${PGBOUNCER} is missing; CI is set, so the PgBouncer tests may not be skipped`);
-  console.warn(`skipping PgBouncer tests: ${PGBOUNCER} is not installed (apt-get install pgbouncer)`);
-  return false;
+  return debianToolAvailable(PGBOUNCER, "the PgBouncer tests", "pgbouncer");
 }
 
 /**
