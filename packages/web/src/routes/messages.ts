@@ -7,9 +7,6 @@ import { messagePage, messagesPage } from "../views/messages.ts";
 import { badRequestPage } from "../views/problems.ts";
 import { type DashboardContext, emptyToUndefined, param } from "./context.ts";
 
-/** A UTC day the log can be filtered by (the domain's rule: a real calendar day from 1970 to 9999-12-30). */
-export const isDay = isFilterDay;
-
 /**
  * The list's filters from the query: an unknown status, mode or template is
  * dropped; a day that is not one is refused (400 naming the field), as the
@@ -22,8 +19,8 @@ export function filtersOf(url: URL): MessageFilters | { invalid: "from" | "to" }
   };
   const from = emptyToUndefined(url.searchParams.get("from"));
   const to = emptyToUndefined(url.searchParams.get("to"));
-  if (from !== undefined && !isDay(from)) return { invalid: "from" };
-  if (to !== undefined && !isDay(to)) return { invalid: "to" };
+  if (from !== undefined && !isFilterDay(from)) return { invalid: "from" };
+  if (to !== undefined && !isFilterDay(to)) return { invalid: "to" };
   const filters = {
     status: pick("status", MESSAGE_STATUSES),
     mode: pick("mode", ["live", "test"] as const),

@@ -1,5 +1,5 @@
 // The developer console's request log, one request, and the project search box.
-import { filterDayRule } from "@sms/domain/model";
+import { filterDayRule, isFilterDay } from "@sms/domain/model";
 import { redirect } from "../kit/http.ts";
 import type { PageState } from "../port.ts";
 import type { RequestFilters } from "../records.ts";
@@ -8,7 +8,6 @@ import { badRequestPage } from "../views/problems.ts";
 import { REQUEST_ROUTES, requestPage, requestsPage, searchResultsPage } from "../views/requests.ts";
 import { verificationHref } from "../views/verifications.ts";
 import { type DashboardContext, emptyToUndefined, param } from "./context.ts";
-import { isDay } from "./messages.ts";
 
 function filtersOf(url: URL): RequestFilters | { invalid: string } {
   const pick = <T extends string>(name: string, allowed: readonly T[]): T | undefined => {
@@ -17,8 +16,8 @@ function filtersOf(url: URL): RequestFilters | { invalid: string } {
   };
   const from = emptyToUndefined(url.searchParams.get("from"));
   const to = emptyToUndefined(url.searchParams.get("to"));
-  if (from !== undefined && !isDay(from)) return { invalid: "from" };
-  if (to !== undefined && !isDay(to)) return { invalid: "to" };
+  if (from !== undefined && !isFilterDay(from)) return { invalid: "from" };
+  if (to !== undefined && !isFilterDay(to)) return { invalid: "to" };
   const errorCode = emptyToUndefined(url.searchParams.get("error_code")?.trim() ?? null);
   if (errorCode !== undefined && !/^[a-z_]{1,64}$/.test(errorCode)) return { invalid: "error_code" };
   const filters = {

@@ -1,13 +1,15 @@
-import { isFilterDay, KEY_MODES, MESSAGE_STATUSES } from "@sms/domain";
+import { KEY_MODES, MESSAGE_STATUSES } from "@sms/domain";
 import { TEMPLATE_IDS } from "@sms/templates";
 import { z } from "zod";
 import { ZCursor } from "./cursor.ts";
-import { ZLedgerEntry, ZMessageDetail, ZMessageEvent, ZMessageRow, ZProjectId } from "./records.types.ts";
-
-const ZDay = z
-  .string()
-  .refine(isFilterDay, { error: "must be a day (YYYY-MM-DD) from 1970-01-01 to 9999-12-30" })
-  .meta({ description: "A UTC day, YYYY-MM-DD." });
+import {
+  ZDay,
+  ZLedgerEntry,
+  ZMessageDetail,
+  ZMessageEvent,
+  ZMessageRow,
+  ZProjectId,
+} from "./records.types.ts";
 
 export const ZListMessagesRequest = z.strictObject({
   project_id: ZProjectId,

@@ -8,6 +8,7 @@ import {
   type CheckedCredits,
   type FreeTierUsage,
   formatTimestamp,
+  isFilterDay,
   type KeyRecord,
   KEY_MODES,
   type LedgerEntry,
@@ -25,6 +26,12 @@ export const ts = (date: Date) => formatTimestamp(date);
 export const tsOrNull = (date: Date | null) => (date ? formatTimestamp(date) : null);
 
 export const ZProjectId = z.string().max(40).meta({ description: "prj_…" });
+
+/** A day a log is filtered by (the messages' and the requests' from/to): the domain's isFilterDay. */
+export const ZDay = z
+  .string()
+  .refine(isFilterDay, { error: "must be a day (YYYY-MM-DD) from 1970-01-01 to 9999-12-30" })
+  .meta({ description: "A UTC day, YYYY-MM-DD." });
 
 export const ZProject = z.object({
   id: z.string(),

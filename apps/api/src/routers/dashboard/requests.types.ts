@@ -1,12 +1,7 @@
-import { isFilterDay, KEY_MODES } from "@sms/domain";
+import { KEY_MODES } from "@sms/domain";
 import { z } from "zod";
 import { ZCursor } from "./cursor.ts";
-import { ZProjectId } from "./records.types.ts";
-
-const ZDay = z
-  .string()
-  .refine(isFilterDay, { error: "must be a day (YYYY-MM-DD) from 1970-01-01 to 9999-12-30" })
-  .meta({ description: "A UTC day, YYYY-MM-DD." });
+import { ZDay, ZProjectId } from "./records.types.ts";
 
 /** One API request as the console shows it: never a body value, a number, a code or a key. */
 export const ZRequestRow = z.object({
