@@ -773,6 +773,54 @@ describe.each(await availableBackends())("the live write-ahead's commit (%s)", (
     await flushCommitted(t.db);
     expect((await createStore(t.db).messages.read(messageId))?.status).toBe("submitted");
   });
+
+  it("a database that sets sms.synchronous_commit to on (a synchronous standby behind a failover endpoint) commits them durably", async () => {
+    const projectId = newId("prj");
+    await createStore(t.db).projects.create(projectId, NOW);
+    const messageId = newId("msg");
+    const show = async (sql: Pick<TestDatabase["db"], "query">) =>
+      (await sql.query<{ synchronous_commit: string }>("SHOW synchronous_commit"))[0]?.synchronous_commit;
+    const inside = await t.db.transaction(async (sql) => {
+      // What ALTER DATABASE … SET sms.synchronous_commit = 'on' gives every session (docs/deploy.md).
+      await sql.query("SET LOCAL sms.synchronous_commit = 'on'");
+      const claim = await messageStore(sql).insertQueuedLive(
+        {
+          messageId,
+          idempotencyId: newId("idem"),
+          scope: { projectId, mode: "live", key: newId("key") },
+          fingerprint: "fp",
+          expiresAt: new Date(NOW.getTime() + DAY_MS),
+          apiKeyId: "key_commit",
+          recipientMasked: "+9955••••••56",
+          recipientCiphertext: new Uint8Array([1]),
+          textCiphertext: new Uint8Array([2]),
+          template: "verification_code",
+          locale: "en",
+          sender: "SMSGE",
+          segments: 1,
+          encoding: "GSM-7",
+          provider: "ubill",
+          creditsReserved: 1,
+          now: NOW,
+        },
+        { recipient: [] },
+      );
+      return { claim, after: await show(sql) };
+    });
+    expect(inside).toEqual({ claim: { written: true, recipient: [], paid: false }, after: "on" });
+  });
+
+  it("every relaxed commit in the store goes through the one switch (RELAXED_COMMIT)", async () => {
+    const { readdir, readFile } = await import("node:fs/promises");
+    const dir = new URL("../src/store/", import.meta.url);
+    const offenders: string[] = [];
+    for (const name of await readdir(dir)) {
+      if (!name.endsWith(".ts") || name === "relaxed-commit.ts") continue;
+      const text = await readFile(new URL(name, dir), "utf8");
+      if (/synchronous_commit'\s*,\s*'off'/.test(text)) offenders.push(name);
+    }
+    expect(offenders).toEqual([]);
+  });
 });
 
 describe.runIf((await availableBackends()).includes("postgres"))(

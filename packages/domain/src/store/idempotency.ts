@@ -7,6 +7,7 @@ import type { Sql } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageResource } from "../model/message.ts";
 import { consumeStepSql } from "./limits.ts";
+import { RELAXED_COMMIT } from "./relaxed-commit.ts";
 import { claimByCounterWindow } from "./window-groups.ts";
 
 /**
@@ -83,7 +84,7 @@ const CLAIM_COUNTED_SQL = `
   )}
   )
   SELECT (SELECT count(*)::int FROM idem) AS claimed, (SELECT count FROM counted) AS used, ${PRIOR_COLUMNS},
-    set_config('synchronous_commit', 'off', true) AS relaxed`;
+    ${RELAXED_COMMIT}`;
 
 /**
  * CLAIM_COUNTED_SQL for several test sends of one counter window at once
@@ -132,7 +133,7 @@ export const CLAIM_COUNTED_MANY_SQL = `
   )
   SELECT EXISTS (SELECT 1 FROM idem WHERE idem.id = i.id) AS claimed, (SELECT count FROM counted) AS used,
     p.ord IS NOT NULL AS has_prior, p.fingerprint, p.response_body, p.expires_at, p.message_id,
-    set_config('synchronous_commit', 'off', true) AS relaxed
+    ${RELAXED_COMMIT}
   FROM input i LEFT JOIN prior p ON p.ord = i.ord
   ORDER BY i.ord`;
 
@@ -233,7 +234,7 @@ const RELEASE_CLAIM_SQL = `
       AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = r.message_id)
     RETURNING r.id
   )
-  SELECT count(*)::int AS released, set_config('synchronous_commit', 'off', true) AS relaxed FROM gone`;
+  SELECT count(*)::int AS released, ${RELAXED_COMMIT} FROM gone`;
 
 /** A key's unanswered claim (of message $4) that never got its message: its request is gone. */
 const RELEASE_ABANDONED_SQL = `

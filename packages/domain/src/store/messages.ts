@@ -38,6 +38,7 @@ import {
   consumeStepSql,
 } from "./limits.ts";
 import { readerManyNearIdTime, readerNearIdTime, statementInMonth } from "./near-id-time.ts";
+import { RELAXED_COMMIT } from "./relaxed-commit.ts";
 
 /** The columns a Message resource is built from. */
 export const RESOURCE_COLUMNS =
@@ -137,7 +138,7 @@ const INSERT_QUEUED_LIVE_SQL = `
   WITH ${queuedLiveCtes("EXISTS (SELECT 1 FROM msg)")}
   SELECT (SELECT count(*)::int FROM msg) AS written, ${PRIOR_COLUMNS},
     (SELECT json_agg(json_build_object('bucket', bucket, 'count', count)) FROM recipient) AS recipient,
-    (SELECT paid FROM paid) AS paid, set_config('synchronous_commit', 'off', true) AS relaxed`;
+    (SELECT paid FROM paid) AS paid, ${RELAXED_COMMIT}`;
 
 /**
  * A paid project's whole live write-ahead as one statement, committed on its
@@ -162,7 +163,7 @@ const WRITE_AHEAD_PAID_SQL = `
                    THEN sms_refuse('the live write-ahead did not count and reserve') END AS refused
   FROM (SELECT (SELECT count(*)::int FROM msg) AS written, ${PRIOR_COLUMNS},
                (SELECT count FROM counted) AS used, (SELECT count(*)::int FROM entry) AS reserved,
-               set_config('synchronous_commit', 'off', true) AS relaxed) AS o`;
+               ${RELAXED_COMMIT}) AS o`;
 
 /**
  * What writeAheadPaid did: found the key taken (nothing written), wrote,
@@ -255,7 +256,7 @@ export const recordOutcomeSql = statementInMonth(
     INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
     SELECT id, status, error_code, updated_at, created_at FROM moved
   )
-  SELECT count(*)::int AS moved, set_config('synchronous_commit', 'off', true) AS relaxed FROM moved`,
+  SELECT count(*)::int AS moved, ${RELAXED_COMMIT} FROM moved`,
 );
 
 /**

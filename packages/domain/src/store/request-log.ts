@@ -7,6 +7,7 @@
 import type { Sql } from "@sms/db";
 import type { KeyMode } from "../model/keys.ts";
 import type { Cursor } from "./message-log.ts";
+import { RELAXED_COMMIT } from "./relaxed-commit.ts";
 
 /** What the recorder writes for one request. */
 export type RequestRecord = {
@@ -69,7 +70,7 @@ const INSERT_MANY_SQL = `
     WHERE EXISTS (SELECT 1 FROM projects p WHERE p.id = r.project_id)
     RETURNING 1
   )
-  SELECT count(*)::int AS written, set_config('synchronous_commit', 'off', true) AS relaxed FROM written`;
+  SELECT count(*)::int AS written, ${RELAXED_COMMIT} FROM written`;
 
 // As the message log: unnamed statements are planned with their values, so
 // each "$n IS NULL OR …" folds away.
