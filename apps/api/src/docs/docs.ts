@@ -19,6 +19,7 @@ import { gzip } from "node:zlib";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import type { ExtraRoute } from "../http/gateway.ts";
 import { buildLlmsTexts, type LlmsSource } from "./llms.ts";
+import { serializeDocument } from "./openapi.ts";
 
 async function loadScalarBundle(): Promise<Uint8Array<ArrayBuffer>> {
   // The package does not export its browser bundle; it sits beside the entry.
@@ -100,6 +101,9 @@ Scalar.createApiReference('#app', {
   withDefaultFonts: false,
   telemetry: false,
   hideClientButton: true,
+  // The samples are the document's own (x-codeSamples, code-samples.ts): each makes a new Idempotency-Key.
+  hiddenClients: true,
+  authentication: { preferredSecurityScheme: 'ApiKey' },
   showDeveloperTools: 'never',
   agent: { disabled: true },
   mcp: { disabled: true },
@@ -166,7 +170,7 @@ export async function docsRoutes(document: OpenAPIObject): Promise<ExtraRoute[]>
   );
   // The URL changes whenever the bundle does, so it can be cached for good.
   const bundlePath = `/docs/assets/api-reference.${bundle.hash}.js` as const;
-  const openapi = asset(bytes(JSON.stringify(document)), "application/json", "no-cache");
+  const openapi = asset(bytes(serializeDocument(document)), "application/json", "no-cache");
   const page = asset(bytes(docsPage(bundlePath)), "text/html; charset=utf-8", "no-cache");
   const llms = buildLlmsTexts(document as unknown as LlmsSource);
   const llmsIndex = asset(bytes(llms.index), "text/plain; charset=utf-8", "no-cache");

@@ -16,6 +16,7 @@ import { ERROR_GUIDE } from "../contract/wording.ts";
 import { MESSAGE_EXAMPLES } from "../routers/messages/message.types.ts";
 import { TEST_KEY_EXAMPLE } from "../routers/test-keys/create-test-key.types.ts";
 import { VERIFICATION_EXAMPLES } from "../routers/verifications/verification.types.ts";
+import { FRESH_KEY } from "./code-samples.ts";
 
 /** Spec 6: when to read a message again. The client package follows the same numbers. */
 export const POLLING = { firstDelaySeconds: 2, factor: 2, maxDelaySeconds: 30 } as const;
@@ -30,12 +31,13 @@ function gettingStarted(baseUrl: string): string {
   return `## Getting started
 
 Three requests: get a key, send a code, read the outcome. Test keys never send a real SMS and need no account.
-Paste into bash (needs only \`curl\` and \`node\`):
+Paste into bash or zsh, on Linux or macOS (needs only \`curl\` and \`node\`; Node.js and Python versions follow):
 
 **1. Get a test key** (no authentication, no body): \`POST /v1/test-keys\`
 
 \`\`\`bash
-TEST_KEY=$(curl -sS -X POST ${baseUrl}/v1/test-keys)
+BASE_URL=${baseUrl}
+TEST_KEY=$(curl -sS -X POST $BASE_URL/v1/test-keys)
 API_KEY=$(node -pe 'JSON.parse(process.argv[1]).api_key' "$TEST_KEY")
 \`\`\`
 
@@ -46,9 +48,9 @@ ${json(key)}
 **2. Send a code**: \`POST /v1/messages\`, with a new \`Idempotency-Key\` for every message
 
 \`\`\`bash
-MESSAGE=$(curl -sS -X POST ${baseUrl}/v1/messages \\
+MESSAGE=$(curl -sS -X POST $BASE_URL/v1/messages \\
   -H "Authorization: Bearer $API_KEY" \\
-  -H "Idempotency-Key: $(cat /proc/sys/kernel/random/uuid)" \\
+  -H "Idempotency-Key: ${FRESH_KEY.shell}" \\
   -H "Content-Type: application/json" \\
   -d '{"to":"+995555123456","template":"verification_code","variables":{"code":"482913"},"locale":"en"}')
 MESSAGE_ID=$(node -pe 'JSON.parse(process.argv[1]).id' "$MESSAGE")
@@ -61,12 +63,64 @@ ${json(MESSAGE_EXAMPLES.submitted.value)}
 **3. Read the outcome**: \`GET /v1/messages/{message_id}\`, polling as below
 
 \`\`\`bash
-curl -sS ${baseUrl}/v1/messages/$MESSAGE_ID -H "Authorization: Bearer $API_KEY"
+curl -sS $BASE_URL/v1/messages/$MESSAGE_ID -H "Authorization: Bearer $API_KEY"
 \`\`\`
 
 \`200 OK\`, once the status check has run (test messages settle within about 30 s):
 
 ${json(MESSAGE_EXAMPLES.delivered.value)}
+
+The same three steps in Node.js (18 or later; save as \`first.mjs\`, run \`node first.mjs\`):
+
+\`\`\`js
+const BASE_URL = "${baseUrl}";
+const { api_key } = await (await fetch(\`\${BASE_URL}/v1/test-keys\`, { method: "POST" })).json();
+const auth = { Authorization: \`Bearer \${api_key}\` };
+const sent = await fetch(\`\${BASE_URL}/v1/messages\`, {
+  method: "POST",
+  // A new Idempotency-Key for each message; reuse it only to retry this one.
+  headers: { ...auth, "Idempotency-Key": ${FRESH_KEY.node}, "Content-Type": "application/json" },
+  body: JSON.stringify({ to: "+995555123456", template: "verification_code", variables: { code: "482913" }, locale: "en" }),
+});
+const message = await sent.json();
+console.log(sent.status, message.status);
+let delay = ${POLLING.firstDelaySeconds};
+for (let state = message; ["queued", "submitted"].includes(state.status); delay = Math.min(delay * ${POLLING.factor}, ${POLLING.maxDelaySeconds})) {
+  await new Promise((resolve) => setTimeout(resolve, delay * 1000));
+  state = await (await fetch(\`\${BASE_URL}/v1/messages/\${message.id}\`, { headers: auth })).json();
+  console.log(state.status);
+}
+\`\`\`
+
+And in Python (3.9 or later, standard library only; \`python3 first.py\`):
+
+\`\`\`python
+import json, time, urllib.request, uuid
+
+BASE_URL = "${baseUrl}"
+
+def call(method, path, body=None, headers={}):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(BASE_URL + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json", **headers})
+    with urllib.request.urlopen(request) as response:
+        return response.status, json.load(response)
+
+_, key = call("POST", "/v1/test-keys")
+auth = {"Authorization": "Bearer " + key["api_key"]}
+# A new Idempotency-Key for each message; reuse it only to retry this one.
+status, message = call("POST", "/v1/messages",
+                       {"to": "+995555123456", "template": "verification_code",
+                        "variables": {"code": "482913"}, "locale": "en"},
+                       {**auth, "Idempotency-Key": ${FRESH_KEY.python}})
+print(status, message["status"])
+delay, state = ${POLLING.firstDelaySeconds}, message
+while state["status"] in ("queued", "submitted"):
+    time.sleep(delay)
+    delay = min(delay * ${POLLING.factor}, ${POLLING.maxDelaySeconds})
+    _, state = call("GET", "/v1/messages/" + message["id"], headers=auth)
+    print(state["status"])
+\`\`\`
 
 The full number and the text are never returned. Every error has one shape, \`{"error":{"code","message","request_id"}}\`,
 and the \`X-Request-Id\` header carries the same id: quote it when asking for help.`;
@@ -165,6 +219,7 @@ asks the provider every 20 seconds.
 test message still \`submitted\` after 10 seconds is not stuck.
 
 \`\`\`bash
+# BASE_URL, API_KEY and MESSAGE_ID as set in Getting started
 DELAY=${POLLING.firstDelaySeconds}
 while true; do
   sleep "$DELAY"
@@ -208,9 +263,10 @@ ${DEFAULT_VERIFICATION_LIFETIME_MINUTES} minutes (by default). You never see or 
 **1. Start**: \`POST /v1/verifications\` with a new \`Idempotency-Key\`
 
 \`\`\`bash
-VERIFICATION=$(curl -sS -X POST ${baseUrl}/v1/verifications \\
+BASE_URL=${baseUrl}  # API_KEY as in Getting started
+VERIFICATION=$(curl -sS -X POST $BASE_URL/v1/verifications \\
   -H "Authorization: Bearer $API_KEY" \\
-  -H "Idempotency-Key: $(cat /proc/sys/kernel/random/uuid)" \\
+  -H "Idempotency-Key: ${FRESH_KEY.shell}" \\
   -H "Content-Type: application/json" \\
   -d '{"to":"+995555123456","template":"login_code","locale":"en"}')
 VERIFICATION_ID=$(node -pe 'JSON.parse(process.argv[1]).id' "$VERIFICATION")
@@ -224,7 +280,7 @@ ${json(started)}
 **2. Check** what the user typed: \`POST /v1/verifications/{verification_id}/check\`
 
 \`\`\`bash
-curl -sS -X POST ${baseUrl}/v1/verifications/$VERIFICATION_ID/check \\
+curl -sS -X POST $BASE_URL/v1/verifications/$VERIFICATION_ID/check \\
   -H "Authorization: Bearer $API_KEY" -H "Content-Type: application/json" -d '{"code":"000000"}'
 \`\`\`
 

@@ -24,6 +24,7 @@ import { API_ERROR_CODES, type ApiErrorCode } from "../contract/errors.ts";
 import { RESPONSE_HEADERS, type ResponseHeaderName } from "../contract/headers.ts";
 import type { DocumentedResponse, Meta } from "../contract/meta.ts";
 import { ERROR_GUIDE } from "../contract/wording.ts";
+import { codeSamples } from "./code-samples.ts";
 import { guidePages, referenceIntro, TAGS } from "./guide.ts";
 
 export const API_VERSION = "0.1.0";
@@ -217,7 +218,16 @@ export function buildOpenApiDocument(router: OpenApiRouter, baseUrl: string): Op
     }
     const takesBody = openapi.method !== "GET" && !instanceofZodTypeLikeVoid(route.input as never);
     const params = pathParams(openapi.path, route.input);
+    const bodySchema = takesBody ? (route.meta.documentBody ?? route.input) : undefined;
+    const samples = codeSamples(baseUrl, {
+      method: openapi.method,
+      path: openapi.path,
+      protect: openapi.protect === true,
+      idempotent: openapi.requestHeaders?.shape["Idempotency-Key"] !== undefined,
+      ...(bodySchema ? { body: bodySchema.meta()?.example } : {}),
+    });
     const operation: ZodOpenApiOperationObject = {
+      "x-codeSamples": samples,
       operationId: route.operationId,
       summary: openapi.summary,
       description: openapi.description,
@@ -291,4 +301,26 @@ export function buildOpenApiDocument(router: OpenApiRouter, baseUrl: string): Op
     { name: "Reference", tags: TAGS.map((tag) => tag.name) },
   ];
   return document;
+}
+
+/**
+ * The document as /openapi.json serves it: JSON, with each operation's
+ * responses in reading order, the successes first and a `201` before its
+ * `200` replay (an object's integer-like keys always come out in ascending
+ * order from JSON.stringify, and Scalar shows the first response first).
+ */
+export function serializeDocument(document: OpenAPIObject): string {
+  const rank = (status: string) => (status === "201" ? 0 : status.startsWith("2") ? 1 : 2);
+  const write = (value: unknown, key: string | undefined): string => {
+    if (Array.isArray(value)) return `[${value.map((item) => write(item, undefined)).join(",")}]`;
+    if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+    let keys = Object.keys(value).filter((name) => (value as Record<string, unknown>)[name] !== undefined);
+    // An operation's responses (status codes), not components.responses (names): a stable sort by rank.
+    if (key === "responses" && keys.every((name) => /^\d{3}$/.test(name)))
+      keys = [...keys].sort((a, b) => rank(a) - rank(b));
+    return `{${keys
+      .map((name) => `${JSON.stringify(name)}:${write((value as Record<string, unknown>)[name], name)}`)
+      .join(",")}}`;
+  };
+  return write(JSON.parse(JSON.stringify(document)), undefined);
 }

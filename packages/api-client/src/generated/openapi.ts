@@ -168,7 +168,17 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description One of the built-in templates with exactly its variables. No other field is accepted (there is no `text` and no `from`). */
+        /**
+         * @description One of the built-in templates with exactly its variables. No other field is accepted (there is no `text` and no `from`).
+         * @example {
+         *       "to": "+995555123456",
+         *       "template": "verification_code",
+         *       "variables": {
+         *         "code": "482913"
+         *       },
+         *       "locale": "en"
+         *     }
+         */
         SendMessageRequest: components["schemas"]["VerificationCodeRequest"] | components["schemas"]["LoginCodeRequest"] | components["schemas"]["PasswordResetCodeRequest"];
         /**
          * verification_code

@@ -128,6 +128,7 @@ export const ZSendMessageBody = z
     id: "SendMessageRequest",
     description:
       "One of the built-in templates with exactly its variables. No other field is accepted (there is no `text` and no `from`).",
+    example: { to: "+995555123456", template: "verification_code", variables: { code: "482913" }, locale: "en" },
   });
 
 // Authorization is described by the ApiKey security scheme (OpenAPI ignores a
