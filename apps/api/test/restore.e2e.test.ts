@@ -117,7 +117,9 @@ describe.runIf(backupHarnessAvailable())(
       const live = await claimWithLiveKey(
         { store: createStore(db), clock: systemClock, prisma: db.prisma },
         (await createTestKey(call)).project_id,
-        { paid: 100 },
+        // Enough for every live send the drill can make (3 + MAX_SENDS_DURING_BACKUP / 2 + 500): on a loaded
+        // machine the sends after the backup go on longer, and 100 credits ran out (402).
+        { paid: 1_000 },
       );
       liveKey = live.apiKey;
       liveProjectId = live.projectId;
