@@ -174,6 +174,22 @@ describe("the README and docs/", () => {
     expect(readme).toMatch(/open the `claim_url`[\s\S]*Sign in as a local\s+developer[\s\S]*\/dashboard/);
   });
 
+  it("docs/testing.md names only test files that exist, and every file of apps/api/test", () => {
+    const page = readFileSync(join(DOCS, "testing.md"), "utf8");
+    const named = new Set<string>();
+    for (const match of page.matchAll(/`([^`\s*]+\.test\.ts)`/g)) {
+      const name = match[1] ?? "";
+      // A bare name is one of apps/api/test's; a path is from the repository's root.
+      named.add(name.includes("/") ? resolve(ROOT, name) : join(API_DIR, "test", name));
+    }
+    expect(named.size).toBeGreaterThan(40);
+    expect([...named].filter((path) => !existsSync(path)).map((path) => relative(ROOT, path))).toEqual([]);
+    const files = readdirSync(join(API_DIR, "test"))
+      .filter((name) => name.endsWith(".test.ts"))
+      .map((name) => join(API_DIR, "test", name));
+    expect(files.filter((path) => !named.has(path)).map((path) => relative(ROOT, path))).toEqual([]);
+  });
+
   it("(b) README.md is at most 200 lines", () => {
     const lines = readFileSync(README, "utf8").trimEnd().split("\n").length;
     expect(lines).toBeLessThanOrEqual(200);
