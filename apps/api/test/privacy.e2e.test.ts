@@ -297,13 +297,16 @@ describe(`leak scan over HTTP on ${backend}`, () => {
       },
       { claimPage: true },
     );
-    expect(signIn.status).toBeLessThan(500);
+    // No Google provider is configured here: the sign-in is refused as a bad request and the callback
+    // route is unknown. What this drives is the OAuth code and state in the URL, which no answer or log
+    // line may repeat (the scan below).
+    expect(signIn.status, "sign-in").toBe(400);
     const callback = await call(
       `/claim/callback/google?code=${OAUTH_CODE}&state=PRIVACY-state`,
       {},
       { claimPage: true },
     );
-    expect(callback.status).toBeLessThan(500);
+    expect(callback.status, "callback").toBe(404);
 
     // -- test sends: ordinary numbers in both locales and all templates, and every reserved number
     const testSends: Array<{ send: Send; status: number; expect: string }> = [
