@@ -959,26 +959,34 @@ describe.each(backends)("the idempotency contract under concurrency on %s", (bac
     const payload = body();
     const { keyring } = crashedApp.app;
     const [keyRow] = await crashedApp.app.db.prisma.apiKey.findMany({ where: { projectId } });
-    const claimed = await crashedApp.app.store.messages.insertQueued({
-      messageId,
-      idempotencyId: newId("idem"),
-      scope: { projectId, mode: "test", key: "crashed" },
-      fingerprint: await keyring.fingerprint(canonicalRequest(payload, payload.locale ?? "ka")),
-      expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-      apiKeyId: keyRow?.id ?? "",
-      recipientMasked: maskRecipient(payload.to),
-      recipientCiphertext: await keyring.encrypt(payload.to, messageId),
-      textCiphertext: await keyring.encrypt("text", messageId),
-      template: payload.template,
-      locale: payload.locale ?? "ka",
-      sender: "SMSGE",
-      segments: 1,
-      encoding: "GSM-7",
-      provider: "simulator",
-      creditsReserved: 0,
-      now,
-    });
-    expect(claimed).toEqual({ written: true });
+    const fingerprint = await keyring.fingerprint(canonicalRequest(payload, payload.locale ?? "ka"));
+    const recipientCiphertext = await keyring.encrypt(payload.to, messageId);
+    const textCiphertext = await keyring.encrypt("text", messageId);
+    const claimed = await crashedApp.app.store.transaction((tx) =>
+      tx.messages.insertQueuedLive(
+        {
+          messageId,
+          idempotencyId: newId("idem"),
+          scope: { projectId, mode: "test", key: "crashed" },
+          fingerprint,
+          expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+          apiKeyId: keyRow?.id ?? "",
+          recipientMasked: maskRecipient(payload.to),
+          recipientCiphertext,
+          textCiphertext,
+          template: payload.template,
+          locale: payload.locale ?? "ka",
+          sender: "SMSGE",
+          segments: 1,
+          encoding: "GSM-7",
+          provider: "simulator",
+          creditsReserved: 0,
+          now,
+        },
+        { recipient: [] },
+      ),
+    );
+    expect(claimed).toEqual({ written: true, recipient: [], paid: false });
 
     // A different body is told at once that the key is taken.
     const other = await send(apiKey, "crashed", body({ to: "+995555000001" }), crashedApp);

@@ -157,10 +157,14 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
     limit,
   });
 
-  describe("a live send's write-ahead (insertQueued, in a transaction)", () => {
+  /** A write-ahead that counts no recipient window (the windows have their own cases below). */
+  const NO_COUNTERS = { recipient: [] };
+  const WRITTEN = { written: true, recipient: [], paid: false };
+
+  describe("a live send's write-ahead (insertQueuedLive, in a transaction)", () => {
     it("claims a free key with its queued message; the key in flight is found, unanswered", async () => {
       const m = message("live");
-      expect(await s.store.transaction((tx) => tx.messages.insertQueued(m))).toEqual({ written: true });
+      expect(await s.store.transaction((tx) => tx.messages.insertQueuedLive(m, NO_COUNTERS))).toEqual(WRITTEN);
       expect(await s.store.idempotency.find(m.scope, NOW)).toEqual({
         fingerprint: m.fingerprint,
         responseBody: null,
@@ -181,9 +185,9 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
 
     it("a taken key writes nothing and names the record that holds it", async () => {
       const first = message("live");
-      await s.store.transaction((tx) => tx.messages.insertQueued(first));
+      await s.store.transaction((tx) => tx.messages.insertQueuedLive(first, NO_COUNTERS));
       const second = message("live", { scope: first.scope, fingerprint: "other" });
-      expect(await s.store.transaction((tx) => tx.messages.insertQueued(second))).toEqual({
+      expect(await s.store.transaction((tx) => tx.messages.insertQueuedLive(second, NO_COUNTERS))).toEqual({
         written: false,
         prior: inFlight(first),
       });
@@ -192,11 +196,11 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
 
     it("a key whose record expired is claimed anew; find no longer sees the old record", async () => {
       const first = message("live", { expiresAt: new Date(NOW.getTime() + 1_000) });
-      await s.store.transaction((tx) => tx.messages.insertQueued(first));
+      await s.store.transaction((tx) => tx.messages.insertQueuedLive(first, NO_COUNTERS));
       const after = new Date(NOW.getTime() + 1_000);
       expect(await s.store.idempotency.find(first.scope, after)).toBeNull();
       const second = message("live", { scope: first.scope, now: after });
-      expect(await s.store.transaction((tx) => tx.messages.insertQueued(second))).toEqual({ written: true });
+      expect(await s.store.transaction((tx) => tx.messages.insertQueuedLive(second, NO_COUNTERS))).toEqual(WRITTEN);
       expect((await s.store.idempotency.find(first.scope, after))?.messageId).toBe(second.messageId);
     });
 
@@ -204,7 +208,7 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
       const m = message("live");
       await expect(
         s.store.transaction(async (tx) => {
-          await tx.messages.insertQueued(m);
+          await tx.messages.insertQueuedLive(m, NO_COUNTERS);
           await tx.limits.consume(minute(`b-${m.messageId}`, 5), 1, 5);
           throw new Error("refused halfway");
         }),
@@ -218,7 +222,7 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
   describe("recording a live send (recordOutcome, releaseUnsent)", () => {
     it("recordOutcome moves a queued message once and answers its key", async () => {
       const m = message("live");
-      await s.store.transaction((tx) => tx.messages.insertQueued(m));
+      await s.store.transaction((tx) => tx.messages.insertQueuedLive(m, NO_COUNTERS));
       const change = {
         messageId: m.messageId,
         createdAt: m.now,
@@ -238,7 +242,7 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
 
     it("releaseUnsent removes a queued message and frees its key", async () => {
       const m = message("live");
-      await s.store.transaction((tx) => tx.messages.insertQueued(m));
+      await s.store.transaction((tx) => tx.messages.insertQueuedLive(m, NO_COUNTERS));
       const ids = { messageId: m.messageId, createdAt: m.now, idempotencyId: m.idempotencyId };
       expect(await s.store.transaction((tx) => tx.messages.releaseUnsent(ids))).toBe(true);
       expect(await s.store.messages.read(m.messageId)).toBeNull();
@@ -323,7 +327,7 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
 
     it("a claim whose message exists (a live send in flight) is not abandoned", async () => {
       const m = message("live");
-      await s.store.transaction((tx) => tx.messages.insertQueued(m));
+      await s.store.transaction((tx) => tx.messages.insertQueuedLive(m, NO_COUNTERS));
       expect(await s.store.idempotency.releaseAbandoned(m.scope, m.messageId)).toBe(false);
       expect(await s.store.idempotency.releaseClaim(m.idempotencyId)).toBe(false);
     });

@@ -1,6 +1,6 @@
 // idempotency_records: the answer a key gets again for 24 hours (spec 4.2).
 // A live send's record is written together with its message
-// (store/messages.ts: insertQueued, recordOutcome, releaseUnsent); a test
+// (store/messages.ts: insertQueuedLive, recordOutcome, releaseUnsent); a test
 // send claims its key here (claimCounted), and messages.insertAnswered writes
 // the message and the answer together.
 import type { Sql } from "@sms/db";

@@ -7,14 +7,14 @@
 // here, which the top-level store runs through a batcher (batch.ts): test
 // sends answered at the same moment are written by one statement and one
 // durable commit. A live
-// send writes ahead (insertQueued) before uBill is contacted, then recordOutcome.
-// insertQueued, insertAnswered, recordOutcome and releaseUnsent also write the
+// send writes ahead (insertQueuedLive, or writeAheadPaid) before uBill is contacted, then recordOutcome.
+// insertQueuedLive, insertAnswered, recordOutcome and releaseUnsent also write the
 // message's idempotency record, because the two must change together. The
 // sweeps over many messages (status checks, recovery, retention, rotation)
 // are in message-sweeps.ts.
 //
 // Every statement that sets messages.status also writes the message_events row
-// of the new status in the same statement (insertQueued, insertAnswered,
+// of the new status in the same statement (insertQueuedLive, insertAnswered,
 // recordOutcome here; settleMany, recoverQueued in message-sweeps.ts), so the
 // dashboard's timeline is true without an extra round trip. A message enters
 // each status at most once: the event's key is (message_id, status). The
@@ -107,11 +107,6 @@ const QUEUED_CTES = `${CLAIM_KEY_CTES}, msg AS (
     INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
     SELECT id, CAST('queued' AS "MessageStatus"), NULL, created_at, created_at FROM msg
   )`;
-
-/** The key's claim and the queued message, together. */
-const INSERT_QUEUED_SQL = `
-  WITH ${QUEUED_CTES}
-  SELECT (SELECT count(*)::int FROM msg) AS written, ${PRIOR_COLUMNS}`;
 
 /**
  * A live write-ahead's first CTEs: QUEUED_CTES ($1–$19), the project's paid flag (`paid`), and the
@@ -510,28 +505,8 @@ export function messageStore(
 ) {
   return {
     /**
-     * Write ahead, one statement: an unexpired record for the key answers
-     * (nothing is written); otherwise claims the key (a new record, or one
-     * whose 24 hours are over) with the request still in flight
-     * (`response_body` NULL), and only then writes the `queued` message. On
-     * PostgreSQL a concurrent insert of the same key waits for the other
-     * transaction and then finds its row, so exactly one request wins; the
-     * others write nothing and count nothing.
-     * A live send writes ahead with insertQueuedLive, this and its first
-     * counts in one statement. (A test send claims its key with
-     * idempotency.claimCounted and writes its message once, answered:
-     * insertAnswered.)
-     */
-    async insertQueued(m: QueuedMessage): Promise<QueuedClaim> {
-      const rows = await sql.query<PriorColumns & { written: number }>(INSERT_QUEUED_SQL, queuedParams(m));
-      const row = rows[0];
-      if (Number(row?.written ?? 0) === 1) return { written: true };
-      return { written: false, prior: priorOf(row) };
-    },
-
-    /**
      * A live send's first write-ahead statement (INSERT_QUEUED_LIVE_SQL):
-     * insertQueued's key and queued message, then the recipient's windows
+     * the key's claim and the queued message, then the recipient's windows
      * (once the key is claimed), and the project's paid flag. Commits
      * asynchronously with its transaction (flushCommitted makes it durable).
      * Inside a transaction only: the caller rolls it back on any refusal.

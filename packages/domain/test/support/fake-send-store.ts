@@ -117,7 +117,7 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
     return false;
   };
   /** The key's claim and the queued message, one write-ahead statement in a transaction. */
-  const insertQueued = (m: QueuedMessage, relaxed: boolean, inTransaction = true): QueuedClaim => {
+  const writeQueued = (m: QueuedMessage, relaxed: boolean, inTransaction = true): QueuedClaim => {
     tables.writeAheads.push({ mode: m.scope.mode, relaxed, inTransaction });
     const claim = claimKey(m);
     if (claim !== "claimed") return { written: false, prior: claim };
@@ -135,10 +135,9 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
   };
   const tx: SendMessageTx = {
     messages: {
-      insertQueued: async (m) => insertQueued(m, false),
       async insertQueuedLive(m, counters) {
         // Committed asynchronously: flushCommitted makes it durable.
-        const claim = insertQueued(m, true);
+        const claim = writeQueued(m, true);
         if (!claim.written) return claim;
         const recipient = await tx.limits.consumeMany(counters.recipient);
         return { written: true, recipient, paid: tables.hasPaidCredits };
@@ -244,7 +243,7 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
           Object.assign(tables, saved, { writeAheads: tables.writeAheads });
           return { refused: true } as const;
         };
-        const claim = insertQueued(m, true, false);
+        const claim = writeQueued(m, true, false);
         if (!claim.written) return claim;
         if (!tables.hasPaidCredits) return refused();
         const recipient = await tx.limits.consumeMany(counters.recipient);

@@ -28,7 +28,7 @@ export type SendMessageRequest = {
 
 /** The statements a send uses, inside and outside its transactions. */
 export type SendMessageTx = {
-  messages: Pick<MessageStore, "insertQueued" | "insertQueuedLive" | "recordOutcome" | "releaseUnsent">;
+  messages: Pick<MessageStore, "insertQueuedLive" | "recordOutcome" | "releaseUnsent">;
   limits: Pick<LimitStore, "consume" | "consumeMany" | "read" | "release">;
   ledger: Pick<LedgerStore, "reserve" | "reserveCountedAndCommit" | "refund">;
 };
