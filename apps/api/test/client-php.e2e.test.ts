@@ -55,7 +55,10 @@ function summary(run: PhpRun): { passed: number; failed: number } {
 type E2eResult = {
   apiKey: string;
   projectId: string;
-  messages: Record<"ordinary" | "rejected" | "indeterminate" | "undeliverable", { id: string; status: string }>;
+  messages: Record<
+    "ordinary" | "rejected" | "indeterminate" | "undeliverable",
+    { id: string; status: string }
+  >;
   keys: Record<string, string>;
   verification: { id: string; messageId: string; key: string };
 };

@@ -223,7 +223,7 @@ Runner::test('429 daily_limit_reached is thrown at once, whatever its Retry-Afte
 });
 
 Runner::test('409, 402, 400 and 404 are never retried', function () use ($stub, $client, &$waits) {
-    foreach ([[409, 'idempotency_key_reused'], [409, 'idempotency_key_in_use'], [402, 'insufficient_credits'], [400, 'invalid_recipient'], [404, 'message_not_found']] as [$status, $code]) {
+    foreach ([[409, 'idempotency_key_reused'], [402, 'insufficient_credits'], [400, 'invalid_recipient'], [404, 'message_not_found']] as [$status, $code]) {
         $stub->script([envelope($status, $code), answer(201, message('submitted'))]);
         $error = assertThrows(SmsApiException::class, fn () => $client()->sendMessage(SEND));
         assertSame([$code, $status, 1], [$error->errorCode, $error->status, $error->attempts]);
