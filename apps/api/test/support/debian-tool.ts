@@ -1,5 +1,5 @@
 // Tests that drive one of Debian's programs (HAProxy, PgBouncer, promtool,
-// systemd-analyze, Chromium) run where it is installed: elsewhere they are
+// systemd-analyze, Chromium, PHP) run where it is installed: elsewhere they are
 // skipped with a warning, and under CI its absence is an error (.ci/run
 // installs them), never a skip.
 import { existsSync } from "node:fs";
