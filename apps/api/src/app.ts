@@ -318,6 +318,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     liveSubmissions: () => liveSubmissions,
     readTurns: () => readTurns,
     replicaBypassed: () => replica?.bypassed() ?? null,
+    replicaBehind: () => replica?.behind() ?? null,
     // The same answer as GET /readyz (deps.databaseReachable).
     ready: async () => started && (await db.ping()),
     ...(db.kind === "postgres" ? { timeline: () => serverTimeline(db) } : {}),
@@ -331,6 +332,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       replicaUrl: read.url,
       primary: db,
       retryAfterMs: read.retryAfterMs,
+      // Past the read-your-writes window a row the replica lacks would be "not found": skip it then.
+      maxLagMs: read.recentWindowMs,
       preparedStatements: config.database.preparedStatements,
       poolSize: config.database.poolSize,
       connectionTimeoutMs: config.database.connectTimeoutMs,

@@ -81,7 +81,10 @@ const ZEnv = z.object({
   DATABASE_STATEMENT_TIMEOUT_MS: int(5_000, 100, 300_000),
   /** A streaming standby of DATABASE_URL for the reads that may lag (docs/scaling.md#reads-from-a-replica). */
   DATABASE_READ_URL: postgresUrl,
-  /** Read-your-writes: a by-id read the replica does not find is retried on the primary while the id is younger. */
+  /**
+   * Read-your-writes: a by-id read the replica does not find is retried on the primary while the id is
+   * younger; and a replica lacking writes older than this is skipped (every read on the primary) until it catches up.
+   */
   DATABASE_READ_FALLBACK_WINDOW_MS: int(30_000, 0, 3_600_000),
   /** After the replica failed to answer, reads go to the primary for this long before one tries it again. */
   DATABASE_READ_RETRY_AFTER_MS: int(DEFAULT_REPLICA_RETRY_AFTER_MS, 100, 600_000),

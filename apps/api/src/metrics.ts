@@ -49,6 +49,8 @@ export function createMetrics(sources: {
   readTurns?(): Pick<Slots, "size" | "inUse" | "waiting">;
   /** Whether reads skip the read replica right now (null: no DATABASE_READ_URL). */
   replicaBypassed?: () => boolean | null;
+  /** Whether reads skip the read replica because it is further behind than the read-your-writes window (null: no DATABASE_READ_URL). */
+  replicaBehind?: () => boolean | null;
   /** What GET /readyz answers: the database answers and takes writes (read at scrape time). */
   ready?(): Promise<boolean>;
   /** The primary's WAL timeline (PostgreSQL; null on a standby): a promotion moves it on. */
@@ -285,7 +287,7 @@ export function createMetrics(sources: {
   );
   const readFallbacks = new Counter({
     name: "sms_db_read_fallbacks_total",
-    help: "Reads meant for the read replica that ran on the primary, by reason (replica_error: the replica failed or is being skipped; not_found_recent: read-your-writes).",
+    help: "Reads meant for the read replica that ran on the primary, by reason (replica_error: the replica failed or is being skipped; not_found_recent: read-your-writes; replica_behind: the replica lacks writes older than DATABASE_READ_FALLBACK_WINDOW_MS).",
     labelNames: ["reason"] as const,
     registers: [registry],
   });
@@ -296,6 +298,15 @@ export function createMetrics(sources: {
     collect() {
       const bypassed = sources.replicaBypassed?.() ?? null;
       if (bypassed !== null) this.set(bypassed ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "sms_db_read_replica_behind",
+    help: "1 while reads skip the read replica because it lacks writes older than DATABASE_READ_FALLBACK_WINDOW_MS (they go to the primary until it has caught up), else 0 (always 0 without DATABASE_READ_URL).",
+    registers: [registry],
+    collect() {
+      const behind = sources.replicaBehind?.() ?? null;
+      if (behind !== null) this.set(behind ? 1 : 0);
     },
   });
 

@@ -2,7 +2,8 @@
 // server on PostgreSQL with a fake uBill. A failing request (400
 // invalid_variables) is found in the request log through the search box by
 // the request_id of its error envelope; a message's page lists the requests
-// that created and replayed it; an Idempotency-Key finds its requests; the
+// that created and replayed it; an Idempotency-Key finds its requests; a
+// pasted whole API key is refused, in neither the URL nor the page; the
 // daily credit cap set on the page refuses the 11th of 50 parallel live sends;
 // the low-balance banner shows on every project page. On every page visited:
 // at 390 px no id is broken across lines (each id's element is one line box,
@@ -186,6 +187,18 @@ describe.skipIf(unavailable)("the developer console in Chromium", () => {
     expect(await page.locator("tbody tr").count()).toBe(2);
     await check(page, "search-idempotency-key");
     expect((await search(page, "req_00000000000000000000000000")).status()).toBe(404);
+    // A pasted whole API key (issue 53 N2): posted, refused, and neither in the address bar, the
+    // history nor the page (the field comes back empty).
+    const pasted = await search(page, key.api_key);
+    expect(pasted.status()).toBe(400);
+    expect(pasted.request().method()).toBe("POST");
+    expect(page.url()).toBe(`${server.baseUrl}${base}/search`);
+    expect(await mainText(page)).toContain("looks like a whole API key");
+    expect(await page.getByRole("search").getByRole("textbox").inputValue()).toBe("");
+    expect(await page.content()).not.toContain(key.api_key.slice(12));
+    const visited = await page.evaluate(() => [location.href, document.referrer]);
+    expect(JSON.stringify(visited)).not.toContain(key.api_key.slice(12));
+    await check(page, "search-whole-key", { ids: false });
 
     // A verification: the request that started it names it in the log, and "Produced" opens its row.
     const started = await api(

@@ -193,7 +193,6 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
     ["statusID 30", { kind: "status", statusId: 30 }, "invalid_message"],
     ["statusID 50 (no valid numbers)", { kind: "status", statusId: 50 }, "invalid_recipient"],
     ["statusID 90", { kind: "status", statusId: 90 }, "provider_rejected"],
-    ["statusID 99", { kind: "status", statusId: 99 }, "provider_rejected"],
     ["HTTP 401", { kind: "http", status: 401 }, "provider_rejected"],
     ["HTTP 403", { kind: "http", status: 403 }, "provider_rejected"],
     ["HTTP 501", { kind: "http", status: 501 }, "provider_rejected"],
@@ -222,20 +221,24 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
     },
   );
 
-  it("insufficient uBill balance (40): a rejection for the caller, refunded, and an operator-visible error log", async () => {
+  it("insufficient uBill balance (40): 503 provider_unavailable for the caller, refunded, nothing kept, and an operator-visible error log", async () => {
     const { projectId, apiKey } = await liveProject({ paid: 2 });
     const before = t.logs.entries.length;
     fake.setBalance(0);
     try {
       const sent = await send(apiKey);
-      expect(sent.body).toMatchObject({ status: "failed", error: { code: "provider_rejected" } });
+      expect(sent.status).toBe(503);
+      expect(sent.body).toMatchObject({ error: { code: "provider_unavailable" } });
       expect(await balanceOf(projectId)).toBe(2);
+      expect(await prisma().message.count({ where: { projectId } })).toBe(0);
     } finally {
       fake.setBalance(1000);
     }
     const errors = t.logs.entries.slice(before).filter((entry) => entry.level === "error");
+    // uBill's own line for the operator, and the access log's line of a 503 (every 5xx is logged as an error).
     expect(errors).toEqual([
       expect.objectContaining({ provider: "ubill", problem: "insufficient_provider_balance" }),
+      expect.objectContaining({ msg: "request", route: "/v1/messages", status: 503 }),
     ]);
   });
 
@@ -247,6 +250,8 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
     ["HTTP 500", { kind: "http", status: 500 }],
     ["HTTP 502", { kind: "http", status: 502 }],
     ["HTTP 504", { kind: "http", status: 504 }],
+    // uBill's "general error" proves nothing about the send (docs/live-sending.md).
+    ["statusID 99", { kind: "status", statusId: 99 }],
   ];
   it.each(indeterminate)(
     "no definitive answer (%s): 201 unknown, charged, never re-sent",
@@ -388,7 +393,7 @@ describe.each(backends)("live sending with credits on %s", (backend) => {
     const { projectId, apiKey } = await liveProject({ free: 100 });
     for (let i = 0; i < 19; i++) expect((await send(apiKey)).status).toBe(201);
     // A rejected send gives its segment back.
-    fake.replyNext({ kind: "status", statusId: 99 }, "send");
+    fake.replyNext({ kind: "status", statusId: 90 }, "send");
     expect((await send(apiKey)).body.status).toBe("failed");
     const twentieth = await send(apiKey);
     expect(twentieth.status).toBe(201);

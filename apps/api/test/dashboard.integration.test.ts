@@ -240,6 +240,7 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
       [`/dashboard/projects/${alice.project_id}/keys/roll-test`, {}],
       [`/dashboard/projects/${alice.project_id}/keys/${aliceKeyId}/revoke`, {}],
       [`/dashboard/projects/${alice.project_id}/sender`, { name: "Acme", purpose: "sign-in codes" }],
+      [`/dashboard/projects/${alice.project_id}/search`, { q: message }],
     ];
     const operatorGets = () => [
       "/dashboard/operator",
@@ -723,6 +724,65 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
     expect(pastedHtml).toContain("whole API key");
     expect(pastedHtml).not.toContain(key.api_key.slice(12));
     expect(found.headers.get("location")).toBeNull();
+  });
+
+  it("the project search is a POST: the query is never in a URL, and a pasted whole key is refused without being written back", async () => {
+    // issue 53 N2: the search box took a whole API key into the URL and wrote it back twice.
+    const key = await claimedBy("Sami Search");
+    const sami = await signIn("Sami Search");
+    const base = `/dashboard/projects/${key.project_id}`;
+    const overview = await (await get(base, sami.cookie)).text();
+    expect(overview).toMatch(
+      new RegExp(
+        `<form method="post" action="${base}/search"[^>]*role="search"[^>]*><input type="hidden" name="csrf_token" value="${sami.csrf}">`,
+      ),
+    );
+    const sent = await t.request(
+      "/v1/messages",
+      sendMessageRequest(key.api_key, "search-order-1", {
+        to: "+995555123456",
+        template: "verification_code",
+        variables: { code: "4821" },
+      }),
+    );
+    const messageId = ((await sent.json()) as { id: string }).id;
+    // By POST: an id opens its page (a redirect with the id, never the query).
+    const found = await post(`${base}/search`, sami.cookie, { q: messageId, csrf_token: sami.csrf });
+    expect(found.status).toBe(303);
+    expect(found.headers.get("location")).toBe(`${base}/messages/${messageId}`);
+    // Without the session's CSRF token, or cross-site: refused.
+    expect((await post(`${base}/search`, sami.cookie, { q: messageId })).status).toBe(403);
+    // The query in a URL is no search at all, and is not echoed.
+    const byUrl = await get(`${base}/search?q=${encodeURIComponent(key.api_key)}`, sami.cookie);
+    expect(byUrl.status).toBeGreaterThanOrEqual(400);
+    expect(await byUrl.text()).not.toContain(key.api_key.slice(12));
+    // A whole key, alone or inside a pasted header: refused, and nowhere in the page or its headers.
+    for (const q of [key.api_key, `Authorization: Bearer ${key.api_key}`, key.api_key.slice(0, 20)]) {
+      const pasted = await post(`${base}/search`, sami.cookie, { q, csrf_token: sami.csrf });
+      expect(pasted.status).toBe(400);
+      expect(pasted.headers.get("location")).toBeNull();
+      const html = await pasted.text();
+      expect(html).toContain("looks like a whole API key");
+      expect(html).toMatch(/<input id="project-search" name="q" value=""/);
+      expect(html).not.toContain(key.api_key.slice(12, 20));
+      expect(JSON.stringify([...pasted.headers])).not.toContain(key.api_key.slice(12, 20));
+    }
+    // The procedure refuses it too, for any other caller: not looked up as an Idempotency-Key.
+    const caller = createInternalCaller({
+      deps: t.app.deps,
+      state: state(),
+      viewer: await viewerOf("Sami Search"),
+    });
+    expect(await caller.dashboard.search({ project_id: key.project_id, query: ` ${key.api_key} ` })).toEqual({
+      kind: "whole_key_given",
+    });
+    // A key's displayable prefix is an ordinary query (nothing matches it), written back as typed.
+    const prefix = key.api_key.slice(0, 12);
+    const byPrefix = await post(`${base}/search`, sami.cookie, { q: prefix, csrf_token: sami.csrf });
+    expect(byPrefix.status).toBe(404);
+    expect(await byPrefix.text()).toContain(`value="${prefix}"`);
+    // The access log's lines carry the route, never the query.
+    expect(t.logs.text).not.toContain(key.api_key.slice(12, 20));
   });
 
   it("answers 400 naming the field for values the database could not hold (days, cursors, control characters)", async () => {

@@ -141,7 +141,8 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
   const outcomes: Array<[string, string, string, "refunded" | "charged", FakeUbillReply]> = [
     ["statusID 10", "failed", "sender_not_allowed", "refunded", { kind: "status", statusId: 10 }],
     ["statusID 50", "failed", "invalid_recipient", "refunded", { kind: "status", statusId: 50 }],
-    ["statusID 99", "failed", "provider_rejected", "refunded", { kind: "status", statusId: 99 }],
+    // uBill's "general error": nothing says it was not sent (docs/live-sending.md).
+    ["statusID 99", "unknown", "provider_unavailable", "charged", { kind: "status", statusId: 99 }],
     ["HTTP 401", "failed", "provider_rejected", "refunded", { kind: "http", status: 401 }],
     [
       "too slow",
@@ -177,18 +178,34 @@ describe.skipIf(!hasPostgres)("live sending end to end (Deno server, PostgreSQL,
     expect(fake.sends()).toHaveLength(1);
   });
 
-  it("uBill balance exhausted (40): provider_rejected for the caller, refunded, an error log for the operator", async () => {
+  it("uBill balance short (40): 503 provider_unavailable with Retry-After, refunded, nothing kept, the retry safe; an error log for the operator", async () => {
     const { projectId, apiKey } = await liveProject({ paid: 2 });
     fake.replyNext({ kind: "status", statusId: 40 }, "send");
-    const sent = await send(apiKey);
-    expect(sent.body).toMatchObject({ status: "failed", error: { code: "provider_rejected" } });
+    const key = crypto.randomUUID();
+    const sent = await send(apiKey, key);
+    expect(sent.status).toBe(503);
+    expect(sent.body).toEqual({
+      error: { code: "provider_unavailable", message: expect.any(String), request_id: expect.any(String) },
+    });
+    expect((sent.body.error as { request_id: string }).request_id).toBe(sent.headers.get("x-request-id"));
+    expect(Number(sent.headers.get("retry-after"))).toBeGreaterThan(0);
+    // The reservation given back in the transaction that removed the queued message.
     expect(await balanceOf(projectId)).toBe(2);
+    expect(await db.prisma.message.count({ where: { projectId } })).toBe(0);
+    expect(fake.sends()).toHaveLength(1);
     const line = await server.waitForOutput((text) => text.includes("insufficient_provider_balance"), 5_000);
     expect(JSON.parse(line)).toMatchObject({
       level: "error",
       provider: "ubill",
       problem: "insufficient_provider_balance",
     });
+    // Nothing was sent, so the same key is a fresh attempt, not a replay: uBill takes it now.
+    const retried = await send(apiKey, key);
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get("idempotent-replayed")).toBeNull();
+    expect(retried.body).toMatchObject({ status: "submitted" });
+    expect(fake.sends()).toHaveLength(2);
+    expect(await balanceOf(projectId)).toBe(1);
   });
 
   it("402 when credits are short: nothing sent; 50 parallel sends against 10 credits spend exactly 10", async () => {

@@ -572,7 +572,7 @@ describe.each(backends)("messages on %s", (backend) => {
 
     it("refunds the reservation when uBill rejects the message (201 failed)", async () => {
       const live = await insertLiveKey(t.app.db.prisma, { credits: 3 });
-      fake.replyNext({ kind: "status", statusId: 99 }, "send");
+      fake.replyNext({ kind: "status", statusId: 50 }, "send");
       const response = await send(live.apiKey, key(), body());
       expect(response.status).toBe(201);
       expect(((await response.json()) as MessageJson).status).toBe("failed");

@@ -224,7 +224,7 @@ describe(`leak scan over HTTP on ${backend}`, () => {
     fake.replyToNumber(LIVE.delivered.to, { kind: "accept", smsId: LIVE.delivered.smsId });
     fake.replyToNumber(LIVE.undeliverable.to, { kind: "accept", smsId: LIVE.undeliverable.smsId });
     fake.replyToNumber(LIVE.failedLater.to, { kind: "accept", smsId: LIVE.failedLater.smsId });
-    fake.replyToNumber(LIVE.rejected.to, { kind: "status", statusId: 40, message: RAW_UBILL_TEXTS[0] });
+    fake.replyToNumber(LIVE.rejected.to, { kind: "status", statusId: 50, message: RAW_UBILL_TEXTS[0] });
     fake.replyToNumber(LIVE.unknown.to, { kind: "http", status: 502, body: RAW_UBILL_TEXTS[1] });
 
     if (backend === "postgres") {

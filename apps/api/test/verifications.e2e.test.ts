@@ -535,7 +535,7 @@ describe.skipIf(!hasPostgres)("live verifications over HTTP (PostgreSQL, fake uB
 
   it("a uBill rejection is send_failed with the credit refunded; too few credits is 402 with nothing kept", async () => {
     const { apiKey, projectId } = await insertLiveKey(db.prisma, { credits: 1 });
-    fake.replyToNumber("+995599100101", { kind: "status", statusId: 40 });
+    fake.replyToNumber("+995599100101", { kind: "status", statusId: 50 });
     const response = await start(apiKey, key(), { to: "+995599100101" });
     expect(response.status).toBe(201);
     const failed = await json(response);

@@ -129,6 +129,59 @@ describe.runIf(replicaHarnessAvailable())("a read replica", () => {
     }
   });
 
+  it("skips a standby that lacks writes older than maxLagMs, but not one whose paused replay lacks nothing", async () => {
+    // issue 53 G4: past the read-your-writes window a row the standby lacks would be "not found".
+    const WINDOW_MS = 1_000;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const reasons: ReadFallbackReason[] = [];
+    const lines: string[] = [];
+    const lagging = await openReadReplica({
+      replicaUrl: cluster.replicaUrl,
+      primary,
+      maxLagMs: WINDOW_MS,
+      logger: { ...quiet, info: (_obj, msg) => lines.push(msg), warn: (_obj, msg) => lines.push(msg) },
+      onFallback: (reason) => reasons.push(reason),
+    });
+    const standby = await createDatabase({ databaseUrl: cluster.replicaUrl, logger: quiet, poolSize: 1 });
+    try {
+      await primary.query("UPDATE notes SET body = 'replayed' WHERE id = 1");
+      await cluster.caughtUp();
+      // The last transaction the standby replays is older than the window when its replay is paused …
+      await sleep(WINDOW_MS + 200);
+      await cluster.caughtUp();
+      await cluster.pauseReplay();
+      try {
+        const [age] = await standby.query<{ ms: number }>(
+          "SELECT (extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000)::float8 AS ms",
+        );
+        expect(Number(age?.ms)).toBeGreaterThan(WINDOW_MS);
+        // … yet it lacks nothing: it serves the reads, however long it stays paused.
+        expect(await servedBy(lagging)).toBe("replica");
+        expect(lagging.behind()).toBe(false);
+        // A write it lacks, once older than the window: reads go to the primary, which has it.
+        await primary.query("UPDATE notes SET body = 'unreplayed' WHERE id = 1");
+        await sleep(WINDOW_MS + 200);
+        expect(await lagging.query("SELECT body FROM notes WHERE id = 1")).toEqual([{ body: "unreplayed" }]);
+        expect(await servedBy(lagging)).toBe("primary");
+        expect(lagging.behind()).toBe(true);
+        expect(reasons).toEqual(["replica_behind", "replica_behind"]);
+      } finally {
+        await cluster.resumeReplay();
+      }
+      await cluster.caughtUp();
+      // Caught up: the next measurement (at most a quarter of the window later) sends reads to it again.
+      await expect.poll(() => servedBy(lagging), { timeout: 10_000, interval: 50 }).toBe("replica");
+      expect(lagging.behind()).toBe(false);
+      // Said once each way, not per read.
+      expect(lines.filter((line) => line.includes("further behind"))).toHaveLength(1);
+      expect(lines.filter((line) => line.includes("has caught up"))).toHaveLength(1);
+      expect(fallbacks).toEqual([]);
+    } finally {
+      await standby.close();
+      await lagging.close();
+    }
+  });
+
   // The replica lag and failover alerts' metrics (sms_db_replica_lag_seconds, sms_db_timeline).
   it("reports the standby's replay lag, asked of the standby even when reads fall back", async () => {
     await cluster.caughtUp();

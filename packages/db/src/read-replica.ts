@@ -12,9 +12,16 @@
 // cancelled by a recovery conflict, a table the standby has not replayed yet)
 // fall back for that statement only.
 //
+// A replica that answers but is behind by more than `maxLagMs` (the
+// read-your-writes window, DATABASE_READ_FALLBACK_WINDOW_MS) is skipped too
+// (reason `replica_behind`): past the window a row it has not replayed would
+// be "not found" (replica-lag.ts). The log says so once when it falls behind
+// and once when it has caught up.
+//
 // Readiness is the primary's alone: nothing here is pinged by /readyz.
 import { type CreateDatabaseOptions, createDatabase, type Database, type Sql } from "./database.ts";
 import { consoleLogger } from "./logger.ts";
+import { lagCheckInterval, type ReplicaLagState, watchReplicaLag } from "./replica-lag.ts";
 import { replicationLagSeconds } from "./server-status.ts";
 import { unavailableReason } from "./unavailable.ts";
 
@@ -23,7 +30,9 @@ export type ReadFallbackReason =
   /** The replica failed the statement, or the breaker is open after it was unreachable. */
   | "replica_error"
   /** The replica did not have a row younger than the read-your-writes window (the store decides: store/reads.ts). */
-  | "not_found_recent";
+  | "not_found_recent"
+  /** The replica lacks writes older than the read-your-writes window (replica-lag.ts). */
+  | "replica_behind";
 
 /** How long reads skip an unreachable replica before one tries it again (DATABASE_READ_RETRY_AFTER_MS). */
 export const DEFAULT_REPLICA_RETRY_AFTER_MS = 5_000;
@@ -33,6 +42,8 @@ export type ReadReplica = Sql & {
   poolStats(): ReturnType<Database["poolStats"]>;
   /** Whether reads currently skip the replica (the breaker is open). */
   bypassed(): boolean;
+  /** Whether reads currently skip the replica because it is behind by more than `maxLagMs` (as last measured). */
+  behind(): boolean;
   /** The standby's replay lag behind the primary, asked of the standby itself, with no fallback (server-status.ts). */
   lagSeconds(): Promise<number | null>;
   close(): Promise<void>;
@@ -49,6 +60,12 @@ export type OpenReadReplicaOptions = Omit<
   /** Called once per read that went to the primary instead. */
   onFallback?: (reason: ReadFallbackReason) => void;
   retryAfterMs?: number;
+  /**
+   * Reads skip a replica that lacks writes older than this (the read-your-writes window); its lag is
+   * measured at most every `lagCheckEveryMs` (default: a quarter of it, at most 1 s). 0 or unset: never.
+   */
+  maxLagMs?: number;
+  lagCheckEveryMs?: number;
   /** A monotonic clock in ms (tests). */
   monotonicMs?: () => number;
 };
@@ -72,15 +89,41 @@ export async function openReadReplica(options: OpenReadReplicaOptions): Promise<
   let probing = false;
   let open = false;
 
-  const fallback = <Row>(sql: string, params: readonly unknown[] | undefined): Promise<Row[]> => {
-    onFallback("replica_error");
+  const fallback = <Row>(
+    sql: string,
+    params: readonly unknown[] | undefined,
+    reason: ReadFallbackReason = "replica_error",
+  ): Promise<Row[]> => {
+    onFallback(reason);
     return primary.query<Row>(sql, params);
   };
+
+  const maxLagMs = options.maxLagMs ?? 0;
+  const lag =
+    maxLagMs > 0
+      ? watchReplicaLag({
+          measure: () => replicationLagSeconds(replica, primary),
+          windowMs: maxLagMs,
+          checkEveryMs: options.lagCheckEveryMs ?? lagCheckInterval(maxLagMs),
+          monotonicMs: now,
+          onChange: (state: ReplicaLagState) => {
+            if (state.behind) {
+              logger.warn(
+                { lag_ms: Math.round(state.lagMs), window_ms: maxLagMs },
+                "the read replica is further behind than the read-your-writes window: reads go to the primary",
+              );
+            } else {
+              logger.info({}, "the read replica has caught up: reads go to it");
+            }
+          },
+        })
+      : null;
 
   return {
     async query<Row>(sql: string, params?: readonly unknown[]) {
       const bypassing = now() < skipUntil;
       if (bypassing || (open && probing)) return fallback<Row>(sql, params);
+      if (lag && !open && (await lag.check()).behind) return fallback<Row>(sql, params, "replica_behind");
       const probe = open;
       if (probe) probing = true;
       try {
@@ -112,6 +155,7 @@ export async function openReadReplica(options: OpenReadReplicaOptions): Promise<
     },
     poolStats: () => replica.poolStats(),
     bypassed: () => open,
+    behind: () => lag?.current().behind ?? false,
     lagSeconds: () => replicationLagSeconds(replica, primary),
     close: () => replica.close(),
   };

@@ -27,7 +27,7 @@ export type SubmitOutcome =
   | { kind: "accepted"; providerRef: string }
   /** Definitive rejection: `failed`, credits refunded. `reason` is our own safe wording. */
   | { kind: "rejected"; code: RejectionCode; reason: string }
-  /** Nothing reached the provider (connection refused, DNS): 503, safe to retry. */
+  /** Nothing was sent: the provider was not reached (connection refused, DNS), or said it could not take it now (uBill's statusID 40). 503, safe to retry. */
   | { kind: "unreachable"; reason: string }
   /** The request may have left but no definitive answer came back: `unknown`, never re-sent. */
   | { kind: "indeterminate"; reason: string };

@@ -132,7 +132,8 @@ export function classifyFetchError(error: unknown): FetchFailure {
 // the body is read. uBill has no idempotency key, so a send that may have been
 // processed must never be repeated. Only two things prove that nothing was
 // sent: a request that never left (classifyFetchError), and uBill's own
-// refusal in a 2xx body (a documented non-zero statusID). No HTTP status
+// refusal in a 2xx body (a documented non-zero statusID other than 99, the
+// "general error": ubill-provider.ts SEND_STATUSES). No HTTP status
 // does: uBill documents none, and a proxy or load balancer in front of it may
 // answer any of them after it forwarded the request (docs/live-sending.md,
 // "What proves that nothing was sent").

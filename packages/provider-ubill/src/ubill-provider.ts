@@ -56,58 +56,79 @@ export type UbillProvider = SmsProvider & {
   getBalance(): Promise<UbillBalanceResult>;
 };
 
-/** What a non-zero send `statusID` means for the caller, and how loudly the operator hears of it. */
-type SendRejection = {
-  code: RejectionCode;
-  reason: string;
-  problem: string;
-  operatorMustAct: boolean;
-};
+/**
+ * What a non-zero send `statusID` (uBill's API 2.1.8) means for the caller,
+ * and how loudly the operator hears of it (docs/live-sending.md#what-each-ubill-outcome-becomes):
+ *
+ * - `rejected`: a definitive refusal of this request; nothing was sent, and the same request would be
+ *   refused again. The message is `failed`, its credits refunded.
+ * - `not_taken`: uBill could not take it now and sent nothing (its own SMS balance is short). The
+ *   caller gets `503 provider_unavailable`, refunded; a retry with the same key is safe.
+ * - `maybe_sent`: uBill's "general error" (99), or a statusID it does not document: nothing says the
+ *   SMS was not sent. The message is `unknown`, charged, never sent again.
+ */
+type SendStatusMeaning =
+  | { outcome: "rejected"; code: RejectionCode; reason: string; problem: string; operatorMustAct: boolean }
+  /** Always the operator's to act on (it is uBill's account, not the caller's request). */
+  | { outcome: "not_taken"; reason: string; problem: string }
+  | { outcome: "maybe_sent"; reason: string; problem: string };
 
-const SEND_REJECTIONS: Record<number, SendRejection> = {
+const SEND_STATUSES: Record<number, SendStatusMeaning> = {
   10: {
+    outcome: "rejected",
     code: "sender_not_allowed",
     reason: "The SMS provider does not recognise the sender brand.",
     problem: "brand_not_found",
     operatorMustAct: true,
   },
   20: {
+    outcome: "rejected",
     code: "provider_rejected",
     reason: "The SMS provider found no recipient in the request.",
     problem: "numbers_missing",
     operatorMustAct: true,
   },
   30: {
+    outcome: "rejected",
     code: "invalid_message",
     reason: "The SMS provider refused an empty message text.",
     problem: "empty_text",
     operatorMustAct: false,
   },
   40: {
-    code: "provider_rejected",
-    reason: "The SMS provider declined the message.",
+    outcome: "not_taken",
+    reason: "The SMS provider cannot take messages right now; nothing was sent.",
     problem: "insufficient_provider_balance",
-    operatorMustAct: true,
   },
   50: {
+    outcome: "rejected",
     code: "invalid_recipient",
     reason: "The SMS provider found no valid recipient number.",
     problem: "no_valid_numbers",
     operatorMustAct: false,
   },
+  // Our request's body could not be read: nothing was sent, and the same body would be refused again
+  // (a retry cannot help, so not 503). Our fault, not the caller's: the operator hears of it.
   90: {
+    outcome: "rejected",
     code: "provider_rejected",
     reason: "The SMS provider could not read the request.",
     problem: "request_not_understood",
     operatorMustAct: true,
   },
+  99: {
+    outcome: "maybe_sent",
+    reason: "The SMS provider reported a general error; the message may or may not have been sent.",
+    problem: "general_error",
+  },
 };
 
-const GENERAL_REJECTION: SendRejection = {
-  code: "provider_rejected",
-  reason: "The SMS provider rejected the message.",
-  problem: "general_error",
-  operatorMustAct: false,
+/** A statusID uBill does not document: it proves nothing about the send. */
+const UNDOCUMENTED_STATUS: SendStatusMeaning = {
+  outcome: "maybe_sent",
+  reason:
+    "The SMS provider answered with a status it does not document; the message may or may not have been sent.",
+  problem: "undocumented_status",
 };
 
 const UNREACHABLE_REASON = "The SMS provider could not be reached; nothing was sent.";
@@ -260,13 +281,28 @@ export function createUbillProvider(options: UbillProviderOptions): UbillProvide
       return { kind: "accepted", providerRef: smsId };
     }
 
-    const rejection = SEND_REJECTIONS[statusId] ?? GENERAL_REJECTION;
-    if (rejection.operatorMustAct) {
-      log.error({ problem: rejection.problem }, "uBill rejected the send; operator action needed");
-    } else {
-      log.info({ problem: rejection.problem }, "uBill rejected the send");
+    const meaning = SEND_STATUSES[statusId] ?? UNDOCUMENTED_STATUS;
+    switch (meaning.outcome) {
+      case "maybe_sent":
+        log.warn(
+          { problem: meaning.problem },
+          "uBill's send answer does not prove the send was not processed; outcome unknown",
+        );
+        return { kind: "indeterminate", reason: meaning.reason };
+      case "not_taken":
+        log.error(
+          { problem: meaning.problem },
+          "uBill could not take the send; nothing was sent; operator action needed",
+        );
+        return { kind: "unreachable", reason: meaning.reason };
+      case "rejected":
+        if (meaning.operatorMustAct) {
+          log.error({ problem: meaning.problem }, "uBill rejected the send; operator action needed");
+        } else {
+          log.info({ problem: meaning.problem }, "uBill rejected the send");
+        }
+        return { kind: "rejected", code: meaning.code, reason: meaning.reason };
     }
-    return { kind: "rejected", code: rejection.code, reason: rejection.reason };
   }
 
   /** An answered call's JSON body, when it is a 2xx answer with statusID 0; otherwise why not, in our words. */

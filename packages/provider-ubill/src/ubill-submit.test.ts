@@ -103,24 +103,34 @@ describe("submit: accepted", () => {
   });
 });
 
-describe("submit: definitive rejections", () => {
+describe("submit: each statusID of uBill's API 2.1.8 pinned to its outcome", () => {
+  // docs/live-sending.md#what-each-ubill-outcome-becomes: a definitive rejection is `rejected` (failed,
+  // refunded); "uBill could not take it now, nothing sent" is `unreachable` (503, refunded, safe to
+  // retry); whatever may have been sent is `indeterminate` (unknown, charged, never re-sent).
   it.each([
-    [10, "sender_not_allowed"],
-    [20, "provider_rejected"],
-    [30, "invalid_message"],
-    [40, "provider_rejected"],
-    [50, "invalid_recipient"],
-    [90, "provider_rejected"],
-    [99, "provider_rejected"],
-    [77, "provider_rejected"],
-  ] as const)("statusID %i → rejected %s", async (statusId, code) => {
-    const { ubill } = provider();
+    [10, { kind: "rejected", code: "sender_not_allowed" }, "error"],
+    [20, { kind: "rejected", code: "provider_rejected" }, "error"],
+    [30, { kind: "rejected", code: "invalid_message" }, "info"],
+    [40, { kind: "unreachable" }, "error"],
+    [50, { kind: "rejected", code: "invalid_recipient" }, "info"],
+    [90, { kind: "rejected", code: "provider_rejected" }, "error"],
+    [99, { kind: "indeterminate" }, "warn"],
+    // Not documented by uBill: proves nothing either way.
+    [77, { kind: "indeterminate" }, "warn"],
+  ] as const)("statusID %i → %o, logged at %s", async (statusId, expected, level) => {
+    const { ubill, logger } = provider();
     fake.replyToNumber("+995599111111", { kind: "status", statusId });
     const outcome = await ubill.submit(submitRequest("+995599111111"));
-    expect(outcome).toMatchObject({ kind: "rejected", code });
+    expect(outcome).toMatchObject(expected);
+    if (outcome.kind === "rejected") expect(Object.keys(outcome).sort()).toEqual(["code", "kind", "reason"]);
     expect(fake.sends()).toHaveLength(1);
+    expect(logger.entries.filter((entry) => entry.level !== "child").map((entry) => entry.level)).toEqual([
+      level,
+    ]);
   });
+});
 
+describe("submit: definitive rejections", () => {
   it("maps the fake's own checks: unapproved brand → sender_not_allowed", async () => {
     const { ubill } = provider();
     const outcome = await ubill.submit(
@@ -137,11 +147,11 @@ describe("submit: definitive rejections", () => {
     });
   });
 
-  it("reports insufficient uBill balance to the operator without secrets, number or text", async () => {
+  it("reports insufficient uBill balance to the operator without secrets, number or text: nothing sent", async () => {
     const { ubill, logger } = provider();
     fake.setBalance(0);
     const outcome = await ubill.submit(submitRequest("+995599123456"));
-    expect(outcome).toMatchObject({ kind: "rejected", code: "provider_rejected" });
+    expect(outcome).toMatchObject({ kind: "unreachable" });
 
     const errors = logger.entries.filter((entry) => entry.level === "error");
     expect(errors).toHaveLength(1);

@@ -165,7 +165,9 @@ export type RequestFilters = {
 export type SearchFound =
   | { kind: "message" | "verification" | "request"; id: string }
   | { kind: "idempotency_key"; requests: RequestRow[] }
-  | { kind: "not_found" };
+  | { kind: "not_found" }
+  /** The query held a whole API key: not searched for, and never written back. */
+  | { kind: "whole_key_given" };
 export type Onboarding = {
   done: boolean;
   test_sent: boolean;

@@ -141,6 +141,12 @@ spent, but every answer has the live shape. These recipients make the simulator 
 | \`${n.undeliverable}\` | \`201\`, \`submitted\` | \`undeliverable\` within about 30 s | Poll; handle the final failure. |
 | any other valid number | \`201\`, \`submitted\` | \`delivered\` within about 30 s | Poll until final. |
 
+Live keys meet the same answers from the real provider, uBill. \`503 provider_unavailable\` comes only when nothing
+was sent (uBill could not be reached, or said it could not take the message now), so a retry with the same key is
+safe. When uBill, or a proxy in front of it, answers with an HTTP \`5xx\`, a live send is \`201\` with status
+\`unknown\`, not \`503\`: such an answer does not prove that the SMS was not sent, and uBill has no idempotency key,
+so the service never sends it again, and your code should not either (read the message later instead).
+
 Templates: ${TEMPLATE_IDS.map((id) => `\`${id}\` (${TEMPLATES[id].variables.map((v) => `\`${v}\``).join(", ")})`).join(", ")}.
 \`code\` is 4 to 8 digits, \`minutes\` 1 to 999 without leading zeros, both as JSON strings; \`locale\` is \`ka\` (default)
 or \`en\`. A human who opens \`claim_url\` and signs in gets free credits and can create live keys (\`sk_live_…\`)

@@ -1,11 +1,13 @@
 // The read replica's fallbacks as the metrics exposition counts them
 // (sms_db_read_fallbacks_total{reason}), for the replica suites.
-export type ReadFallbacks = Record<"not_found_recent" | "replica_error", number>;
+const REASONS = ["not_found_recent", "replica_error", "replica_behind"] as const;
+export type ReadFallbacks = Record<(typeof REASONS)[number], number>;
 
 export function readFallbacks(metricsText: string): ReadFallbacks {
-  const counts: ReadFallbacks = { not_found_recent: 0, replica_error: 0 };
+  const counts: ReadFallbacks = { not_found_recent: 0, replica_error: 0, replica_behind: 0 };
   for (const match of metricsText.matchAll(/^sms_db_read_fallbacks_total\{reason="(\w+)"\} (\d+)/gm)) {
-    if (match[1] === "not_found_recent" || match[1] === "replica_error") counts[match[1]] = Number(match[2]);
+    const reason = REASONS.find((name) => name === match[1]);
+    if (reason) counts[reason] = Number(match[2]);
   }
   return counts;
 }

@@ -3,7 +3,7 @@
 // keyset-paged like the message log; one request; the requests behind one
 // message; and the search box, which finds a message, a verification or a
 // request by its id, or the requests made with an Idempotency-Key.
-import { isId } from "@sms/crypto";
+import { API_KEY_PATTERN, isId } from "@sms/crypto";
 import type { Cursor, RequestLogEntry, RequestLogFilter, Store } from "../store/index.ts";
 import { type AccountViewer, type DashboardRefusal, ownedProject, PROJECT_NOT_FOUND } from "./access.ts";
 import { type Page, pageOf } from "./paging.ts";
@@ -74,7 +74,12 @@ export type SearchResult =
   | { ok: true; kind: "verification"; id: string }
   | { ok: true; kind: "request"; id: string }
   | { ok: true; kind: "idempotency_key"; requests: RequestLogEntry[] }
-  | { ok: true; kind: "not_found" };
+  | { ok: true; kind: "not_found" }
+  /** The query holds a whole API key: refused, never looked up (the page must not echo it either). */
+  | { ok: false; code: "whole_key_given" };
+
+/** A whole API key anywhere in a text (a pasted `Authorization: Bearer sk_…` included). */
+const WHOLE_KEY_IN_TEXT = new RegExp(API_KEY_PATTERN.source.replace(/^\^|\$$/g, ""));
 
 export const MAX_SEARCH_LENGTH = 255;
 
@@ -94,6 +99,7 @@ export async function searchProject(
   const query = input.query.trim();
   if (query === "" || query.length > MAX_SEARCH_LENGTH)
     return { ok: false, code: "invalid_input", field: "search" };
+  if (WHOLE_KEY_IN_TEXT.test(query)) return { ok: false, code: "whole_key_given" };
   if (isId("msg", query)) {
     const message = await deps.store.messageLog.detail(project.id, query);
     if (message) return { ok: true, kind: "message", id: query };

@@ -48,6 +48,12 @@ export type PageContext<S extends PageState = PageState> = {
   procedures: Procedures;
 };
 
+/**
+ * More than a key's displayable prefix (sk_live_ and four characters): a whole key, or most of one. A
+ * search box refuses it and never writes it back into a page (the operator's and the project's).
+ */
+export const looksLikeWholeKey = (query: string) => /sk_(?:test|live)_[A-Za-z0-9_-]{5,}/.test(query);
+
 /** One-shot notices a redirect may name (`?notice=`): only these, never free text. */
 export const NOTICES: Record<string, string> = {
   signed_out: "You are signed out.",

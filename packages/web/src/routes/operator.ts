@@ -12,11 +12,15 @@ import {
   operatorRevokeConfirmPage,
 } from "../views/operator.ts";
 import { actionRefusedPage, badRequestPage, notFoundPage } from "../views/problems.ts";
-import { type DashboardContext, emptyToUndefined, NOTICES, type PageContext, param } from "./context.ts";
+import {
+  type DashboardContext,
+  emptyToUndefined,
+  looksLikeWholeKey,
+  NOTICES,
+  type PageContext,
+  param,
+} from "./context.ts";
 import { limitOf } from "./spending.ts";
-
-/** More than a key's displayable prefix (sk_live_ and four characters): a whole key, or most of one. */
-const looksLikeWholeKey = (query: string) => /sk_(?:test|live)_[A-Za-z0-9_-]{5,}/.test(query);
 
 const refused = <S extends PageState>(
   context: PageContext<S>,

@@ -5,9 +5,15 @@ import type { PageState } from "../port.ts";
 import type { RequestFilters } from "../records.ts";
 import { projectPath } from "../views/layout.ts";
 import { badRequestPage } from "../views/problems.ts";
-import { REQUEST_ROUTES, requestPage, requestsPage, searchResultsPage } from "../views/requests.ts";
+import {
+  REQUEST_ROUTES,
+  requestPage,
+  requestsPage,
+  searchResultsPage,
+  searchWholeKeyPage,
+} from "../views/requests.ts";
 import { verificationHref } from "../views/verifications.ts";
-import { type DashboardContext, emptyToUndefined, param } from "./context.ts";
+import { type DashboardContext, emptyToUndefined, looksLikeWholeKey, param } from "./context.ts";
 
 function filtersOf(url: URL): RequestFilters | { invalid: string } {
   const pick = <T extends string>(name: string, allowed: readonly T[]): T | undefined => {
@@ -73,10 +79,11 @@ export function requestRoutes<S extends PageState>({ route, port }: DashboardCon
     },
   );
 
-  // The search box: an id opens its page; an Idempotency-Key lists its requests.
-  const search = route("GET", "/dashboard/projects/{project_id}/search", "viewer", async (context) => {
+  // The search box: an id opens its page; an Idempotency-Key lists its requests. A POST: what was
+  // searched for (perhaps a pasted key) never sits in a URL, the history or an access log line.
+  const search = route("POST", "/dashboard/projects/{project_id}/search", "viewer", async (context) => {
     const projectId = param(context, "project_id");
-    const query = (context.url.searchParams.get("q") ?? "").trim();
+    const query = (context.form.get("q") ?? "").trim();
     // A control character (a NUL is one PostgreSQL's text cannot hold) is in no id and no header's key.
     if (query === "" || query.length > 255 || /\p{Cc}/u.test(query)) {
       return badRequestPage(
@@ -84,6 +91,8 @@ export function requestRoutes<S extends PageState>({ route, port }: DashboardCon
         "The search (“q”) takes a message id (msg_…), a request id (req_…), a verification id (vrf_…) or an Idempotency-Key: at most 255 characters, no control characters.",
       );
     }
+    // A whole key, or most of one: not searched for, and written nowhere in the answer.
+    if (looksLikeWholeKey(query)) return searchWholeKeyPage(context.chrome, { projectId });
     const found = await context.procedures.dashboard.search({ project_id: projectId, query });
     switch (found.kind) {
       case "message":
@@ -97,6 +106,8 @@ export function requestRoutes<S extends PageState>({ route, port }: DashboardCon
         return searchResultsPage(context.chrome, { projectId, query, requests: found.requests });
       case "not_found":
         return searchResultsPage(context.chrome, { projectId, query, requests: null });
+      case "whole_key_given":
+        return searchWholeKeyPage(context.chrome, { projectId });
     }
   });
 

@@ -41,7 +41,7 @@ export function creditsPage(
   return htmlPage(chrome, {
     title: "Credits",
     section: "projects",
-    body: html`${projectHeader(options.projectId, "credits", "Credits")}
+    body: html`${projectHeader(chrome, options.projectId, "credits", "Credits")}
 <div class="cards">
 <div class="card"><p class="label">Balance</p><p class="value">${number(credits.balance)}</p><p class="sub">One credit per live SMS segment</p></div>
 <div class="card"><p class="label">Ledger total</p><p class="value">${number(credits.ledger_sum)}</p><p class="sub">${credits.consistent ? html`<span class="state-active">Matches the balance</span>` : html`<span class="state-suspended">Differs from the balance: tell the operator</span>`}</p></div>

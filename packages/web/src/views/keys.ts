@@ -35,7 +35,7 @@ export function keysPage(
   return htmlPage(chrome, {
     title: "API keys",
     section: "projects",
-    body: html`${projectHeader(project.id, "keys", "API keys")}
+    body: html`${projectHeader(chrome, project.id, "keys", "API keys")}
 ${options.notice}
 <p>Only the first characters of each key are kept for display: the whole key is shown once, when it is created. A revoked key stops working on every server within a few seconds.</p>
 ${create}
@@ -59,7 +59,7 @@ export function newKeyPage(
   return htmlPage(chrome, {
     title: live ? "New live key" : "New test key",
     section: "projects",
-    body: html`${projectHeader(options.projectId, "keys", live ? "Your new live key" : "Your new test key")}
+    body: html`${projectHeader(chrome, options.projectId, "keys", live ? "Your new live key" : "Your new test key")}
 ${note("warn", html`<p><strong>Copy it now: this is the only time the whole key is shown.</strong> Only its hash is stored; if you lose it, create another and revoke this one.</p>${revoked}`, "alert")}
 <div class="panel">
 <label for="new-key">${live ? "Live" : "Test"} API key <span class="hint">(${key.prefix}…)</span></label>
@@ -82,7 +82,7 @@ export function revokeConfirmPage(
   return htmlPage(chrome, {
     title: "Revoke a key",
     section: "projects",
-    body: html`${projectHeader(options.projectId, "keys", "Revoke this key?")}
+    body: html`${projectHeader(chrome, options.projectId, "keys", "Revoke this key?")}
 <dl class="facts panel"><dt>Key</dt><dd><code>${options.key.prefix}…</code> (${options.key.mode})</dd><dt>Last used</dt><dd>${options.key.last_used_at ? time(options.key.last_used_at) : "never"}</dd></dl>
 <p>Every request with this key will be answered <code>401 invalid_api_key</code> within a few seconds, on every server. This cannot be undone.</p>
 <form method="post" action="${base}/keys/${encodeURIComponent(options.key.id)}/revoke">${csrfField(chrome)}
@@ -98,7 +98,7 @@ export function rollConfirmPage(
   return htmlPage(chrome, {
     title: "Roll the test key",
     section: "projects",
-    body: html`${projectHeader(options.projectId, "keys", "Roll the test key?")}
+    body: html`${projectHeader(chrome, options.projectId, "keys", "Roll the test key?")}
 <p>A new test key will be created and shown once. ${
       options.testKeys.length > 0
         ? html`These test keys stop working: ${options.testKeys.map((key, i) => html`${i > 0 && ", "}<code>${key.prefix}…</code>`)}.`

@@ -209,7 +209,17 @@ export type Tab = "overview" | "keys" | "messages" | "verifications" | "requests
 export const projectPath = (projectId: string, rest = "") =>
   `/dashboard/projects/${encodeURIComponent(projectId)}${rest}`;
 
-export function projectHeader(projectId: string, current: Tab, title: string, query = ""): Html {
+/**
+ * The project's crumbs, search box and tabs. The search is a POST (CSRF-checked like every dashboard
+ * form): what was searched for, perhaps a pasted key, never sits in a URL, the history or an access log.
+ */
+export function projectHeader(
+  chrome: Pick<Chrome, "csrfToken">,
+  projectId: string,
+  current: Tab,
+  title: string,
+  query = "",
+): Html {
   const base = projectPath(projectId);
   const tabs: Array<[Tab, string, string]> = [
     ["overview", "Overview", base],
@@ -221,7 +231,7 @@ export function projectHeader(projectId: string, current: Tab, title: string, qu
     ["sender", "Sender name", `${base}/sender`],
   ];
   return html`<div class="project-top"><p class="crumbs"><a href="/dashboard/projects">Projects</a> / <code class="id">${projectId}</code></p>
-<form method="get" action="${base}/search" class="search" role="search" aria-label="Search this project">
+<form method="post" action="${base}/search" class="search" role="search" aria-label="Search this project">${csrfField(chrome)}
 <label for="project-search" class="sr-only">Find a message, verification or request by id, or an Idempotency-Key</label>
 <input id="project-search" name="q" value="${query}" placeholder="msg_…, vrf_…, req_… or Idempotency-Key" autocomplete="off" spellcheck="false" maxlength="255">
 <button type="submit">Find</button>

@@ -47,7 +47,7 @@ export function messagesPage(
   return htmlPage(chrome, {
     title: "Messages",
     section: "projects",
-    body: html`${projectHeader(options.projectId, "messages", "Messages")}
+    body: html`${projectHeader(chrome, options.projectId, "messages", "Messages")}
 <form method="get" action="${base}" class="panel" aria-label="Filter messages">
 <div class="form-grid">
 ${select("status", "Status", MESSAGE_STATUSES, filters.status)}
@@ -97,7 +97,7 @@ export function messagePage(
     title: `Message ${message.id}`,
     section: "projects",
     ...(settling ? { refreshSeconds: 2 } : {}),
-    body: html`${projectHeader(options.projectId, "messages", "Message")}
+    body: html`${projectHeader(chrome, options.projectId, "messages", "Message")}
 <p><a href="${projectPath(options.projectId, "/messages")}">← All messages</a></p>
 ${settling && note("info", html`<p>Watching: this page reloads every 2 seconds until the message settles.</p>`)}
 <div class="grid-2">

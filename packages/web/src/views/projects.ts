@@ -95,7 +95,7 @@ export function overviewPage(
   return htmlPage(chrome, {
     title: `Project ${project.id}`,
     section: "projects",
-    body: html`${projectHeader(project.id, "overview", "Overview")}
+    body: html`${projectHeader(chrome, project.id, "overview", "Overview")}
 ${suspended}
 ${options.console ?? ""}
 <div class="cards">

@@ -103,7 +103,7 @@ export function requestsPage(
   return htmlPage(chrome, {
     title: "Requests",
     section: "projects",
-    body: html`${projectHeader(options.projectId, "requests", "Requests")}
+    body: html`${projectHeader(chrome, options.projectId, "requests", "Requests")}
 <form method="get" action="${base}" class="panel" aria-label="Filter requests">
 <div class="form-grid">
 ${select("status_class", "Status", ["2xx", "4xx", "5xx"], filters.status_class)}
@@ -136,7 +136,7 @@ export function requestPage(chrome: Chrome, options: { projectId: string; reques
   return htmlPage(chrome, {
     title: `Request ${request.id}`,
     section: "projects",
-    body: html`${projectHeader(options.projectId, "requests", "Request")}
+    body: html`${projectHeader(chrome, options.projectId, "requests", "Request")}
 <p><a href="${projectPath(options.projectId, "/requests")}">← All requests</a></p>
 <section class="panel" aria-labelledby="request-title"><h2 id="request-title">What happened</h2>
 <dl class="facts">
@@ -163,7 +163,7 @@ export function searchResultsPage(
     title: "Search",
     section: "projects",
     status: found ? 200 : 404,
-    body: html`${projectHeader(options.projectId, "requests", "Search", options.query)}
+    body: html`${projectHeader(chrome, options.projectId, "requests", "Search", options.query)}
 ${
   found
     ? html`<p>Requests made with the Idempotency-Key <code>${options.query}</code>, newest first:</p>${requestTable("Requests with this Idempotency-Key", options.projectId, found)}`
@@ -172,5 +172,20 @@ ${
         html`<p>Nothing in this project matches <code>${options.query}</code>. Search by a message id (<code>msg_…</code>), a request id (<code>req_…</code>), a verification id (<code>vrf_…</code>) or an Idempotency-Key. Requests are kept for a limited time.</p>`,
       )
 }`,
+  });
+}
+
+/** A search for what looks like a whole API key: refused, and the key written nowhere in the page. */
+export function searchWholeKeyPage(chrome: Chrome, options: { projectId: string }): Response {
+  return htmlPage(chrome, {
+    title: "Search",
+    section: "projects",
+    status: 400,
+    body: html`${projectHeader(chrome, options.projectId, "requests", "Search")}
+${note(
+  "bad",
+  html`<p>That looks like a whole API key, so it was not searched for and is not shown here. Never paste a key anywhere but your own server's configuration. Search by a message id (<code>msg_…</code>), a request id (<code>req_…</code>), a verification id (<code>vrf_…</code>) or an Idempotency-Key. If someone else may have seen the key, revoke it on the <a href="${projectPath(options.projectId, "/keys")}">API keys</a> page.</p>`,
+  "alert",
+)}`,
   });
 }

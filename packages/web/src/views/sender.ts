@@ -47,7 +47,7 @@ ${options.problem && note("bad", html`<p>${options.problem}</p>`, "alert")}
     title: "Sender name",
     section: "projects",
     status: options.status ?? 200,
-    body: html`${projectHeader(project.id, "sender", "Sender name")}
+    body: html`${projectHeader(chrome, project.id, "sender", "Sender name")}
 ${options.notice}
 <div class="cards"><div class="card"><p class="label">Messages go out as</p><p class="value">${project.sender ?? options.defaultSender}</p><p class="sub">${project.sender ? "Approved for this project" : "The shared default sender"}</p></div></div>
 <p>Callers never choose the sender: it is set per project by the operator, after the provider has approved the name.</p>

@@ -26,7 +26,7 @@ export function spendingPage(
     title: "Spending limits",
     section: "projects",
     status: options.status ?? 200,
-    body: html`${projectHeader(options.projectId, "credits", "Spending limits")}
+    body: html`${projectHeader(chrome, options.projectId, "credits", "Spending limits")}
 <p><a href="${projectPath(options.projectId, "/credits")}">← Credits</a></p>
 ${options.notice ?? ""}
 ${options.problem && note("bad", html`<p>${options.problem}</p>`, "alert")}

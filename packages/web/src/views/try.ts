@@ -37,7 +37,7 @@ export function tryPage(
     title: "Send a test message",
     section: "projects",
     status: options_.status ?? 200,
-    body: html`${projectHeader(options_.projectId, "overview", "Send a test message")}
+    body: html`${projectHeader(chrome, options_.projectId, "overview", "Send a test message")}
 <p>Sent with this project's <strong>test</strong> mode: free, never reaches a phone. The simulator answers as the provider would; each number below behaves its own way.</p>
 ${options_.problem && note("bad", html`<p><code>${options_.problem.code}</code> ${options_.problem.message}</p>`, "alert")}
 <form method="post" action="${projectPath(options_.projectId, "/try")}" class="panel" aria-label="Send a test message">
@@ -102,7 +102,7 @@ export function triedPage(
   return htmlPage(chrome, {
     title: "Test message sent",
     section: "projects",
-    body: html`${projectHeader(options.projectId, "overview", "Test message sent")}
+    body: html`${projectHeader(chrome, options.projectId, "overview", "Test message sent")}
 ${note("ok", html`<p>${options.replayed ? "Sent before with this form: the first answer was replayed." : "Accepted."} <a href="${message}?watch=1"><code>${options.messageId}</code></a> is ${statusBadge(options.status)}. <a href="${message}?watch=1">Watch its timeline settle</a>.</p>`)}
 <h2>The same request from your code</h2>
 <p class="muted">Put your test key in <code>SMS_API_KEY</code> and the code in place of <code>&lt;CODE&gt;</code> (codes are never repeated on a page).</p>

@@ -40,7 +40,7 @@ export function verificationsPage(
   return htmlPage(chrome, {
     title: "Verifications",
     section: "projects",
-    body: html`${projectHeader(options.projectId, "verifications", "Verifications")}
+    body: html`${projectHeader(chrome, options.projectId, "verifications", "Verifications")}
 <p class="muted">Newest first. Numbers are masked; codes are never stored, only a keyed hash of each, so they are never shown.</p>
 ${
   rows.length === 0

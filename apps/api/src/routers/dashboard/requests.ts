@@ -101,13 +101,14 @@ export const searchProcedure = viewerProcedure
   .input(ZSearchRequest)
   .output(ZSearchResponse)
   .query(async ({ ctx, input }) => {
-    const found = orThrow(
-      await ctx.deps.services.dashboard.search({
-        viewer: ctx.viewer,
-        projectId: input.project_id,
-        query: input.query,
-      }),
-    );
+    const result = await ctx.deps.services.dashboard.search({
+      viewer: ctx.viewer,
+      projectId: input.project_id,
+      query: input.query,
+    });
+    // An expected refusal, answered as a value: the page says why without writing the key back.
+    if (!result.ok && result.code === "whole_key_given") return { kind: "whole_key_given" as const };
+    const found = orThrow(result);
     ctx.state.projectId = input.project_id;
     if (found.kind === "idempotency_key")
       return { kind: found.kind, requests: found.requests.map(toRequestRow) };

@@ -60,4 +60,6 @@ export const ZSearchResponse = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("request"), id: z.string() }),
   z.object({ kind: z.literal("idempotency_key"), requests: z.array(ZRequestRow) }),
   z.object({ kind: z.literal("not_found") }),
+  /** The query held a whole API key: not searched for. */
+  z.object({ kind: z.literal("whole_key_given") }),
 ]);
