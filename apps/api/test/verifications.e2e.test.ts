@@ -182,6 +182,36 @@ describe.each(backends)("verifications with test keys over HTTP on %s", (backend
     });
   });
 
+  it("a code's surrounding whitespace is trimmed, whitespace inside it is not; only whitespace is 400 (issue 53, item 2c)", async () => {
+    const apiKey = await newKey();
+    const inside = await json(await start(apiKey, key(), { to: "+995555000211" }));
+    // Inside the code: a wrong code, one attempt fewer.
+    for (const [code, remaining] of [
+      ["000 000", 4],
+      ["00\u00a00000", 3],
+    ] as const)
+      expect(await json(await check(apiKey, inside.id, { code }))).toMatchObject({
+        status: "pending",
+        attempts_remaining: remaining,
+      });
+    // Nothing but whitespace: no code at all, nothing counted.
+    for (const code of ["   ", "\t\n"])
+      await expectError(await check(apiKey, inside.id, { code }), 400, "invalid_request");
+    expect((await json(await get(apiKey, inside.id))).attempts_remaining).toBe(3);
+    // Around it (spaces, a tab, a line break, a no-break space as pasted or autofilled): the code itself.
+    for (const [to, code] of [
+      ["+995555000212", " 000000 "],
+      ["+995555000213", "\t000000\r\n"],
+      ["+995555000214", "\u00a0000000"],
+    ] as const) {
+      const started = await json(await start(apiKey, key(), { to }));
+      expect(await json(await check(apiKey, started.id, { code }))).toMatchObject({
+        status: "approved",
+        attempts_remaining: 5,
+      });
+    }
+  });
+
   it("replays a start (200, the first answer unchanged, no second SMS) and refuses the key with another request (409)", async () => {
     const apiKey = await newKey();
     const idem = key();

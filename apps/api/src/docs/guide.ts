@@ -221,7 +221,8 @@ VERIFICATION_ID=$(node -pe 'JSON.parse(process.argv[1]).id' "$VERIFICATION")
 
 ${json(started)}
 
-**2. Check** what the user typed: \`POST /v1/verifications/{verification_id}/check\`
+**2. Check** what the user typed: \`POST /v1/verifications/{verification_id}/check\` (whitespace around the code is
+removed; inside it, it is kept)
 
 \`\`\`bash
 curl -sS -X POST ${baseUrl}/v1/verifications/$VERIFICATION_ID/check \\
