@@ -563,6 +563,33 @@ describe.skipIf(!hasPostgres)("live verifications over HTTP (PostgreSQL, fake uB
     expect((await json(await check(apiKey, second.id, { code: "0".repeat(8) }))).status).toBe("pending");
   });
 
+  it("a delayed first SMS: start, start again (the same code re-sent), then the first SMS's code approves (issue 53, item 2a)", async () => {
+    const { apiKey, projectId } = await insertLiveKey(db.prisma, { credits: 10 });
+    const to = "+995599100011";
+    const first = await json(await start(apiKey, key(), { to, code_length: 8 }));
+    const firstSms = lastSentCode();
+    const wrongCode = firstSms === "00000000" ? "11111111" : "00000000";
+    expect((await json(await check(apiKey, first.id, { code: wrongCode }))).attempts_remaining).toBe(4);
+    // The first SMS has not arrived: the user asks again. The same code goes out in a second SMS.
+    const second = await json(await start(apiKey, key(), { to, code_length: 8 }));
+    expect(second).toMatchObject({ status: "pending", attempts_remaining: 4, expires_at: first.expires_at });
+    expect(second.id).not.toBe(first.id);
+    expect(lastSentCode()).toBe(firstSms);
+    expect(await balance(projectId)).toBe(8);
+    expect((await json(await get(apiKey, first.id))).status).toBe("canceled");
+    // The code is kept only encrypted (and only while pending), never in the clear.
+    const row = await db.prisma.verification.findUniqueOrThrow({ where: { id: second.id } });
+    expect(row.codeCiphertext).not.toBeNull();
+    expect(Buffer.from(row.codeCiphertext!).toString("latin1")).not.toContain(firstSms);
+    // Now the first SMS arrives, and its code is typed in.
+    expect(await json(await check(apiKey, second.id, { code: firstSms }))).toMatchObject({
+      status: "approved",
+      attempts_remaining: 4,
+    });
+    const approved = await db.prisma.verification.findUniqueOrThrow({ where: { id: second.id } });
+    expect(approved.codeCiphertext).toBeNull();
+  });
+
   it("a uBill rejection is send_failed with the credit refunded; too few credits is 402 with nothing kept", async () => {
     const { apiKey, projectId } = await insertLiveKey(db.prisma, { credits: 1 });
     fake.replyToNumber("+995599100101", { kind: "status", statusId: 40 });

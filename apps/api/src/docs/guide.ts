@@ -240,6 +240,11 @@ curl -sS -X POST ${baseUrl}/v1/verifications/$VERIFICATION_ID/check \\
 | \`404 verification_not_found\` | Not this project's | Check the id and the key. |
 | A timeout, \`5xx\`, no answer | Unknown | **Not approved.** Retry the check; if the retry answers \`409\`, read the verification (\`GET\`): \`approved\` means your first check approved it. |
 
+**The user asks for the code again?** Start again (a new \`Idempotency-Key\`) and check the new \`id\`: within the
+lifetime, with the same \`template\` and \`code_length\`, the same code is sent again, so a late first SMS still works.
+The earlier verification becomes \`canceled\`; the new one keeps its \`expires_at\` and the attempts left (wrong codes
+count across both).
+
 A check never costs credits; a start costs what its SMS costs. \`GET /v1/verifications/{verification_id}\` reads the
 current state (\`message_id\` is the SMS, readable with \`GET /v1/messages/{message_id}\`).
 

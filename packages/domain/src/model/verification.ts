@@ -68,6 +68,8 @@ export type VerificationState = {
   locale: Locale;
   status: VerificationStatus;
   attemptsRemaining: number;
+  /** Wrong codes it accepted when its start was answered (its replays say so). */
+  attemptsAtStart: number;
   expiresAt: Date;
   approvedAt: Date | null;
   createdAt: Date;
