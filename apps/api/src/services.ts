@@ -72,6 +72,7 @@ import {
   setProjectSpending,
   startSession,
   startVerification,
+  sweepUnconfirmedVerifications,
   suspendProject,
   verificationConversion,
 } from "@sms/domain";
@@ -281,12 +282,14 @@ export function apiServices(options: {
             callTimeoutMs: config.statusCheck.callTimeoutMs,
           },
         }),
-      queuedRecovery: () =>
-        recoverQueuedMessages({
-          store,
-          clock,
-          config: { olderThanMs: config.queuedRecoveryMs, batchSize: config.statusCheck.batchSize },
-        }),
+      // The recovery sweep: messages left queued, and verification rows a killed start left without
+      // their message (docs/verifications.md#recovery).
+      queuedRecovery: async () => {
+        const recovery = { olderThanMs: config.queuedRecoveryMs, batchSize: config.statusCheck.batchSize };
+        const messages = await recoverQueuedMessages({ store, clock, config: recovery });
+        const verifications = await sweepUnconfirmedVerifications({ store, clock, config: recovery });
+        return { ...messages, ...verifications };
+      },
       unclaimedMessagesPurge: () =>
         purgeUnclaimedMessages({ store, clock, config: { batchSize: config.retention.purgeBatchSize } }),
       // A message not final yet keeps its number until it is, at most

@@ -133,6 +133,9 @@ export async function main(baseUrl: string, apiKey: string): Promise<Message> {
   }
   const approved: boolean = checked.data.status === "approved";
   void approved;
+  // A check's 200 is only ever one of these three (issue 53, item 2b).
+  const outcome: "approved" | "pending" | "max_attempts_reached" = checked.data.status;
+  void outcome;
   // @ts-expect-error: a check without \`code\`
   await client.POST("/v1/verifications/{verification_id}/check", { params: { path: { verification_id: started.data.id } }, body: {} });
   // @ts-expect-error: a numeric code

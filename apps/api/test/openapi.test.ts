@@ -324,6 +324,33 @@ describe("GET /openapi.json", () => {
       expect(document.components.schemas).toHaveProperty(name);
   });
 
+  it("types a check's 200 with the three statuses it can answer, a read's with all six (issue 53, item 2b)", () => {
+    const statusOf = (path: string, method: string, status: string) => {
+      const media = document.paths[path]?.[method]?.responses[status]?.content?.["application/json"] as Media;
+      const schema = schemaOf(media.schema);
+      return { ref: media.schema.$ref, status: (schema.properties as Record<string, Schema>).status };
+    };
+    const checked = statusOf("/v1/verifications/{verification_id}/check", "post", "200");
+    expect(checked.ref).toBe("#/components/schemas/CheckedVerification");
+    expect(checked.status?.enum).toEqual(["approved", "pending", "max_attempts_reached"]);
+    // The other fields are a Verification's, in its order.
+    const fields = (name: string) => Object.keys(document.components.schemas[name]?.properties as object);
+    expect(fields("CheckedVerification")).toEqual(fields("Verification"));
+    for (const [path, method, status] of [
+      ["/v1/verifications/{verification_id}", "get", "200"],
+      ["/v1/verifications", "post", "201"],
+    ] as const) {
+      expect(statusOf(path, method, status).status?.enum).toEqual([
+        "pending",
+        "approved",
+        "expired",
+        "canceled",
+        "max_attempts_reached",
+        "send_failed",
+      ]);
+    }
+  });
+
   it("uses standard formats only, date-time timestamps, and a non-negative or null segment count", () => {
     const formats = new Set<string>();
     walkSchemas((schema) => {

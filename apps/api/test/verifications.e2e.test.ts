@@ -182,6 +182,36 @@ describe.each(backends)("verifications with test keys over HTTP on %s", (backend
     });
   });
 
+  it("a code's surrounding whitespace is trimmed, whitespace inside it is not; only whitespace is 400 (issue 53, item 2c)", async () => {
+    const apiKey = await newKey();
+    const inside = await json(await start(apiKey, key(), { to: "+995555000211" }));
+    // Inside the code: a wrong code, one attempt fewer.
+    for (const [code, remaining] of [
+      ["000 000", 4],
+      ["00\u00a00000", 3],
+    ] as const)
+      expect(await json(await check(apiKey, inside.id, { code }))).toMatchObject({
+        status: "pending",
+        attempts_remaining: remaining,
+      });
+    // Nothing but whitespace: no code at all, nothing counted.
+    for (const code of ["   ", "\t\n"])
+      await expectError(await check(apiKey, inside.id, { code }), 400, "invalid_request");
+    expect((await json(await get(apiKey, inside.id))).attempts_remaining).toBe(3);
+    // Around it (spaces, a tab, a line break, a no-break space as pasted or autofilled): the code itself.
+    for (const [to, code] of [
+      ["+995555000212", " 000000 "],
+      ["+995555000213", "\t000000\r\n"],
+      ["+995555000214", "\u00a0000000"],
+    ] as const) {
+      const started = await json(await start(apiKey, key(), { to }));
+      expect(await json(await check(apiKey, started.id, { code }))).toMatchObject({
+        status: "approved",
+        attempts_remaining: 5,
+      });
+    }
+  });
+
   it("replays a start (200, the first answer unchanged, no second SMS) and refuses the key with another request (409)", async () => {
     const apiKey = await newKey();
     const idem = key();
@@ -531,6 +561,33 @@ describe.skipIf(!hasPostgres)("live verifications over HTTP (PostgreSQL, fake uB
     const other = lastSentCode();
     expect(other).not.toBe(code);
     expect((await json(await check(apiKey, second.id, { code: "0".repeat(8) }))).status).toBe("pending");
+  });
+
+  it("a delayed first SMS: start, start again (the same code re-sent), then the first SMS's code approves (issue 53, item 2a)", async () => {
+    const { apiKey, projectId } = await insertLiveKey(db.prisma, { credits: 10 });
+    const to = "+995599100011";
+    const first = await json(await start(apiKey, key(), { to, code_length: 8 }));
+    const firstSms = lastSentCode();
+    const wrongCode = firstSms === "00000000" ? "11111111" : "00000000";
+    expect((await json(await check(apiKey, first.id, { code: wrongCode }))).attempts_remaining).toBe(4);
+    // The first SMS has not arrived: the user asks again. The same code goes out in a second SMS.
+    const second = await json(await start(apiKey, key(), { to, code_length: 8 }));
+    expect(second).toMatchObject({ status: "pending", attempts_remaining: 4, expires_at: first.expires_at });
+    expect(second.id).not.toBe(first.id);
+    expect(lastSentCode()).toBe(firstSms);
+    expect(await balance(projectId)).toBe(8);
+    expect((await json(await get(apiKey, first.id))).status).toBe("canceled");
+    // The code is kept only encrypted (and only while pending), never in the clear.
+    const row = await db.prisma.verification.findUniqueOrThrow({ where: { id: second.id } });
+    expect(row.codeCiphertext).not.toBeNull();
+    expect(Buffer.from(row.codeCiphertext!).toString("latin1")).not.toContain(firstSms);
+    // Now the first SMS arrives, and its code is typed in.
+    expect(await json(await check(apiKey, second.id, { code: firstSms }))).toMatchObject({
+      status: "approved",
+      attempts_remaining: 4,
+    });
+    const approved = await db.prisma.verification.findUniqueOrThrow({ where: { id: second.id } });
+    expect(approved.codeCiphertext).toBeNull();
   });
 
   it("a uBill rejection is send_failed with the credit refunded; too few credits is 402 with nothing kept", async () => {

@@ -82,4 +82,5 @@ export * from "./request-log/record-requests.ts";
 export * from "./verifications/start-verification.ts";
 export * from "./verifications/check-verification.ts";
 export * from "./verifications/get-verification.ts";
+export * from "./verifications/sweep-unconfirmed.ts";
 export * from "./dashboard/verifications.ts";

@@ -283,7 +283,8 @@ VERIFICATION_ID=$(node -pe 'JSON.parse(process.argv[1]).id' "$VERIFICATION")
 
 ${json(started)}
 
-**2. Check** what the user typed: \`POST /v1/verifications/{verification_id}/check\`
+**2. Check** what the user typed: \`POST /v1/verifications/{verification_id}/check\` (whitespace around the code is
+removed; inside it, it is kept)
 
 \`\`\`bash
 curl -sS -X POST $BASE_URL/v1/verifications/$VERIFICATION_ID/check \\
@@ -300,6 +301,11 @@ curl -sS -X POST $BASE_URL/v1/verifications/$VERIFICATION_ID/check \\
 | \`409 verification_not_pending\` | Already approved, expired, canceled (a newer verification to the number replaced it), out of attempts, or its SMS failed (\`send_failed\`); the same answer whatever the code | Start a new verification. |
 | \`404 verification_not_found\` | Not this project's | Check the id and the key. |
 | A timeout, \`5xx\`, no answer | Unknown | **Not approved.** Retry the check; if the retry answers \`409\`, read the verification (\`GET\`): \`approved\` means your first check approved it. |
+
+**The user asks for the code again?** Start again (a new \`Idempotency-Key\`) and check the new \`id\`: within the
+lifetime, with the same \`template\` and \`code_length\`, the same code is sent again, so a late first SMS still works.
+The earlier verification becomes \`canceled\`; the new one keeps its \`expires_at\` and the attempts left (wrong codes
+count across both).
 
 A check never costs credits; a start costs what its SMS costs. \`GET /v1/verifications/{verification_id}\` reads the
 current state (\`message_id\` is the SMS, readable with \`GET /v1/messages/{message_id}\`).

@@ -291,7 +291,8 @@ const startVerification: Tool = {
     "expires_at, attempts_remaining, masked recipient; never the code). Needs an API key in the Authorization header. " +
     "idempotency_key is required: generate a UUID per logical send and reuse it on every retry of that send. Then ask " +
     "the user for the code they received and call check_verification. A new verification to the same phone cancels " +
-    "the pending one.",
+    "the pending one; with the same template within its lifetime it re-sends the same code (its attempts left and " +
+    "expires_at carry on), so check the newest id.",
   input: ZStartVerificationArguments,
   meta: startVerificationMeta,
   readOnly: false,

@@ -334,7 +334,7 @@ export interface components {
          */
         CheckVerificationRequest: {
             /**
-             * @description What the user typed. Compared in constant time; never stored, logged or returned.
+             * @description What the user typed. Surrounding whitespace (spaces, tabs, line breaks) is removed first; whitespace inside is kept. Compared in constant time; never stored, logged or returned.
              * @example 482913
              */
             code: string;
@@ -801,6 +801,64 @@ export interface components {
                  */
                 request_id: string | null;
             };
+        };
+        /** @description The verification after a check that changed it; the same eleven fields as a Verification, the code never. */
+        CheckedVerification: {
+            /**
+             * @description Opaque verification identifier: check and read the verification with it.
+             * @example vrf_01m81b5h8058wzg6wcqtsa05cx
+             */
+            id: string;
+            /** @constant */
+            object: "verification";
+            /**
+             * @description Masked recipient: `+9955`, six bullets (U+2022), the last two digits. Never the full number.
+             * @example +9955••••••56
+             */
+            to: string;
+            /**
+             * @description What this check did: `approved` (the right code: let the user in), `pending` (a wrong code, one attempt fewer) or `max_attempts_reached` (the last wrong code). Any other status is a `409 verification_not_pending`.
+             * @enum {string}
+             */
+            status: "approved" | "pending" | "max_attempts_reached";
+            /**
+             * @description The template the code was sent with.
+             * @enum {string}
+             */
+            template: "verification_code" | "login_code" | "password_reset_code";
+            /**
+             * @description `ka` or `en`.
+             * @enum {string}
+             */
+            locale: "ka" | "en";
+            /**
+             * @description Wrong codes this verification still accepts (5 at the start).
+             * @example 5
+             */
+            attempts_remaining: number;
+            /**
+             * Format: date-time
+             * @description When the code stops being accepted (10 minutes after the start by default). ISO 8601 UTC, second precision, `Z` suffix.
+             * @example 2026-11-22T10:10:00Z
+             */
+            expires_at: string;
+            /**
+             * @description The SMS that carried the code: read it with `GET /v1/messages/{message_id}`.
+             * @example msg_01m81b5h8058wzg6wcqtsa05cx
+             */
+            message_id: string;
+            /**
+             * Format: date-time
+             * @description When the verification was started. ISO 8601 UTC, second precision, `Z` suffix.
+             * @example 2026-11-22T10:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When its status or attempts last changed. ISO 8601 UTC, second precision, `Z` suffix.
+             * @example 2026-11-22T10:00:00Z
+             */
+            updated_at: string;
         };
         /** @description The error envelope of a 404: `verification_not_found`, `route_not_found`. */
         CheckVerificationError404: {
@@ -1699,7 +1757,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Verification"];
+                    "application/json": components["schemas"]["CheckedVerification"];
                 };
             };
             /**

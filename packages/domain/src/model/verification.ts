@@ -17,6 +17,18 @@ export const VERIFICATION_STATUSES = [
 ] as const;
 export type VerificationStatus = (typeof VERIFICATION_STATUSES)[number];
 
+/**
+ * The statuses a check answers `200` with: what the check changed of a
+ * pending verification (the right code, a wrong one, the last wrong one).
+ * Every other status is refused as not pending.
+ */
+export const CHECK_OUTCOME_STATUSES = [
+  "approved",
+  "pending",
+  "max_attempts_reached",
+] as const satisfies readonly VerificationStatus[];
+export type CheckOutcomeStatus = (typeof CHECK_OUTCOME_STATUSES)[number];
+
 /** The templates a verification may be sent with (all three of the catalogue take a `code`). */
 export const VERIFICATION_TEMPLATES = ["verification_code", "login_code", "password_reset_code"] as const;
 export type VerificationTemplate = (typeof VERIFICATION_TEMPLATES)[number];
@@ -56,6 +68,8 @@ export type VerificationState = {
   locale: Locale;
   status: VerificationStatus;
   attemptsRemaining: number;
+  /** Wrong codes it accepted when its start was answered (its replays say so). */
+  attemptsAtStart: number;
   expiresAt: Date;
   approvedAt: Date | null;
   createdAt: Date;

@@ -1,8 +1,11 @@
 // verifications (issue 22): a one-time code's row. Written before its SMS is
 // submitted (so there is no foreign key to messages: a test send writes its
-// message after the simulator answered), checked under a row lock, cleared of
-// its code hash with the message text, deleted with an unclaimed project's
-// messages. Never returns the code hash except to the check that compares it.
+// message after the simulator answered), `unconfirmed` until its start saw the
+// message written (the recovery sweep deletes one a crash left without its
+// message), checked under a row lock, cleared of its code hash with the message
+// text, deleted with an unclaimed project's messages. Never returns the code
+// hash except to the check that compares it, nor the code's ciphertext except
+// to the start that re-sends the same code (issue 53).
 import type { Sql } from "@sms/db";
 import type { Locale } from "@sms/templates";
 import type { KeyMode } from "../model/keys.ts";
@@ -19,10 +22,22 @@ export type NewVerification = {
   locale: string;
   /** The keyed hash of the code; null for a row recorded without one (it can never be approved). */
   codeHash: string | null;
+  /** The code under the message keyring (the id as associated data), for a second start's re-send; null: none. */
+  codeCiphertext: Uint8Array | null;
   status: VerificationStatus;
   attemptsRemaining: number;
   expiresAt: Date;
+  /** Written before its SMS: true until the start has seen its message (the recovery sweep's mark). */
+  unconfirmed: boolean;
   now: Date;
+};
+
+/** A pending verification a second start may carry on: its code (encrypted) and what is left of it. */
+export type ResendableVerification = {
+  id: string;
+  codeCiphertext: Uint8Array;
+  attemptsRemaining: number;
+  expiresAt: Date;
 };
 
 /** A row locked for a check: its state and the hash the check compares with. */
@@ -32,7 +47,7 @@ export type LockedVerification = VerificationState & { codeHash: string | null }
 export type VerificationDay = { day: string; started: number; approved: number };
 
 const COLUMNS = `id, project_id, mode, message_id, recipient_masked, template, locale, status,
-  attempts_remaining, expires_at, approved_at, created_at, updated_at`;
+  attempts_remaining, attempts_at_start, expires_at, approved_at, created_at, updated_at`;
 
 type Row = {
   id: string;
@@ -44,6 +59,7 @@ type Row = {
   locale: Locale;
   status: VerificationStatus;
   attempts_remaining: number;
+  attempts_at_start: number;
   expires_at: Date;
   approved_at: Date | null;
   created_at: Date;
@@ -61,6 +77,7 @@ function fromRow(row: Row): VerificationState {
     locale: row.locale,
     status: row.status,
     attemptsRemaining: Number(row.attempts_remaining),
+    attemptsAtStart: Number(row.attempts_at_start),
     expiresAt: new Date(row.expires_at),
     approvedAt: row.approved_at === null ? null : new Date(row.approved_at),
     createdAt: new Date(row.created_at),
@@ -68,14 +85,35 @@ function fromRow(row: Row): VerificationState {
   };
 }
 
-/** Parameters: $1 id … $14 now (see insert). An existing row for the message wins (ON CONFLICT). */
+/**
+ * Parameters: $1 id … $13 now, $14 code ciphertext, $15 unconfirmed (see insert); attempts_at_start is
+ * attempts_remaining. An existing row for the message wins (ON CONFLICT).
+ */
 const INSERT_SQL = `
   INSERT INTO verifications (id, project_id, mode, message_id, recipient_masked, recipient_fingerprint,
-    template, locale, code_hash, status, attempts_remaining, expires_at, created_at, updated_at)
+    template, locale, code_hash, status, attempts_remaining, attempts_at_start, expires_at, created_at, updated_at,
+    code_ciphertext, unconfirmed)
   VALUES ($1, $2, CAST($3 AS "KeyMode"), $4, $5, $6, $7, $8, $9, CAST($10 AS "VerificationStatus"),
-    CAST($11 AS integer), CAST($12 AS timestamptz), CAST($13 AS timestamptz), CAST($13 AS timestamptz))
+    CAST($11 AS integer), CAST($11 AS integer), CAST($12 AS timestamptz), CAST($13 AS timestamptz),
+    CAST($13 AS timestamptz), CAST($14 AS bytea), CAST($15 AS boolean))
   ON CONFLICT (message_id) DO NOTHING
   RETURNING id`;
+
+/**
+ * The newest pending verification of a project, mode, number ($3 fingerprint) and template, still within
+ * its lifetime at $5, whose code is held: a second start sends that code again (issue 53).
+ */
+const RESENDABLE_SQL = `
+  SELECT id, code_ciphertext, attempts_remaining, expires_at FROM verifications
+  WHERE project_id = $1 AND mode = CAST($2 AS "KeyMode") AND recipient_fingerprint = $3 AND status = 'pending'
+    AND template = $4 AND expires_at > CAST($5 AS timestamptz) AND code_ciphertext IS NOT NULL
+    AND attempts_remaining > 0
+  ORDER BY created_at DESC, id DESC
+  LIMIT 1`;
+
+/** The verification a start carried on, locked until the start's settle commits (serialised with its checks). */
+const LOCK_CARRIED_SQL = `
+  SELECT status, attempts_remaining FROM verifications WHERE id = $1 FOR UPDATE`;
 
 const READ_SQL = `SELECT ${COLUMNS} FROM verifications WHERE id = $1 AND project_id = $2`;
 
@@ -83,32 +121,77 @@ const READ_BY_MESSAGE_SQL = `SELECT ${COLUMNS} FROM verifications WHERE message_
 
 const LOCK_SQL = `SELECT ${COLUMNS}, code_hash FROM verifications WHERE id = $1 AND project_id = $2 FOR UPDATE`;
 
-/** A check's result: $2 status, $3 attempts left, $4 approved at, $5 now. */
+/** A check's result: $2 status, $3 attempts left, $4 approved at, $5 now; the code's ciphertext goes once not pending. */
 const RECORD_CHECK_SQL = `
   UPDATE verifications
   SET status = CAST($2 AS "VerificationStatus"), attempts_remaining = CAST($3 AS integer),
-      approved_at = CAST($4 AS timestamptz), updated_at = CAST($5 AS timestamptz)
+      approved_at = CAST($4 AS timestamptz), updated_at = CAST($5 AS timestamptz),
+      code_ciphertext = CASE WHEN CAST($2 AS "VerificationStatus") = 'pending' THEN code_ciphertext END
   WHERE id = $1
   RETURNING ${COLUMNS}`;
 
 /**
- * After a start was answered: a failed send marks it `send_failed` (its
- * first answer said so; updated_at stays), a pending one cancels the other
- * pending verifications of its project, mode and number ($3 fingerprint).
+ * After a start's SMS was handed over: the row is confirmed (its message exists). A failed send marks it
+ * `send_failed` (its first answer said so; updated_at stays) and drops its code; a pending one cancels
+ * the other pending verifications of its project, mode and number ($3 fingerprint).
+ *
+ * A start that carried on an earlier verification's code ($7; issue 53) keeps the fewest wrong codes
+ * left of it ($8, read under the row lock of LOCK_CARRIED_SQL, so a check made on it meanwhile counts)
+ * and of the verifications of its template it cancels now (they shared the code): a resend never gives
+ * the code more attempts. When the earlier one was approved or ran out of attempts meanwhile ($9), the
+ * code is spent: this verification is canceled too (a new start draws a new code).
  */
 const SETTLE_SQL = `
-  WITH failed AS (
-    UPDATE verifications SET status = 'send_failed'
-    WHERE id = $1 AND CAST($5 AS boolean) AND status = 'pending'
-    RETURNING id
-  ), replaced AS (
-    UPDATE verifications SET status = 'canceled', updated_at = CAST($4 AS timestamptz)
+  WITH replaced AS (
+    UPDATE verifications SET status = 'canceled', updated_at = CAST($4 AS timestamptz), code_ciphertext = NULL
     WHERE project_id = $2 AND mode = CAST($6 AS "KeyMode") AND recipient_fingerprint = $3
       AND status = 'pending' AND id <> $1 AND NOT CAST($5 AS boolean)
       AND created_at <= CAST($4 AS timestamptz)
-    RETURNING id
+    RETURNING id, template, attempts_remaining
+  ), left_of_code AS (
+    SELECT LEAST(CAST($8 AS integer), (SELECT min(attempts_remaining) FROM replaced WHERE template = $10)) AS n
+  ), own AS (
+    UPDATE verifications v SET
+      unconfirmed = false,
+      status = CASE
+        WHEN CAST($5 AS boolean) AND v.status = 'pending' THEN CAST('send_failed' AS "VerificationStatus")
+        WHEN NOT CAST($5 AS boolean) AND CAST($7 AS boolean) AND CAST($9 AS boolean) AND v.status = 'pending'
+          THEN CAST('canceled' AS "VerificationStatus")
+        ELSE v.status END,
+      code_ciphertext = CASE
+        WHEN CAST($5 AS boolean) OR (CAST($7 AS boolean) AND CAST($9 AS boolean)) THEN NULL
+        ELSE v.code_ciphertext END,
+      attempts_remaining = CASE WHEN NOT CAST($5 AS boolean) AND CAST($7 AS boolean)
+        THEN LEAST(v.attempts_remaining, (SELECT n FROM left_of_code)) ELSE v.attempts_remaining END,
+      attempts_at_start = CASE WHEN NOT CAST($5 AS boolean) AND CAST($7 AS boolean)
+        THEN LEAST(v.attempts_remaining, (SELECT n FROM left_of_code)) ELSE v.attempts_at_start END
+    WHERE v.id = $1
+    RETURNING v.attempts_at_start, v.status
   )
-  SELECT (SELECT count(*)::int FROM failed) AS failed, (SELECT count(*)::int FROM replaced) AS canceled`;
+  SELECT (SELECT count(*)::int FROM replaced) AS canceled,
+         (SELECT attempts_at_start FROM own) AS attempts_at_start,
+         (SELECT status FROM own) AS status`;
+
+/**
+ * The recovery sweep's part (issue 53, G3): rows still unconfirmed, created before $1, a batch of $2
+ * (the partial index of unconfirmed rows: those alone). A row without its message was left by a start
+ * killed between its row and its message (nothing was answered, and no code was sent with it): it is
+ * deleted. One with its message is confirmed (its start was killed after the message was written).
+ */
+const SWEEP_UNCONFIRMED_SQL = `
+  WITH due AS (
+    SELECT v.id, EXISTS (SELECT 1 FROM messages m WHERE m.id = v.message_id) AS has_message
+    FROM verifications v
+    WHERE v.unconfirmed = true AND v.created_at < CAST($1 AS timestamptz)
+    ORDER BY v.created_at
+    LIMIT CAST($2 AS integer)
+    FOR UPDATE OF v SKIP LOCKED
+  ), gone AS (
+    DELETE FROM verifications WHERE id IN (SELECT id FROM due WHERE NOT has_message) RETURNING id
+  ), kept AS (
+    UPDATE verifications SET unconfirmed = false WHERE id IN (SELECT id FROM due WHERE has_message) RETURNING id
+  )
+  SELECT (SELECT count(*)::int FROM gone) AS deleted, (SELECT count(*)::int FROM kept) AS confirmed`;
 
 /** A start that sent nothing (503, refused): its row goes, unless its message exists after all. */
 const DELETE_UNSENT_SQL = `
@@ -127,7 +210,7 @@ const DELETE_FOR_MESSAGES_SQL = `
  */
 export const PURGE_CODES_SQL = `
   WITH gone AS (
-    UPDATE verifications SET code_hash = NULL
+    UPDATE verifications SET code_hash = NULL, code_ciphertext = NULL
     WHERE id IN (
       SELECT id FROM verifications
       WHERE code_hash IS NOT NULL AND created_at < CAST($1 AS timestamptz)
@@ -162,12 +245,13 @@ const DAYS_SQL = `
     AND EXISTS (SELECT 1 FROM messages m WHERE m.id = v.message_id)
   GROUP BY 1 ORDER BY 1`;
 
-/** The median seconds from start to approval of those approved since $2 (null: none). */
+/** The median seconds from start to approval of those approved since $2 (null: none), with their SMS too. */
 const MEDIAN_SQL = `
-  SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM (approved_at - created_at)))
+  SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM (v.approved_at - v.created_at)))
     AS median_seconds
-  FROM verifications
-  WHERE project_id = $1 AND created_at >= CAST($2 AS timestamptz) AND status = 'approved'`;
+  FROM verifications v
+  WHERE v.project_id = $1 AND v.created_at >= CAST($2 AS timestamptz) AND v.status = 'approved'
+    AND EXISTS (SELECT 1 FROM messages m WHERE m.id = v.message_id)`;
 
 export function verificationStore(sql: Sql) {
   return {
@@ -187,8 +271,39 @@ export function verificationStore(sql: Sql) {
         row.attemptsRemaining,
         row.expiresAt,
         row.now,
+        row.codeCiphertext,
+        row.unconfirmed,
       ]);
       return rows.length > 0;
+    },
+
+    /** The pending verification a second start to the same number and template carries on (RESENDABLE_SQL). */
+    async findResendable(options: {
+      projectId: string;
+      mode: KeyMode;
+      recipientFingerprint: string;
+      template: VerificationTemplate;
+      now: Date;
+    }): Promise<ResendableVerification | null> {
+      const [row] = await sql.query<{
+        id: string;
+        code_ciphertext: Uint8Array;
+        attempts_remaining: number;
+        expires_at: Date;
+      }>(RESENDABLE_SQL, [
+        options.projectId,
+        options.mode,
+        options.recipientFingerprint,
+        options.template,
+        options.now,
+      ]);
+      if (!row) return null;
+      return {
+        id: row.id,
+        codeCiphertext: new Uint8Array(row.code_ciphertext),
+        attemptsRemaining: Number(row.attempts_remaining),
+        expiresAt: new Date(row.expires_at),
+      };
     },
 
     /** One indexed lookup by id and project: another project's verification is absent. */
@@ -226,24 +341,61 @@ export function verificationStore(sql: Sql) {
       return fromRow(row);
     },
 
-    /** After a start's answer: mark a failed send, or cancel the number's other pending verifications. */
+    /**
+     * After a start's SMS: confirm the row, mark a failed send, or cancel the number's other pending
+     * verifications; a start that carried on `carriedFrom`'s code keeps its fewest attempts (SETTLE_SQL).
+     * Run it in a transaction when `carriedFrom` is given: that row stays locked until it commits.
+     */
     async settle(options: {
       id: string;
       projectId: string;
       mode: KeyMode;
       recipientFingerprint: string;
+      template: VerificationTemplate;
       sendFailed: boolean;
+      carriedFrom: string | null;
       now: Date;
-    }): Promise<{ canceled: number }> {
-      const [row] = await sql.query<{ failed: number; canceled: number }>(SETTLE_SQL, [
+    }): Promise<{ canceled: number; attemptsAtStart: number | null; status: VerificationStatus | null }> {
+      const [carried] = options.carriedFrom
+        ? await sql.query<{ status: VerificationStatus; attempts_remaining: number }>(LOCK_CARRIED_SQL, [
+            options.carriedFrom,
+          ])
+        : [];
+      const spent =
+        carried !== undefined && (carried.status === "approved" || carried.status === "max_attempts_reached");
+      const [row] = await sql.query<{
+        canceled: number;
+        attempts_at_start: number | null;
+        status: VerificationStatus | null;
+      }>(SETTLE_SQL, [
         options.id,
         options.projectId,
         options.recipientFingerprint,
         options.now,
         options.sendFailed,
         options.mode,
+        options.carriedFrom !== null,
+        carried ? Number(carried.attempts_remaining) : null,
+        spent,
+        options.template,
       ]);
-      return { canceled: Number(row?.canceled ?? 0) };
+      return {
+        canceled: Number(row?.canceled ?? 0),
+        attemptsAtStart:
+          row?.attempts_at_start === null || row?.attempts_at_start === undefined
+            ? null
+            : Number(row.attempts_at_start),
+        status: row?.status ?? null,
+      };
+    },
+
+    /** The recovery sweep's batch of unconfirmed rows (SWEEP_UNCONFIRMED_SQL). */
+    async sweepUnconfirmed(cutoff: Date, batchSize: number): Promise<{ deleted: number; confirmed: number }> {
+      const [row] = await sql.query<{ deleted: number; confirmed: number }>(SWEEP_UNCONFIRMED_SQL, [
+        cutoff,
+        batchSize,
+      ]);
+      return { deleted: Number(row?.deleted ?? 0), confirmed: Number(row?.confirmed ?? 0) };
     },
 
     async deleteUnsent(id: string): Promise<void> {

@@ -31,6 +31,7 @@ async function setup(code: string) {
     locale: "ka",
     status: "pending",
     attemptsRemaining: 5,
+    attemptsAtStart: 5,
     expiresAt: new Date(NOW.getTime() + 600_000),
     approvedAt: null,
     createdAt: NOW,

@@ -25,6 +25,7 @@
 import { isId } from "@sms/crypto";
 import type { Keyring } from "@sms/crypto";
 import {
+  type CheckOutcomeStatus,
   codeHashInput,
   effectiveStatus,
   toVerificationResource,
@@ -57,7 +58,7 @@ export type CheckVerificationResult =
    */
   | {
       ok: true;
-      verification: VerificationResource;
+      verification: VerificationResource & { status: CheckOutcomeStatus };
       transition: "approved" | "attempt" | "max_attempts_reached";
     }
   | { ok: false; code: "verification_not_found" }
@@ -108,7 +109,7 @@ export async function checkVerification(
       return { ok: false, code: "verification_not_pending", status, expiredNow: false } as const;
     }
     const attemptsRemaining = matched ? row.attemptsRemaining : row.attemptsRemaining - 1;
-    const next: VerificationStatus = matched
+    const next: CheckOutcomeStatus = matched
       ? "approved"
       : attemptsRemaining === 0
         ? "max_attempts_reached"
@@ -121,7 +122,9 @@ export async function checkVerification(
       now,
     });
     const transition = matched ? "approved" : next === "pending" ? "attempt" : "max_attempts_reached";
-    return { ok: true, verification: toVerificationResource(updated, now), transition } as const;
+    // Pending until now (status above), so the resource's status is `next`.
+    const verification = { ...toVerificationResource(updated, now), status: next };
+    return { ok: true, verification, transition } as const;
   });
 }
 

@@ -6,15 +6,23 @@
 //   1. live keys: the recipient's start limits (anti-pumping), counted only
 //      for a key never used before (a replay or a 409 is never refused
 //      here, nor counted); given back when nothing was sent.
-//   2. the code: zeros for test keys, else from the CSPRNG.
+//   2. the code: the same one again when the number has a pending
+//      verification of the same template within its lifetime (a resend, issue
+//      53: the new verification carries on its code, its attempts left and
+//      its expires_at, so a late first SMS still approves and a resend never
+//      adds attempts); else zeros for test keys, else from the CSPRNG.
 //   3. sendMessage with the start's identity as the key's fingerprint input;
 //      once it has claimed the key, before uBill or the simulator sees the
-//      SMS, the verification's row is written with the code's keyed hash
-//      (beforeSubmit). A start that sent nothing removes its row.
-//   4. a new start: a failed send makes it `send_failed`; a pending one
-//      cancels the number's earlier pending verifications (same project and
-//      key mode). A replay answers the first answer again, built from the row.
-import { newId } from "@sms/crypto";
+//      SMS, the verification's row is written (unconfirmed) with the code's
+//      keyed hash and its ciphertext (beforeSubmit). A start that sent
+//      nothing removes its row; one killed before its message was written
+//      leaves it unconfirmed for the recovery sweep (sweep-unconfirmed.ts).
+//   4. a new start: its row is confirmed; a failed send makes it
+//      `send_failed`; a pending one cancels the number's earlier pending
+//      verifications (same project and key mode) and keeps the fewest
+//      attempts of the code it carried on. A replay answers the first answer
+//      again, built from the row.
+import { DecryptError, newId } from "@sms/crypto";
 import type { Keyring } from "@sms/crypto";
 import type { Locale } from "@sms/templates";
 import { consumeLimits, type LimitRefusal } from "../limits/consume-limits.ts";
@@ -53,7 +61,7 @@ export type StartVerificationRequest = {
 
 export type StartVerificationDeps = {
   store: Pick<Store, "transaction" | "limits"> & {
-    verifications: Pick<VerificationStore, "insert" | "readByMessage" | "settle" | "deleteUnsent">;
+    verifications: Pick<VerificationStore, "insert" | "readByMessage" | "deleteUnsent" | "findResendable">;
     idempotency: Pick<IdempotencyStore, "find">;
   };
   keyring: Keyring;
@@ -101,14 +109,20 @@ export async function startVerification(
   const counted = mode === "live" ? await countStart(deps, scope, recipient, now) : [];
   if (!Array.isArray(counted)) return counted;
 
-  // 2. The code.
+  // 2. The code: a resend's again, or a new one.
+  const carried = await resendable(deps, input, recipient, now);
   const code =
-    mode === "test" ? testModeCode(request.codeLength) : (deps.drawCode ?? drawCode)(request.codeLength);
+    carried?.code ??
+    (mode === "test" ? testModeCode(request.codeLength) : (deps.drawCode ?? drawCode)(request.codeLength));
   const id = newId("vrf");
   let written = false;
   const variables: Record<string, string> = { code };
-  if (request.template === "password_reset_code")
-    variables.minutes = String(Math.max(1, Math.round(deps.config.lifetimeMs / 60_000)));
+  if (request.template === "password_reset_code") {
+    const minutes = carried
+      ? Math.floor((carried.expiresAt.getTime() - now.getTime()) / 60_000)
+      : Math.round(deps.config.lifetimeMs / 60_000);
+    variables.minutes = String(Math.max(1, minutes));
+  }
 
   // 3. The SMS, through the message path; the row before the provider sees it.
   const result = await deps.send({
@@ -131,9 +145,11 @@ export async function startVerification(
         template: request.template,
         locale: request.locale,
         codeHash: await deps.keyring.fingerprint(codeHashInput(id, code)),
+        codeCiphertext: await deps.keyring.encrypt(code, id),
         status: "pending",
-        attemptsRemaining: VERIFICATION_MAX_ATTEMPTS,
-        expiresAt: new Date(at.getTime() + deps.config.lifetimeMs),
+        attemptsRemaining: carried?.attemptsRemaining ?? VERIFICATION_MAX_ATTEMPTS,
+        expiresAt: carried?.expiresAt ?? new Date(at.getTime() + deps.config.lifetimeMs),
+        unconfirmed: true,
         now: at,
       });
     },
@@ -147,17 +163,23 @@ export async function startVerification(
 
   // 4. The answer.
   const sendFailed = result.message.status === "failed";
-  const state = await verificationOf(deps, input, result.message, recipient);
+  let state = await verificationOf(deps, input, result.message, recipient);
   let replaced = 0;
   if (!result.replayed && state.id === id) {
-    ({ canceled: replaced } = await deps.store.verifications.settle({
-      id,
-      projectId: project.id,
-      mode,
-      recipientFingerprint: recipient,
-      sendFailed,
-      now: deps.clock.now(),
-    }));
+    const settled = await deps.store.transaction((tx) =>
+      tx.verifications.settle({
+        id,
+        projectId: project.id,
+        mode,
+        recipientFingerprint: recipient,
+        template: request.template,
+        sendFailed,
+        carriedFrom: carried?.id ?? null,
+        now: deps.clock.now(),
+      }),
+    );
+    replaced = settled.canceled;
+    if (settled.attemptsAtStart !== null) state = { ...state, attemptsAtStart: settled.attemptsAtStart };
   }
   const verification = firstAnswer(state, sendFailed);
   if (result.replayed) return { ok: true, replayed: true, verification };
@@ -190,9 +212,11 @@ async function verificationOf(
     template: input.request.template,
     locale: input.request.locale,
     codeHash: null,
+    codeCiphertext: null,
     status: "send_failed",
     attemptsRemaining: VERIFICATION_MAX_ATTEMPTS,
     expiresAt: new Date(at.getTime() + deps.config.lifetimeMs),
+    unconfirmed: false,
     now: at,
   });
   const recorded = await verifications.readByMessage(message.id, input.project.id);
@@ -202,18 +226,53 @@ async function verificationOf(
 
 /**
  * The start's answer, the same on the first request and on every replay: the
- * row as it was written (pending with every attempt, or send_failed when the
- * SMS failed), whatever happened to it since.
+ * row as it was written (pending with its attempts at the start, or
+ * send_failed when the SMS failed), whatever happened to it since.
  */
 function firstAnswer(state: VerificationState, sendFailed: boolean): VerificationResource {
   const first: VerificationState = {
     ...state,
     status: sendFailed || state.status === "send_failed" ? "send_failed" : "pending",
-    attemptsRemaining: VERIFICATION_MAX_ATTEMPTS,
+    attemptsRemaining: state.attemptsAtStart,
     approvedAt: null,
     updatedAt: state.createdAt,
   };
   return toVerificationResource(first, state.createdAt);
+}
+
+/** The code a resend carries on, with the verification it comes from. */
+type Carried = { id: string; code: string; attemptsRemaining: number; expiresAt: Date };
+
+/**
+ * A resend (issue 53): the number's pending verification of the same
+ * template, within its lifetime and with attempts left, whose code is still
+ * held and as long as the one asked for. Its code is decrypted to be sent
+ * again; one that cannot be decrypted (its key retired since) is no resend:
+ * a new code is drawn.
+ */
+async function resendable(
+  deps: StartVerificationDeps,
+  input: StartVerificationInput,
+  recipient: string,
+  now: Date,
+): Promise<Carried | null> {
+  const found = await deps.store.verifications.findResendable({
+    projectId: input.project.id,
+    mode: input.mode,
+    recipientFingerprint: recipient,
+    template: input.request.template,
+    now,
+  });
+  if (!found) return null;
+  let code: string;
+  try {
+    code = await deps.keyring.decrypt(found.codeCiphertext, found.id);
+  } catch (error) {
+    if (error instanceof DecryptError) return null;
+    throw error;
+  }
+  if (code.length !== input.request.codeLength) return null;
+  return { id: found.id, code, attemptsRemaining: found.attemptsRemaining, expiresAt: found.expiresAt };
 }
 
 type Counted = LimitCheck[];

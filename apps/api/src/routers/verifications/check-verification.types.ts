@@ -1,13 +1,26 @@
+import { CHECK_OUTCOME_STATUSES } from "@sms/domain";
 import { z } from "zod";
 import type { Meta } from "../../trpc/trpc.ts";
 import { VERIFICATION_EXAMPLES, ZVerification } from "./verification.types.ts";
 
-const CODE_RULE = "must be a string of 1 to 16 characters: the code the user typed";
+const CODE_RULE =
+  "must be a string of 1 to 16 characters once surrounding whitespace is removed: the code the user typed";
 
-const ZCode = z.string({ error: CODE_RULE }).min(1, { error: CODE_RULE }).max(16, { error: CODE_RULE }).meta({
-  description: "What the user typed. Compared in constant time; never stored, logged or returned.",
-  example: "482913",
-});
+/**
+ * What the user typed, with surrounding whitespace removed (a pasted or autofilled code often carries a
+ * space or a line break; docs/verifications.md#the-code-the-user-typed): " 482913 " is checked as
+ * "482913". Whitespace inside the code is kept, so "482 913" is a wrong code.
+ */
+const ZCode = z
+  .string({ error: CODE_RULE })
+  .trim()
+  .min(1, { error: CODE_RULE })
+  .max(16, { error: CODE_RULE })
+  .meta({
+    description:
+      "What the user typed. Surrounding whitespace (spaces, tabs, line breaks) is removed first; whitespace inside is kept. Compared in constant time; never stored, logged or returned.",
+    example: "482913",
+  });
 
 /** The path's verification id and the body's code, as the procedure receives them. */
 export const ZCheckVerificationRequest = z.strictObject({
@@ -23,7 +36,18 @@ const ZCheckVerificationBody = z
   .strictObject({ code: ZCode })
   .meta({ id: "CheckVerificationRequest", example: { code: "482913" } });
 
-export const ZCheckVerificationResponse = ZVerification;
+/** A check's 200: the verification it changed, only ever approved, pending (a wrong code) or out of attempts. */
+export const ZCheckVerificationResponse = ZVerification.extend({
+  status: z.enum(CHECK_OUTCOME_STATUSES).meta({
+    description:
+      "What this check did: `approved` (the right code: let the user in), `pending` (a wrong code, one attempt fewer) " +
+      "or `max_attempts_reached` (the last wrong code). Any other status is a `409 verification_not_pending`.",
+  }),
+}).meta({
+  id: "CheckedVerification",
+  description:
+    "The verification after a check that changed it; the same eleven fields as a Verification, the code never.",
+});
 
 export const checkVerificationMeta: Meta = {
   openapi: {

@@ -154,11 +154,13 @@ export function parseDatamodel(schemaText: string): DmmfDatamodel {
     const json = new TextDecoder().decode(new Uint8Array(engine.memory.buffer, outPtr >>> 0, outLen >>> 0));
     const datamodel = (JSON.parse(json) as { datamodel: DmmfDatamodel }).datamodel;
     for (const partial of partialIndexPredicates(schemaText)) {
+      // Two indexes on the same fields (one of them partial) are told apart by their `map:` name.
       const index = datamodel.indexes.find(
         (candidate) =>
           candidate.model === partial.model &&
           candidate.type === partial.type &&
-          candidate.fields.map((field) => field.name).join(",") === partial.fields.join(","),
+          candidate.fields.map((field) => field.name).join(",") === partial.fields.join(",") &&
+          (partial.map === undefined ? !candidate.dbName : candidate.dbName === partial.map),
       );
       if (!index)
         throw new Error(`schema check: no index of ${partial.model} on ${partial.fields.join(", ")}`);
@@ -170,14 +172,22 @@ export function parseDatamodel(schemaText: string): DmmfDatamodel {
   }
 }
 
+/** A partial index as schema.prisma writes it. */
+type PartialIndex = {
+  model: string;
+  type: "normal" | "unique";
+  fields: string[];
+  where: string;
+  map?: string;
+};
+
 /**
  * The partial indexes of a schema's text: each `@@index([…], where: raw("…"))` (or `@@unique`) with its
- * model, fields and predicate. Only the raw() form: the object form (`where: { … }`) throws, not mapped.
+ * model, fields, predicate and `map:` name if any. Only the raw() form: the object form (`where: { … }`)
+ * throws, not mapped.
  */
-export function partialIndexPredicates(
-  schemaText: string,
-): Array<{ model: string; type: "normal" | "unique"; fields: string[]; where: string }> {
-  const found: Array<{ model: string; type: "normal" | "unique"; fields: string[]; where: string }> = [];
+export function partialIndexPredicates(schemaText: string): PartialIndex[] {
+  const found: PartialIndex[] = [];
   for (const block of schemaText.matchAll(/^model\s+(\w+)\s*\{([\s\S]*?)^\}/gm)) {
     const [, model = "", body = ""] = block;
     for (const line of body.split("\n")) {
@@ -186,11 +196,13 @@ export function partialIndexPredicates(
       const raw = /\bwhere\s*:\s*raw\(\s*"((?:[^"\\]|\\.)*)"\s*\)/.exec(attribute[3] ?? "");
       if (!raw)
         throw new Error(`schema check: a partial index of ${model} not in raw() form, not mapped yet`);
+      const map = /\bmap\s*:\s*"([^"]*)"/.exec(attribute[3] ?? "")?.[1];
       found.push({
         model,
         type: attribute[1] === "unique" ? "unique" : "normal",
         fields: (attribute[2] ?? "").split(",").map((field) => field.trim().replace(/\(.*$/, "")),
         where: JSON.parse(`"${raw[1]}"`) as string,
+        ...(map === undefined ? {} : { map }),
       });
     }
   }
