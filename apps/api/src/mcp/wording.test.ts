@@ -17,12 +17,16 @@ describe("tool error wording", () => {
   it("no sentence an agent reads names Idempotency-Key, Retry-After or a REST route", () => {
     const worded = REST_SENTENCES.map(toolErrorMessage);
     // Not an empty check: the REST sentences do name them.
-    expect(REST_SENTENCES.filter((s) => /Idempotency-Key|Retry-After|\/v1\//.test(s)).length).toBeGreaterThan(8);
+    expect(REST_SENTENCES.filter((s) => /Idempotency-Key|Retry-After|\/v1\//.test(s)).length).toBeGreaterThan(
+      8,
+    );
     for (const sentence of worded) expect(sentence).not.toMatch(/Idempotency-Key|Retry-After|\/v1\//);
   });
 
   it("says idempotency_key and _meta.retry_after_seconds instead", () => {
-    expect(toolErrorMessage(REFUSAL_MESSAGES.idempotency_key_required)).toMatch(/^Pass idempotency_key \(1–200/);
+    expect(toolErrorMessage(REFUSAL_MESSAGES.idempotency_key_required)).toMatch(
+      /^Pass idempotency_key \(1–200/,
+    );
     expect(toolErrorMessage(REFUSAL_MESSAGES.idempotency_key_reused)).toBe(
       "This idempotency_key was already used with a different request. Use a new key for a new message.",
     );
