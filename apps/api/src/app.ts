@@ -436,6 +436,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       ...(await docsRoutes(document)),
       ...mcpRoutes({
         deps,
+        publicBaseUrl: config.publicBaseUrl,
         maxBodyBytes: config.http.maxBodyBytes,
         timer: overrides.timer ?? systemTimer,
         origin: mcpOriginRule(config.publicBaseUrl, config.mcpAllowedOrigins),

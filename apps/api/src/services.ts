@@ -5,6 +5,7 @@ import type { Keyring } from "@sms/crypto";
 import {
   approveSenderRequest,
   BUCKETS,
+  bindMcpSessionKey,
   type Clock,
   checkMessageStatuses,
   checkVerification,
@@ -20,6 +21,7 @@ import {
   describeClaim,
   describeProject,
   endAllSessions,
+  endMcpSession,
   endSession,
   findProjectKey,
   findProjects,
@@ -47,6 +49,7 @@ import {
   projectUsage,
   purgeDashboardSessions,
   purgeIdempotencyRecords,
+  purgeMcpSessions,
   purgeMessageText,
   purgeRateLimitCounters,
   purgeRequestLog,
@@ -55,6 +58,7 @@ import {
   refuseSenderRequest,
   reinstateProject,
   requestSender,
+  resumeMcpSessionKey,
   resumeSession,
   revokeApiKey,
   revokeProjectKey,
@@ -247,6 +251,12 @@ export function apiServices(options: {
           { ...input, now: now() },
         ),
     },
+    /** An MCP session's own key (docs/agents.md#a-key-for-the-session): bound by create_test_key. */
+    mcpSessions: {
+      bind: bind(bindMcpSessionKey, { store, clock }),
+      resume: bind(resumeMcpSessionKey, { store, clock }),
+      end: bind(endMcpSession, { store }),
+    },
     claims: {
       describe: bind(describeClaim, { store }),
       claim: bind(claimProject, { store, config: { freeCredits: config.claims.freeCredits } }),
@@ -310,6 +320,8 @@ export function apiServices(options: {
         purgeRateLimitCounters({ store }, { now: now(), batchSize: config.retention.purgeBatchSize }),
       dashboardSessionPurge: () =>
         purgeDashboardSessions({ store }, { now: now(), batchSize: config.retention.purgeBatchSize }),
+      mcpSessionPurge: () =>
+        purgeMcpSessions({ store }, { now: now(), batchSize: config.retention.purgeBatchSize }),
       // Monthly partitions: created ahead, dropped whole once past retention (docs/scaling.md).
       partitionMaintenance: () =>
         maintainPartitions({ store }, { now: now(), requestLogRetentionMs: config.retention.requestLogMs }),

@@ -53,7 +53,10 @@ describe.each(backends)("MCP over HTTP on %s", (backend) => {
     const start = tools.find((tool) => tool.name === "start_verification");
     expect(start?.inputSchema.required).toEqual(["to", "idempotency_key"]);
     expect(start?.description).toMatch(/generate a UUID per logical send and reuse it on every retry/);
-    const created = await anonymous.call("create_test_key");
+    // In a session of its own: the key serves that session (mcp.session.e2e.test.ts); `anonymous` stays keyless.
+    const starter = await connectMcp({ baseUrl: server.baseUrl });
+    const created = await starter.call("create_test_key");
+    await starter.close();
     const testKey = resultOf<{ api_key: string; claim_url: string; next_steps: string; mode: string }>(
       created,
     );
@@ -61,8 +64,8 @@ describe.each(backends)("MCP over HTTP on %s", (backend) => {
     expect(testKey.mode).toBe("test");
     expect(testKey.claim_url).toMatch(new RegExp(`^${server.baseUrl}/claim/`));
     expect(testKey.next_steps).toContain("claim_url to a human");
-    const note = created.content[0] as { type: string; text: string };
-    expect(note.text).toContain(`Give this claim_url to a human`);
+    const notes = created.content.map((item) => (item as { text: string }).text);
+    expect(notes[1]).toContain(`Tell your human: open claim_url in a browser`);
     session = await connectMcp({ baseUrl: server.baseUrl, apiKey: testKey.api_key });
   });
 

@@ -3,6 +3,7 @@
 // keys as over REST, the Authorization header as the only road for a key,
 // what results never carry, and the transport's bounds (body limit, GET).
 // The real Deno server is exercised by mcp.e2e.test.ts.
+import { sha256Hex } from "@sms/crypto";
 import { availableBackends } from "@sms/db/testing";
 import type { Timer } from "@sms/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -38,6 +39,15 @@ describe.each(backends)("the MCP server on %s", (backend) => {
     connectMcp({ baseUrl: t.baseUrl, fetch: fetchInProcess, ...(apiKey ? { apiKey } : {}) });
 
   let anonymous: McpSession;
+  /** A test key made in a session of its own (the key serves that session; `anonymous` stays keyless). */
+  const newTestKey = async () => {
+    const starter = await connect();
+    try {
+      return resultOf<{ api_key: string }>(await starter.call("create_test_key")).api_key;
+    } finally {
+      await starter.close();
+    }
+  };
   let apiKey: string;
   let session: McpSession;
 
@@ -48,7 +58,7 @@ describe.each(backends)("the MCP server on %s", (backend) => {
       env: { TEST_KEYS_PER_MINUTE: "1000", TEST_KEYS_PER_DAY: "1000", SIMULATOR_DELIVERY_DELAY_MS: "5000" },
     });
     anonymous = await connect();
-    apiKey = resultOf<{ api_key: string }>(await anonymous.call("create_test_key")).api_key;
+    apiKey = await newTestKey();
     session = await connect(apiKey);
   });
   afterAll(async () => {
@@ -81,7 +91,10 @@ describe.each(backends)("the MCP server on %s", (backend) => {
     const sendTool = tools.find((tool) => tool.name === "send_message");
     expect(sendTool?.inputSchema.required).toEqual(["to", "template", "variables", "idempotency_key"]);
     expect(sendTool?.description).toMatch(/generate a UUID per logical send and reuse it on every retry/);
-    expect(JSON.stringify(tools)).not.toMatch(/api_key"\s*:\s*\{|"authorization"/i);
+    // No argument takes a key (create_test_key's result has one: outputSchema).
+    expect(JSON.stringify(tools.map((tool) => tool.inputSchema))).not.toMatch(
+      /api_key"\s*:\s*\{|"authorization"/i,
+    );
     for (const tool of tools) expect(tool.inputSchema.properties).not.toHaveProperty("api_key");
   });
 
@@ -179,7 +192,7 @@ describe.each(backends)("the MCP server on %s", (backend) => {
     expect(errorOf(await wrong.call("get_message", { message_id: "msg_x" })).code).toBe("invalid_api_key");
     await wrong.close();
     const mine = resultOf<{ message: MessageJson }>(await send(session, ORDINARY)).message;
-    const otherKey = resultOf<{ api_key: string }>(await anonymous.call("create_test_key")).api_key;
+    const otherKey = await newTestKey();
     const other = await connect(otherKey);
     expect(errorOf(await other.call("get_message", { message_id: mine.id })).code).toBe("message_not_found");
     await other.close();
@@ -219,7 +232,7 @@ describe.each(backends)("the MCP server on %s", (backend) => {
   it("the endpoint: POST only, the public body limit, the error envelope for HTTP failures", async () => {
     const get = await t.request("/mcp", { headers: { Accept: "text/event-stream" } });
     expect(get.status).toBe(405);
-    expect(get.headers.get("allow")).toBe("POST");
+    expect(get.headers.get("allow")).toBe("POST, DELETE");
     expect(((await get.json()) as { error: { code: string } }).error.code).toBe("method_not_allowed");
     const big = await t.request("/mcp", {
       method: "POST",
@@ -240,5 +253,83 @@ describe.each(backends)("the MCP server on %s", (backend) => {
     });
     expect(notJson.status).toBe(400);
     expect(((await notJson.json()) as { error: { code: number } }).error.code).toBe(-32700);
+  });
+  // Issue 54 item 2: the key create_test_key makes serves its own MCP session. Last in the file: it moves the clock a day.
+  it("a session's own key: stored as the session id's hash and the key's id, slides an hour idle, ends at 24 hours, at DELETE and at revocation; purged once expired", async () => {
+    const own = await connect();
+    const created = resultOf<{
+      api_key: string;
+      project_id: string;
+      session: { bound: boolean; expires_at: string; idle_timeout_minutes: number };
+    }>(await own.call("create_test_key"));
+    const sessionId = own.sessionId ?? "";
+    expect(sessionId).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(created.session).toEqual({
+      bound: true,
+      expires_at: new Date(t.clock.now().getTime() + 24 * 3_600_000).toISOString().replace(/\.\d{3}Z$/, "Z"),
+      idle_timeout_minutes: 60,
+    });
+    const key = await t.app.db.prisma.apiKey.findFirstOrThrow({ where: { projectId: created.project_id } });
+    const hash = await sha256Hex(sessionId);
+    expect(await t.app.db.prisma.mcpSession.findMany({ where: { sessionHash: hash } })).toMatchObject([
+      { apiKeyId: key.id },
+    ]);
+    // Neither the key nor the session id is stored.
+    const stored = JSON.stringify(await t.app.db.prisma.mcpSession.findMany());
+    expect(stored).not.toContain(created.api_key);
+    expect(stored).not.toContain(sessionId);
+
+    // Authenticated by the session's key: the message is looked for (message_not_found), not refused as unauthorized.
+    const read = async (s: McpSession) =>
+      errorOf(await s.call("get_message", { message_id: "msg_00000000000000000000000000" })).code;
+    expect(await read(own)).toBe("message_not_found");
+    expect(await read(anonymous)).toBe("unauthorized");
+
+    const idle = await connect();
+    await idle.call("create_test_key");
+    const idleHash = await sha256Hex(idle.sessionId ?? "");
+    const ended = await connect();
+    await ended.call("create_test_key");
+    const revoked = await connect();
+    const revokedKey = resultOf<{ project_id: string }>(await revoked.call("create_test_key"));
+
+    // DELETE /mcp (the SDK's terminateSession) ends the binding.
+    const endedHash = await sha256Hex(ended.sessionId ?? "");
+    expect(await t.app.db.prisma.mcpSession.count({ where: { sessionHash: endedHash } })).toBe(1);
+    await ended.transport.terminateSession();
+    expect(await t.app.db.prisma.mcpSession.count({ where: { sessionHash: endedHash } })).toBe(0);
+    // A revoked key stops serving at once (its row is read on every use).
+    await t.app.db.prisma.apiKey.updateMany({
+      where: { projectId: revokedKey.project_id },
+      data: { revokedAt: t.clock.now() },
+    });
+    expect(await read(revoked)).toBe("invalid_api_key");
+
+    // Used every 50 minutes, the key serves until 24 hours after create_test_key; `idle`, unused, ends after an hour.
+    t.clock.advance(50 * 60_000);
+    expect(await read(own)).toBe("message_not_found");
+    expect(await read(idle)).toBe("message_not_found");
+    t.clock.advance(50 * 60_000);
+    expect(await read(own)).toBe("message_not_found");
+    t.clock.advance(11 * 60_000);
+    // 61 minutes after its last use.
+    expect(await read(idle)).toBe("unauthorized");
+    expect(await read(own)).toBe("message_not_found");
+    for (let minutes = 111; minutes + 50 < 24 * 60; minutes += 50) {
+      t.clock.advance(50 * 60_000);
+      expect(await read(own)).toBe("message_not_found");
+    }
+    t.clock.advance(50 * 60_000);
+    expect(await read(own)).toBe("unauthorized");
+
+    // The purge deletes the expired bindings.
+    expect(await t.app.db.prisma.mcpSession.count({ where: { sessionHash: { in: [hash, idleHash] } } })).toBe(
+      2,
+    );
+    await t.app.jobs.find((job) => job.name === "mcp-session-purge")?.run();
+    expect(await t.app.db.prisma.mcpSession.count({ where: { sessionHash: { in: [hash, idleHash] } } })).toBe(
+      0,
+    );
+    for (const s of [own, idle, ended, revoked]) await s.close();
   });
 });

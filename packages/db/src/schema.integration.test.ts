@@ -247,6 +247,7 @@ describe.each(await availableBackends())("schema on %s", (kind) => {
         "credit_ledger",
         "dashboard_sessions",
         "idempotency_records",
+        "mcp_sessions",
         "message_events",
         "messages",
         "projects",

@@ -36,6 +36,7 @@ export type {
 } from "./store/index.ts";
 export * from "./limits/consume-limits.ts";
 export * from "./auth/authenticate-api-key.ts";
+export * from "./auth/mcp-session-keys.ts";
 export * from "./test-keys/create-test-key.ts";
 export * from "./messages/send/send-message.ts";
 export * from "./database-clock.ts";

@@ -112,9 +112,11 @@ function mcpText(baseUrl: string, full: boolean): string {
   const lines = [
     "## MCP server",
     "",
-    `\`${baseUrl}/mcp\`: a Model Context Protocol server (Streamable HTTP, stateless, POST only). Put the API key in ` +
-      "the `Authorization: Bearer <API_KEY>` header of the MCP connection, never in a tool argument; " +
-      "`create_test_key` and `list_templates` need none. Tool errors carry the API's `code`, `message` and `request_id`.",
+    `\`${baseUrl}/mcp\`: a Model Context Protocol server (Streamable HTTP, JSON answers, POST and DELETE). ` +
+      "The key `create_test_key` makes serves the rest of its MCP session; an `Authorization: Bearer <API_KEY>` header " +
+      "of the MCP connection wins over it. A key is never a tool argument; `create_test_key` and `list_templates` " +
+      "need none. Resources: the guide, the template catalogue and the simulator numbers. Tool errors carry the " +
+      "API's `code`, `message` and `request_id`.",
     "",
   ];
   for (const tool of TOOLS) {

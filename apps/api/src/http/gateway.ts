@@ -45,7 +45,7 @@ import { ClientClosedRequest, readBody } from "./read-body.ts";
 
 /** A route served outside tRPC (documents, pages). */
 export type ExtraRoute = {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   path: `/${string}`;
   /** The route answers without the database (documents); pages need it by default. */
   withoutDatabase?: boolean;

@@ -42,6 +42,8 @@ export function periodicJobs(rounds: ApiServices["rounds"], config: Config): Job
       intervalMs: config.retention.purgeIntervalMs,
       run: rounds.dashboardSessionPurge,
     },
+    // MCP sessions' keys past their idle expiry (refused before that anyway).
+    { name: "mcp-session-purge", intervalMs: config.retention.purgeIntervalMs, run: rounds.mcpSessionPurge },
     // The developer console's request log after REQUEST_LOG_RETENTION_DAYS.
     { name: "request-log-purge", intervalMs: config.retention.purgeIntervalMs, run: rounds.requestLogPurge },
   ];

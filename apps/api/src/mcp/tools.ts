@@ -3,26 +3,36 @@
 // Every tool that touches the API calls the same tRPC procedure as its REST
 // route, through a server-side caller with the MCP request's context
 // (mcp.ts): the procedure authenticates, validates and answers exactly as it
-// does over REST. The tools add nothing to the domain.
+// does over REST. The tools add nothing to the domain. Each tool also declares
+// the shape of its result (outputSchema; the structured content matches it)
+// and says the next step in a line an agent reads first.
 import {
+  formatTimestamp,
   IDEMPOTENCY_KEY_MAX_LENGTH,
+  MCP_SESSION_KEY_LIFETIME,
   RECIPIENT_PATTERN,
   type Timer,
   VERIFICATION_CODE_LENGTH,
+  VERIFICATION_MAX_ATTEMPTS,
+  VERIFICATION_STATUSES,
   VERIFICATION_TEMPLATES,
+  type VerificationResource,
 } from "@sms/domain";
 import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
-import { LOCALES, TEMPLATE_IDS, TEMPLATES, VARIABLE_RULES } from "@sms/templates";
+import { LOCALES, TEMPLATE_IDS, VARIABLE_RULES } from "@sms/templates";
 import { z } from "zod";
 import type { Meta } from "../contract/meta.ts";
 import { POLLING } from "../docs/guide.ts";
 import { getMessageMeta } from "../routers/messages/get-message.types.ts";
+import { ZMessage } from "../routers/messages/message.types.ts";
 import { sendMessageMeta } from "../routers/messages/send-message.types.ts";
-import { createTestKeyMeta } from "../routers/test-keys/create-test-key.types.ts";
+import { createTestKeyMeta, ZCreateTestKeyResponse } from "../routers/test-keys/create-test-key.types.ts";
 import { checkVerificationMeta } from "../routers/verifications/check-verification.types.ts";
 import { getVerificationMeta } from "../routers/verifications/get-verification.types.ts";
 import { startVerificationMeta } from "../routers/verifications/start-verification.types.ts";
+import { ZVerification } from "../routers/verifications/verification.types.ts";
 import type { Caller } from "./caller.ts";
+import { SIMULATOR_TABLE, templateCatalogue, ZSimulatorNumbers, ZTemplateCatalogue } from "./resources.ts";
 
 /**
  * One procedure call's road: the caller, and the status and headers the
@@ -31,11 +41,24 @@ import type { Caller } from "./caller.ts";
  */
 export type ToolCall = { api: Caller; answer(): { status: number; headers: Record<string, string> } };
 
-/** What a tool gets: calls whose request carries `headers` besides the MCP request's Authorization. */
+/**
+ * What a tool gets: calls on the procedures (with the MCP request's
+ * Authorization, else the session's key, and the tool's idempotency_key),
+ * and its MCP session.
+ */
 export type ToolContext = {
-  call(headers?: Record<string, string>): ToolCall;
+  call(options?: { idempotencyKey?: unknown }): ToolCall;
   timer: Timer;
   signal: AbortSignal;
+  session: ToolSession;
+};
+
+/** The MCP session of a tool call (mcp.ts, session-key.ts). */
+export type ToolSession = {
+  /** True when the MCP request carries an Authorization header (which wins over the session's key). */
+  hasAuthorization: boolean;
+  /** Makes `apiKey` this session's key; null when the request is in no session (no Mcp-Session-Id). */
+  bindKey(apiKey: string): Promise<{ expiresAt: Date } | null>;
 };
 
 /** A tool's answer: its structured result and the lines an agent reads first. */
@@ -47,6 +70,8 @@ export type Tool = {
   description: string;
   /** The arguments as advertised (tools/list). The procedures validate what they take. */
   input: z.ZodObject;
+  /** A successful result's structured content (tools/list's outputSchema, with the error envelope). */
+  output: z.ZodObject;
   /** The route whose procedure the tool calls: its input errors map to the same codes. */
   meta?: Meta;
   readOnly: boolean;
@@ -58,27 +83,7 @@ export const WAIT_TIMEOUT = { defaultSeconds: 30, maxSeconds: 60 } as const;
 
 const FINAL_STATUSES = new Set(["delivered", "undeliverable", "failed", "unknown"]);
 
-const SIMULATOR_TABLE = [
-  { to: SIMULATOR_NUMBERS.rejected, answer: "failed, error provider_rejected", advice: "do not retry" },
-  {
-    to: SIMULATOR_NUMBERS.unreachable,
-    answer: "tool error provider_unavailable (nothing kept)",
-    advice: "retry with the same idempotency_key",
-  },
-  {
-    to: SIMULATOR_NUMBERS.indeterminate,
-    answer: "unknown, error provider_unavailable",
-    advice: "do not retry: it may have been sent",
-  },
-  {
-    to: SIMULATOR_NUMBERS.undeliverable,
-    answer: "submitted, then undeliverable",
-    advice: "wait_for_message; handle the failure",
-  },
-  { to: "any other valid number", answer: "submitted, then delivered", advice: "wait_for_message" },
-] as const;
-
-/** The arguments of send_message as advertised: the REST body plus the Idempotency-Key. */
+/** The arguments of send_message as advertised: the REST body plus its idempotency_key. */
 const ZSendMessageArguments = z.strictObject({
   to: z
     .string()
@@ -108,26 +113,61 @@ const ZSendMessageArguments = z.strictObject({
 
 const ZMessageId = z.string().describe("The message's id (msg_…), as send_message returned it.");
 
+const ZSessionBinding = z
+  .strictObject({
+    bound: z
+      .boolean()
+      .describe(
+        "true: from now on this key serves this MCP session's calls that carry no Authorization header, " +
+          "without passing it anywhere. false: this request was in no MCP session.",
+      ),
+    expires_at: z
+      .string()
+      .nullable()
+      .describe(
+        `The latest the key serves this session (${MCP_SESSION_KEY_LIFETIME.maxMs / 3_600_000} hours); sooner after ` +
+          `${MCP_SESSION_KEY_LIFETIME.idleMs / 60_000} minutes unused. null when not bound.`,
+      ),
+    idle_timeout_minutes: z.number().int(),
+  })
+  .describe("How the new key serves this MCP session.");
+
 const createTestKey: Tool = {
   name: "create_test_key",
   title: "Create a test API key",
   description:
-    "Creates a new project with a test API key (sk_test_…) and returns api_key, claim_url, expires_at and next_steps. " +
-    "Needs no authentication and no account; test keys never send a real SMS and cost nothing. " +
-    "Put api_key in this MCP server's Authorization header (Authorization: Bearer <api_key>, e.g. through an environment " +
-    "variable of your MCP client configuration), never in a tool argument; it is shown only once. " +
-    "Give claim_url to a human: they open it in a browser to claim the project (free credits, live keys).",
+    "Creates a new project with a test API key (sk_test_…) and returns api_key, claim_url, expires_at, next_steps and " +
+    "session. Needs no authentication and no account; test keys never send a real SMS and cost nothing. The key then " +
+    "serves the rest of this MCP session (session.bound): call send_message and the other tools right away, without " +
+    "passing the key (no tool takes it). An Authorization header configured on this MCP server wins over it. Tell your " +
+    "human: give them claim_url (they open it in a browser to claim the project: free credits, live keys) and api_key, " +
+    "which is shown only once, to keep as a secret for later sessions (as this server's Authorization: Bearer header).",
   input: z.strictObject({}),
+  output: ZCreateTestKeyResponse.extend({ session: ZSessionBinding }),
   meta: createTestKeyMeta,
   readOnly: false,
   async run(args, context) {
     parseArguments(this.input, args);
     const testKey = await context.call().api.testKeys.create();
+    const bound = await context.session.bindKey(testKey.api_key);
+    const session = {
+      bound: bound !== null,
+      expires_at: bound ? formatTimestamp(bound.expiresAt) : null,
+      idle_timeout_minutes: MCP_SESSION_KEY_LIFETIME.idleMs / 60_000,
+    };
     return {
-      result: testKey,
+      result: { ...testKey, session },
       notes: [
-        `Give this claim_url to a human, who opens it in a browser to claim the project before ${testKey.expires_at}: ${testKey.claim_url}`,
-        "Configure api_key as 'Authorization: Bearer <api_key>' on this MCP server; it is not shown again.",
+        bound
+          ? context.session.hasAuthorization
+            ? "This key is bound to this MCP session, but this server sends an Authorization header, which wins: " +
+              "the tools keep using the configured key."
+            : `This key now serves this MCP session until ${session.expires_at} (or ${session.idle_timeout_minutes} ` +
+              "minutes unused): call send_message, start_verification and the other tools now, without passing it."
+          : "This request is in no MCP session: configure api_key as 'Authorization: Bearer <api_key>' on this MCP server.",
+        `Tell your human: open claim_url in a browser to claim the project before ${testKey.expires_at} ` +
+          `(${testKey.claim_url}); and keep api_key as a secret (it is not shown again) to configure it as this ` +
+          "server's Authorization header for later sessions.",
       ],
     };
   },
@@ -138,18 +178,23 @@ const sendMessage: Tool = {
   title: "Send a templated SMS",
   description:
     "Sends one templated SMS (verification, sign-in or password-reset code) to a Georgian mobile number and returns the " +
-    "message (id, status, masked recipient; never the text). Needs an API key in the Authorization header of this MCP " +
-    "server. idempotency_key is required: generate a UUID per logical send and reuse it on every retry of that send. " +
+    "message (id, status, masked recipient; never the text). Needs an API key: this session's from create_test_key, or " +
+    "the Authorization header of this MCP server. idempotency_key is required: generate a UUID per logical send and reuse it on every retry of that send. " +
     "status submitted means accepted, not delivered: call wait_for_message with the id. A result with status unknown " +
     "may have been sent: do not retry it. Errors carry the API's code, message and request_id.",
   input: ZSendMessageArguments,
+  output: z.strictObject({
+    message: ZMessage,
+    replayed: z
+      .boolean()
+      .describe("true: an earlier send with this idempotency_key; nothing was sent again."),
+  }),
   meta: sendMessageMeta,
   readOnly: false,
   async run(args, context) {
     const { idempotency_key: idempotencyKey, ...request } = args;
-    const headers = typeof idempotencyKey === "string" ? { "Idempotency-Key": idempotencyKey } : undefined;
     // The procedure validates the body (and the key) as over REST.
-    const call = context.call(headers);
+    const call = context.call({ idempotencyKey });
     const message = await call.api.messages.send(request as never);
     const replayed = call.answer().headers["Idempotent-Replayed"] === "true";
     return {
@@ -167,8 +212,9 @@ const getMessage: Tool = {
   description:
     "Returns a message's current state (status, error, masked recipient, timestamps) by its id. Final statuses: " +
     "delivered, undeliverable, failed, unknown; queued and submitted change later (use wait_for_message to poll). " +
-    "Needs the API key of the project that sent it in the Authorization header.",
+    "Needs the API key of the project that sent it (this session's, or the Authorization header).",
   input: z.strictObject({ message_id: ZMessageId }),
+  output: z.strictObject({ message: ZMessage }),
   meta: getMessageMeta,
   readOnly: true,
   async run(args, context) {
@@ -207,8 +253,14 @@ const waitForMessage: Tool = {
     `Polls the message as the API recommends (first read after ${POLLING.firstDelaySeconds} s, the wait doubling, capped ` +
     `at ${POLLING.maxDelaySeconds} s) until its status is final or timeout_seconds have passed, and returns the final or ` +
     "latest state with final: true or false. If final is false, call it again later. Needs the API key of the project " +
-    "that sent the message in the Authorization header.",
+    "that sent the message (this session's, or the Authorization header).",
   input: ZWaitArguments,
+  output: z.strictObject({
+    message: ZMessage,
+    final: z.boolean().describe("true: the status is final (delivered, undeliverable, failed, unknown)."),
+    waited_seconds: z.number().int().describe("How long this call waited."),
+    reads: z.number().int().describe("How many times it read the message."),
+  }),
   meta: getMessageMeta,
   readOnly: true,
   async run(args, context) {
@@ -288,47 +340,102 @@ const startVerification: Tool = {
   title: "Send a verification code",
   description:
     "The service draws a one-time code and sends it by SMS to the phone; returns the verification (id, status, " +
-    "expires_at, attempts_remaining, masked recipient; never the code). Needs an API key in the Authorization header. " +
+    "expires_at, attempts_remaining, masked recipient; never the code). Needs an API key (this session's, or the " +
+    "Authorization header). " +
     "idempotency_key is required: generate a UUID per logical send and reuse it on every retry of that send. Then ask " +
     "the user for the code they received and call check_verification. A new verification to the same phone cancels " +
     "the pending one; with the same template within its lifetime it re-sends the same code (its attempts left and " +
     "expires_at carry on), so check the newest id.",
   input: ZStartVerificationArguments,
+  output: z.strictObject({
+    verification: ZVerification,
+    replayed: z
+      .boolean()
+      .describe("true: an earlier start with this idempotency_key; nothing was sent again."),
+  }),
   meta: startVerificationMeta,
   readOnly: false,
   async run(args, context) {
     const { idempotency_key: idempotencyKey, ...request } = args;
-    const headers = typeof idempotencyKey === "string" ? { "Idempotency-Key": idempotencyKey } : undefined;
-    const call = context.call(headers);
+    const call = context.call({ idempotencyKey });
     const verification = await call.api.verifications.start(request as never);
     const replayed = call.answer().headers["Idempotent-Replayed"] === "true";
     return {
       result: { verification, replayed },
-      notes: [
-        `Next: ask the user for the code, then check_verification with verification_id ${verification.id}.`,
-      ],
+      notes: [verificationNextStep(verification)],
     };
   },
 };
+
+/**
+ * A check's outcome: the verification's status, the REST word (pending after a
+ * wrong code, approved, max_attempts_reached, expired, canceled, send_failed).
+ */
+const ZOutcome = z
+  .enum(VERIFICATION_STATUSES)
+  .describe(
+    "The verification's status after the check, as REST names it: approved (let the user in), pending (a wrong " +
+      "code; attempts_remaining left), max_attempts_reached (the last wrong code).",
+  );
+
+/** What an agent does next about a verification in this state. */
+export function verificationNextStep(
+  verification: Pick<VerificationResource, "id" | "status" | "attempts_remaining">,
+): string {
+  const again = "start_verification with a new idempotency_key if the user still needs a code";
+  switch (verification.status) {
+    case "approved":
+      return "Approved: the code is right. Let the user in. The verification is spent: do not check it again.";
+    case "pending":
+      return verification.attempts_remaining === VERIFICATION_MAX_ATTEMPTS
+        ? `Next: ask the user for the code, then check_verification with verification_id ${verification.id}.`
+        : `Wrong code: ${verification.attempts_remaining} attempt${verification.attempts_remaining === 1 ? "" : "s"} ` +
+            `left; ask the user again, then check_verification with verification_id ${verification.id}. Do not let the user in.`;
+    case "max_attempts_reached":
+      return `Wrong code, and it was the last attempt (max_attempts_reached): do not let the user in; ${again}.`;
+    case "expired":
+      return `Expired: the code is no longer accepted; do not let the user in; ${again}.`;
+    case "canceled":
+      return "Canceled: a newer verification to this number replaced it; check the code against the newer one.";
+    case "send_failed":
+      return `send_failed: the SMS was rejected, so there is no code to check; ${again} (another number, or later).`;
+  }
+}
 
 const checkVerification: Tool = {
   name: "check_verification",
   title: "Check a verification code",
   description:
-    "Checks the code the user typed. Let the user in only when the result has approved: true (status approved). A " +
-    "wrong code is not an error: the status stays pending with one attempt fewer; the fifth wrong code ends it " +
-    "(max_attempts_reached). An expired or ended verification is the tool error verification_not_pending: start a new " +
-    "one. An approved verification is spent: checking it again is verification_not_pending whatever the code (read it " +
-    "with get_verification). Checking never costs credits.",
+    "Checks the code the user typed. The result's outcome is the verification's status, in the REST words: approved " +
+    "(let the user in: only then), pending (a wrong code: the status stays pending with one attempt fewer), " +
+    "max_attempts_reached (the fifth wrong code ends it). next_step says what to do. An expired, canceled or ended " +
+    "verification is the tool error verification_not_pending: start a new one. An approved verification is spent: " +
+    "checking it again is verification_not_pending whatever the code (read it with get_verification). Checking never " +
+    "costs credits.",
   input: z.strictObject({
     verification_id: ZVerificationId,
     code: z.string().describe("Exactly what the user typed (1 to 16 characters)."),
+  }),
+  output: z.strictObject({
+    verification: ZVerification,
+    outcome: ZOutcome,
+    approved: z.boolean().describe("true only when outcome is approved: the one case to let the user in."),
+    next_step: z.string().describe("What to do next, as the first line of the result says."),
   }),
   meta: checkVerificationMeta,
   readOnly: false,
   async run(args, context) {
     const verification = await context.call().api.verifications.check(args as never);
-    return { result: { verification, approved: verification.status === "approved" } };
+    const nextStep = verificationNextStep(verification);
+    return {
+      result: {
+        verification,
+        outcome: verification.status,
+        approved: verification.status === "approved",
+        next_step: nextStep,
+      },
+      notes: [nextStep],
+    };
   },
 };
 
@@ -337,13 +444,17 @@ const getVerification: Tool = {
   title: "Read a verification",
   description:
     "Returns a verification's current state (status, attempts_remaining, expires_at, masked recipient; never the " +
-    "code). Needs the API key of the project that started it in the Authorization header.",
+    "code) and next_step. Needs the API key of the project that started it (this session's, or the Authorization header).",
   input: z.strictObject({ verification_id: ZVerificationId }),
+  output: z.strictObject({
+    verification: ZVerification,
+    next_step: z.string().describe("What to do next about a verification in this status."),
+  }),
   meta: getVerificationMeta,
   readOnly: true,
   async run(args, context) {
     const verification = await context.call().api.verifications.get(args as never);
-    return { result: { verification } };
+    return { result: { verification, next_step: verificationNextStep(verification) } };
   },
 };
 
@@ -355,25 +466,12 @@ const listTemplates: Tool = {
     "recipient format, and the simulator numbers that make a test key answer as a failing provider would. Needs no " +
     "authentication.",
   input: z.strictObject({}),
+  output: ZTemplateCatalogue.extend({ simulator_numbers: ZSimulatorNumbers }),
   readOnly: true,
   async run(args) {
     parseArguments(this.input, args);
     return {
-      result: {
-        templates: TEMPLATE_IDS.map((id) => ({
-          id,
-          variables: TEMPLATES[id].variables.map((name) => ({
-            name,
-            rule: VARIABLE_RULES[name].requirement,
-            example: VARIABLE_RULES[name].example,
-          })),
-          text: { ...TEMPLATES[id].text },
-        })),
-        locales: [...LOCALES],
-        default_locale: "ka",
-        recipient_format: "+9955 followed by exactly eight digits, e.g. +995555123456; never normalised",
-        simulator_numbers: SIMULATOR_TABLE.map((row) => ({ ...row })),
-      },
+      result: { ...templateCatalogue(), simulator_numbers: SIMULATOR_TABLE.map((row) => ({ ...row })) },
     };
   },
 };

@@ -1,6 +1,6 @@
 // Procedure tiers, defined once. The REST routes (trpc-to-openapi) and the
 // typed @trpc/client on the internal listener reach the same procedures.
-import type { DashboardViewer } from "@sms/domain";
+import type { Authentication, DashboardViewer } from "@sms/domain";
 import { initTRPC, type TRPCBuiltRouter, TRPCError } from "@trpc/server";
 import { ApiError } from "../contract/errors.ts";
 import type { Meta } from "../contract/meta.ts";
@@ -29,6 +29,11 @@ export type Context = {
   toolOperator?: { actor: string };
   /** Who reads the refusals' sentences (contract/refusals.ts): the dashboard's browser unless said. */
   register?: Register;
+  /**
+   * An MCP session's own key (mcp/session-key.ts): what authenticates a call
+   * that carries no Authorization header. A header, when there is one, wins.
+   */
+  sessionKey?: () => Promise<Authentication>;
 };
 
 const t = initTRPC
@@ -93,6 +98,7 @@ export const operatorProcedure = t.procedure.use(({ ctx, next }) => {
  */
 async function authenticateKey(ctx: Context) {
   const authorization = ctx.state.request.headers.get("authorization");
+  if (authorization === null && ctx.sessionKey) return authenticated(ctx, await ctx.sessionKey());
   const address = ctx.state.clientAddress;
   const verdict = ctx.deps.authThrottle.before(address, authorization);
   if (verdict.kind === "throttled") {
@@ -111,6 +117,11 @@ async function authenticateKey(ctx: Context) {
   // The throttle hashed the key already: the lookup reuses that hash.
   const result = await ctx.deps.auth.authenticate(authorization, verdict.key ?? undefined);
   ctx.deps.authThrottle.after(address, verdict, result);
+  return authenticated(ctx, result);
+}
+
+/** The project, mode and key id of a successful authentication, or its refusal. */
+function authenticated(ctx: Context, result: Authentication) {
   if (!result.ok) {
     const headers: Record<string, string> =
       result.code === "project_suspended" ? {} : { "WWW-Authenticate": "Bearer" };

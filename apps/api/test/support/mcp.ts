@@ -8,6 +8,9 @@ import { expect } from "vitest";
 
 export type McpSession = {
   client: Client;
+  transport: StreamableHTTPClientTransport;
+  /** The Mcp-Session-Id the server handed out at initialize. */
+  sessionId: string | undefined;
   /** Calls a tool; the result as the SDK returns it. */
   call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
   /** Every response's X-Request-Id, in order (requests through `fetch` only). */
@@ -35,6 +38,10 @@ export async function connectMcp(options: {
   await client.connect(transport);
   return {
     client,
+    transport,
+    get sessionId() {
+      return transport.sessionId;
+    },
     requestIds,
     call: async (name, args = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult,
     close: () => client.close(),

@@ -11,13 +11,34 @@ import { API_KEY_PATTERN, sha256HexSync, timingSafeEqual } from "@sms/crypto";
 import { setNewest } from "../bounded-map.ts";
 import type { AuthenticatedProject, KeyMode } from "../model/keys.ts";
 import type { Clock } from "../ports.ts";
-import type { KeyStore } from "../store/index.ts";
+import type { KeyLookup, KeyStore } from "../store/index.ts";
 
 export type Authentication =
   | { ok: true; project: AuthenticatedProject; mode: KeyMode; keyId: string }
   | { ok: false; code: "unauthorized" | "invalid_api_key" | "project_suspended" };
 
 type Lookup = Authentication;
+
+/**
+ * What a found key authenticates: its project, or the refusal of a revoked key
+ * (invalid_api_key) or a suspended project. The one reading of a key's row, by
+ * hash here and by an MCP session's key id (mcp-session-keys.ts).
+ */
+export function authenticationOf(row: KeyLookup): Authentication {
+  if (row.revokedAt) return { ok: false, code: "invalid_api_key" };
+  if (row.project.suspendedAt) return { ok: false, code: "project_suspended" };
+  return {
+    ok: true,
+    mode: row.mode,
+    keyId: row.id,
+    project: {
+      id: row.project.id,
+      sender: row.project.sender,
+      senderBrandId: row.project.senderBrandId,
+      claimed: row.project.claimedAt !== null,
+    },
+  };
+}
 type CacheEntry = { result: Lookup; cachedAt: number };
 
 const MAX_CACHE_ENTRIES = 10_000;
@@ -101,20 +122,8 @@ export function createApiKeyAuthenticator(options: {
 
   async function lookup(keyHash: string): Promise<Lookup> {
     const row = await options.store.keys.lookup(keyHash);
-    if (!row || !timingSafeEqual(row.keyHash, keyHash) || row.revokedAt)
-      return { ok: false, code: "invalid_api_key" };
-    if (row.project.suspendedAt) return { ok: false, code: "project_suspended" };
-    return {
-      ok: true,
-      mode: row.mode,
-      keyId: row.id,
-      project: {
-        id: row.project.id,
-        sender: row.project.sender,
-        senderBrandId: row.project.senderBrandId,
-        claimed: row.project.claimedAt !== null,
-      },
-    };
+    if (!row || !timingSafeEqual(row.keyHash, keyHash)) return { ok: false, code: "invalid_api_key" };
+    return authenticationOf(row);
   }
 
   return {

@@ -26,6 +26,7 @@ import { type ClaimOutcome, type CountedClaim, claimCountedMany, idempotencyStor
 import { keyStore } from "./keys.ts";
 import { ledgerStore } from "./ledger.ts";
 import { limitStore } from "./limits.ts";
+import { mcpSessionStore } from "./mcp-sessions.ts";
 import { messageLogStore } from "./message-log.ts";
 import { type MessageSweepStore, messageSweepStore } from "./message-sweeps.ts";
 import {
@@ -55,6 +56,7 @@ export type { IdempotencyStore, PriorRecord } from "./idempotency.ts";
 export type { KeyLookup, KeyRecord, KeyStore } from "./keys.ts";
 export type { Balance, LedgerEntry, LedgerStore } from "./ledger.ts";
 export type { CounterWindow, LimitStore } from "./limits.ts";
+export type { McpSessionStore } from "./mcp-sessions.ts";
 export type {
   Cursor,
   MessageDetail,
@@ -107,6 +109,7 @@ function families(
     messageLog: messageLogStore(sql),
     senderRequests: senderRequestStore(sql),
     sessions: sessionStore(sql),
+    mcpSessions: mcpSessionStore(sql),
     requestLog: requestLogStore(sql),
     time: databaseTimeStore(sql),
     verifications: verificationStore(sql),

@@ -62,9 +62,43 @@ const CREATE_SQL = `
   INSERT INTO api_keys (id, project_id, mode, key_hash, prefix, created_at, name)
   VALUES ($1, $2, CAST($3 AS "KeyMode"), $4, $5, CAST($6 AS timestamptz), $7)`;
 
+/**
+ * What authentication reads of a key `k` and its project `p` (joined by the
+ * caller): here by hash, and by an MCP session's key id (mcp-sessions.ts).
+ */
+export const KEY_LOOKUP_COLUMNS = `k.id, k.key_hash, k.mode::text AS mode, k.revoked_at,
+         p.id AS project_id, p.sender, p.sender_brand_id, p.suspended_at, p.claimed_at`;
+
+export type KeyLookupRow = {
+  id: string;
+  key_hash: string;
+  mode: KeyMode;
+  revoked_at: Date | null;
+  project_id: string;
+  sender: string | null;
+  sender_brand_id: number | null;
+  suspended_at: Date | null;
+  claimed_at: Date | null;
+};
+
+export function fromKeyLookupRow(row: KeyLookupRow): KeyLookup {
+  return {
+    id: row.id,
+    keyHash: row.key_hash,
+    mode: row.mode,
+    revokedAt: row.revoked_at,
+    project: {
+      id: row.project_id,
+      sender: row.sender,
+      senderBrandId: row.sender_brand_id === null ? null : Number(row.sender_brand_id),
+      suspendedAt: row.suspended_at,
+      claimedAt: row.claimed_at,
+    },
+  };
+}
+
 const LOOKUP_SQL = `
-  SELECT k.id, k.key_hash, k.mode::text AS mode, k.revoked_at,
-         p.id AS project_id, p.sender, p.sender_brand_id, p.suspended_at, p.claimed_at
+  SELECT ${KEY_LOOKUP_COLUMNS}
   FROM api_keys k JOIN projects p ON p.id = k.project_id
   WHERE k.key_hash = $1`;
 
@@ -117,31 +151,8 @@ export function keyStore(sql: Sql) {
 
     /** One indexed lookup by hash (unique), with the key's project. */
     async lookup(keyHash: string): Promise<KeyLookup | null> {
-      const [row] = await sql.query<{
-        id: string;
-        key_hash: string;
-        mode: KeyMode;
-        revoked_at: Date | null;
-        project_id: string;
-        sender: string | null;
-        sender_brand_id: number | null;
-        suspended_at: Date | null;
-        claimed_at: Date | null;
-      }>(LOOKUP_SQL, [keyHash]);
-      if (!row) return null;
-      return {
-        id: row.id,
-        keyHash: row.key_hash,
-        mode: row.mode,
-        revokedAt: row.revoked_at,
-        project: {
-          id: row.project_id,
-          sender: row.sender,
-          senderBrandId: row.sender_brand_id === null ? null : Number(row.sender_brand_id),
-          suspendedAt: row.suspended_at,
-          claimedAt: row.claimed_at,
-        },
-      };
+      const [row] = await sql.query<KeyLookupRow>(LOOKUP_SQL, [keyHash]);
+      return row ? fromKeyLookupRow(row) : null;
     },
 
     /** Every key of a project, oldest first. */
