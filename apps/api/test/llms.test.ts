@@ -45,6 +45,8 @@ describe("llms.txt", () => {
       expect(index).toContain(`](${t.baseUrl}${link}`);
     }
     expect(guides().length).toBeGreaterThan(3);
+    // The clients and how to install them (issue 54, item 1), in the index's list of pages too.
+    expect(guides()).toContain("Client libraries");
     for (const name of guides()) expect(index).toContain(`- [${name}](${t.baseUrl}/llms-full.txt#`);
     for (const { path, method } of operations()) expect(index).toContain(`\`${method} ${path}\``);
     for (const tool of TOOLS) expect(index).toContain(`\`${tool.name}\``);

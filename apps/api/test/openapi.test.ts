@@ -430,6 +430,7 @@ describe("GET /openapi.json", () => {
       "Polling and the status lifecycle",
       "Limits",
       "Verify a phone number",
+      "Client libraries",
     ]);
     const page = (name: string) => document.tags.find((tag) => tag.name === name)?.description ?? "";
     for (const code of API_ERROR_CODES) expect(page("Errors")).toContain(`\`${code}\``);
@@ -445,5 +446,10 @@ describe("GET /openapi.json", () => {
     );
     expect(page("Verify a phone number")).toMatch(/timeout.*\*\*Not approved\.\*\*/);
     expect(page("Verify a phone number")).toContain("`000000` by default");
+    // The clients, and how to install each (issue 54, item 1).
+    expect(page("Client libraries")).toContain("npm install ./sms-api-client-0.1.0.tgz");
+    expect(page("Client libraries")).toContain("pip install ./packages/client-python");
+    expect(page("Client libraries")).toContain("require 'packages/client-php/autoload.php';");
+    expect(page("Client libraries")).toContain("SmsApi\\Client(baseUrl");
   });
 });

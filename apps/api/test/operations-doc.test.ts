@@ -50,6 +50,15 @@ function withoutComments(source: string): string {
   return source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
 }
 
+/**
+ * Single- and double-quoted strings emptied: a read inside one is text the
+ * service writes for someone else (the /docs code samples' `process.env.SMS_API_KEY`),
+ * not a variable it reads. Template literals stay: `${process.env.X}` in one is a read.
+ */
+function withoutQuotedStrings(source: string): string {
+  return source.replace(/"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'/g, '""');
+}
+
 /** ZEnv's keys: `  NAME: …` at the object's own indentation. */
 function schemaVariables(): string[] {
   const source = readFileSync(join(API_DIR, "src", "env.ts"), "utf8");
@@ -66,7 +75,7 @@ function otherReads(): { names: string[]; unnamed: string[] } {
   const names: string[] = [];
   const unnamed: string[] = [];
   for (const file of productionFiles()) {
-    const source = withoutComments(readFileSync(file, "utf8"));
+    const source = withoutQuotedStrings(withoutComments(readFileSync(file, "utf8")));
     for (const match of source.matchAll(/\b(process\.env|Deno\.env)\b(.{0,60})/g)) {
       const [, what, after = ""] = match;
       const named =

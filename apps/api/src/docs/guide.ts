@@ -256,6 +256,24 @@ function limits(): string {
 \`Retry-After\` in seconds.`;
 }
 
+function clients(): string {
+  return `## Client libraries
+
+Three clients ship in this repository, one per language, with the same behaviour: a new \`Idempotency-Key\` for each
+send, kept across that send's retries; \`Retry-After\` honoured; bounded timeouts; typed errors carrying \`code\`,
+\`status\` and \`request_id\`; no automatic retry of a \`201\` \`unknown\`, a \`429 daily_limit_reached\` or any \`409\`; and a
+wait for the final status on the schedule of "Polling" (${POLLING.firstDelaySeconds} s, doubling, at most ${POLLING.maxDelaySeconds} s). Each also starts and checks verifications.
+
+| Language | Package | Install (from a checkout of the repository) | First call |
+|---|---|---|---|
+| TypeScript, JavaScript (Node 20+, Deno, Bun) | \`@sms/api-client\` (\`packages/api-client\`) | \`pnpm pack\` in \`packages/api-client\`, then \`npm install ./sms-api-client-0.1.0.tgz\` | \`createSmsClient({ baseUrl, apiKey }).sendMessage({ to, template, variables })\` |
+| Python 3.9+ (standard library only) | \`sms-api-ge\` (\`packages/client-python\`, module \`sms_api\`) | \`pip install ./packages/client-python\` | \`sms_api.Client(base_url=…, api_key=…).send_message(to=…, template=…, variables=…)\` |
+| PHP 8.1+ (no extensions beyond the standard ones, no curl) | \`packages/client-php\` (PSR-4 \`SmsApi\\\`) | \`require 'packages/client-php/autoload.php';\`, or Composer with a path repository | \`(new SmsApi\\Client(baseUrl: …, apiKey: …))->sendMessage([...])\` |
+
+Each package's README has the details. Any other language: generate a client from \`/openapi.json\` (it describes
+every answer exactly), and keep the rules of "Idempotency and retries".`;
+}
+
 /** The "Verify a phone number" page: the verifications extension (issue 22), start → check → let the user in. */
 function verifyPhone(baseUrl: string): string {
   const started = VERIFICATION_EXAMPLES.pending.value;
@@ -340,6 +358,7 @@ export function guidePages(baseUrl: string): Array<{ name: string; description: 
     ["Polling and the status lifecycle", polling()],
     ["Limits", limits()],
     ["Verify a phone number", verifyPhone(baseUrl)],
+    ["Client libraries", clients()],
   ].map(([name, markdown]) => ({
     name: name as string,
     // The page's own title is the tag's name.
