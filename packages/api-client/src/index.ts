@@ -127,19 +127,40 @@ export type StartVerificationResult = CallInfo & {
   idempotencyKey: string;
 };
 
+/** A check's `200` body: the verification it changed, whose `status` is `approved`, `pending` or `max_attempts_reached`. */
+export type CheckedVerification = Schemas["CheckedVerification"];
+
+/**
+ * A check's outcomes, in the REST words (docs/api-behaviour.md, "A check's
+ * outcome"): the `status` of the check's `200` (`approved`, `pending`,
+ * `max_attempts_reached`), or the code of its `409`
+ * (`verification_not_pending`). The same words as the Python and PHP clients
+ * and MCP's `check_verification`.
+ */
+export const CHECK_OUTCOMES = [
+  "approved",
+  "pending",
+  "max_attempts_reached",
+  "verification_not_pending",
+] as const satisfies readonly (CheckedVerification["status"] | CheckVerificationErrorCode)[];
+export type CheckOutcome = (typeof CHECK_OUTCOMES)[number];
+
 /**
  * A check's outcome. Let the user in only on `approved`. A timeout or any
  * thrown error is not an approval.
  */
 export type CheckVerificationOutcome =
-  /** `200 approved`: the right code (a verification approves once; a later check is `409`). */
-  | { outcome: "approved"; verification: Verification }
-  /** `200 pending`: a wrong code; `verification.attempts_remaining` is one fewer. */
-  | { outcome: "wrong_code"; verification: Verification }
-  /** `200 max_attempts_reached`: the last wrong code; start a new verification. */
-  | { outcome: "max_attempts_reached"; verification: Verification }
-  /** `409 verification_not_pending`: expired, canceled, out of attempts or its SMS failed; `message` names the status. */
-  | { outcome: "not_pending"; message: string; requestId: string | null };
+  /** `200`, `approved`: the right code (a verification approves once; a later check is `verification_not_pending`). */
+  | { outcome: "approved"; verification: CheckedVerification }
+  /** `200`, `pending`: a wrong code; `verification.attempts_remaining` is one fewer. */
+  | { outcome: "pending"; verification: CheckedVerification }
+  /** `200`, `max_attempts_reached`: the last wrong code; start a new verification. */
+  | { outcome: "max_attempts_reached"; verification: CheckedVerification }
+  /**
+   * `409 verification_not_pending`: already approved, expired, canceled, out of attempts or its SMS failed, the
+   * same answer whatever the code; `message` names the status. Start a new verification.
+   */
+  | { outcome: "verification_not_pending"; message: string; requestId: string | null };
 
 export type SmsClientOptions = {
   /** The service's address, e.g. `https://sms.example.ge`. */
@@ -321,7 +342,7 @@ export function createSmsClient(options: SmsClientOptions): SmsClient {
       async check(verificationId, code, callOptions = {}) {
         // "unsafe": a wrong code whose answer was lost would count twice if sent again.
         const result = await transport
-          .call<Verification>({
+          .call<CheckedVerification>({
             method: "POST",
             path: `/v1/verifications/${encodeURIComponent(verificationId)}/check`,
             auth: true,
@@ -335,12 +356,15 @@ export function createSmsClient(options: SmsClientOptions): SmsClient {
             throw error;
           });
         if (result instanceof SmsApiError)
-          return { outcome: "not_pending", message: result.message, requestId: result.requestId };
+          return {
+            outcome: "verification_not_pending",
+            message: result.message,
+            requestId: result.requestId,
+          };
         const verification = result.body;
-        if (verification.status === "approved") return { outcome: "approved", verification };
-        if (verification.status === "max_attempts_reached")
-          return { outcome: "max_attempts_reached", verification };
-        if (verification.status === "pending") return { outcome: "wrong_code", verification };
+        // Typed as the three statuses; checked all the same (a server that breaks the contract is an error, not a no).
+        if ((CHECK_OUTCOMES as readonly string[]).includes(verification.status))
+          return { outcome: verification.status, verification };
         throw new SmsApiError({
           code: "unexpected_response",
           message: `Unexpected verification status ${verification.status} in a 200 check answer.`,

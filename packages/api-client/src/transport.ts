@@ -176,13 +176,24 @@ const NOTHING_DONE = new Set([
 ]);
 
 /**
- * Whether a failure may be retried: never a 402, a daily_limit_reached or any
- * other 4xx (the request must change first); a 500 internal_error only when
- * the call is idempotent (it may have done part of the work).
+ * The statuses of a gateway in front of the service (a load balancer, HAProxy, nginx) that could not get or pass
+ * on the service's answer. Such an answer is not the API's envelope (an HTML page: `unexpected_response`), and
+ * the request may or may not have reached the service: a send retried with its Idempotency-Key replays or sends
+ * once, so it is retried like a timeout.
+ */
+const GATEWAY_STATUSES = new Set([502, 503, 504]);
+
+/**
+ * Whether a failure may be retried: never a 402, a 409 (`idempotency_key_reused`: the key was used for another
+ * request; `verification_not_pending`: the verification has ended), a daily_limit_reached or any other 4xx (the
+ * request must change first); a 500 internal_error, a gateway's 502/503/504, a timeout or a network failure only
+ * when the call is idempotent (it may have done part of the work).
  */
 function retryable(error: SmsError, safety: RetrySafety): boolean {
   if (error instanceof SmsTimeoutError || error instanceof SmsNetworkError) return safety === "idempotent";
   if (NOTHING_DONE.has(error.code)) return true;
+  if (error.code === "unexpected_response" && error.status !== null && GATEWAY_STATUSES.has(error.status))
+    return safety === "idempotent";
   return error.code === "internal_error" && safety === "idempotent";
 }
 

@@ -9,6 +9,7 @@ import {
   pollingDelays,
   type RetryEvent,
   SmsApiError,
+  type SmsClient,
   SmsError,
   SmsNetworkError,
   SmsTimeoutError,
@@ -191,10 +192,10 @@ describe("verifications (the extension)", () => {
     const id = "vrf_01m81b5h80a4k2x9wq7zt3nd6e";
     expect((await sms.verifications.check(id, "000000")).outcome).toBe("approved");
     const wrong = await sms.verifications.check(id, "1");
-    expect(wrong).toMatchObject({ outcome: "wrong_code", verification: { attempts_remaining: 4 } });
+    expect(wrong).toMatchObject({ outcome: "pending", verification: { attempts_remaining: 4 } });
     expect((await sms.verifications.check(id, "1")).outcome).toBe("max_attempts_reached");
     expect(await sms.verifications.check(id, "1")).toEqual({
-      outcome: "not_pending",
+      outcome: "verification_not_pending",
       message: "This verification is expired, so it can no longer be checked. Start a new verification.",
       requestId: "req_9",
     });
@@ -353,6 +354,7 @@ describe("retries, timeouts and the Idempotency-Key", () => {
       [429, "daily_limit_reached"],
       [402, "insufficient_credits"],
       [409, "idempotency_key_reused"],
+      [409, "verification_not_pending"],
       [400, "invalid_recipient"],
       [401, "invalid_api_key"],
     ] as const) {
@@ -365,6 +367,44 @@ describe("retries, timeouts and the Idempotency-Key", () => {
       expect(refused.requests).toHaveLength(1);
       expect(refused.waits).toEqual([]);
     }
+  });
+
+  it("a gateway's 502/503/504 page (not the envelope): a send and a read are retried with the same key; a new test key and a check are not", async () => {
+    const page = (status: number) => () =>
+      new Response(`<html><body><h1>${status}</h1></body></html>`, {
+        status,
+        headers: { "Content-Type": "text/html" },
+      });
+    for (const status of [502, 503, 504]) {
+      const send = client([page(status), () => json(201, message("submitted"))]);
+      const sent = await send.sms.sendMessage(body);
+      expect(sent).toMatchObject({ status: 201, attempts: 2 });
+      expect(send.keys()).toEqual([sent.idempotencyKey, sent.idempotencyKey]);
+      expect(send.retries.map((event) => [event.error.code, event.error.status])).toEqual([
+        ["unexpected_response", status],
+      ]);
+      const read = client([page(status), () => json(200, message("delivered"))]);
+      expect((await read.sms.getMessage("msg_1")).status).toBe("delivered");
+      for (const call of [
+        (sms: SmsClient) => sms.createTestKey(),
+        (sms: SmsClient) => sms.verifications.check("vrf_1", "000000"),
+      ]) {
+        const unsafe = client([page(status), () => json(201, message("submitted"))]);
+        await expect(call(unsafe.sms)).rejects.toMatchObject({
+          code: "unexpected_response",
+          status,
+          attempts: 1,
+        });
+        expect(unsafe.requests).toHaveLength(1);
+      }
+    }
+    // Another status of a foreign page is not retried, even for a send.
+    const foreign500 = client([page(500), () => json(201, message("submitted"))]);
+    await expect(foreign500.sms.sendMessage(body)).rejects.toMatchObject({
+      code: "unexpected_response",
+      status: 500,
+    });
+    expect(foreign500.requests).toHaveLength(1);
   });
 
   it("a Retry-After longer than maxDelayMs is not waited for: the error is thrown at once", async () => {

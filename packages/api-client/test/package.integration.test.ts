@@ -16,6 +16,14 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DENO, type ServerProcess, startServer } from "../../../apps/api/test/harness.ts";
 import {
+  GATEWAY_PAGES,
+  messagesCreated,
+  sendThroughProxy,
+  startFakeProxy,
+} from "../../../apps/api/test/support/fake-proxy.ts";
+import {
+  CHECK_OUTCOMES,
+  type CheckOutcome,
   createSmsClient,
   type RetryEvent,
   type SendMessageRequest,
@@ -46,7 +54,11 @@ beforeAll(async () => {
       backend: "pglite",
       // The suite takes seven test keys from one address, more than the default five a minute; the limit
       // itself is tested in apps/api (test-keys.integration), not here.
-      env: { STATUS_CHECK_INTERVAL_SECONDS: "1", SIMULATOR_DELIVERY_DELAY_MS: "0", TEST_KEYS_PER_MINUTE: "60" },
+      env: {
+        STATUS_CHECK_INTERVAL_SECONDS: "1",
+        SIMULATOR_DELIVERY_DELAY_MS: "0",
+        TEST_KEYS_PER_MINUTE: "60",
+      },
     }),
     mkdtemp(join(tmpdir(), "sms-api-client-")),
   ]);
@@ -99,7 +111,7 @@ describe("createSmsClient against the service", () => {
     expect(await sms.readiness()).toEqual({ status: "ready", database: "ok" });
   });
 
-  it("starts, checks and reads a verification with typed outcomes (test keys: zeros)", async () => {
+  it("starts, checks and reads a verification; each check outcome in the REST words (test keys: zeros)", async () => {
     const { testKey } = await createSmsClient({ baseUrl: server.baseUrl }).createTestKey();
     const sms = createSmsClient({ baseUrl: server.baseUrl, apiKey: testKey.api_key });
     const started = await sms.verifications.start(
@@ -108,16 +120,49 @@ describe("createSmsClient against the service", () => {
     );
     expect(started).toMatchObject({ status: 201, replayed: false, verification: { status: "pending" } });
     const { id } = started.verification;
-    expect(await sms.verifications.check(id, "1234")).toMatchObject({
-      outcome: "wrong_code",
-      verification: { attempts_remaining: 4 },
+    const seen: CheckOutcome[] = [];
+    const check = async (verificationId: string, code: string) => {
+      const result = await sms.verifications.check(verificationId, code);
+      seen.push(result.outcome);
+      return result;
+    };
+    expect(await check(id, "1234")).toMatchObject({
+      outcome: "pending",
+      verification: { status: "pending", attempts_remaining: 4 },
     });
-    expect((await sms.verifications.check(id, "0000")).outcome).toBe("approved");
+    expect(await check(id, "0000")).toMatchObject({
+      outcome: "approved",
+      verification: { status: "approved" },
+    });
     expect((await sms.verifications.get(id)).status).toBe("approved");
+    // Spent: the right code again is verification_not_pending, the 409's code, with the API's sentence.
+    const spent = await check(id, "0000");
+    expect(spent).toEqual({
+      outcome: "verification_not_pending",
+      message: expect.stringContaining("approved"),
+      requestId: expect.stringMatching(/^req_/),
+    });
+    const exhausted = (await sms.verifications.start({ to: "+995555123459" }, { idempotencyKey: "vrf-4" }))
+      .verification.id;
+    for (const left of [4, 3, 2, 1])
+      expect(await check(exhausted, "111111")).toMatchObject({
+        outcome: "pending",
+        verification: { attempts_remaining: left },
+      });
+    expect(await check(exhausted, "111111")).toMatchObject({
+      outcome: "max_attempts_reached",
+      verification: { status: "max_attempts_reached", attempts_remaining: 0 },
+    });
+    expect((await check(exhausted, "000000")).outcome).toBe("verification_not_pending");
     const replaced = await sms.verifications.start({ to: "+995555123458" }, { idempotencyKey: "vrf-2" });
     await sms.verifications.start({ to: "+995555123458" }, { idempotencyKey: "vrf-3" });
-    const refused = await sms.verifications.check(replaced.verification.id, "000000");
-    expect(refused).toMatchObject({ outcome: "not_pending", requestId: expect.stringMatching(/^req_/) });
+    const canceled = await check(replaced.verification.id, "000000");
+    expect(canceled).toMatchObject({
+      outcome: "verification_not_pending",
+      message: expect.stringContaining("canceled"),
+    });
+    // Every outcome of the vocabulary was met, and no other word.
+    expect(new Set(seen)).toEqual(new Set(CHECK_OUTCOMES));
   });
 
   it("fails with the same code as REST for the same input, and the request id", async () => {
@@ -228,6 +273,87 @@ describe("retries, timeouts and replays against the service", () => {
     expect(result).toMatchObject({ status: 200, replayed: true, attempts: 2 });
     expect(result.message).toEqual(first[0]?.body);
     expect(await sms.getMessage(result.message.id)).toMatchObject({ id: result.message.id });
+  });
+
+  it.each([
+    { status: 502, forward: false, what: "an nginx 502 page, nothing forwarded" },
+    { status: 504, forward: true, what: "an HAProxy 504 page after the service sent it (the answer lost)" },
+  ] as const)(
+    "a proxy answers a send with $what: retried with the same key, one message",
+    async ({ status, forward }) => {
+      const proxy = await startFakeProxy({ upstream: server.baseUrl, fault: { status, forward } });
+      try {
+        const { testKey } = await createSmsClient({ baseUrl: server.baseUrl }).createTestKey();
+        const retries: RetryEvent[] = [];
+        const sms = createSmsClient({
+          baseUrl: proxy.url,
+          apiKey: testKey.api_key,
+          retry: { onRetry: (event) => retries.push(event) },
+          sleep: async () => {},
+        });
+        const result = await sms.sendMessage(valid, { idempotencyKey: `proxy-${status}` });
+        expect(result).toMatchObject({
+          attempts: 2,
+          status: forward ? 200 : 201,
+          replayed: forward,
+          message: { status: "submitted" },
+        });
+        expect(retries.map((event) => [event.error.code, event.error.status])).toEqual([
+          ["unexpected_response", status],
+        ]);
+        await server.waitForOutput(() => messagesCreated(server.output, testKey.project_id) >= 1);
+        expect(sendThroughProxy(proxy, server.output, `proxy-${status}`)).toEqual({
+          keys: [`proxy-${status}`, `proxy-${status}`],
+          answered: [status, forward ? 200 : 201],
+          upstream: forward ? [201, 200] : [null, 201],
+          projectId: testKey.project_id,
+          messagesCreated: 1,
+        });
+        expect((await sms.getMessage(result.message.id)).id).toBe(result.message.id);
+        // A call that is not idempotent is not retried after a gateway's page: it may have been done.
+        const check = createSmsClient({
+          baseUrl: server.baseUrl,
+          apiKey: testKey.api_key,
+          sleep: async () => {},
+          fetch: async () =>
+            new Response(GATEWAY_PAGES[status], { status, headers: { "Content-Type": "text/html" } }),
+        });
+        await expect(check.verifications.check("vrf_x", "0000")).rejects.toMatchObject({
+          code: "unexpected_response",
+          status,
+          attempts: 1,
+        });
+      } finally {
+        await proxy.close();
+      }
+    },
+  );
+
+  it("no 409 is retried: idempotency_key_reused and verification_not_pending are answered once", async () => {
+    const { testKey } = await createSmsClient({ baseUrl: server.baseUrl }).createTestKey();
+    const retries: RetryEvent[] = [];
+    const sms = createSmsClient({
+      baseUrl: server.baseUrl,
+      apiKey: testKey.api_key,
+      retry: { attempts: 5, onRetry: (event) => retries.push(event) },
+      sleep: async () => {},
+    });
+    await sms.sendMessage(valid, { idempotencyKey: "conflict-1" });
+    const reused = await sms
+      .sendMessage({ ...valid, to: "+995555123459" }, { idempotencyKey: "conflict-1" })
+      .catch((e: unknown) => e);
+    expect(reused).toMatchObject({ code: "idempotency_key_reused", status: 409, attempts: 1 });
+    const { verification } = await sms.verifications.start({ to: "+995555123456" });
+    expect((await sms.verifications.check(verification.id, "000000")).outcome).toBe("approved");
+    expect((await sms.verifications.check(verification.id, "000000")).outcome).toBe(
+      "verification_not_pending",
+    );
+    expect(retries).toEqual([]);
+    const conflicts = () =>
+      server.output.filter((line) => line.includes(testKey.project_id) && line.includes('"status":409,'))
+        .length;
+    await server.waitForOutput(() => conflicts() >= 2);
+    expect(conflicts()).toBe(2);
   });
 
   it("a server that never answers: each attempt times out, the send is retried with the same key, then SmsTimeoutError", async () => {

@@ -7,6 +7,7 @@
 // the shape of its result (outputSchema; the structured content matches it)
 // and says the next step in a line an agent reads first.
 import {
+  CHECK_OUTCOME_STATUSES,
   formatTimestamp,
   IDEMPOTENCY_KEY_MAX_LENGTH,
   MCP_SESSION_KEY_LIFETIME,
@@ -14,7 +15,6 @@ import {
   type Timer,
   VERIFICATION_CODE_LENGTH,
   VERIFICATION_MAX_ATTEMPTS,
-  VERIFICATION_STATUSES,
   VERIFICATION_TEMPLATES,
   type VerificationResource,
 } from "@sms/domain";
@@ -368,14 +368,16 @@ const startVerification: Tool = {
 };
 
 /**
- * A check's outcome: the verification's status, the REST word (pending after a
- * wrong code, approved, max_attempts_reached, expired, canceled, send_failed).
+ * A check's outcome, in the REST words (docs/api-behaviour.md, "A check's outcome"): the status of the check's
+ * `200` (CheckedVerification: approved, pending after a wrong code, max_attempts_reached). The fourth word,
+ * verification_not_pending, is the `409`'s code: here the tool error's code, as for every REST error.
  */
 const ZOutcome = z
-  .enum(VERIFICATION_STATUSES)
+  .enum(CHECK_OUTCOME_STATUSES)
   .describe(
     "The verification's status after the check, as REST names it: approved (let the user in), pending (a wrong " +
-      "code; attempts_remaining left), max_attempts_reached (the last wrong code).",
+      "code; attempts_remaining left), max_attempts_reached (the last wrong code). An ended verification is the " +
+      "tool error verification_not_pending instead.",
   );
 
 /** What an agent does next about a verification in this state. */
