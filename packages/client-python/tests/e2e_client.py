@@ -2,7 +2,10 @@
 which starts it and sets BASE_URL and SIMULATOR_NUMBERS): a test key, a send
 to every simulator number and an ordinary one, each waited for to its final
 state; a replay; the API's errors as typed exceptions; a verification started
-and checked with the test key's code (zeros).
+and checked with the test key's code (zeros), each check outcome in the REST
+words; a send through a fake gateway (PROXY_502_URL, PROXY_504_URL: nginx's
+502 page before the service saw it, HAProxy's 504 page after it sent it),
+retried with the same Idempotency-Key.
 
     BASE_URL=http://127.0.0.1:3000 python3 -m unittest discover -s tests -p "e2e_*.py"
 
@@ -20,7 +23,7 @@ from typing import Dict, List
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
-from sms_api import Client, Message, Polling, RetryPolicy, SmsApiError  # noqa: E402
+from sms_api import CHECK_OUTCOMES, CheckVerificationResult, Client, Message, Polling, RetryPolicy, SmsApiError  # noqa: E402
 
 BASE_URL = os.environ.get("BASE_URL", "")
 # packages/provider-sim's SIMULATOR_NUMBERS, handed over by the vitest file; spec 4.2's table otherwise.
@@ -30,6 +33,8 @@ SIM: Dict[str, str] = json.loads(os.environ.get("SIMULATOR_NUMBERS") or json.dum
     "indeterminate": "+995500000003",
     "undeliverable": "+995500000004",
 }))
+# Fake gateways in front of the service (apps/api/test/support/fake-proxy.ts), set by the vitest file.
+PROXIES: Dict[int, str] = {status: os.environ.get(f"PROXY_{status}_URL", "") for status in (502, 504)}
 ORDINARY = "+995555123456"
 FAST = Polling(initial_delay=0.25, factor=2, max_delay=1.0)
 # A bound on each wait, so that a service that never settles fails the test instead of hanging it.
@@ -149,13 +154,13 @@ class AgainstTheService(unittest.TestCase):
                                                 idempotency_key=started.idempotency_key)
         self.assertEqual((replay.replayed, replay.verification.id), (True, verification.id))
         wrong = self.client.check_verification(verification.id, "123456")
-        self.assertEqual(wrong.outcome, "wrong_code")
+        self.assertEqual(wrong.outcome, "pending")
         self.assertEqual(wrong.verification.attempts_remaining if wrong.verification else None, 4)
         approved = self.client.check_verification(verification.id, "000000")
         self.assertEqual(approved.outcome, "approved")
         self.assertTrue(approved.approved)
         spent = self.client.check_verification(verification.id, "000000")
-        self.assertEqual((spent.outcome, spent.verification), ("not_pending", None))
+        self.assertEqual((spent.outcome, spent.verification), ("verification_not_pending", None))
         self.assertFalse(spent.approved)
         self.assertEqual(self.client.get_verification(verification.id).status, "approved")
         sms = self.client.wait_for_final_status(verification.message_id, max_wait=MAX_WAIT)
@@ -165,6 +170,53 @@ class AgainstTheService(unittest.TestCase):
         with self.assertRaises(SmsApiError) as unknown:
             self.client.get_verification("vrf_00000000000000000000000000")
         self.assertEqual((unknown.exception.code, unknown.exception.status), ("verification_not_found", 404))
+
+
+    def test_each_check_outcome_in_the_rest_words(self) -> None:
+        seen: List[str] = []
+
+        def check(verification_id: str, code: str) -> CheckVerificationResult:
+            result = self.client.check_verification(verification_id, code)
+            seen.append(result.outcome)
+            return result
+
+        exhausted = self.client.start_verification(to="+995555123458", code_length=4).verification
+        for left in (4, 3, 2, 1):
+            wrong = check(exhausted.id, "1111")
+            self.assertEqual((wrong.outcome, wrong.verification.status if wrong.verification else None,
+                              wrong.verification.attempts_remaining if wrong.verification else None),
+                             ("pending", "pending", left))
+        last = check(exhausted.id, "1111")
+        self.assertEqual((last.outcome, last.verification.status if last.verification else None, last.approved),
+                         ("max_attempts_reached", "max_attempts_reached", False))
+        ended = check(exhausted.id, "0000")
+        self.assertEqual((ended.outcome, ended.verification, ended.approved), ("verification_not_pending", None, False))
+        self.assertIn("max_attempts_reached", ended.message or "")
+        self.assertTrue((ended.request_id or "").startswith("req_"))
+        fresh = self.client.start_verification(to="+995555123459", code_length=4).verification
+        right = check(fresh.id, "0000")
+        self.assertEqual((right.outcome, right.verification.status if right.verification else None, right.approved),
+                         ("approved", "approved", True))
+        again = check(fresh.id, "0000")
+        self.assertEqual(again.outcome, "verification_not_pending")
+        self.assertEqual(set(seen), set(CHECK_OUTCOMES), "every word of the vocabulary, and no other")
+
+    @unittest.skipUnless(all(PROXIES.values()), "PROXY_502_URL and PROXY_504_URL are not set")
+    def test_a_gateways_502_or_504_page_on_a_send_is_retried_with_the_same_key(self) -> None:
+        for status, url in PROXIES.items():
+            with self.subTest(status=status):
+                # A project of its own, so that the vitest file can count its messages: exactly one.
+                key = Client(BASE_URL).create_test_key().test_key
+                waits: List[float] = []
+                client = Client(url, key.api_key, 10, sleep=waits.append)
+                sent = client.send_message(to=ORDINARY, template="login_code", variables={"code": "7351"},
+                                           idempotency_key=f"py-proxy-{status}")
+                # 502: the service never saw the first request (201 now); 504: it sent it, this is the replay.
+                self.assertEqual((sent.attempts, sent.status, sent.replayed),
+                                 (2, 200 if status == 504 else 201, status == 504))
+                self.assertEqual(len(waits), 1)
+                self.assertEqual(self.client.with_api_key(key.api_key).get_message(sent.message.id).id, sent.message.id)
+                print(f"# proxy {status} {key.project_id}", flush=True)
 
 
 if __name__ == "__main__":

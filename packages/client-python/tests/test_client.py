@@ -156,7 +156,7 @@ class RequestsAndAnswers(StubTestCase):
 
     def test_an_answer_that_is_not_the_envelope_is_unexpected_response_with_the_header_request_id(self) -> None:
         server = self.stub([
-            answer(502, raw=b"<html>Bad gateway</html>", content_type="text/html", headers={"X-Request-Id": "req_px"}),
+            answer(404, raw=b"<html>Not Found</html>", content_type="text/html", headers={"X-Request-Id": "req_px"}),
             answer(201, raw=b"not json"),
             answer(201, {"api_key": "sk_test_x"}),
         ])
@@ -164,8 +164,8 @@ class RequestsAndAnswers(StubTestCase):
         with self.assertRaises(SmsApiError) as proxy:
             client.send_message(**SEND)
         self.assertEqual((proxy.exception.code, proxy.exception.status, proxy.exception.request_id),
-                         ("unexpected_response", 502, "req_px"))
-        self.assertEqual(proxy.exception.attempts, 1, "a foreign proxy's page is not retried (as the TS client)")
+                         ("unexpected_response", 404, "req_px"))
+        self.assertEqual(proxy.exception.attempts, 1, "a foreign page other than a gateway's 502/503/504 is not retried")
         with self.assertRaises(SmsApiError) as garbled:
             client.create_test_key()
         self.assertEqual((garbled.exception.code, garbled.exception.status), ("unexpected_response", 201))
@@ -261,6 +261,32 @@ class Retries(StubTestCase):
         self.assertEqual(server.keys(), ["order-42", "order-42", "order-42"])
         self.assertEqual(recorder.waits, [1.0, 1.0])
 
+    def test_a_foreign_gateways_502_503_504_page_is_retried_on_a_send_and_a_read_not_on_unsafe_calls(self) -> None:
+        for status in (502, 503, 504):
+            page = answer(status, raw=f"<html><body><h1>{status}</h1></body></html>".encode(), content_type="text/html")
+            with self.subTest(status=status):
+                sent = self.stub([page, answer(201, message())])
+                client, recorder = self.client(sent)
+                result = client.send_message(**SEND)
+                self.assertEqual((result.status, result.attempts), (201, 2))
+                self.assertEqual(sent.keys(), [result.idempotency_key, result.idempotency_key])
+                self.assertEqual([(e.error.code, e.error.status) for e in recorder.retries],
+                                 [("unexpected_response", status)])
+                read = self.stub([page, answer(200, message("delivered"))])
+                client, _ = self.client(read)
+                self.assertEqual(client.get_message("msg_1").status, "delivered")
+                for call in ("create_test_key", "check_verification"):
+                    unsafe = self.stub([page, answer(201, message())])
+                    client, _ = self.client(unsafe)
+                    with self.assertRaises(SmsApiError) as raised:
+                        if call == "create_test_key":
+                            client.create_test_key()
+                        else:
+                            client.check_verification("vrf_1", "000000")
+                    self.assertEqual((raised.exception.code, raised.exception.status, raised.exception.attempts),
+                                     ("unexpected_response", status, 1))
+                    self.assertEqual(len(unsafe.requests), 1)
+
     def test_never_retries_a_201_unknown_daily_limit_reached_402_409_or_another_4xx(self) -> None:
         unknown = self.stub([
             answer(201, message("unknown", {"code": "provider_unavailable", "message": "?"})),
@@ -274,7 +300,8 @@ class Retries(StubTestCase):
         self.assertEqual(len(unknown.requests), 1)
         self.assertEqual(recorder.waits, [])
         for status, code in [(429, "daily_limit_reached"), (402, "insufficient_credits"),
-                             (409, "idempotency_key_reused"), (400, "invalid_recipient"), (401, "invalid_api_key"),
+                             (409, "idempotency_key_reused"), (409, "verification_not_pending"),
+                             (400, "invalid_recipient"), (401, "invalid_api_key"),
                              (403, "project_suspended")]:
             with self.subTest(code=code):
                 refused = self.stub([envelope(status, code, {"Retry-After": "1"}), answer(201, message())])
@@ -426,7 +453,7 @@ class Verifications(StubTestCase):
         self.assertEqual(recorder.waits, [5.0])
         self.assertEqual(server.requests[0].json(), {"to": "+995555123456", "template": "login_code", "locale": "en"})
 
-    def test_check_outcomes_approved_wrong_code_max_attempts_and_not_pending_and_404_raises(self) -> None:
+    def test_check_outcomes_approved_pending_max_attempts_reached_and_verification_not_pending_and_404_raises(self) -> None:
         server = self.stub([
             answer(200, verification("approved")),
             answer(200, verification("pending", 4)),
@@ -440,13 +467,13 @@ class Verifications(StubTestCase):
         self.assertEqual(approved.outcome, "approved")
         self.assertTrue(approved.approved)
         wrong = client.check_verification(vid, "1")
-        self.assertEqual(wrong.outcome, "wrong_code")
+        self.assertEqual(wrong.outcome, "pending")
         self.assertEqual(wrong.verification, Verification.from_json(verification("pending", 4)))
         self.assertFalse(wrong.approved)
         self.assertEqual(client.check_verification(vid, "1").outcome, "max_attempts_reached")
         not_pending = client.check_verification(vid, "1")
         self.assertEqual((not_pending.outcome, not_pending.verification, not_pending.message, not_pending.request_id),
-                         ("not_pending", None, "verification_not_pending.", "req_9"))
+                         ("verification_not_pending", None, "verification_not_pending.", "req_9"))
         with self.assertRaises(SmsApiError) as missing:
             client.check_verification("vrf/../x", "1")
         self.assertEqual(missing.exception.code, "verification_not_found")

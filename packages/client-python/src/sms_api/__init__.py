@@ -8,6 +8,7 @@ from ._version import __version__
 from .client import DEFAULT_POLLING, Client, Polling, polling_delays
 from .errors import SmsApiError, SmsError, SmsNetworkError, SmsTimeoutError
 from .resources import (
+    CHECK_OUTCOMES,
     FINAL_STATUSES,
     CheckOutcome,
     CheckVerificationResult,
@@ -48,6 +49,7 @@ __all__ = [
     "StartVerificationResult",
     "CheckVerificationResult",
     "CheckOutcome",
+    "CHECK_OUTCOMES",
     "FINAL_STATUSES",
     "is_final_status",
 ]

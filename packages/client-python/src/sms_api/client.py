@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 from .errors import TIMEOUT, UNEXPECTED_RESPONSE, SmsApiError, SmsTimeoutError
 from .resources import (
+    CHECK_OUTCOMES,
     CheckOutcome,
     CheckVerificationResult,
     CreateTestKeyResult,
@@ -69,11 +70,9 @@ def polling_delays(polling: Polling = DEFAULT_POLLING) -> Iterator[float]:
         delay = min(delay * polling.factor, polling.max_delay)
 
 
-# A 200 check answer's verification status, as the check's outcome.
-_CHECK_OUTCOMES: Dict[str, CheckOutcome] = {
-    "approved": "approved",
-    "pending": "wrong_code",
-    "max_attempts_reached": "max_attempts_reached",
+# A 200 check answer's verification status is the check's outcome; these three alone.
+_CHECKED_STATUSES: Dict[str, CheckOutcome] = {
+    status: status for status in CHECK_OUTCOMES if status != "verification_not_pending"
 }
 
 
@@ -324,10 +323,10 @@ class Client:
             if error.code != "verification_not_pending":
                 raise
             return CheckVerificationResult(
-                outcome="not_pending", verification=None, message=error.message, request_id=error.request_id
+                outcome="verification_not_pending", verification=None, message=error.message, request_id=error.request_id
             )
         verification: Verification = _parse(result, Verification.from_json)
-        outcome = _CHECK_OUTCOMES.get(verification.status)
+        outcome = _CHECKED_STATUSES.get(verification.status)
         if outcome is None:
             raise SmsApiError(
                 UNEXPECTED_RESPONSE,

@@ -211,19 +211,26 @@ class StartVerificationResult:
     attempts: int
 
 
-CheckOutcome = Literal["approved", "wrong_code", "max_attempts_reached", "not_pending"]
+CheckOutcome = Literal["approved", "pending", "max_attempts_reached", "verification_not_pending"]
+
+CHECK_OUTCOMES: Tuple[CheckOutcome, ...] = ("approved", "pending", "max_attempts_reached", "verification_not_pending")
+"""A check's outcomes, in the REST words: the ``status`` of the check's ``200``
+(``approved``, ``pending``, ``max_attempts_reached``) or the code of its ``409``
+(``verification_not_pending``). The same words as the TypeScript and PHP clients
+and MCP's ``check_verification`` (docs/api-behaviour.md, "A check's outcome")."""
 
 
 @dataclass(frozen=True)
 class CheckVerificationResult:
     """A check's outcome. Let the user in only on ``approved``.
 
-    - ``approved``: the right code (a verification approves once);
-    - ``wrong_code``: ``verification.attempts_remaining`` is one fewer;
-    - ``max_attempts_reached``: the last wrong code; start a new verification;
-    - ``not_pending``: ``409 verification_not_pending`` (expired, canceled, out
-      of attempts, already approved, or its SMS failed); ``verification`` is None
-      and ``message`` names the status.
+    - ``approved``: ``200``, the right code (a verification approves once);
+    - ``pending``: ``200``, a wrong code; ``verification.attempts_remaining`` is one fewer;
+    - ``max_attempts_reached``: ``200``, the last wrong code; start a new verification;
+    - ``verification_not_pending``: ``409 verification_not_pending`` (already
+      approved, expired, canceled, out of attempts, or its SMS failed; the same
+      answer whatever the code); ``verification`` is None and ``message`` names
+      the status. Start a new verification.
     """
 
     outcome: CheckOutcome

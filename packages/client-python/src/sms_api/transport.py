@@ -9,12 +9,16 @@ The retry rules are the TypeScript client's (packages/api-client/src/transport.t
   or sends once) are retried after a timeout or a network failure, on the answers
   that say nothing was done (429 rate_limited, 503 provider_unavailable, 503
   too_many_connections, 408 request_timeout), and on 500 internal_error (also
-  what the service's proxy answers for a 502/503/504, with Retry-After: 1);
+  what the service's proxy answers for a 502/503/504, with Retry-After: 1), and
+  on a foreign gateway's 502, 503 or 504 that is not the API's envelope (an
+  nginx or HAProxy page, ``unexpected_response``: the request may or may not
+  have reached the service, and the same Idempotency-Key replays or sends once);
 - "unsafe" calls (a new test key, a verification check) only on the answers
   that say nothing was done;
-- never a 2xx (a 201 ``unknown`` included), 429 daily_limit_reached, 402, 409,
-  any other 4xx, nor an answer that is not the API's envelope (a foreign
-  proxy's page: ``unexpected_response``);
+- never a 2xx (a 201 ``unknown`` included), 429 daily_limit_reached, 402, any
+  409 (``idempotency_key_reused``: the key was used for another request;
+  ``verification_not_pending``: the verification has ended), any other 4xx, nor
+  another answer that is not the API's envelope;
 - never when Retry-After asks for longer than ``max_delay``: that error is raised.
 """
 
@@ -115,15 +119,21 @@ IDEMPOTENT = "idempotent"
 UNSAFE = "unsafe"
 
 
+# A gateway in front of the service (a load balancer, nginx, HAProxy) that could not get or pass on its answer.
+GATEWAY_STATUSES = frozenset({502, 503, 504})
+
+
 def retryable(error: SmsError, safety: str) -> bool:
-    """Whether a failure may be retried: never a 402, a daily_limit_reached or
-    any other 4xx (the request must change first); a 500 internal_error, a
-    timeout or a network failure only when the call is idempotent (it may have
-    done part of the work)."""
+    """Whether a failure may be retried: never a 402, a 409, a daily_limit_reached
+    or any other 4xx (the request must change first); a 500 internal_error, a
+    gateway's 502/503/504 page, a timeout or a network failure only when the call
+    is idempotent (it may have done part of the work)."""
     if isinstance(error, (SmsTimeoutError, SmsNetworkError)):
         return safety == IDEMPOTENT
     if error.code in NOTHING_DONE:
         return True
+    if error.code == UNEXPECTED_RESPONSE and error.status in GATEWAY_STATUSES:
+        return safety == IDEMPOTENT
     return error.code == "internal_error" and safety == IDEMPOTENT
 
 
