@@ -254,7 +254,7 @@ final class Client
             );
         } catch (SmsApiException $error) {
             if ($error->errorCode === 'verification_not_pending') {
-                return new CheckVerificationResult(CheckVerificationResult::NOT_PENDING, null, $error->getMessage(), $error->requestId);
+                return new CheckVerificationResult(CheckVerificationResult::VERIFICATION_NOT_PENDING, null, $error->getMessage(), $error->requestId);
             }
             throw $error;
         }
@@ -262,7 +262,7 @@ final class Client
         $outcome = match ($verification->status) {
             'approved' => CheckVerificationResult::APPROVED,
             'max_attempts_reached' => CheckVerificationResult::MAX_ATTEMPTS_REACHED,
-            'pending' => CheckVerificationResult::WRONG_CODE,
+            'pending' => CheckVerificationResult::PENDING,
             default => throw new SmsApiException(
                 'unexpected_response',
                 "Unexpected verification status {$verification->status} in a 200 check answer.",

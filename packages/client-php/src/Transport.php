@@ -90,7 +90,18 @@ final class Transport
         }
     }
 
-    /** Whether a failure may be retried: never a 402, a daily_limit_reached, a 409 or any other 4xx. */
+    /**
+     * The statuses of a gateway in front of the service (a load balancer, nginx, HAProxy) that could not get or
+     * pass on its answer: its own page, not the API's envelope (`unexpected_response`). The request may or may
+     * not have reached the service, so only an idempotent call is retried (a send keeps its Idempotency-Key).
+     */
+    public const GATEWAY_STATUSES = [502, 503, 504];
+
+    /**
+     * Whether a failure may be retried: never a 402, a daily_limit_reached, a 409 (`idempotency_key_reused`: the
+     * key was used for another request; `verification_not_pending`: the verification has ended) or any other 4xx;
+     * a 500 internal_error, a gateway's 502/503/504 page, a timeout or a network failure only when idempotent.
+     */
     public static function retryable(SmsException $error, bool $idempotent): bool
     {
         if ($error instanceof SmsTimeoutException || $error instanceof SmsNetworkException) {
@@ -98,6 +109,9 @@ final class Transport
         }
         if (in_array($error->errorCode, self::NOTHING_DONE, true)) {
             return true;
+        }
+        if ($error->errorCode === 'unexpected_response' && in_array($error->status, self::GATEWAY_STATUSES, true)) {
+            return $idempotent;
         }
         return $error->errorCode === 'internal_error' && $idempotent;
     }

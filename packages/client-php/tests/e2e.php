@@ -4,9 +4,13 @@
 // started by apps/api/test/client-php.e2e.test.ts): a test key, a send to
 // every simulator number and an ordinary one polled to its final status,
 // replays and refusals with the API's codes, a verification started and
-// checked (test keys: the code is zeros). The last line is `# result {json}`
-// (the key, the messages and their Idempotency-Keys) for the wrapper to check
-// against the service and its database.
+// checked (test keys: the code is zeros), each check outcome in the REST
+// words; with PROXY_502_URL and PROXY_504_URL (fake gateways the wrapper puts
+// in front of the service), a send answered first by nginx's 502 page or
+// HAProxy's 504 page, retried with the same Idempotency-Key. The last line is
+// `# result {json}` (the key, the messages and their Idempotency-Keys, the
+// gateways' projects) for the wrapper to check against the service and its
+// database.
 
 declare(strict_types=1);
 
@@ -134,16 +138,67 @@ Runner::test('a verification: started, a wrong code, the right one (zeros for te
     assertSame([200, true, $started->verification->id], [$replay->status, $replay->replayed, $replay->verification->id]);
     $id = $started->verification->id;
     $wrong = $sms->checkVerification($id, '123456');
-    assertSame([CheckVerificationResult::WRONG_CODE, 4, false], [$wrong->outcome, $wrong->verification?->attemptsRemaining, $wrong->isApproved()]);
+    assertSame([CheckVerificationResult::PENDING, 4, false], [$wrong->outcome, $wrong->verification?->attemptsRemaining, $wrong->isApproved()]);
     $right = $sms->checkVerification($id, '000000');
     assertSame([CheckVerificationResult::APPROVED, true], [$right->outcome, $right->isApproved()]);
     assertSame(['approved', 4], [$sms->getVerification($id)->status, $sms->getVerification($id)->attemptsRemaining]);
     $again = $sms->checkVerification($id, '000000');
-    assertSame([CheckVerificationResult::NOT_PENDING, false], [$again->outcome, $again->isApproved()]);
+    assertSame([CheckVerificationResult::VERIFICATION_NOT_PENDING, false], [$again->outcome, $again->isApproved()]);
     assertMatches('/approved/', $again->message);
     assertMatches('/^req_/', $again->requestId);
     $result['verification'] = ['id' => $id, 'messageId' => $started->verification->messageId, 'key' => $started->idempotencyKey];
 });
+
+Runner::test('each check outcome in the REST words: pending, max_attempts_reached, verification_not_pending, approved', function () use (&$sms, &$result) {
+    assertSame(['approved', 'pending', 'max_attempts_reached', 'verification_not_pending'], CheckVerificationResult::OUTCOMES);
+    $seen = [];
+    $check = function (string $id, string $code) use (&$sms, &$seen): CheckVerificationResult {
+        $checked = $sms->checkVerification($id, $code);
+        $seen[] = $checked->outcome;
+        return $checked;
+    };
+    $started = $sms->startVerification(['to' => '+995555123458', 'code_length' => 4])->verification;
+    $exhausted = $started->id;
+    $result['outcomeMessages'][] = $started->messageId;
+    foreach ([4, 3, 2, 1] as $left) {
+        $wrong = $check($exhausted, '1111');
+        assertSame(['pending', 'pending', $left], [$wrong->outcome, $wrong->verification?->status, $wrong->verification?->attemptsRemaining]);
+    }
+    $last = $check($exhausted, '1111');
+    assertSame(['max_attempts_reached', 'max_attempts_reached', 0, false], [$last->outcome, $last->verification?->status, $last->verification?->attemptsRemaining, $last->isApproved()]);
+    $ended = $check($exhausted, '0000');
+    assertSame(['verification_not_pending', null, false], [$ended->outcome, $ended->verification, $ended->isApproved()]);
+    assertMatches('/max_attempts_reached/', $ended->message);
+    $started = $sms->startVerification(['to' => '+995555123459', 'code_length' => 4])->verification;
+    $fresh = $started->id;
+    $result['outcomeMessages'][] = $started->messageId;
+    $right = $check($fresh, '0000');
+    assertSame(['approved', 'approved', true], [$right->outcome, $right->verification?->status, $right->isApproved()]);
+    assertSame('verification_not_pending', $check($fresh, '0000')->outcome);
+    sort($seen);
+    $all = CheckVerificationResult::OUTCOMES;
+    sort($all);
+    assertSame($all, array_values(array_unique($seen)));
+});
+
+$proxies = array_filter([502 => getenv('PROXY_502_URL'), 504 => getenv('PROXY_504_URL')], static fn ($url) => is_string($url) && $url !== '');
+if (count($proxies) === 2) {
+    Runner::test("a gateway's 502 or 504 page on a send: retried with the same Idempotency-Key, one message", function () use ($baseUrl, $proxies, &$result) {
+        foreach ($proxies as $status => $url) {
+            // A project of its own, so that the wrapper can count its messages: exactly one.
+            $key = (new Client(baseUrl: $baseUrl))->createTestKey()->testKey;
+            $waits = [];
+            $client = new Client(baseUrl: $url, apiKey: $key->apiKey, sleeper: function (int $ms) use (&$waits): void {
+                $waits[] = $ms;
+            });
+            $sent = $client->sendMessage(body(ORDINARY), "php-proxy-{$status}");
+            // 502: the service never saw the first request (201 now); 504: it sent it, this is the replay.
+            assertSame([2, $status === 504 ? 200 : 201, $status === 504, 1], [$sent->attempts, $sent->status, $sent->replayed, count($waits)]);
+            assertSame($sent->message->id, (new Client(baseUrl: $baseUrl, apiKey: $key->apiKey))->getMessage($sent->message->id)->id);
+            $result['proxies'][(string) $status] = $key->projectId;
+        }
+    });
+}
 
 $code = Runner::run($argv[1] ?? null);
 echo '# result ' . json_encode($result, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE) . "\n";

@@ -223,7 +223,7 @@ Runner::test('429 daily_limit_reached is thrown at once, whatever its Retry-Afte
 });
 
 Runner::test('409, 402, 400 and 404 are never retried', function () use ($stub, $client, &$waits) {
-    foreach ([[409, 'idempotency_key_reused'], [402, 'insufficient_credits'], [400, 'invalid_recipient'], [404, 'message_not_found']] as [$status, $code]) {
+    foreach ([[409, 'idempotency_key_reused'], [409, 'verification_not_pending'], [402, 'insufficient_credits'], [400, 'invalid_recipient'], [404, 'message_not_found']] as [$status, $code]) {
         $stub->script([envelope($status, $code), answer(201, message('submitted'))]);
         $error = assertThrows(SmsApiException::class, fn () => $client()->sendMessage(SEND));
         assertSame([$code, $status, 1], [$error->errorCode, $error->status, $error->attempts]);
@@ -258,15 +258,34 @@ Runner::test('a proxy\'s 502 and 504 in the envelope (HAProxy: internal_error, R
     assertSame([1000, 1000], $waits);
 });
 
-Runner::test('an answer that is not the envelope (an HTML 502) is unexpected_response, not retried', function () use ($stub, $client) {
-    $stub->script([['status' => 502, 'headers' => ['Content-Type' => 'text/html'], 'body' => '<html>Bad gateway</html>'], answer(201, message('submitted'))]);
+Runner::test('an answer that is not the envelope (an HTML 404) is unexpected_response, not retried', function () use ($stub, $client) {
+    $stub->script([['status' => 404, 'headers' => ['Content-Type' => 'text/html'], 'body' => '<html>Not Found</html>'], answer(201, message('submitted'))]);
     $error = assertThrows(SmsApiException::class, fn () => $client()->sendMessage(SEND));
-    assertSame(['unexpected_response', 502, null, 1], [$error->errorCode, $error->status, $error->requestId, $error->attempts]);
+    assertSame(['unexpected_response', 404, null, 1], [$error->errorCode, $error->status, $error->requestId, $error->attempts]);
     assertSame(1, count($stub->requests()));
     // A 2xx whose body is not JSON is unexpected too.
     $stub->script([['status' => 200, 'headers' => ['Content-Type' => 'text/plain'], 'body' => 'ok']]);
     $error = assertThrows(SmsApiException::class, fn () => $client()->getMessage('msg_1'));
     assertSame(['unexpected_response', 200], [$error->errorCode, $error->status]);
+});
+
+Runner::test("a gateway's 502/503/504 page is retried on a send (same key) and a read, not on a new test key or a check", function () use ($stub, $client, &$waits) {
+    foreach ([502, 503, 504] as $status) {
+        $page = ['status' => $status, 'headers' => ['Content-Type' => 'text/html'], 'body' => "<html><body><h1>{$status}</h1></body></html>"];
+        $stub->script([$page, answer(201, message('submitted'))]);
+        $sent = $client()->sendMessage(SEND);
+        assertSame([201, 2], [$sent->status, $sent->attempts]);
+        assertSame([$sent->idempotencyKey, $sent->idempotencyKey], keys($stub));
+        assertSame(1, count($waits));
+        $stub->script([$page, answer(200, message('delivered'))]);
+        assertSame('delivered', $client()->getMessage('msg_1')->status);
+        foreach (['createTestKey', 'checkVerification'] as $call) {
+            $stub->script([$page, answer(201, message('submitted'))]);
+            $error = assertThrows(SmsApiException::class, fn () => $call === 'createTestKey' ? $client()->createTestKey() : $client()->checkVerification('vrf_1', '000000'));
+            assertSame(['unexpected_response', $status, 1], [$error->errorCode, $error->status, $error->attempts]);
+            assertSame(1, count($stub->requests()), "{$call} after a {$status} page: one request");
+        }
+    }
 });
 
 Runner::test('a Retry-After longer than maxDelayMs is thrown at once', function () use ($stub, $client, &$waits) {
@@ -384,12 +403,12 @@ Runner::test('verifications: start (key kept across a 503), check outcomes, get'
     ]);
     $sms = $client();
     $wrong = $sms->checkVerification('vrf_1', '111111');
-    assertSame([CheckVerificationResult::WRONG_CODE, 4, false], [$wrong->outcome, $wrong->verification?->attemptsRemaining, $wrong->isApproved()]);
+    assertSame([CheckVerificationResult::PENDING, 4, false], [$wrong->outcome, $wrong->verification?->attemptsRemaining, $wrong->isApproved()]);
     $approved = $sms->checkVerification('vrf_1', '000000');
     assertSame([CheckVerificationResult::APPROVED, true], [$approved->outcome, $approved->isApproved()]);
     assertSame(CheckVerificationResult::MAX_ATTEMPTS_REACHED, $sms->checkVerification('vrf_1', '2')->outcome);
     $refused = $sms->checkVerification('vrf_1', '000000');
-    assertSame([CheckVerificationResult::NOT_PENDING, null, 'req_409', false], [$refused->outcome, $refused->verification, $refused->requestId, $refused->isApproved()]);
+    assertSame([CheckVerificationResult::VERIFICATION_NOT_PENDING, null, 'req_409', false], [$refused->outcome, $refused->verification, $refused->requestId, $refused->isApproved()]);
     assertSame('The stub says verification_not_pending.', $refused->message);
     $requests = $stub->requests();
     assertSame(['POST', '/v1/verifications/vrf_1/check', ['code' => '111111'], false], [$requests[0]['method'], $requests[0]['path'], json_decode($requests[0]['body'], true), isset($requests[0]['headers']['idempotency-key'])]);
