@@ -139,9 +139,9 @@ export const ERROR_GUIDE: {
     example: "DELETE is not allowed here. Allowed: POST.",
   },
   idempotency_key_reused: {
-    when: "The `Idempotency-Key` was used in the last 24 hours with a different body, or its first request is still in progress.",
+    when: "The `Idempotency-Key` was used in the last 24 hours with a different body (a request with the same body gets the first answer, waiting for it if it is still running).",
     action:
-      "For a new message use a new key. If the message says “in progress”, retry shortly with the same key.",
+      "Do not retry: the same request gets the same answer. For a new message use a new key; to retry the first one, send its own body.",
     example: REFUSAL_MESSAGES.idempotency_key_reused,
   },
   payload_too_large: {

@@ -164,16 +164,19 @@ project and key mode.
 |---|---|
 | A new key | \`201\` and a new message. |
 | The same key and the same body (\`to\`, \`template\`, \`variables\`, \`locale\`; an omitted \`locale\` is \`ka\`) | \`200\` with the original message, byte for byte, and \`Idempotent-Replayed: true\`. Nothing is sent again and no limit is counted. |
-| The same key with a different body | \`409 idempotency_key_reused\`. |
-| The same key while its first request is still running | \`409 idempotency_key_reused\` ("still in progress"): retry shortly with the same key. |
+| The same key with a different body | \`409 idempotency_key_reused\`: a new message needs a new key. |
+| The same key while its first request is still running | The request waits for the first one's answer and answers it (\`200\`, \`Idempotent-Replayed: true\`); if the first never finishes, \`500 internal_error\` with \`Retry-After\`. |
 | No key | \`400 idempotency_key_required\`. |
 
 Which answers to retry, always with the same key:
 
 - **Safe**: a network error or timeout with no answer, \`500 internal_error\`, \`503 provider_unavailable\`, \`429 rate_limited\`
-  (after \`Retry-After\` seconds), \`409\` "in progress". A retry either replays the first answer or sends once.
+  (after \`Retry-After\` seconds), and a \`502\`, \`503\` or \`504\` page from a proxy or load balancer in front of
+  the service. A retry either replays the first answer or sends once.
 - **Not automatically**: a \`201\` with status \`unknown\` (the SMS may have gone out; read it later instead), \`429
   daily_limit_reached\` (wait for the reset time in the message), any other \`4xx\` (change the request first).
+- **Never**: a \`409\`. \`idempotency_key_reused\` means the key belongs to a different request, and sending it again
+  gets the same answer; \`verification_not_pending\` means the verification has ended.
 
 Validation failures store nothing: after a \`400\` the same key can be used with a corrected body.`;
 }
@@ -261,8 +264,11 @@ function clients(): string {
 
 Three clients ship in this repository, one per language, with the same behaviour: a new \`Idempotency-Key\` for each
 send, kept across that send's retries; \`Retry-After\` honoured; bounded timeouts; typed errors carrying \`code\`,
-\`status\` and \`request_id\`; no automatic retry of a \`201\` \`unknown\`, a \`429 daily_limit_reached\` or any \`409\`; and a
-wait for the final status on the schedule of "Polling" (${POLLING.firstDelaySeconds} s, doubling, at most ${POLLING.maxDelaySeconds} s). Each also starts and checks verifications.
+\`status\` and \`request_id\`; a send retried with its key after a proxy's \`502\`/\`504\` page; no automatic retry of a
+\`201\` \`unknown\`, a \`429 daily_limit_reached\` or any \`409\`; and a wait for the final status on the schedule of
+"Polling" (${POLLING.firstDelaySeconds} s, doubling, at most ${POLLING.maxDelaySeconds} s). Each also starts and checks verifications, and names a check's
+outcome with the API's words: \`approved\`, \`pending\` (a wrong code), \`max_attempts_reached\`, or
+\`verification_not_pending\` (the \`409\`, returned as an outcome rather than thrown).
 
 | Language | Package | Install (from a checkout of the repository) | First call |
 |---|---|---|---|

@@ -1320,7 +1320,7 @@ export interface operations {
             /**
              * @description The same key with a different body.
              *
-             *     - `idempotency_key_reused`: The `Idempotency-Key` was used in the last 24 hours with a different body, or its first request is still in progress. For a new message use a new key. If the message says “in progress”, retry shortly with the same key.
+             *     - `idempotency_key_reused`: The `Idempotency-Key` was used in the last 24 hours with a different body (a request with the same body gets the first answer, waiting for it if it is still running). Do not retry: the same request gets the same answer. For a new message use a new key; to retry the first one, send its own body.
              */
             409: {
                 headers: {
@@ -1644,7 +1644,7 @@ export interface operations {
             /**
              * @description The same key with a different request (or one used for a message).
              *
-             *     - `idempotency_key_reused`: The `Idempotency-Key` was used in the last 24 hours with a different body, or its first request is still in progress. For a new message use a new key. If the message says “in progress”, retry shortly with the same key.
+             *     - `idempotency_key_reused`: The `Idempotency-Key` was used in the last 24 hours with a different body (a request with the same body gets the first answer, waiting for it if it is still running). Do not retry: the same request gets the same answer. For a new message use a new key; to retry the first one, send its own body.
              */
             409: {
                 headers: {
