@@ -43,7 +43,7 @@ export const REFUSAL_MESSAGES = {
 /** 409 verification_not_pending: the sentence names the verification's status. */
 export function verificationNotPendingMessage(status: string): string {
   if (status === "approved")
-    return "This verification is already approved and the code does not match; nothing was counted. Do not let the user in on this check.";
+    return "This verification is already approved, so it can no longer be checked, whatever the code; nothing was counted. Do not let the user in on this check: read its status with GET, or start a new verification.";
   return `This verification is ${status}, so it can no longer be checked. Start a new verification.`;
 }
 
