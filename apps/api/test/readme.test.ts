@@ -2,7 +2,7 @@
 // its quick start works when pasted into bash on a bare Debian machine that has
 // only Node and npm (plus curl): no uuidgen, no jq.
 //
-//   (a) every relative link in README.md, docs/*.md and bench/README.md points
+//   (a) every relative link in README.md, docs/*.md, bench/README.md and bench/log/*.md points
 //       to an existing file, and every #anchor to a heading of that file; every
 //       "spec N.M" names a section of docs/spec.md; docs/README.md lists every page;
 //   (b) README.md is at most 200 lines;
@@ -31,7 +31,10 @@ function markdownFiles(): string[] {
   const packages = readdirSync(join(ROOT, "packages"))
     .map((name) => join(ROOT, "packages", name, "README.md"))
     .filter((path) => existsSync(path));
-  return [README, ...docs, join(ROOT, "bench", "README.md"), ...packages];
+  const benchLogs = readdirSync(join(ROOT, "bench", "log"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => join(ROOT, "bench", "log", name));
+  return [README, ...docs, join(ROOT, "bench", "README.md"), ...benchLogs, ...packages];
 }
 
 /** Lines outside fenced code blocks, with their 1-based numbers. */
