@@ -1,4 +1,4 @@
-// The restore drill's phases, timed (bench/README.md "Backup and restore"):
+// The restore drill's phases, timed (bench/README.md#backup-and-restore):
 // a pgBackRest-archived PostgreSQL cluster of its own (@sms/db/testing
 // startArchivedPostgres, configured from deploy/pgbackrest/) with the service
 // on it and --messages sends in it; then per run: a full backup, a
