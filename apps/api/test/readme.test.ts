@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { delimiter, dirname, join, relative, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { API_DIR, type ServerProcess, startServer } from "./harness.ts";
+import { headingIds, proseLines } from "./support/markdown.ts";
 
 const ROOT = resolve(API_DIR, "..", "..");
 const README = join(ROOT, "README.md");
@@ -37,46 +38,12 @@ function markdownFiles(): string[] {
   return [README, ...docs, join(ROOT, "bench", "README.md"), ...benchLogs, ...packages];
 }
 
-/** Lines outside fenced code blocks, with their 1-based numbers. */
-function proseLines(text: string): Array<{ line: string; number: number }> {
-  const out: Array<{ line: string; number: number }> = [];
-  let fence: string | undefined;
-  text.split("\n").forEach((line, index) => {
-    const marker = /^\s*(```+|~~~+)/.exec(line)?.[1];
-    if (marker && (fence === undefined || marker.startsWith(fence))) {
-      fence = fence === undefined ? marker : undefined;
-      return;
-    }
-    if (fence === undefined) out.push({ line, number: index + 1 });
-  });
-  return out;
-}
-
 /** The fenced blocks of one language, in order. */
 function fencedBlocks(text: string, language: string): string[] {
   const blocks: string[] = [];
   const pattern = new RegExp(`^\`\`\`${language}\\n([\\s\\S]*?)^\`\`\`$`, "gm");
   for (const match of text.matchAll(pattern)) blocks.push(match[1] ?? "");
   return blocks;
-}
-
-/** GitHub's heading ids: lower case, punctuation dropped, spaces to hyphens, -1, -2 for repeats. */
-function headingIds(text: string): Set<string> {
-  const ids = new Set<string>();
-  const seen = new Map<string, number>();
-  for (const { line } of proseLines(text)) {
-    const heading = /^#{1,6}\s+(.+?)\s*#*\s*$/.exec(line)?.[1];
-    if (heading === undefined) continue;
-    const plain = heading
-      .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
-      .replace(/[`*]/g, "")
-      .toLowerCase();
-    const base = plain.replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, "").replace(/ /g, "-");
-    const count = seen.get(base) ?? 0;
-    seen.set(base, count + 1);
-    ids.add(count === 0 ? base : `${base}-${count}`);
-  }
-  return ids;
 }
 
 type Link = { file: string; line: number; target: string };
