@@ -97,6 +97,11 @@ describe.skipIf(unavailable)("the dashboard in Chromium", () => {
 
   afterAll(async () => {
     await suite?.close();
+    // Each test checks the lines logged while it ran; the whole output, the last lines too, holds no secret either.
+    const output = server?.output.join("\n") ?? "";
+    for (const secret of secrets) expect(output).not.toContain(secret);
+    expect(output).not.toContain(NUMBER.slice(1));
+    expect(output).not.toContain(CODE);
   });
 
   const api = (path: string, init?: RequestInit) => fetch(`${server.baseUrl}${path}`, init);
