@@ -1,4 +1,4 @@
-// The restore drill's phases, timed (bench/README.md "Backup and restore"):
+// The restore drill's phases, timed (bench/README.md#backup-and-restore):
 // a pgBackRest-archived PostgreSQL cluster of its own (@sms/db/testing
 // startArchivedPostgres, configured from deploy/pgbackrest/) with the service
 // on it and --messages sends in it; then per run: a full backup, a
@@ -12,7 +12,7 @@
 //   node scripts/bootstrap.mjs bench backup-restore [--runs=5] [--messages=2000]
 import { startArchivedPostgres } from "@sms/db/testing";
 import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
-import { API_DIR, API_ENV, benchArgs, freePort, sleep, startApi, msStats, sendCode } from "./support.ts";
+import { API_DIR, API_ENV, benchArgs, freePort, msStats, sendCode, sleep, startApi } from "./support.ts";
 
 const args = benchArgs();
 const RUNS = Number(args.runs ?? 5);

@@ -1,5 +1,5 @@
 // Failover: the time from losing the primary to the service's first
-// successful write (bench/README.md, "Failover"). A Patroni cluster of two
+// successful write (bench/README.md#failover). A Patroni cluster of two
 // nodes and HAProxy from the shipped templates (@sms/db/testing
 // startPatroniCluster), the API with DATABASE_URL on HAProxy, test sends from
 // four clients; then, --runs times (default 5): the primary's machine dies

@@ -94,7 +94,7 @@ const WINDOW_S = DURATION_S / ROUNDS;
  * A live window (and the alone window paired with it) lasts at least this many of uBill's delays. With uBill
  * answering in exactly the delay, the live connections move in waves one delay apart, and the window counts
  * whole waves: at 2 s a 10 s window held four or five, so one wave more or less moved the count by about 20 %
- * (bench/README.md, "The write-ahead in one statement"). With 15, by at most about 7 %.
+ * (bench/log/2026-11-28.md#the-write-ahead-in-one-statement-2026-11-28-morning). With 15, by at most about 7 %.
  */
 const MIN_WAVES_PER_WINDOW = 15;
 /** One window's seconds at uBill's `delayMs`: --duration / --rounds, or MIN_WAVES_PER_WINDOW delays if longer. */
@@ -127,8 +127,9 @@ const RAMP_S = 3;
 /**
  * Before every window, PostgreSQL writes its dirty pages (CHECKPOINT), so that no window starts halfway to
  * the checkpoint its WAL calls for. Without it a checkpoint fell in some windows and not in others, at
- * random, and its last sync stalled every commit of that window (bench/README.md, "A checkpoint in some
- * windows"). `--checkpoint=false` leaves PostgreSQL to its own schedule. Each window's count is reported.
+ * random, and its last sync stalled every commit of that window
+ * (bench/log/2026-11-29.md#a-checkpoint-in-some-windows-2026-11-29). `--checkpoint=false` leaves PostgreSQL to
+ * its own schedule. Each window's count is reported.
  */
 const CHECKPOINT_BEFORE_WINDOW = args.checkpoint !== "false";
 /**

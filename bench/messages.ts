@@ -104,7 +104,7 @@ const ROUNDS = Number(args.rounds ?? 3);
 /**
  * With --baseline, PostgreSQL checkpoints before every window (`--checkpoint=false`: on its own schedule),
  * so that a checkpoint's writes and sync do not fall in some servers' windows and not others'
- * (bench/README.md, "A checkpoint in some windows"); `checkpoints_in_windows` counts the ones that did.
+ * (bench/log/2026-11-29.md#a-checkpoint-in-some-windows-2026-11-29); `checkpoints_in_windows` counts the ones that did.
  */
 const CHECKPOINT_BEFORE_WINDOW = args.checkpoint !== "false";
 const PROFILE = args.profile === "true";
@@ -486,7 +486,7 @@ try {
       // Each round starts with the next server (service, baseline, minimal, variant, rotated): a server
       // measured right after another one's load finds that load's aftermath (its last log writes, the
       // autovacuum its rows set off): in a fixed order the second service came out 5-10 % ahead of the
-      // first whichever settings each had (bench/README.md, "Rounds in turn"). With --rounds a multiple of
+      // first whichever settings each had (bench/log/2026-11-27.md#rounds-in-turn-2026-11-27-late). With --rounds a multiple of
       // the number of servers, each takes every place equally often.
       const others: Array<[ServerProcess, Result[]]> = [[baseline, rounds.baseline]];
       if (minimalHere) others.push([minimalHere, rounds.minimal]);
@@ -504,7 +504,7 @@ try {
       ];
       // Every other pass of rounds runs the servers in the opposite order, so each one follows each other
       // one (whose aftermath it may meet) as often as the others do, not always the same one; and before
-      // every window the database is let go quiet (bench/README.md, "Who follows whom").
+      // every window the database is let go quiet (bench/log/2026-11-28.md#who-follows-whom-2026-11-28).
       const count = inRound.length;
       let checkpointsInWindows = 0;
       for (let round = 0; round < ROUNDS; round++) {

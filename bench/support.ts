@@ -257,7 +257,7 @@ export async function untilDatabaseQuiet(
 /**
  * Checkpoints the PostgreSQL server has started so far (timed and requested: pg_stat_bgwriter), and with
  * `force` first one more, at once (CHECKPOINT): a window that follows starts with PostgreSQL's dirty pages
- * written, not halfway to the checkpoint its WAL calls for (bench/README.md, "A checkpoint in some windows").
+ * written, not halfway to the checkpoint its WAL calls for (bench/log/2026-11-29.md#a-checkpoint-in-some-windows-2026-11-29).
  */
 export async function checkpoints(adminUrl: string, { force = false } = {}): Promise<number> {
   const client = new pg.Client({ connectionString: adminUrl });

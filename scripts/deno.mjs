@@ -23,11 +23,11 @@ export function denoBinary() {
  * RSS in the send benchmark. At 8 MB it used the least memory, but with 256
  * requests in flight many of them outlived a scavenge and were promoted: 16 MB
  * did reads 15-30 % and sends at 256 connections 5-15 % faster for about
- * 15-25 MB more (at most 223 MB; bench/README.md, "Memory"). `--heap-growing-percent=50` lets the old
+ * 15-25 MB more (at most 223 MB; bench/log/2026-11-27.md#the-logs-destination-2026-11-27). `--heap-growing-percent=50` lets the old
  * generation grow to 1.5 times what the last full collection kept before the
  * next one (V8 otherwise allows up to 4 times when collections are cheap): the
  * service keeps about 33 MB live under load, and its RSS under the send
- * benchmark falls from about 255 MB to about 170 MB (bench/README.md, "Memory").
+ * benchmark falls from about 255 MB to about 170 MB (bench/log/2026-11-24.md#memory).
  *
  * `--no-memory-reducer` keeps V8 from shrinking the heap with extra full
  * collections once the allocation rate drops (its memory reducer, meant for
@@ -35,7 +35,7 @@ export function denoBinary() {
  * the reducer had shrunk the heap, and the next burst paid to grow it again.
  * In alternating 12 s windows of test sends at 32 connections the service did
  * 11-12 % more sends a second with it off, at 17-18 % less CPU per send, and
- * held 4-6 MB more (bench/README.md, "The memory reducer").
+ * held 4-6 MB more (bench/log/2026-11-28.md#the-memory-reducer).
  */
 export const DENO_RUN_FLAGS = Object.freeze([
   "--allow-env",

@@ -5,7 +5,7 @@
 // pino's own asynchronous destination (sonic-boom) writes at most 16 KB per
 // round and measures its pending text's length on every line. Under Deno, at
 // 10 000 requests a second, that fell behind and kept up to 38 MB of pending
-// lines (bench/README.md, "The log's destination").
+// lines (bench/log/2026-11-27.md#the-logs-destination-2026-11-27).
 //
 // What is pending is bounded (`maxPendingBytes`, counted in UTF-16 code
 // units): past it a line is dropped, and once the backlog is written one

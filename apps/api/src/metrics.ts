@@ -67,8 +67,9 @@ export function createMetrics(sources: {
   // Its event-loop lag gauges (nodejs_eventloop_lag_*) are left out too: they
   // read the runtime's monitorEventLoopDelay histogram, and under load Deno's
   // takes 8-10 ms to compute its standard deviation and 1-2 ms for its mean,
-  // on the event loop, at every scrape (bench/README.md, "The scrape's own
-  // pause"). The service measures the same delay itself, cheaply:
+  // on the event loop, at every scrape
+  // (bench/log/2026-11-27.md#the-scrapes-own-pause-prom-clients-event-loop-lag-gauges-2026-11-27-later).
+  // The service measures the same delay itself, cheaply:
   // sms_event_loop_delay_seconds.
   const eventLoopLag = registry
     .getMetricsAsArray()

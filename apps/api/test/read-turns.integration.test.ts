@@ -1,4 +1,4 @@
-// Read turns (http/gateway.ts, inTurn; bench/README.md, "Read turns"): a read
+// Read turns (http/gateway.ts, inTurn; bench/log/2026-11-27.md#read-turns-2026-11-27): a read
 // by id (GET /v1/messages/{id}, GET /v1/verifications/{id}) waits for one of
 // DATABASE_POOL_SIZE turns before its procedure starts, holding nothing but
 // its request; other routes never wait for one. Shown on PostgreSQL with a

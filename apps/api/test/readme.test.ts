@@ -2,7 +2,7 @@
 // its quick start works when pasted into bash on a bare Debian machine that has
 // only Node and npm (plus curl): no uuidgen, no jq.
 //
-//   (a) every relative link in README.md, docs/*.md and bench/README.md points
+//   (a) every relative link in README.md, docs/*.md, bench/README.md and bench/log/*.md points
 //       to an existing file, and every #anchor to a heading of that file; every
 //       "spec N.M" names a section of docs/spec.md; docs/README.md lists every page;
 //   (b) README.md is at most 200 lines;
@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { delimiter, dirname, join, relative, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { API_DIR, type ServerProcess, startServer } from "./harness.ts";
+import { headingIds, proseLines } from "./support/markdown.ts";
 
 const ROOT = resolve(API_DIR, "..", "..");
 const README = join(ROOT, "README.md");
@@ -31,22 +32,10 @@ function markdownFiles(): string[] {
   const packages = readdirSync(join(ROOT, "packages"))
     .map((name) => join(ROOT, "packages", name, "README.md"))
     .filter((path) => existsSync(path));
-  return [README, ...docs, join(ROOT, "bench", "README.md"), ...packages];
-}
-
-/** Lines outside fenced code blocks, with their 1-based numbers. */
-function proseLines(text: string): Array<{ line: string; number: number }> {
-  const out: Array<{ line: string; number: number }> = [];
-  let fence: string | undefined;
-  text.split("\n").forEach((line, index) => {
-    const marker = /^\s*(```+|~~~+)/.exec(line)?.[1];
-    if (marker && (fence === undefined || marker.startsWith(fence))) {
-      fence = fence === undefined ? marker : undefined;
-      return;
-    }
-    if (fence === undefined) out.push({ line, number: index + 1 });
-  });
-  return out;
+  const benchLogs = readdirSync(join(ROOT, "bench", "log"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => join(ROOT, "bench", "log", name));
+  return [README, ...docs, join(ROOT, "bench", "README.md"), ...benchLogs, ...packages];
 }
 
 /** The fenced blocks of one language, in order. */
@@ -55,25 +44,6 @@ function fencedBlocks(text: string, language: string): string[] {
   const pattern = new RegExp(`^\`\`\`${language}\\n([\\s\\S]*?)^\`\`\`$`, "gm");
   for (const match of text.matchAll(pattern)) blocks.push(match[1] ?? "");
   return blocks;
-}
-
-/** GitHub's heading ids: lower case, punctuation dropped, spaces to hyphens, -1, -2 for repeats. */
-function headingIds(text: string): Set<string> {
-  const ids = new Set<string>();
-  const seen = new Map<string, number>();
-  for (const { line } of proseLines(text)) {
-    const heading = /^#{1,6}\s+(.+?)\s*#*\s*$/.exec(line)?.[1];
-    if (heading === undefined) continue;
-    const plain = heading
-      .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
-      .replace(/[`*]/g, "")
-      .toLowerCase();
-    const base = plain.replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, "").replace(/ /g, "-");
-    const count = seen.get(base) ?? 0;
-    seen.set(base, count + 1);
-    ids.add(count === 0 ? base : `${base}-${count}`);
-  }
-  return ids;
 }
 
 type Link = { file: string; line: number; target: string };

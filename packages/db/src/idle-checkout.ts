@@ -5,7 +5,7 @@
 // Deno runs its next-tick queue once per turn of the event loop, after every
 // callback that turn had ready. Under load almost every checkout waited for the
 // end of a turn: reads at 32 connections, 85 % of checkouts, about 1 ms each, on
-// a read of 5–6 ms (bench/README.md, "An idle connection at once"). Each such
+// a read of 5–6 ms (bench/log/2026-11-28.md#an-idle-connection-at-once-2026-11-28). Each such
 // checkout also armed and cleared a connectionTimeoutMillis timer.
 //
 // takeIdle() runs the same pg-pool code without the deferral: when a connection

@@ -2,9 +2,9 @@
 //
 // pg's own `query_timeout` arms a timer for every statement, and pg-pool's idle
 // timeout another for every release: under Deno both are Node-compat timers, a
-// tenth of what a read allocated and a few percent of its CPU (bench/README.md,
-// "What a request costs the service"). Here one interval timer watches every
-// statement in flight, and runs only while there are any. A statement past its
+// tenth of what a read allocated and a few percent of its CPU
+// (bench/log/2026-11-27.md#what-a-request-costs-the-service-and-what-the-measurement-cost-2026-11-27).
+// Here one interval timer watches every statement in flight, and runs only while there are any. A statement past its
 // deadline has its connection destroyed: pg fails the statement (and anything
 // queued on that connection), the statement reports DatabaseUnavailableError
 // `timeout`, and the connection is never reused. The deadline is checked every

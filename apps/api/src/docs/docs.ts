@@ -9,7 +9,7 @@
 // Deno's brotli compresses on the main thread, 300 ms for this bundle at
 // quality 5 (a sixth of the start-up budget, every request held meanwhile),
 // and at the qualities that take a few milliseconds its output is no smaller
-// than gzip's (bench/README.md, "Start-up").
+// than gzip's (bench/log/2026-11-25.md#start-up-again-2026-11-25).
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";

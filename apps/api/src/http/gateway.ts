@@ -13,7 +13,7 @@
 // Why not trpc-to-openapi's fetch adapter: per request it rebuilt its route
 // table, parsed the URL twice, re-read and re-parsed the body the gateway had
 // already read, and needed a second Request built for it: about a fifth of a
-// replay's CPU (bench/README.md, issue 15).
+// replay's CPU (bench/log/2026-11-24.md#latest, issue 15).
 import { newId } from "@sms/crypto";
 import { type Slots, SlotWaitTimeout } from "@sms/domain";
 import { callTRPCProcedure, getTRPCErrorFromUnknown, type ProcedureType } from "@trpc/server";
@@ -387,7 +387,7 @@ async function headResponse(response: Response): Promise<Response> {
  * whole call (tRPC's middleware frames, the validated input, the statement's parameters) before it asks the
  * pool for a connection, and under load it waits there that way: with 256 reads waiting on 20 connections,
  * each one's objects outlived a garbage collection or two, and the collector copied and promoted them all
- * (bench/README.md, "Read turns"). A read that waits longer than the database's connect deadline answers as
+ * (bench/log/2026-11-27.md#read-turns-2026-11-27). A read that waits longer than the database's connect deadline answers as
  * one the pool could not serve: 500 with Retry-After.
  */
 async function inTurn(turns: ReadTurns, call: () => Promise<Response>): Promise<Response> {
@@ -411,7 +411,7 @@ export const CLIENT_CLOSED_REQUEST = 499;
  * Kept short on purpose: an async function's frame (every local it has, for
  * the whole request) is allocated per call and outlives a garbage collection
  * whenever the request waits, so the rare paths (a failure, the log line) are
- * functions of their own (bench/README.md, "What survives a scavenge").
+ * functions of their own (bench/log/2026-11-27.md#what-survives-a-scavenge-2026-11-27-night).
  */
 export async function frameRequest(
   logger: AppLogger,

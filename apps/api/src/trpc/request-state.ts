@@ -28,7 +28,7 @@ export type RequestState = {
  * object in V8, a hash table of some 600 bytes per request that every
  * middleware's `state.projectId` then reads by lookup; the class's instances
  * share one shape, with every property present from the start
- * (bench/README.md, "What survives a scavenge").
+ * (bench/log/2026-11-27.md#what-survives-a-scavenge-2026-11-27-night).
  */
 class GatewayRequestState implements RequestState {
   projectId: string | undefined = undefined;

@@ -140,14 +140,14 @@ const ANSWERED_BATCHES: BatchOptions = { maxBatch: 64, maxInFlight: 4 };
  *
  * Test sends' claims (idempotency.claimCounted) likewise: one statement per
  * project minute for up to 64 sends, so a busy project's counter row is locked
- * once per batch, not once per send (bench/README.md#where-the-tail-comes-from).
+ * once per batch, not once per send (bench/log/2026-11-25.md#where-the-tail-comes-from).
  */
 const CLAIM_BATCHES: BatchOptions = { maxBatch: 64, maxInFlight: 4 };
 /**
  * Reads of a message by id and project (GET /v1/messages/{id}) that arrive while others are being read go to
  * the database together: one statement for up to 64, at most 4 at once. Each read alone was a statement, a
  * socket write that wakes PostgreSQL, a fifth of the service's thread at 256 connections
- * (bench/README.md#reads-in-one-statement-2026-11-29).
+ * (bench/log/2026-11-29.md#reads-in-one-statement-2026-11-29).
  */
 const READ_BATCHES: BatchOptions = { maxBatch: 64, maxInFlight: 4 };
 

@@ -111,7 +111,7 @@ const PURGE_TEXT_SQL = `
  * and no claimed project's message, however long their history (claimed projects keep theirs). The
  * purge passes the last batch's last project as $3, so one run visits each unclaimed project once.
  * (Taking the oldest messages first across every project joined and sorted every message older than
- * $1, claimed ones too, for each batch: bench/README.md#the-unclaimed-purge-by-project-2026-11-29.)
+ * $1, claimed ones too, for each batch: bench/log/2026-11-29.md#the-unclaimed-purge-by-project-2026-11-29.)
  */
 export const LOCK_UNCLAIMED_SQL = `
   SELECT m.id, m.created_at, p.id AS project_id FROM projects p

@@ -224,7 +224,7 @@ export type Outcome = {
  * key. `status::text` keeps the status out of the index choice: compared as the enum, a generic plan made
  * while the table was small or unanalysed walked `(status, created_at)` through every queued message, and every
  * dead index entry of one, for each live send's record
- * (bench/README.md#a-live-sends-record-by-its-key-2026-11-27).
+ * (bench/log/2026-11-27.md#a-live-sends-record-by-its-key-2026-11-27).
  */
 const QUEUED_MESSAGE = (id: string, createdAt: string, bound: string) =>
   `id = ${id} AND created_at = CAST(${createdAt} AS timestamptz) AND ${bound} AND status::text = 'queued'`;
@@ -263,7 +263,7 @@ export const recordOutcomeSql = statementInMonth(
  * statements' plans"). Every execution answers at least one claim, whose
  * record stays 24 hours: after 5 000 executions the table holds at least
  * 5 000 rows. Planned on every execution, the statement cost a sixth of
- * PostgreSQL's CPU per test send (bench/README.md#planned-once-per-connection-2026-11-27).
+ * PostgreSQL's CPU per test send (bench/log/2026-11-27.md#planned-once-per-connection-2026-11-27).
  */
 export const ANSWERED_UNNAMED_EXECUTIONS = 5_000;
 
@@ -443,7 +443,8 @@ const READ_SQL = `SELECT ${RESOURCE_COLUMNS} FROM messages WHERE id = $1`;
  * `project_id || ''` keeps the planner on each month's primary key (id first): `messages` is partitioned by
  * month and its key is (id, created_at), so on a month without statistics yet (a new month, a fresh
  * database) the planner would otherwise walk the project's whole month through (project_id, created_at,
- * id): 3 ms instead of 0.05 ms per read (bench/README.md#where-the-tail-comes-from).
+ * id): 3 ms instead of 0.05 ms per read
+ * (bench/log/2026-11-25.md#issue-26s-targets-after-the-changes-2026-11-25-1804-and-1811-utc).
  */
 export const PROJECT_MATCHES = "project_id || '' = $2";
 const READ_IN_PROJECT_SQL = `SELECT ${RESOURCE_COLUMNS} FROM messages WHERE id = $1 AND ${PROJECT_MATCHES}`;

@@ -13,7 +13,7 @@
 // parameters PostgreSQL can only prune when each execution starts, its generic
 // plan costs every month, and it went on planning every read instead (a read
 // cost PostgreSQL 0.078 ms instead of 0.044 on a database of five months;
-// bench/README.md). Each month is one more distinct statement, prepared once per
+// bench/log/2026-11-27.md#a-read-by-id-reads-one-month-2026-11-27-afternoon). Each month is one more distinct statement, prepared once per
 // connection, so only ids of the last two years (and none from the future) get
 // a bound: an older id is read over every month, as before. The constants come
 // from a Date, never from the caller's text.
@@ -136,7 +136,7 @@ export function readerManyNearIdTime(statement: string, options: { column?: stri
  * A statement on one message whose creation time the caller knows exactly (a live send's record and release):
  * `build` is given `column` bounded to that time's month, as constants, and the text is kept per month. With
  * the creation time as a parameter alone, PostgreSQL prunes the other months only as each execution starts, so
- * its generic plan costs every month and it planned every execution instead (bench/README.md#a-live-sends-record-by-its-key-2026-11-27).
+ * its generic plan costs every month and it planned every execution instead (bench/log/2026-11-27.md#a-live-sends-record-by-its-key-2026-11-27).
  */
 export function statementInMonth(build: (bound: string) => string, column = "created_at") {
   const boundedText = boundedTexts(build, column);

@@ -53,7 +53,7 @@ const FROM = `request_log r LEFT JOIN api_keys k ON k.id = r.key_id`;
  * the last fraction of a second of the log (a debugging aid, not a ledger), and the sends' and reads' own
  * durable commits do not queue behind a flush for it. No ON CONFLICT: each record's id is new (newId per
  * request) and a batch is written once, never retried, and the speculative insertion that ON CONFLICT costs
- * every row was a fifth of the statement (bench/README.md#what-the-request-log-costs-a-read-2026-11-27).
+ * every row was a fifth of the statement (bench/log/2026-11-27.md#what-the-request-log-costs-a-read-2026-11-27).
  */
 const INSERT_MANY_SQL = `
   WITH written AS (

@@ -63,13 +63,13 @@ export type SendMessageDeps = {
   projectRefusals?: ProjectRefusals;
   /**
    * Told how long each step of a new send took, and the key's mode: a live send's steps wait on uBill
-   * and on the live slots, a test send's do not (metrics: bench/README.md#where-the-tail-comes-from).
+   * and on the live slots, a test send's do not (metrics: bench/log/2026-11-25.md#where-the-tail-comes-from).
    */
   observe?: (phase: SendPhase, ms: number, mode: KeyMode) => void;
   /**
    * Live sends' share of the database pool: a live send's write-ahead
    * transaction runs in a slot, and a burst beyond them waits here, holding
-   * no connection (bench/README.md, the live path under a slow provider).
+   * no connection (bench/README.md#live-path-under-a-slow-provider).
    * Without it they queue at the pool with everything else.
    */
   liveSlots?: Slots;
