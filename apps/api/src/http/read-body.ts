@@ -27,6 +27,23 @@ const NOT_UTF8 = "The request body is not valid UTF-8 text.";
 const deadlines = new WeakMap<Request, number>();
 /** Requests whose body was read to its end. */
 const fullyRead = new WeakSet<Request>();
+/**
+ * Requests whose body the runtime failed (malformed chunked framing): Deno
+ * then closes the connection itself and says so (`connection: close`).
+ */
+const framingFailed = new WeakSet<Request>();
+
+/**
+ * Deno's HTTP/1 parser fails a body stream with this when the chunked framing
+ * is malformed (a chunk size that is not hex, a chunk longer than it says);
+ * anything else failing the stream is the connection ending.
+ */
+const MALFORMED_BODY = /^invalid HTTP\/1 request/;
+
+/** True when the runtime refused this request's body framing (it closes the connection and says so itself). */
+export function bodyFramingFailed(request: Request): boolean {
+  return framingFailed.has(request);
+}
 
 /** The server's side: this request's body must arrive in full by `deadline` (performance.now()). */
 export function setBodyDeadline(request: Request, deadline: number): void {
@@ -68,7 +85,8 @@ export function cancelLateBodies(now: number): void {
  * The body as text, or null when it is larger than `limit` bytes (declared or
  * actual; reading stops at the limit). Throws ApiError `request_timeout` when
  * the body does not arrive by the deadline the server set, and ApiError
- * `invalid_request` when it is not valid UTF-8.
+ * `invalid_request` when it is not valid UTF-8 or its chunked framing is
+ * malformed.
  */
 export async function readBodyText(request: Request, limit: number): Promise<string | null> {
   if (Number(request.headers.get("content-length") ?? "0") > limit) return null;
@@ -88,9 +106,13 @@ export async function readBodyText(request: Request, limit: number): Promise<str
       let result: ReadableStreamReadResult<Uint8Array>;
       try {
         result = await reader.read();
-      } catch {
+      } catch (error) {
         if (entry?.expired) throw new ApiError("request_timeout", REFUSAL_MESSAGES.request_timeout);
-        // The body stream fails only when the connection ends before the body does.
+        if (MALFORMED_BODY.test((error as Error | undefined)?.message ?? "")) {
+          framingFailed.add(request);
+          throw new ApiError("invalid_request", REFUSAL_MESSAGES.malformed_chunked_body);
+        }
+        // Otherwise the body stream fails only when the connection ends before the body does.
         throw new ClientClosedRequest();
       }
       // Before `done`: cancelLateBodies' cancel also ends the read as done.

@@ -44,7 +44,7 @@ import { rateLimitSubject } from "./client-address.ts";
 import { errorResponse } from "./errors.ts";
 import type { Handler } from "./gateway.ts";
 import { assertHeaderLinesReadable } from "./header-lines.ts";
-import { bodyLeftUnread, cancelLateBodies, setBodyDeadline } from "./read-body.ts";
+import { bodyFramingFailed, bodyLeftUnread, cancelLateBodies, setBodyDeadline } from "./read-body.ts";
 
 /** The part of an AbortSignal Deno's per-connection server uses: it registers one "abort" listener. */
 type CancelHook = { addEventListener(type: "abort", listener: () => void): void };
@@ -192,6 +192,18 @@ function neverShed(request: Request): boolean {
   return NEVER_SHED_PATHS.has(path.split("?")[0] ?? "");
 }
 
+/**
+ * Deno writes `connection: close` itself after a request that asked for it
+ * (`Connection: close`) and after a body it failed (malformed chunked
+ * framing), whatever the response says: the server's own header would be a
+ * second one (issue 53, item 8).
+ */
+function runtimeAnnouncesClose(request: Request): boolean {
+  if (bodyFramingFailed(request)) return true;
+  const tokens = request.headers.get("connection");
+  return tokens !== null && tokens.split(",").some((token) => token.trim().toLowerCase() === "close");
+}
+
 function isListenerClosed(error: unknown): boolean {
   return error instanceof Deno.errors.BadResource || error instanceof Deno.errors.Interrupted;
 }
@@ -303,16 +315,27 @@ export function serveHttp(options: ServeOptions): HttpServer {
       const settle = () => afterResponse(connection);
       info.completed.then(settle, settle);
       setBodyDeadline(request, performance.now() + options.bodyTimeoutMs);
+      // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400 (the gateway answers it, in the envelope).
+      const hostMissing = !request.headers.has("host");
+      if (hostMissing) connection.closeWhenIdle = true;
       const response =
         connection.overflow && !neverShed(request)
           ? errorResponse(shedError(), newId("req"))
-          : await options.handler(request, { remoteAddress });
+          : await options.handler(request, { remoteAddress, ...(hostMissing ? { hostMissing } : {}) });
       connection.sendingSince = performance.now();
-      if (bodyLeftUnread(request)) connection.closeWhenIdle = true;
+      if (bodyLeftUnread(request)) {
+        connection.closeWhenIdle = true;
+        // A body left unread is given up here, so that the runtime neither keeps
+        // reading it nor announces the close itself (it says `connection: close`
+        // for a body still open, and the answer carried the header twice).
+        if (request.body && !request.body.locked) request.body.cancel().catch(() => {});
+      }
       try {
         // Every response, whoever made it (the gateway sets it too): issue 25, L7.
         response.headers.set("X-Content-Type-Options", "nosniff");
-        if (connection.closeWhenIdle || draining) response.headers.set("Connection", "close");
+        if ((connection.closeWhenIdle || draining) && !runtimeAnnouncesClose(request)) {
+          response.headers.set("Connection", "close");
+        }
       } catch {
         // Immutable headers: the connection closes all the same.
       }
