@@ -51,7 +51,8 @@ describe("a body that never ends", () => {
     server = await start({
       backend: "pglite",
       internalToken: TOKEN,
-      env: { MAX_BODY_BYTES: "4096", JOBS_ENABLED: "false" },
+      // Twenty endless bodies from one address at once (below): above the per-address cap on unfinished bodies.
+      env: { MAX_BODY_BYTES: "4096", MAX_UNFINISHED_BODIES_PER_PEER: "32", JOBS_ENABLED: "false" },
     });
     const key = JSON.parse((await requestOnce(server.port, "POST", "/v1/test-keys")).text) as {
       api_key: string;
