@@ -42,8 +42,11 @@ if (args.serve) {
       handler: async () => ok(),
       maxConnections: 10_000,
       maxConnectionsPerPeer: 10_000,
+      maxUnfinishedBodiesPerPeer: 10_000,
       headersTimeoutMs: 10_000,
       bodyTimeoutMs: 30_000,
+      bodyReadTimeoutMs: 10_000,
+      bodyMinBytesPerSecond: 240,
       idleTimeoutMs: 60_000,
       logger: createLogger({ level: "silent" }),
     });

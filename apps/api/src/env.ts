@@ -103,10 +103,16 @@ const ZEnv = z.object({
   MAX_BODY_BYTES: int(16 * 1024, 256, 1024 * 1024),
   HTTP_HEADERS_TIMEOUT_SECONDS: int(10, 1, 3600),
   HTTP_BODY_TIMEOUT_SECONDS: int(30, 1, 3600),
+  /** After the headers, the most time without a body byte, and the grace before the minimum body rate applies. */
+  HTTP_BODY_READ_TIMEOUT_SECONDS: int(10, 1, 3600),
+  /** The least average body rate once HTTP_BODY_READ_TIMEOUT_SECONDS has passed (0: none). */
+  HTTP_BODY_MIN_BYTES_PER_SECOND: int(240, 0, 1_000_000_000),
   HTTP_IDLE_TIMEOUT_SECONDS: int(60, 1, 3600),
   MAX_CONNECTIONS: int(1024, 1, 1_000_000),
-  /** Open connections from one address (an IPv6 /64): one client cannot hold the whole cap. */
+  /** Open connections from one address (an IPv6 /48): one client cannot hold the whole cap. */
   MAX_CONNECTIONS_PER_PEER: int(128, 1, 1_000_000),
+  /** Requests from one address (an IPv6 /48) whose body has not arrived yet; a new one closes the oldest. */
+  MAX_UNFINISHED_BODIES_PER_PEER: int(16, 1, 1_000_000),
   SHUTDOWN_TIMEOUT_SECONDS: int(25, 1, 3600),
   /** SIGTERM/SIGINT behind a load balancer: /readyz answers 503 this long, still serving, before the listener closes. */
   SHUTDOWN_READINESS_DELAY_SECONDS: int(0, 0, 300),
@@ -244,12 +250,18 @@ export type Config = {
     headersTimeoutMs: number;
     /** A request's body must arrive in full within this (counted from its headers). */
     bodyTimeoutMs: number;
+    /** After the headers, the most time without a body byte; also the grace before bodyMinBytesPerSecond. */
+    bodyReadTimeoutMs: number;
+    /** The least average body rate after bodyReadTimeoutMs (0: none). */
+    bodyMinBytesPerSecond: number;
     /** A keep-alive connection with no request in flight is closed after this. */
     idleTimeoutMs: number;
     /** Open connections on the public port (idle ones make room for new ones; see http/server.ts). */
     maxConnections: number;
     /** Open connections on the public port from one address (at most maxConnections). */
     maxConnectionsPerPeer: number;
+    /** Requests from one address waiting for their body (at most maxConnectionsPerPeer). */
+    maxUnfinishedBodiesPerPeer: number;
   };
   /**
    * The internal tRPC listener; null when INTERNAL_PORT is unset (outside development).
@@ -522,9 +534,16 @@ export function parseEnv(source: Record<string, string | undefined>, options: En
       trustProxy,
       headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_SECONDS * SECOND_MS,
       bodyTimeoutMs: env.HTTP_BODY_TIMEOUT_SECONDS * SECOND_MS,
+      bodyReadTimeoutMs: env.HTTP_BODY_READ_TIMEOUT_SECONDS * SECOND_MS,
+      bodyMinBytesPerSecond: env.HTTP_BODY_MIN_BYTES_PER_SECOND,
       idleTimeoutMs: env.HTTP_IDLE_TIMEOUT_SECONDS * SECOND_MS,
       maxConnections: env.MAX_CONNECTIONS,
       maxConnectionsPerPeer: Math.min(env.MAX_CONNECTIONS_PER_PEER, env.MAX_CONNECTIONS),
+      maxUnfinishedBodiesPerPeer: Math.min(
+        env.MAX_UNFINISHED_BODIES_PER_PEER,
+        env.MAX_CONNECTIONS_PER_PEER,
+        env.MAX_CONNECTIONS,
+      ),
     },
     internal:
       internal.port !== undefined && internal.token

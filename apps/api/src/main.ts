@@ -84,6 +84,8 @@ await Promise.race([app.databaseAttempted, new Promise((resolve) => setTimeout(r
 const timeouts = {
   headersTimeoutMs: config.http.headersTimeoutMs,
   bodyTimeoutMs: config.http.bodyTimeoutMs,
+  bodyReadTimeoutMs: config.http.bodyReadTimeoutMs,
+  bodyMinBytesPerSecond: config.http.bodyMinBytesPerSecond,
   idleTimeoutMs: config.http.idleTimeoutMs,
 };
 if (stopping) {
@@ -99,6 +101,7 @@ if (stopping) {
       handler: app.handler,
       maxConnections,
       maxConnectionsPerPeer: config.http.maxConnectionsPerPeer,
+      maxUnfinishedBodiesPerPeer: config.http.maxUnfinishedBodiesPerPeer,
       logger: log,
       ...timeouts,
     });
@@ -136,6 +139,7 @@ if (!stopping && config.internal && app.internalHandler) {
       handler: app.internalHandler,
       maxConnections: INTERNAL_MAX_CONNECTIONS,
       maxConnectionsPerPeer: INTERNAL_MAX_CONNECTIONS,
+      maxUnfinishedBodiesPerPeer: INTERNAL_MAX_CONNECTIONS,
       logger: log,
       ...timeouts,
     });

@@ -51,7 +51,8 @@ describe("a body that never ends", () => {
     server = await start({
       backend: "pglite",
       internalToken: TOKEN,
-      env: { MAX_BODY_BYTES: "4096", JOBS_ENABLED: "false" },
+      // Twenty endless bodies from one address at once (below): above the per-address cap on unfinished bodies.
+      env: { MAX_BODY_BYTES: "4096", MAX_UNFINISHED_BODIES_PER_PEER: "32", JOBS_ENABLED: "false" },
     });
     const key = JSON.parse((await requestOnce(server.port, "POST", "/v1/test-keys")).text) as {
       api_key: string;
@@ -292,7 +293,7 @@ describe("deadlines", () => {
     const pid = server.child.pid ?? 0;
     const baseline = openFileDescriptors(pid);
     const raw = await openRaw(server.port);
-    // Never read: three pipelined copies of the 4 MB documentation bundle fill every buffer.
+    // Never read: eight pipelined copies of the 4 MB documentation bundle fill every buffer.
     raw.socket.pause();
     raw.write("GET /docs/assets/api-reference.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(3));
     await eventually(() => openFileDescriptors(pid) > baseline, 10_000, "the connection to be accepted");
@@ -331,19 +332,44 @@ describe("deadlines", () => {
 
 describe("the connection cap", () => {
   const HEALTH = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-  /** A request that stays in flight: its declared body never comes (until the body deadline, 120 s). */
-  const BUSY = "POST /v1/test-keys HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\n";
+  /**
+   * A request that stays in flight: its key lookup waits on a lock the test holds on `api_keys` (the
+   * statement deadline is raised past the test). A request still waiting for its body is not busy in this
+   * sense: it is closed for a newcomer like an idle connection (issue 53, G1; slow-bodies.e2e).
+   */
+  const BUSY = `GET /v1/messages/msg_busy HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer sk_test_${"b".repeat(43)}\r\n\r\n`;
+
+  /** Holds ACCESS EXCLUSIVE on `table` from a psql session of its own until the returned function is called. */
+  async function holdLock(databaseUrl: string, table: string): Promise<() => Promise<void>> {
+    const { spawn } = await import("node:child_process");
+    const psql = spawn("psql", [databaseUrl, "-v", "ON_ERROR_STOP=1"], { stdio: ["pipe", "pipe", "pipe"] });
+    // One statement at a time on standard input: psql prints each result as it completes.
+    psql.stdin.write(
+      `SET client_connection_check_interval = 200;\nBEGIN;\nLOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE;\nSELECT 'locked';\nSELECT pg_sleep(600);\n`,
+    );
+    let output = "";
+    psql.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    await eventually(() => output.includes("locked"), 15_000, "the lock to be held");
+    return async () => {
+      const exited = new Promise((resolve) => psql.once("exit", resolve));
+      psql.kill("SIGKILL");
+      await exited;
+    };
+  }
 
   it("closes idle connections for new ones; when all are busy, serves health routes and refuses the rest, and recovers", async () => {
     const server = await start({
-      backend: "pglite",
+      backend: "postgres",
       env: {
         MAX_CONNECTIONS: "8",
         HTTP_IDLE_TIMEOUT_SECONDS: "120",
-        HTTP_BODY_TIMEOUT_SECONDS: "120",
+        DATABASE_STATEMENT_TIMEOUT_MS: "120000",
         JOBS_ENABLED: "false",
       },
     });
+    const releaseLock = await holdLock(server.databaseUrl ?? "", "api_keys");
     // Eight connections, each provably accepted (served once), then idle.
     const idle = await Promise.all(Array.from({ length: 8 }, () => openRaw(server.port)));
     for (const raw of idle) raw.write(HEALTH);
@@ -396,6 +422,7 @@ describe("the connection cap", () => {
     expect(busy.every((raw) => !raw.isClosed())).toBe(true);
 
     for (const raw of busy) raw.destroy();
+    await releaseLock();
     await eventually(
       async () =>
         (await requestOnce(server.port, "GET", "/v1/messages/msg_x").catch(() => null))?.status === 401,

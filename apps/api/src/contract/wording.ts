@@ -38,6 +38,8 @@ export const REFUSAL_MESSAGES = {
   authentication_rate_limited:
     "This API key was refused: too many failed authentications came from this address this minute, and until it ends only keys already seen working here are accepted. Check the key (it may be wrong or revoked) before retrying after the time in Retry-After.",
   request_timeout: "The request body did not arrive in time. Send it in one go and retry.",
+  host_missing: "The request has no 'Host' header; HTTP/1.1 requires one (RFC 9112 section 3.2).",
+  malformed_chunked_body: "The request body's chunked framing is malformed (RFC 9112 section 7.1).",
 } as const;
 
 /** 409 verification_not_pending: the sentence names the verification's status. */

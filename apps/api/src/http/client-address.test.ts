@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { parseAddress, parseTrustProxy, rateLimitSubject, resolveClientAddress } from "./client-address.ts";
+import {
+  connectionSubject,
+  parseAddress,
+  parseTrustProxy,
+  rateLimitSubject,
+  resolveClientAddress,
+} from "./client-address.ts";
 
 const bytes = (text: string) => Array.from(parseAddress(text) ?? []);
 
@@ -204,5 +210,22 @@ describe("rateLimitSubject", () => {
 
   it("keeps something unparsable apart, bounded in length", () => {
     expect(rateLimitSubject("x".repeat(500))).toBe(`other:${"x".repeat(64)}`);
+  });
+});
+
+describe("connectionSubject", () => {
+  it("keeps IPv4 addresses whole", () => {
+    expect(connectionSubject("203.0.113.7")).toBe("203.0.113.7");
+    expect(connectionSubject("::ffff:203.0.113.7")).toBe("203.0.113.7");
+  });
+
+  it("groups IPv6 addresses by /48: a host with a /56 is one peer, not 256", () => {
+    const a = connectionSubject("2001:db8:1:2::1");
+    expect(a).toBe("2001:db8:1:0:0:0:0:0/48");
+    for (let subnet = 0; subnet < 256; subnet++) {
+      expect(connectionSubject(`2001:db8:1:${(0x1200 + subnet).toString(16)}::7`)).toBe(a);
+    }
+    expect(connectionSubject("2001:db8:1:ffff:ffff:ffff:ffff:ffff")).toBe(a);
+    expect(connectionSubject("2001:db8:2::1")).not.toBe(a);
   });
 });

@@ -176,6 +176,20 @@ export function rateLimitSubject(address: string): string {
 }
 
 /**
+ * The identity the connection caps count a peer by (http/server.ts): an IPv4
+ * address as is, an IPv6 address reduced to its /48, the usual assignment to
+ * one site (issue 53, G1: one host with a /56 was 256 peers at /64).
+ */
+export function connectionSubject(address: string): string {
+  const bytes = parseAddress(address);
+  if (!bytes) return `other:${address.slice(0, 64)}`;
+  if (bytes.length === 4) return format(bytes);
+  const network = new Uint8Array(16);
+  network.set(bytes.slice(0, 6));
+  return `${format(network)}/48`;
+}
+
+/**
  * One X-Forwarded-For entry as an address, or null. Some proxies append the
  * client's port ("203.0.113.7:51234", "[2001:db8::1]:443"): it is dropped.
  */

@@ -28,6 +28,7 @@ import {
   unwrapZodType,
 } from "trpc-to-openapi";
 import { ApiError } from "../contract/errors.ts";
+import { REFUSAL_MESSAGES } from "../contract/wording.ts";
 import type { AppDeps } from "../deps.ts";
 import type { AppLogger } from "../logger.ts";
 import { newRequestState, type RequestState, successResponseMeta } from "../trpc/request-state.ts";
@@ -52,7 +53,16 @@ export type ExtraRoute = {
   handle(request: Request, state: RequestState, params: Record<string, string>): Promise<Response> | Response;
 };
 
-export type ConnectionInfo = { remoteAddress: string };
+export type ConnectionInfo = {
+  remoteAddress: string;
+  /** The request came without a `Host` header (the server answers it 400, RFC 9112 §3.2). */
+  hostMissing?: boolean;
+};
+
+/** The 400 for a request without `Host`, on either listener (the server passes `hostMissing`). */
+export function hostMissingError(): ApiError {
+  return new ApiError("invalid_request", REFUSAL_MESSAGES.host_missing);
+}
 /** What the gateway knows of a request once it is answered. */
 export type FinishedRequest = {
   route: string;
@@ -359,7 +369,11 @@ export function createGateway(options: {
       request,
       clientAddress,
       (state, route) => dispatch(request, state, route),
-      { errorPage, strictTransportSecurity: options.strictTransportSecurity === true },
+      {
+        errorPage,
+        strictTransportSecurity: options.strictTransportSecurity === true,
+        ...(connection?.hostMissing ? { refusal: hostMissingError() } : {}),
+      },
     );
     options.onFinished(finished);
     options.onAnswered?.(state, finished, response);
@@ -424,6 +438,8 @@ export async function frameRequest(
     errorPage?: (request: Request, error: ApiError, requestId: string) => Promise<Response | null>;
     /** Set Strict-Transport-Security on every answer. */
     strictTransportSecurity?: boolean;
+    /** Answer with this error without dispatching (what the server found wrong with the request itself). */
+    refusal?: ApiError;
   } = {},
 ): Promise<{ response: Response; finished: FinishedRequest; state: RequestState }> {
   const startedAt = performance.now();
@@ -434,6 +450,7 @@ export async function frameRequest(
   let response: Response;
   let failure: Failure | undefined;
   try {
+    if (options.refusal) throw options.refusal;
     response = await dispatch(state, route);
   } catch (error) {
     failure = failureOf(error, state);

@@ -20,7 +20,7 @@ import type { AppDeps } from "../deps.ts";
 import type { RequestState } from "../trpc/request-state.ts";
 import type { ApiRouter, Context, Meta } from "../trpc/trpc.ts";
 import { databaseUnavailableError, isUnexpected } from "./errors.ts";
-import { echoed, frameRequest, type Handler } from "./gateway.ts";
+import { echoed, frameRequest, type Handler, hostMissingError } from "./gateway.ts";
 import { readBody } from "./read-body.ts";
 
 /** Where Prometheus scrapes (with the same bearer token: `authorization` in its scrape config). */
@@ -125,7 +125,10 @@ export function createInternalHandler(options: {
       request,
       clientAddress,
       (state, route) => dispatch(request, state, route),
-      { fields: { listener: "internal" } },
+      {
+        fields: { listener: "internal" },
+        ...(connection?.hostMissing ? { refusal: hostMissingError() } : {}),
+      },
     );
     return response;
   };

@@ -1,6 +1,23 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../contract/errors.ts";
-import { bodyLeftUnread, cancelLateBodies, readBodyText, setBodyDeadline } from "./read-body.ts";
+import {
+  type BodyTerms,
+  bodyBreaksTerms,
+  bodyLeftUnread,
+  cancelLateBodies,
+  readBodyText,
+  setBodyTerms,
+} from "./read-body.ts";
+
+/** Terms with only a deadline for the whole body (no read timeout, no minimum rate). */
+function setBodyDeadline(request: Request, deadline: number): void {
+  setBodyTerms(request, {
+    deadline,
+    startedAt: performance.now(),
+    readTimeoutMs: Number.POSITIVE_INFINITY,
+    minBytesPerSecond: 0,
+  });
+}
 
 const encoder = new TextEncoder();
 
@@ -91,5 +108,46 @@ describe("readBodyText", () => {
 
   it("reads without a deadline when the server set none", async () => {
     expect(await readBodyText(streamed([encoder.encode("a"), encoder.encode("b")]), 10)).toBe("ab");
+  });
+
+  it("answers request_timeout for a body silent for its read timeout, well before its deadline, and tells the server once", async () => {
+    const startedAt = performance.now();
+    const silent = streamed([encoder.encode('{"to":')], { stall: true });
+    let settledCount = 0;
+    setBodyTerms(silent, {
+      deadline: startedAt + 3_600_000,
+      startedAt,
+      readTimeoutMs: 10_000,
+      minBytesPerSecond: 0,
+      onSettled: () => {
+        settledCount += 1;
+      },
+    });
+    const code = refusal(readBodyText(silent, 1_000)).then((error) => error.code);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    cancelLateBodies(startedAt + 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(settledCount).toBe(0);
+    cancelLateBodies(startedAt + 60_000);
+    expect(await code).toBe("request_timeout");
+    expect(settledCount).toBe(1);
+  });
+});
+
+describe("bodyBreaksTerms", () => {
+  const terms: BodyTerms = { deadline: 30_000, startedAt: 0, readTimeoutMs: 10_000, minBytesPerSecond: 240 };
+
+  it("holds a body to its deadline, its read timeout and, after the read timeout, its minimum rate", () => {
+    // One byte every 5 s (issue 53, G1): never silent for 10 s, but far below 240 bytes a second.
+    expect(bodyBreaksTerms({ terms, received: 2, lastReadAt: 9_000 }, 9_500)).toBe(false);
+    expect(bodyBreaksTerms({ terms, received: 3, lastReadAt: 15_000 }, 15_500)).toBe(true);
+    // A body at the minimum rate passes; silence breaks the terms at once.
+    expect(bodyBreaksTerms({ terms, received: 240 * 15, lastReadAt: 24_900 }, 25_000)).toBe(false);
+    expect(bodyBreaksTerms({ terms, received: 240 * 15, lastReadAt: 14_000 }, 25_000)).toBe(true);
+    // The whole-body deadline, whatever the rate.
+    expect(bodyBreaksTerms({ terms, received: 100_000, lastReadAt: 29_999 }, 30_000)).toBe(true);
+    // A minimum rate of 0 is off.
+    const noRate = { ...terms, minBytesPerSecond: 0 };
+    expect(bodyBreaksTerms({ terms: noRate, received: 1, lastReadAt: 19_000 }, 20_000)).toBe(false);
   });
 });

@@ -4,8 +4,9 @@
 // none of what a public service needs (docs/operations.md#connections):
 //
 //   - a fair cap on open connections: at most MAX_CONNECTIONS in all and
-//     MAX_CONNECTIONS_PER_PEER from one address (an IPv6 /64). At either cap a
-//     new connection first takes the place of the oldest idle one (of its own
+//     MAX_CONNECTIONS_PER_PEER from one address (an IPv6 /48). At either cap a
+//     new connection first takes the place of the oldest idle one, or of one
+//     whose request still waits for its body (issue 53, G1), (of its own
 //     address at the per-peer cap; of the address holding the most at the
 //     global cap), so a flood of silent connections only ever displaces
 //     itself. When nothing is idle, a few connections over the cap are still
@@ -17,11 +18,15 @@
 //     (Deno itself raises the soft RLIMIT_NOFILE to the hard limit at start-up;
 //     reading the limit back needs --allow-all, so the cap is configured, not
 //     derived: see docs/operations.md#connections);
+//   - at most MAX_UNFINISHED_BODIES_PER_PEER requests of one address waiting
+//     for their bodies: one more closes that address's oldest;
 //   - deadlines: a new connection must deliver its request headers within
 //     HTTP_HEADERS_TIMEOUT_SECONDS, a keep-alive connection with nothing in
 //     flight (or a response its client does not take) is closed after
 //     HTTP_IDLE_TIMEOUT_SECONDS, and a body must arrive within
-//     HTTP_BODY_TIMEOUT_SECONDS (enforced by read-body.ts, from the sweep);
+//     HTTP_BODY_TIMEOUT_SECONDS, never HTTP_BODY_READ_TIMEOUT_SECONDS without a
+//     byte, at HTTP_BODY_MIN_BYTES_PER_SECOND after that (enforced by
+//     read-body.ts, from the sweep);
 //   - closing a connection after a response whose request body was not read
 //     to its end (too large, too slow, or ignored by the route): Deno would
 //     otherwise keep draining an endless body forever;
@@ -40,11 +45,17 @@ import { newId } from "@sms/crypto";
 import { ApiError } from "../contract/errors.ts";
 import { INTERNAL_ERROR_MESSAGE, REFUSAL_MESSAGES } from "../contract/wording.ts";
 import type { AppLogger } from "../logger.ts";
-import { rateLimitSubject } from "./client-address.ts";
+import { connectionSubject } from "./client-address.ts";
 import { errorResponse } from "./errors.ts";
 import type { Handler } from "./gateway.ts";
 import { assertHeaderLinesReadable } from "./header-lines.ts";
-import { bodyLeftUnread, cancelLateBodies, setBodyDeadline } from "./read-body.ts";
+import {
+  bodyDeclared,
+  bodyFramingFailed,
+  bodyLeftUnread,
+  cancelLateBodies,
+  setBodyTerms,
+} from "./read-body.ts";
 
 /** The part of an AbortSignal Deno's per-connection server uses: it registers one "abort" listener. */
 type CancelHook = { addEventListener(type: "abort", listener: () => void): void };
@@ -100,10 +111,16 @@ export type ServeOptions = {
   port: number;
   handler: Handler;
   maxConnections: number;
-  /** Open connections from one address (an IPv6 /64); at most maxConnections. */
+  /** Open connections from one address (an IPv6 /48); at most maxConnections. */
   maxConnectionsPerPeer: number;
+  /** Requests from one address whose body has not arrived yet; a new one closes that address's oldest. */
+  maxUnfinishedBodiesPerPeer: number;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
+  /** After the headers, the most time without a body byte, and the grace before the minimum rate applies. */
+  bodyReadTimeoutMs: number;
+  /** The least average body rate once bodyReadTimeoutMs has passed (0: none). */
+  bodyMinBytesPerSecond: number;
   idleTimeoutMs: number;
   logger: AppLogger;
 };
@@ -122,7 +139,7 @@ export type HttpServer = {
 };
 
 type Connection = {
-  /** The peer's address as the per-peer cap counts it (rateLimitSubject). */
+  /** The peer's address as the per-peer cap counts it (connectionSubject: an IPv6 /48). */
   peer: string;
   /** Accepted over the cap: it answers one request (health routes, or a 503) and closes. */
   overflow: boolean;
@@ -135,6 +152,8 @@ type Connection = {
   fresh: boolean;
   /** performance.now() when the connection last had nothing in flight. */
   idleSince: number;
+  /** performance.now() when a request's headers arrived whose declared body has not arrived yet; else null. */
+  bodySince: number | null;
   /** performance.now() when a response was handed to Deno and is not yet taken by the client. */
   sendingSince: number | null;
   /** Close once nothing is in flight (an unread body, or the drain). */
@@ -190,6 +209,18 @@ function neverShed(request: Request): boolean {
   if (request.method !== "GET" && request.method !== "HEAD") return false;
   const path = request.url.slice(request.url.indexOf("/", request.url.indexOf("//") + 2));
   return NEVER_SHED_PATHS.has(path.split("?")[0] ?? "");
+}
+
+/**
+ * Deno writes `connection: close` itself after a request that asked for it
+ * (`Connection: close`) and after a body it failed (malformed chunked
+ * framing), whatever the response says: the server's own header would be a
+ * second one (issue 53, item 8).
+ */
+function runtimeAnnouncesClose(request: Request): boolean {
+  if (bodyFramingFailed(request)) return true;
+  const tokens = request.headers.get("connection");
+  return tokens !== null && tokens.split(",").some((token) => token.trim().toLowerCase() === "close");
 }
 
 function isListenerClosed(error: unknown): boolean {
@@ -277,6 +308,7 @@ export function serveHttp(options: ServeOptions): HttpServer {
       inFlight: 0,
       fresh: true,
       idleSince: performance.now(),
+      bodySince: null,
       sendingSince: null,
       closeWhenIdle: false,
       closing: false,
@@ -302,17 +334,39 @@ export function serveHttp(options: ServeOptions): HttpServer {
       connection.fresh = false;
       const settle = () => afterResponse(connection);
       info.completed.then(settle, settle);
-      setBodyDeadline(request, performance.now() + options.bodyTimeoutMs);
+      const startedAt = performance.now();
+      if (!connection.overflow && bodyDeclared(request)) awaitBody(connection, startedAt);
+      setBodyTerms(request, {
+        deadline: startedAt + options.bodyTimeoutMs,
+        startedAt,
+        readTimeoutMs: options.bodyReadTimeoutMs,
+        minBytesPerSecond: options.bodyMinBytesPerSecond,
+        onSettled: () => {
+          connection.bodySince = null;
+        },
+      });
+      // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400 (the gateway answers it, in the envelope).
+      const hostMissing = !request.headers.has("host");
+      if (hostMissing) connection.closeWhenIdle = true;
       const response =
         connection.overflow && !neverShed(request)
           ? errorResponse(shedError(), newId("req"))
-          : await options.handler(request, { remoteAddress });
+          : await options.handler(request, { remoteAddress, ...(hostMissing ? { hostMissing } : {}) });
       connection.sendingSince = performance.now();
-      if (bodyLeftUnread(request)) connection.closeWhenIdle = true;
+      connection.bodySince = null;
+      if (bodyLeftUnread(request)) {
+        connection.closeWhenIdle = true;
+        // A body left unread is given up here, so that the runtime neither keeps
+        // reading it nor announces the close itself (it says `connection: close`
+        // for a body still open, and the answer carried the header twice).
+        if (request.body && !request.body.locked) request.body.cancel().catch(() => {});
+      }
       try {
         // Every response, whoever made it (the gateway sets it too): issue 25, L7.
         response.headers.set("X-Content-Type-Options", "nosniff");
-        if (connection.closeWhenIdle || draining) response.headers.set("Connection", "close");
+        if ((connection.closeWhenIdle || draining) && !runtimeAnnouncesClose(request)) {
+          response.headers.set("Connection", "close");
+        }
       } catch {
         // Immutable headers: the connection closes all the same.
       }
@@ -335,29 +389,81 @@ export function serveHttp(options: ServeOptions): HttpServer {
     }
   }
 
-  /** The oldest connection with nothing in flight among `candidates`, or null. */
-  function oldestIdle(candidates: Iterable<Connection>): Connection | null {
-    let oldest: Connection | null = null;
-    for (const connection of candidates) {
-      if (connection.closing || connection.inFlight > 0) continue;
-      if (!oldest || connection.idleSince < oldest.idleSince) oldest = connection;
-    }
-    return oldest;
+  /**
+   * When a connection became one the caps may close for a newcomer: since it
+   * last had nothing in flight (idle, or no request yet), or since its request's
+   * headers arrived without the body they declare; null when it is serving.
+   */
+  function sheddableSince(connection: Connection): number | null {
+    if (connection.closing) return null;
+    if (connection.inFlight === 0) return connection.idleSince;
+    return connection.bodySince;
   }
 
-  /** At the global cap: the oldest idle connection of the address holding the most (the flood's, first). */
-  function globalVictim(): Connection | null {
-    const byShare = [...peers.values()].sort((a, b) => b.size - a.size);
-    for (const own of byShare) {
-      const victim = oldestIdle(own);
-      if (victim) return victim;
+  /** The connection among `candidates` that has been sheddable longest, and how many are sheddable. */
+  function oldestSheddable(candidates: Iterable<Connection>): { victim: Connection | null; count: number } {
+    let victim: Connection | null = null;
+    let oldest = Number.POSITIVE_INFINITY;
+    let count = 0;
+    for (const connection of candidates) {
+      const since = sheddableSince(connection);
+      if (since === null) continue;
+      count += 1;
+      if (since < oldest) {
+        oldest = since;
+        victim = connection;
+      }
     }
-    return null;
+    return { victim, count };
+  }
+
+  /**
+   * At the global cap: the oldest sheddable connection (idle, or waiting for
+   * its body) of the address holding the most sheddable ones, the flood's
+   * first; between addresses holding as many, the one whose oldest is oldest.
+   */
+  function globalVictim(): Connection | null {
+    let best: Connection | null = null;
+    let bestCount = 0;
+    for (const own of peers.values()) {
+      const { victim, count } = oldestSheddable(own);
+      if (!victim) continue;
+      const better =
+        count > bestCount ||
+        (count === bestCount && (sheddableSince(victim) ?? 0) < (best ? (sheddableSince(best) ?? 0) : 0));
+      if (!best || better) {
+        best = victim;
+        bestCount = count;
+      }
+    }
+    return best;
+  }
+
+  /**
+   * A request on `connection` now waits for its body. At the per-peer cap on
+   * unfinished bodies, its address's oldest connection still waiting for one
+   * is closed: a slow sender holds at most that many, and only its own.
+   */
+  function awaitBody(connection: Connection, now: number) {
+    connection.bodySince = now;
+    const own = peers.get(connection.peer);
+    if (!own) return;
+    let waiting = 0;
+    let oldest: Connection | null = null;
+    for (const other of own) {
+      if (other.closing || other.bodySince === null) continue;
+      waiting += 1;
+      if (other !== connection && (!oldest || other.bodySince < (oldest.bodySince ?? now))) oldest = other;
+    }
+    if (waiting > options.maxUnfinishedBodiesPerPeer && oldest) {
+      shed.record({ action: "closed_unfinished_body" });
+      close(oldest);
+    }
   }
 
   /** Admits a new connection under the caps, making room by closing an idle one if it must. */
   function admit(conn: Deno.Conn) {
-    const peer = rateLimitSubject(
+    const peer = connectionSubject(
       conn.remoteAddr.transport === "tcp" ? conn.remoteAddr.hostname : "127.0.0.1",
     );
     const own = peers.get(peer);
@@ -365,14 +471,14 @@ export function serveHttp(options: ServeOptions): HttpServer {
     let victim: Connection | null = null;
     if (own && own.size >= perPeer) {
       full = true;
-      victim = oldestIdle(own);
+      victim = oldestSheddable(own).victim;
     } else if (open >= options.maxConnections) {
       full = true;
       victim = globalVictim();
     }
     if (!full) return serve(conn, peer, false);
     if (victim) {
-      shed.record({ action: "closed_idle" });
+      shed.record({ action: victim.inFlight === 0 ? "closed_idle" : "closed_unfinished_body" });
       close(victim);
       return serve(conn, peer, false);
     }
