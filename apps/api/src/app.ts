@@ -42,7 +42,7 @@ import type { AppDeps } from "./deps.ts";
 import { developmentFile, readOrCreateDevelopmentFile } from "./development-files.ts";
 import { docsRoutes } from "./docs/docs.ts";
 import { buildOpenApiDocument } from "./docs/openapi.ts";
-import type { Config } from "./env.ts";
+import type { Config } from "./config/index.ts";
 import { createAuthThrottle } from "./http/auth-throttle.ts";
 import { createGateway, type Handler } from "./http/gateway.ts";
 import { createInternalHandler } from "./http/internal.ts";

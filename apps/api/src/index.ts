@@ -7,7 +7,7 @@
 export { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "./contract/headers.ts";
 export { INPUT_RULES, type Register, refusalText } from "./contract/refusals.ts";
 export { readDevelopmentFile } from "./development-files.ts";
-export { type Config, ConfigError, parseEnv } from "./env.ts";
+export { type Config, ConfigError, parseEnv } from "./config/index.ts";
 export {
   apiErrorCode,
   apiRequestId,
