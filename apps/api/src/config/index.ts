@@ -3,7 +3,7 @@
 // as networks, each optional integration as one object or null). Nothing else
 // in the service reads process.env / Deno.env.
 //
-// One slice per integration (README.md beside this file): each declares its
+// One slice per integration (docs/development.md, "Configuration in slices"): each declares its
 // variables once, in a zod schema, and maps them to its part of Config, whose
 // type is inferred from that mapping. This file composes them.
 import { z } from "zod";
