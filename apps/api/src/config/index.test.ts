@@ -9,14 +9,20 @@ import { parseEnv, ZEnv } from "./index.ts";
 
 const DIR = dirname(fileURLToPath(import.meta.url));
 
-/** Each slice file's `Z…Env` schemas, by file. */
-async function sliceSchemas(): Promise<Array<{ file: string; name: string; keys: string[] }>> {
+/** The slice files and what they export. */
+async function sliceModules(): Promise<Array<{ file: string; module: Record<string, unknown> }>> {
   const files = readdirSync(DIR).filter(
     (name) => name.endsWith(".ts") && !name.endsWith(".test.ts") && !["index.ts", "shared.ts"].includes(name),
   );
+  return Promise.all(
+    files.map(async (file) => ({ file, module: (await import(join(DIR, file))) as Record<string, unknown> })),
+  );
+}
+
+/** Each slice file's `Z…Env` schemas, by file. */
+async function sliceSchemas(): Promise<Array<{ file: string; name: string; keys: string[] }>> {
   const schemas: Array<{ file: string; name: string; keys: string[] }> = [];
-  for (const file of files) {
-    const module = (await import(join(DIR, file))) as Record<string, unknown>;
+  for (const { file, module } of await sliceModules()) {
     for (const [name, value] of Object.entries(module)) {
       if (/^Z\w+Env$/.test(name) && value instanceof z.ZodObject) {
         schemas.push({ file, name, keys: Object.keys(value.shape) });
@@ -44,6 +50,24 @@ describe("the configuration's slices", () => {
       "declared twice",
     ).toEqual([]);
     expect(new Set(Object.keys(ZEnv.shape))).toEqual(new Set(names));
+  });
+
+  it("each part of Config comes from one slice's mapping (`…Config`), and Config is theirs together", async () => {
+    const env = ZEnv.parse({});
+    const parts: string[] = [];
+    for (const { file, module } of await sliceModules()) {
+      const mappings = Object.entries(module).filter(
+        ([name, value]) => /^[a-z]\w*Config$/.test(name) && typeof value === "function",
+      );
+      expect(mappings.length, `${file} maps its variables in one …Config function`).toBe(1);
+      const [, mapping] = mappings[0] as [string, (env: unknown, options: object) => object];
+      parts.push(...Object.keys(mapping(env, {})));
+    }
+    expect(
+      parts.filter((key, i) => parts.indexOf(key) !== i),
+      "a part written by two slices",
+    ).toEqual([]);
+    expect(parts.sort()).toEqual(Object.keys(parseEnv({})).sort());
   });
 
   it("parses an empty environment to the development defaults", () => {
