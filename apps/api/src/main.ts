@@ -16,8 +16,8 @@
 import process from "node:process";
 import { parseKeyring } from "@sms/crypto";
 import { createApp } from "./app.ts";
-import { generateInternalToken, readOrCreateDevelopmentFile } from "./development-files.ts";
 import { type Config, ConfigError, parseEnv } from "./config/index.ts";
+import { generateInternalToken, readOrCreateDevelopmentFile } from "./development-files.ts";
 import { type HttpServer, INTERNAL_MAX_CONNECTIONS, serveHttp } from "./http/server.ts";
 import { startSummary } from "./start-summary.ts";
 

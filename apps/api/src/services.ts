@@ -76,8 +76,8 @@ import {
   setProjectSpending,
   startSession,
   startVerification,
-  sweepUnconfirmedVerifications,
   suspendProject,
+  sweepUnconfirmedVerifications,
   verificationConversion,
 } from "@sms/domain";
 import type { Config } from "./config/index.ts";
