@@ -115,7 +115,7 @@ const INSPECTOR = PROFILE ? `127.0.0.1:${freePort()}` : "";
 const V8_FLAGS = args["v8-flags"] ? String(args["v8-flags"]) : null;
 /** Append the service's standard output (its log lines, and what e.g. `--trace-gc` prints) to this file. */
 const SERVER_OUTPUT = args["server-output"] ? String(args["server-output"]) : null;
-/** The service's defaults (apps/api/src/env.ts), stated so the ideal below is computed from them. */
+/** The service's defaults (apps/api/src/config/), stated so the ideal below is computed from them. */
 const STATUS_CHECK_CONCURRENCY = 16;
 const STATUS_CHECK_BATCH_SIZE = 200;
 /** uBill's places for live sends (UBILL_MAX_IN_FLIGHT): the service's default unless --ubill-in-flight. */

@@ -170,7 +170,7 @@ switch (command) {
     exec(deno(), denoRunArgs("apps/api/src/main.ts", "--role=worker", ...rest), { ownGroup: true });
     break;
   case "db:migrate":
-    exec(deno(), denoRunArgs("packages/db/src/migrate-cli.ts", ...rest));
+    exec(deno(), denoRunArgs("apps/api/src/migrate.ts", ...rest));
     break;
   case "operator":
     exec(deno(), denoRunArgs("apps/operator/src/main.ts", ...rest));

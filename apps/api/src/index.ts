@@ -4,10 +4,11 @@
 // shows. Light on purpose: the service itself starts from main.ts, whose
 // composition root (app.ts) nothing else imports. (@sms/api-client, for
 // integrators, uses the REST routes.)
+
+export { type Config, ConfigError, parseEnv } from "./config/index.ts";
 export { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "./contract/headers.ts";
 export { INPUT_RULES, type Register, refusalText } from "./contract/refusals.ts";
 export { readDevelopmentFile } from "./development-files.ts";
-export { type Config, ConfigError, parseEnv } from "./env.ts";
 export {
   apiErrorCode,
   apiRequestId,

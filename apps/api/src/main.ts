@@ -1,7 +1,7 @@
 // The Deno entry point: `deno run … apps/api/src/main.ts [--role=api|worker]`.
 //   api (default)  serves HTTP on PORT (and the internal listener on
 //                  INTERNAL_PORT when set; in development PORT + 1 by
-//                  default, env.ts), and runs the periodic jobs unless
+//                  default, config/), and runs the periodic jobs unless
 //                  JOBS_ENABLED=false
 //   worker         runs only the periodic jobs (and the internal listener, for
 //                  /metrics, when INTERNAL_PORT is set)
@@ -16,8 +16,8 @@
 import process from "node:process";
 import { parseKeyring } from "@sms/crypto";
 import { createApp } from "./app.ts";
+import { type Config, ConfigError, parseEnv } from "./config/index.ts";
 import { generateInternalToken, readOrCreateDevelopmentFile } from "./development-files.ts";
-import { type Config, ConfigError, parseEnv } from "./env.ts";
 import { type HttpServer, INTERNAL_MAX_CONNECTIONS, serveHttp } from "./http/server.ts";
 import { startSummary } from "./start-summary.ts";
 

@@ -76,11 +76,11 @@ import {
   setProjectSpending,
   startSession,
   startVerification,
-  sweepUnconfirmedVerifications,
   suspendProject,
+  sweepUnconfirmedVerifications,
   verificationConversion,
 } from "@sms/domain";
-import type { Config } from "./env.ts";
+import type { Config } from "./config/index.ts";
 
 /** `fn` with its dependencies given: callers pass the input only. */
 function bind<D, I, R>(fn: (deps: D, input: I) => R, deps: D): (input: I) => R {

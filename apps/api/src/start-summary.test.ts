@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseEnv } from "./env.ts";
+import { parseEnv } from "./config/index.ts";
 import { startSummary } from "./start-summary.ts";
 
 const production = {

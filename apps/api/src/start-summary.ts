@@ -2,7 +2,7 @@
 // development only (NODE_ENV=development, the default): where to go, and what
 // the development defaults mean. On standard error, so that standard output
 // stays one JSON line per entry.
-import type { Config } from "./env.ts";
+import type { Config } from "./config/index.ts";
 
 /** The summary's lines, or none outside development (and for a worker, none: it serves no pages). */
 export function startSummary(config: Config, role: "api" | "worker"): string[] {

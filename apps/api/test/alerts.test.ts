@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Histogram } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { parseEnv } from "../src/env.ts";
+import { parseEnv } from "../src/config/index.ts";
 import { periodicJobs } from "../src/jobs/jobs.ts";
 import { createMetrics } from "../src/metrics.ts";
 import type { ApiServices } from "../src/services.ts";

@@ -17,7 +17,7 @@ import { createWeb, identityProvidersFromConfig } from "@sms/web";
 import { cookieNames, type SignedInIdentity } from "@sms/web/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
-import { type Config, parseEnv } from "../src/env.ts";
+import { type Config, parseEnv } from "../src/config/index.ts";
 import type { RequestState } from "../src/trpc/request-state.ts";
 import { webPort } from "../src/web-port.ts";
 import { createTestKey, ManualClock, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";

@@ -9,7 +9,7 @@ import { availableBackends } from "@sms/db/testing";
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
-import { parseEnv } from "../src/env.ts";
+import { parseEnv } from "../src/config/index.ts";
 import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 import { body, insertLiveKey, type MessageJson, until } from "./support/messages.ts";
 

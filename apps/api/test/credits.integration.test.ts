@@ -24,7 +24,7 @@ import {
 } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createApp } from "../src/app.ts";
-import { parseEnv } from "../src/env.ts";
+import { parseEnv } from "../src/config/index.ts";
 import { createTestKey, startTestApp, type TestApp } from "./harness.ts";
 import { ACTOR, claimWithLiveKey } from "./support/live-projects.ts";
 import { recordingClient } from "./support/messages.ts";

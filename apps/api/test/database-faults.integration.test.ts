@@ -16,8 +16,8 @@ import {
 import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
+import { parseEnv } from "../src/config/index.ts";
 import { DATABASE_RETRY_AFTER_SECONDS } from "../src/contract/errors.ts";
-import { parseEnv } from "../src/env.ts";
 import { LogCapture, ManualClock, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 import { body, insertLiveKey, type MessageJson, until } from "./support/messages.ts";
 

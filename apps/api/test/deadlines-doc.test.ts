@@ -1,13 +1,13 @@
 // The answers that may take longer than the database deadlines (issue 27,
 // finding 6) are written down in docs/api-behaviour.md, "Answers that can take
 // longer", with their bounds in seconds at the defaults. This test holds the
-// page to the service's own defaults (env.ts), so that the numbers a client
+// page to the service's own defaults (src/config/), so that the numbers a client
 // plans its timeouts by are the ones the service uses.
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { DEFAULT_SUBMIT_TIMEOUT_MS } from "@sms/provider-ubill";
 import { describe, expect, it } from "vitest";
-import { parseEnv } from "../src/env.ts";
+import { parseEnv } from "../src/config/index.ts";
 import { API_DIR } from "./harness.ts";
 
 const PAGE = readFileSync(join(resolve(API_DIR, "..", ".."), "docs", "api-behaviour.md"), "utf8");

@@ -67,7 +67,7 @@ describe("entry points", () => {
       expect.arrayContaining([
         "apps/api/src/main.ts",
         "apps/operator/src/main.ts",
-        "packages/db/src/migrate-cli.ts",
+        "apps/api/src/migrate.ts",
         "bench/messages.ts",
       ]),
     );

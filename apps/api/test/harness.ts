@@ -25,7 +25,7 @@ import { denoBinary, denoRunArgs } from "../../../scripts/deno.mjs";
 export { denoRunArgs };
 
 import { type App, createApp } from "../src/app.ts";
-import { parseEnv } from "../src/env.ts";
+import { parseEnv } from "../src/config/index.ts";
 import { createInternalClient } from "../src/internal-client.ts";
 import { recordResponse, registerApiOrigin } from "./support/contract.ts";
 

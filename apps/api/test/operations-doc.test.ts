@@ -1,12 +1,14 @@
 // docs/operations.md's configuration table lists every environment variable
 // the service reads, and nothing else (issue 51). What the code reads: the
-// keys of env.ts's schema (ZEnv), plus every other `process.env` / `Deno.env`
+// keys of the composed schema (src/config/index.ts's ZEnv: every slice's
+// variables), plus every other `process.env` / `Deno.env`
 // read in production code (apps/*/src and packages/*/src, tests, test
 // harnesses and generated code left out). A read this test cannot name (a
 // computed name, a destructuring) fails it rather than slip past.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ZEnv } from "../src/config/index.ts";
 import { API_DIR } from "./harness.ts";
 
 const ROOT = join(API_DIR, "..", "..");
@@ -59,15 +61,9 @@ function withoutQuotedStrings(source: string): string {
   return source.replace(/"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'/g, '""');
 }
 
-/** ZEnv's keys: `  NAME: …` at the object's own indentation. */
+/** The composed schema's keys: every slice's variables. */
 function schemaVariables(): string[] {
-  const source = readFileSync(join(API_DIR, "src", "env.ts"), "utf8");
-  const start = source.indexOf("const ZEnv = z.object({");
-  const end = source.indexOf("\n});", start);
-  expect(start, "env.ts declares ZEnv").toBeGreaterThan(0);
-  return [...source.slice(start, end).matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map(
-    (match) => match[1] as string,
-  );
+  return Object.keys(ZEnv.shape);
 }
 
 /** Every other read of the environment in production code, by name; the reads it cannot name. */
@@ -84,8 +80,8 @@ function otherReads(): { names: string[]; unnamed: string[] } {
           : /^\.get\(\s*["']([A-Z_][A-Z0-9_]*)["']\s*\)/.exec(after);
       const name = named?.[1] ?? named?.[2];
       if (name) names.push(name);
-      // The whole environment handed to env.ts's parser: the schema's variables.
-      else if (!/parseEnv\(\s*$/.test(source.slice(0, match.index))) {
+      // The whole environment handed to a parser of src/config (parseEnv, parseMigrationEnv): the schema's variables.
+      else if (!/\bparse\w*Env\(\s*$/.test(source.slice(0, match.index))) {
         unnamed.push(`${relative(ROOT, file)}: ${what}${after.split("\n")[0]}`);
       }
     }

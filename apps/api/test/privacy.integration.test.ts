@@ -13,7 +13,7 @@ import { renderMessage } from "@sms/templates";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runOperatorCli } from "../../operator/src/cli.ts";
 import { createApp } from "../src/app.ts";
-import { parseEnv } from "../src/env.ts";
+import { parseEnv } from "../src/config/index.ts";
 import { createInternalClient } from "../src/internal-client.ts";
 import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 import { bytesAsText, findLeaks, type Haystack, type Needle, numberNeedles } from "./support/leaks.ts";

@@ -17,7 +17,7 @@ import {
 import { type FakeUbill, getRefusingPort, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
-import { parseEnv } from "../src/env.ts";
+import { parseEnv } from "../src/config/index.ts";
 import { createTestKey, ManualClock, sendMessageRequest, startTestApp, type TestApp } from "./harness.ts";
 import { body, insertLiveKey } from "./support/messages.ts";
 

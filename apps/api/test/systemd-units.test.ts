@@ -4,7 +4,7 @@
 // hardening scores low with `systemd-analyze security --offline`, and their
 // limits follow the code: LimitNOFILE above MAX_CONNECTIONS' default and
 // TimeoutStopSec above the shutdown deadline (SHUTDOWN_TIMEOUT_SECONDS' default
-// and the last second main.ts gives the database), read from env.ts.
+// and the last second main.ts gives the database), read from config/.
 //
 // verify needs ExecStart's executable to exist: each unit is rendered into a
 // temporary directory with /opt/sms-api/bin/sms-api replaced by an executable
@@ -15,7 +15,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseEnv } from "../src/env.ts";
+import { parseEnv } from "../src/config/index.ts";
 import { debianToolAvailable } from "./support/debian-tool.ts";
 
 const UNITS_DIR = join(import.meta.dirname, "../../../deploy/systemd");

@@ -13,7 +13,7 @@ import {
 } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../src/app.ts";
-import { parseEnv } from "../src/env.ts";
+import { parseEnv } from "../src/config/index.ts";
 import { ManualClock, startTestApp, type TestApp } from "./harness.ts";
 import { expectOnlyOwnStylesheet } from "./support/claim-html.ts";
 import { expectTestKeyShape, type TestKeyBody } from "./support/test-keys.ts";

@@ -1,7 +1,7 @@
 // The Deno entry of the operator's tool:
 //   npm run operator -- <command> [flags]
 // (scripts/bootstrap.mjs runs `deno run … apps/operator/src/main.ts`). Reads the
-// service's configuration (env.ts; in development the token file `npm start`
+// service's configuration (apps/api/src/config/; in development the token file `npm start`
 // wrote, .data/internal-token), calls the running service's operator
 // procedures over its internal listener with the typed @trpc/client
 // (cli.ts), prints, and exits: 0 done, 1 refused or the

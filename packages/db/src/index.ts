@@ -17,6 +17,7 @@ export {
   unnamedForFirst,
 } from "./database.ts";
 export type { DatabaseLogger } from "./logger.ts";
+export { type MigrateCliOptions, type MigrateCliResult, migrateCli } from "./migrate-cli.ts";
 export {
   type BreakingChange,
   checkMigrations,

@@ -1,7 +1,7 @@
 // The periodic jobs every instance runs (API or --role=worker), each on its
 // own interval through the scheduler. Every job is safe with any number of
 // instances: rows are claimed with FOR UPDATE SKIP LOCKED.
-import type { Config } from "../env.ts";
+import type { Config } from "../config/index.ts";
 import type { ApiServices } from "../services.ts";
 import type { Job } from "./scheduler.ts";
 
