@@ -73,6 +73,7 @@ import {
   sendMessage,
   setDailyCreditCap,
   setProjectSender,
+  setProjectName,
   setProjectSpending,
   startSession,
   startVerification,
@@ -154,6 +155,7 @@ export function dashboardServices(options: {
       list: bind(listAccountProjects, deps),
       overview: bind(projectOverview, { ...views, ...freeTier }),
       usage: bind(projectUsage, views),
+      setName: bind(setProjectName, deps),
     },
     keys: {
       list: bind(listProjectKeys, deps),

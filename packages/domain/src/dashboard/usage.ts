@@ -28,7 +28,20 @@ export type ProjectUsage = {
    * none did. Messages still queued or submitted do not count either way.
    */
   deliveryRate: number | null;
+  /**
+   * The same rate for each mode on its own, whatever `mode` filters: a test
+   * key's messages go to the simulator, whose failing numbers fail on purpose,
+   * so only the live rate says how real messages fare.
+   */
+  deliveryRateByMode: Record<KeyMode, number | null>;
 };
+
+/** delivered ÷ the messages in a final status (delivered, undeliverable, failed, unknown); null when none. */
+export function deliveryRate(byStatus: Record<MessageStatus, number>): number | null {
+  const { delivered, undeliverable, failed, unknown } = byStatus;
+  const final = delivered + undeliverable + failed + unknown;
+  return final === 0 ? null : delivered / final;
+}
 
 const zeroes = (): Record<MessageStatus, number> =>
   Object.fromEntries(MESSAGE_STATUSES.map((status) => [status, 0])) as Record<MessageStatus, number>;
@@ -50,7 +63,10 @@ export async function projectUsage(
     segments: 0,
   }));
   const totals = { messages: 0, segments: 0, byStatus: zeroes() };
+  const byMode: Record<KeyMode, Record<MessageStatus, number>> = { live: zeroes(), test: zeroes() };
   for (const row of rows) {
+    const inWindow = row.day.getTime() >= start.getTime() && row.day.getTime() < end.getTime();
+    if (inWindow) byMode[row.mode][row.status] += row.messages;
     if (input.mode !== undefined && row.mode !== input.mode) continue;
     const day = days[Math.floor((row.day.getTime() - start.getTime()) / DAY_MS)];
     if (!day) continue;
@@ -61,7 +77,11 @@ export async function projectUsage(
     totals.messages += row.messages;
     totals.segments += row.segments;
   }
-  const { delivered, undeliverable, failed, unknown } = totals.byStatus;
-  const final = delivered + undeliverable + failed + unknown;
-  return { ok: true, days, totals, deliveryRate: final === 0 ? null : delivered / final };
+  return {
+    ok: true,
+    days,
+    totals,
+    deliveryRate: deliveryRate(totals.byStatus),
+    deliveryRateByMode: { live: deliveryRate(byMode.live), test: deliveryRate(byMode.test) },
+  };
 }

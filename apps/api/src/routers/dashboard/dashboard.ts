@@ -11,7 +11,12 @@ import {
   rollTestKeyProcedure,
 } from "./keys.ts";
 import { getMessageProcedure, listMessagesProcedure } from "./messages.ts";
-import { listProjectsProcedure, projectOverviewProcedure, projectUsageProcedure } from "./projects.ts";
+import {
+  listProjectsProcedure,
+  projectOverviewProcedure,
+  projectUsageProcedure,
+  setProjectNameProcedure,
+} from "./projects.ts";
 import {
   getRequestProcedure,
   listRequestsProcedure,
@@ -31,6 +36,7 @@ export const dashboardRouter = router({
     spending: spendingProcedure,
     onboarding: onboardingProcedure,
     setSpending: setSpendingProcedure,
+    setName: setProjectNameProcedure,
   }),
   keys: router({
     list: listKeysProcedure,
