@@ -36,7 +36,8 @@ p{margin:.5rem 0 1rem}
 code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}
 .crumbs{font-size:.92rem;color:var(--muted);margin:0}
 .crumbs a{color:var(--muted)}
-.tabs{display:flex;flex-wrap:wrap;gap:.25rem;border-bottom:1px solid var(--border);margin:0 0 1.25rem;padding:0;list-style:none}
+.tabs{display:flex;flex-wrap:nowrap;overflow-x:auto;scrollbar-width:thin;gap:.25rem;border-bottom:1px solid var(--border);margin:0 0 1.25rem;padding:0;list-style:none}
+.tabs li{flex:none}
 .tabs a{display:block;padding:.55rem .85rem;text-decoration:none;color:var(--muted);font-weight:600;border-bottom:3px solid transparent;white-space:nowrap}
 .tabs a[aria-current=page]{color:var(--text);border-bottom-color:var(--accent)}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(11rem,1fr));gap:.75rem;margin:1rem 0}
@@ -89,6 +90,11 @@ button:disabled{opacity:.55;cursor:not-allowed}
 .chart .bar{fill:var(--bar)}
 .chart .s-queued{fill:var(--s-queued)}.chart .s-submitted{fill:var(--s-submitted)}.chart .s-delivered{fill:var(--s-delivered)}
 .chart .s-undeliverable{fill:var(--s-undeliverable)}.chart .s-failed{fill:var(--s-failed)}.chart .s-unknown{fill:var(--s-unknown)}
+.plot{display:grid;grid-template-columns:auto minmax(0,1fr);column-gap:.4rem}
+.plot svg,.plot .axis{grid-column:2}
+.y-axis{grid-row:1;display:flex;flex-direction:column;justify-content:space-between;color:var(--muted);font-size:.8rem;line-height:1;text-align:right;font-variant-numeric:tabular-nums;padding:.15rem 0}
+.chart-empty{border:1px dashed var(--border);border-radius:10px;padding:1.5rem 1rem;text-align:center;color:var(--muted);margin:.5rem 0}
+.project-name{overflow-wrap:anywhere}
 .axis{display:flex;justify-content:space-between;color:var(--muted);font-size:.8rem;margin:.2rem .25rem 0}
 .legend{display:flex;flex-wrap:wrap;gap:.4rem 1rem;list-style:none;padding:0;margin:.5rem 0;font-size:.85rem}
 .legend li{display:flex;align-items:center;gap:.35rem}

@@ -1,4 +1,5 @@
 // "Send a test message" from the project page (views/try.ts).
+import { IDEMPOTENCY_KEY_MAX_LENGTH, idempotencyKeyProblem } from "@sms/domain";
 import type { PageState } from "../port.ts";
 import { notFoundPage } from "../views/problems.ts";
 import { curlLine, type TryValues, triedPage, tryPage } from "../views/try.ts";
@@ -24,10 +25,18 @@ export function tryRoutes<S extends PageState>({ route, port }: DashboardContext
       minutes: field("minutes", 16),
       to: field("to", 40),
     };
-    const idempotencyKey = field("idempotency_key", 255) || crypto.randomUUID();
+    // The API's rule (1–200 characters): an empty key gets a fresh one, a longer one is refused, never cut.
+    const idempotencyKey = (context.form.get("idempotency_key") ?? "").trim() || crypto.randomUUID();
     const variables: Record<string, string> = { code: values.code };
     if (values.template === "password_reset_code") variables.minutes = values.minutes;
-    const result = await context.procedures.dashboard.messages.sendTest({
+    const result =
+      idempotencyKeyProblem(idempotencyKey) === "too_long"
+        ? {
+            ok: false as const,
+            code: "idempotency_key_too_long",
+            message: `The Idempotency-Key must be at most ${IDEMPOTENCY_KEY_MAX_LENGTH} characters.`,
+          }
+        : await context.procedures.dashboard.messages.sendTest({
       project_id: projectId,
       idempotency_key: idempotencyKey,
       to: values.to,
