@@ -119,16 +119,18 @@ describe.skipIf(unavailable)("the dashboard fits at 1280 and 390 px", () => {
     const verifications = verificationClient(call);
     const started = (await (await verifications.start(key.api_key, crypto.randomUUID(), { to: "+995555123456" })).json()) as {
       id: string;
+      message_id: string;
     };
     expect((await verifications.check(key.api_key, started.id, { code: "000000" })).status).toBe(200);
-    await eventually("both test messages final", async () => {
+    messageIds.push(started.message_id);
+    await eventually("the three test messages final", async () => {
       const statuses = await Promise.all(
         messageIds.map(async (id) => {
           const read = await call(`/v1/messages/${id}`, { headers: { Authorization: `Bearer ${key.api_key}` } });
           return ((await read.json()) as { status: string }).status;
         }),
       );
-      return statuses.join() === "delivered,undeliverable";
+      return statuses.join() === "delivered,undeliverable,delivered";
     });
     await eventually("the request log written", async () => {
       await kit.go(page, `${base}/requests`);
@@ -143,7 +145,7 @@ describe.skipIf(unavailable)("the dashboard fits at 1280 and 390 px", () => {
   it("at 1280 px, Messages shows every column without an inner scroll", async () => {
     await page.setViewportSize(DESKTOP);
     await kit.go(page, `${base}/messages`);
-    expect(await page.locator("main tbody tr").count()).toBe(2);
+    expect(await page.locator("main tbody tr").count()).toBe(3);
     expectEveryColumn(
       await tableFits(page),
       ["Message", "To", "Status", "Mode", "Template", "Segments", "Error", "Created", "Updated"],
@@ -162,11 +164,14 @@ describe.skipIf(unavailable)("the dashboard fits at 1280 and 390 px", () => {
     );
     expect(await page.locator("main").innerText()).toContain("POST /v1/verifications/{verification_id}/check");
     // The row of the 200-character key: its link to the message is visible, inside the frame and the window.
-    const frame = await page.locator("main .table-wrap").boundingBox();
     const row = page.locator("main tbody tr", { has: page.locator(`[title="${longKey}"]`) });
     expect(await row.count()).toBe(1);
     const produced = row.getByRole("link", { name: messageIds[0] });
+    // Down the page if need be (the frame itself has nothing to scroll sideways: measured above).
+    await produced.scrollIntoViewIfNeeded();
+    expect(await page.evaluate(() => document.querySelector("main .table-wrap")?.scrollLeft)).toBe(0);
     const box = await produced.boundingBox();
+    const frame = await page.locator("main .table-wrap").boundingBox();
     expect(box && frame).toBeTruthy();
     if (!box || !frame) return;
     expect(box.x).toBeGreaterThanOrEqual(frame.x);
@@ -213,17 +218,19 @@ describe.skipIf(unavailable)("the dashboard fits at 1280 and 390 px", () => {
     const cards = async (label: RegExp) =>
       page.locator(".card", { has: page.locator(".label", { hasText: label }) }).locator(".value").innerText();
     expect(await cards(/^Delivery rate, live keys$/)).toBe("—");
-    expect(await cards(/^Delivery rate, test keys$/)).toBe("50.0 %");
-    // The y-axis: the scale's top and zero beside each chart.
+    // Two delivered (a message and a verification's), one the simulator reported undeliverable.
+    expect(await cards(/^Delivery rate, test keys$/)).toBe("66.7 %");
+    // The y-axis: the scale's top (3 messages today: a scale to 5) and zero beside each chart.
     const axis = await page.locator("#chart-status .y-axis").innerText();
-    expect(axis.split(/\s+/)).toEqual(["2", "1", "0"]);
+    expect(axis.split(/\s+/)).toEqual(["5", "0"]);
+    expect((await page.locator("#chart-segments .y-axis").innerText()).split(/\s+/)).toEqual(["5", "0"]);
     expect(await page.locator("#chart-status .chart-empty").count()).toBe(0);
     // Live keys only: nothing sent live, so each chart says so instead of drawing empty bars.
     await kit.go(page, `${base}?mode=live`);
     expect(await page.locator("#chart-status .chart-empty").innerText()).toContain("No messages in these 30 days");
     expect(await page.locator("#chart-segments .chart-empty").innerText()).toContain("No segments in these 30 days");
     expect(await page.locator("#chart-status svg").count()).toBe(0);
-    expect(await cards(/^Delivery rate, test keys$/)).toBe("50.0 %");
+    expect(await cards(/^Delivery rate, test keys$/)).toBe("66.7 %");
     await checkPage(page, "fit-overview-live");
   });
 

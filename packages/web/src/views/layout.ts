@@ -253,6 +253,11 @@ export function projectHeader(
 ${tabs.map(([tab, label, href]) => html`<li><a href="${href}"${tab === current && html` aria-current="page"`}>${label}</a></li>\n`)}</ul></nav>`;
 }
 
+/** Text that may break after each "/" and "_" (a route, an error code) in a narrow column; escaped like any text. */
+export function breakable(text: string): Html {
+  return html`${text.split(/(?<=[/_])/).map((part, index) => (index === 0 ? part : html`<wbr>${part}`))}`;
+}
+
 /**
  * A sentence whose `backticked` parts are code (the API's messages are
  * written that way): each part escaped like any text, the backticked ones

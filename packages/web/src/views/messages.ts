@@ -6,6 +6,7 @@ import { html } from "../kit/html.ts";
 import type { MessageFilters, MessageFound, MessagesList, RequestRow } from "../records.ts";
 import { requestTable } from "./requests.ts";
 import {
+  breakable,
   type Chrome,
   htmlPage,
   note,
@@ -39,7 +40,7 @@ export function messagesPage(
     message.mode,
     message.template,
     message.segments === null ? "—" : number(message.segments),
-    message.error_code && html`<code>${message.error_code}</code>`,
+    message.error_code && html`<code>${breakable(message.error_code)}</code>`,
     time(message.created_at, "short"),
     time(message.updated_at, "short"),
   ]);
