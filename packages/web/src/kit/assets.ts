@@ -137,7 +137,7 @@ ol.events code{white-space:nowrap;overflow-wrap:normal}
 .table-wrap td .said{display:inline-block;white-space:normal;min-width:16rem;max-width:32rem}
 :target{outline:2px solid var(--accent);outline-offset:2px}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0}
-@media (max-width:40rem){h1{font-size:1.35rem}dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4rem}main{padding:1rem .75rem 2.5rem}th,td{padding:.45rem .5rem}}
+@media (max-width:40rem){.dev-banner{font-size:.85rem;padding:.3rem .75rem;line-height:1.35}.top-inner{padding:.4rem .75rem;gap:.25rem 1rem}.who{font-size:.85rem}h1{font-size:1.35rem;margin:.25rem 0 .5rem}.tabs{margin-bottom:1rem}.tabs a{padding:.5rem .7rem}dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4rem}main{padding:1rem .75rem 2.5rem}th,td{padding:.45rem .5rem}}
 `;
 
 // The meter widths are classes (no style attributes: the CSP allows none).
