@@ -72,13 +72,13 @@ import {
   searchProject,
   sendMessage,
   setDailyCreditCap,
-  setProjectSender,
   setProjectName,
+  setProjectSender,
   setProjectSpending,
   startSession,
   startVerification,
-  sweepUnconfirmedVerifications,
   suspendProject,
+  sweepUnconfirmedVerifications,
   verificationConversion,
 } from "@sms/domain";
 import type { Config } from "./env.ts";

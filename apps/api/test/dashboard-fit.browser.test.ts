@@ -9,7 +9,7 @@
 // by the page mechanism), and "Send a test message" (the templates' texts
 // with their placeholders and segment counts, errors without Markdown
 // backticks, never the typed code). Screenshots: test-output/screenshots/fit-*.png.
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sendMessageRequest } from "./harness.ts";
 import { type BrowserSuite, browserSuiteUnavailable, startBrowserSuite } from "./support/browser-suite.ts";
@@ -25,6 +25,10 @@ import {
 import { verificationClient } from "./support/verifications.ts";
 
 const unavailable = await browserSuiteUnavailable("the dashboard fit browser tests");
+
+/** What the page renders of `locator` (Playwright's innerText: what a reader sees). */
+// biome-ignore lint/performance/useDomNodeTextContent: Playwright's Locator.innerText (the rendered text)
+const textOf = (locator: Locator) => locator.innerText();
 
 /** What a frame measures: its own width against its content's, and where each header cell ends. */
 type Fit = { scrollWidth: number; clientWidth: number; right: number; headRights: number[]; heads: string[] };
@@ -90,7 +94,12 @@ describe.skipIf(unavailable)("the dashboard fits at 1280 and 390 px", () => {
       },
     });
     ({ browser, kit } = suite);
-    ({ key, page } = await claimedProjectWithLiveKey({ browser, kit, developer: "Fiona Fit", keyName: "ci-bot" }));
+    ({ key, page } = await claimedProjectWithLiveKey({
+      browser,
+      kit,
+      developer: "Fiona Fit",
+      keyName: "ci-bot",
+    }));
     base = `/dashboard/projects/${key.project_id}`;
     const call = (path: string, init?: RequestInit) => fetch(`${suite.server.baseUrl}${path}`, init);
     const body = (to: string, code: unknown = "4821") => ({
@@ -110,14 +119,21 @@ describe.skipIf(unavailable)("the dashboard fits at 1280 and 390 px", () => {
     }
     // A refusal (an error code in the row), a read, and a verification's check (the longest route).
     expect(
-      (await call("/v1/messages", sendMessageRequest(key.api_key, crypto.randomUUID(), body("+995555123456", "12"))))
-        .status,
+      (
+        await call(
+          "/v1/messages",
+          sendMessageRequest(key.api_key, crypto.randomUUID(), body("+995555123456", "12")),
+        )
+      ).status,
     ).toBe(400);
     expect(
-      (await call(`/v1/messages/${messageIds[0]}`, { headers: { Authorization: `Bearer ${key.api_key}` } })).status,
+      (await call(`/v1/messages/${messageIds[0]}`, { headers: { Authorization: `Bearer ${key.api_key}` } }))
+        .status,
     ).toBe(200);
     const verifications = verificationClient(call);
-    const started = (await (await verifications.start(key.api_key, crypto.randomUUID(), { to: "+995555123456" })).json()) as {
+    const started = (await (
+      await verifications.start(key.api_key, crypto.randomUUID(), { to: "+995555123456" })
+    ).json()) as {
       id: string;
       message_id: string;
     };
@@ -126,7 +142,9 @@ describe.skipIf(unavailable)("the dashboard fits at 1280 and 390 px", () => {
     await eventually("the three test messages final", async () => {
       const statuses = await Promise.all(
         messageIds.map(async (id) => {
-          const read = await call(`/v1/messages/${id}`, { headers: { Authorization: `Bearer ${key.api_key}` } });
+          const read = await call(`/v1/messages/${id}`, {
+            headers: { Authorization: `Bearer ${key.api_key}` },
+          });
           return ((await read.json()) as { status: string }).status;
         }),
       );
@@ -162,7 +180,7 @@ describe.skipIf(unavailable)("the dashboard fits at 1280 and 390 px", () => {
       ["Time", "Request", "Route", "Status", "Error", "Idempotency-Key", "ms", "Mode", "Key", "Produced"],
       "requests at 1280 px",
     );
-    expect(await page.locator("main").innerText()).toContain("POST /v1/verifications/{verification_id}/check");
+    expect(await textOf(page.locator("main"))).toContain("POST /v1/verifications/{verification_id}/check");
     // The row of the 200-character key: its link to the message is visible, inside the frame and the window.
     const row = page.locator("main tbody tr", { has: page.locator(`[title="${longKey}"]`) });
     expect(await row.count()).toBe(1);
@@ -178,10 +196,13 @@ describe.skipIf(unavailable)("the dashboard fits at 1280 and 390 px", () => {
     expect(box.x + box.width).toBeLessThanOrEqual(frame.x + frame.width + 0.5);
     expect(box.x + box.width).toBeLessThanOrEqual(DESKTOP.width);
     // Nothing covers it: the element at its centre is the link (or inside it).
-    const hit = await produced.evaluate((link, at) => {
-      const found = document.elementFromPoint(at.x, at.y);
-      return found !== null && link.contains(found);
-    }, { x: box.x + box.width / 2, y: box.y + box.height / 2 });
+    const hit = await produced.evaluate(
+      (link, at) => {
+        const found = document.elementFromPoint(at.x, at.y);
+        return found !== null && link.contains(found);
+      },
+      { x: box.x + box.width / 2, y: box.y + box.height / 2 },
+    );
     expect(hit).toBe(true);
     await checkPage(page, "fit-requests");
   });
@@ -216,19 +237,23 @@ describe.skipIf(unavailable)("the dashboard fits at 1280 and 390 px", () => {
     await page.setViewportSize(DESKTOP);
     await kit.go(page, base);
     const cards = async (label: RegExp) =>
-      page.locator(".card", { has: page.locator(".label", { hasText: label }) }).locator(".value").innerText();
+      textOf(page.locator(".card", { has: page.locator(".label", { hasText: label }) }).locator(".value"));
     expect(await cards(/^Delivery rate, live keys$/)).toBe("—");
     // Two delivered (a message and a verification's), one the simulator reported undeliverable.
     expect(await cards(/^Delivery rate, test keys$/)).toBe("66.7 %");
     // The y-axis: the scale's top (3 messages today: a scale to 5) and zero beside each chart.
-    const axis = await page.locator("#chart-status .y-axis").innerText();
+    const axis = await textOf(page.locator("#chart-status .y-axis"));
     expect(axis.split(/\s+/)).toEqual(["5", "0"]);
-    expect((await page.locator("#chart-segments .y-axis").innerText()).split(/\s+/)).toEqual(["5", "0"]);
+    expect((await textOf(page.locator("#chart-segments .y-axis"))).split(/\s+/)).toEqual(["5", "0"]);
     expect(await page.locator("#chart-status .chart-empty").count()).toBe(0);
     // Live keys only: nothing sent live, so each chart says so instead of drawing empty bars.
     await kit.go(page, `${base}?mode=live`);
-    expect(await page.locator("#chart-status .chart-empty").innerText()).toContain("No messages in these 30 days");
-    expect(await page.locator("#chart-segments .chart-empty").innerText()).toContain("No segments in these 30 days");
+    expect(await textOf(page.locator("#chart-status .chart-empty"))).toContain(
+      "No messages in these 30 days",
+    );
+    expect(await textOf(page.locator("#chart-segments .chart-empty"))).toContain(
+      "No segments in these 30 days",
+    );
     expect(await page.locator("#chart-status svg").count()).toBe(0);
     expect(await cards(/^Delivery rate, test keys$/)).toBe("66.7 %");
     await checkPage(page, "fit-overview-live");
@@ -241,17 +266,17 @@ describe.skipIf(unavailable)("the dashboard fits at 1280 and 390 px", () => {
     await page.getByLabel(/^Project name/).fill(`${"n".repeat(65)}`);
     const refused = await kit.click(page, kit.button(page, "Save the name"));
     expect(refused.status()).toBe(400);
-    expect(await page.getByRole("alert").innerText()).toContain("1 to 64 characters");
+    expect(await textOf(page.getByRole("alert"))).toContain("1 to 64 characters");
     await page.getByLabel(/^Project name/).fill(hostile);
     await kit.click(page, kit.button(page, "Save the name"));
     expect(page.url()).toContain(`${base}/settings`);
-    expect(await page.locator(".project-name").innerText()).toBe(hostile);
+    expect(await textOf(page.locator(".project-name"))).toBe(hostile);
     expect(await page.locator("main img").count()).toBe(0);
     await kit.go(page, `${base}/messages`);
-    expect(await page.locator(".project-name").innerText()).toBe(hostile);
+    expect(await textOf(page.locator(".project-name"))).toBe(hostile);
     await kit.go(page, "/dashboard/projects");
     const row = page.locator("main tbody tr", { hasText: key.project_id });
-    expect(await row.innerText()).toContain(hostile);
+    expect(await textOf(row)).toContain(hostile);
     expect(await page.locator("main img").count()).toBe(0);
     await checkPage(page, "fit-projects-named");
   });
@@ -260,7 +285,7 @@ describe.skipIf(unavailable)("the dashboard fits at 1280 and 390 px", () => {
     await page.setViewportSize(DESKTOP);
     await kit.go(page, `${base}/try`);
     const preview = page.locator("#templates");
-    const text = await preview.innerText();
+    const text = await textOf(preview);
     expect(text).toContain("Your verification code is {code}. Do not share it with anyone.");
     expect(text).toContain("Your password reset code is {code}. It expires in {minutes} minutes.");
     expect(text).toMatch(/1 segment \(GSM-7\)/);
@@ -268,11 +293,16 @@ describe.skipIf(unavailable)("the dashboard fits at 1280 and 390 px", () => {
     await page.getByLabel(/^code/).fill("12x");
     const refused = await kit.click(page, kit.button(page, "Send test message"));
     expect(refused.status()).toBe(400);
-    const alert = await page.getByRole("alert").innerText();
+    const alert = await textOf(page.getByRole("alert"));
     expect(alert).toContain("invalid_variables");
     expect(alert).toContain("Variable code must be");
     expect(alert).not.toContain("`");
-    expect(await page.getByRole("alert").locator("code", { hasText: /^code$/ }).count()).toBe(1);
+    expect(
+      await page
+        .getByRole("alert")
+        .locator("code", { hasText: /^code$/ })
+        .count(),
+    ).toBe(1);
     expect(await page.content()).not.toContain("12x");
     await checkPage(page, "fit-try-refused");
   });

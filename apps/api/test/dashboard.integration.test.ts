@@ -850,7 +850,11 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
     expect(saved.status).toBe(303);
     expect(saved.headers.get("location")).toBe(`${settings}?notice=name_saved`);
     const escaped = "&lt;script&gt;alert(1)&lt;/script&gt; Nia &amp; &quot;Co&quot;";
-    for (const path of ["/dashboard/projects", `/dashboard/projects/${key.project_id}`, `${settings}?notice=name_saved`]) {
+    for (const path of [
+      "/dashboard/projects",
+      `/dashboard/projects/${key.project_id}`,
+      `${settings}?notice=name_saved`,
+    ]) {
       const page = await (await get(path, nia.cookie)).text();
       expect(page, path).toContain(`<strong class="project-name">${escaped}</strong>`);
       expect(page, path).not.toContain("<script>alert(1)");
@@ -864,10 +868,14 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
     const page = await refused.text();
     expect(page).toContain("A project&#39;s name is 1 to 64 characters");
     expect(page).toContain(`value="&lt;${"n".repeat(63)}&gt;"`);
-    expect((await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } })).name).toBe(hostile);
+    expect((await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } })).name).toBe(
+      hostile,
+    );
     // Without the CSRF token: refused, unchanged.
     expect((await post(settings, nia.cookie, { name: "No token" })).status).toBe(403);
-    expect((await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } })).name).toBe(hostile);
+    expect((await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } })).name).toBe(
+      hostile,
+    );
   });
 
   it("the overview's usage gives the delivery rate per mode", async () => {
@@ -876,18 +884,27 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
     for (const to of ["+995500000001"]) {
       const sent = await t.request(
         "/v1/messages",
-        sendMessageRequest(key.api_key, crypto.randomUUID(), { to, template: "verification_code", variables: { code: "4821" } }),
+        sendMessageRequest(key.api_key, crypto.randomUUID(), {
+          to,
+          template: "verification_code",
+          variables: { code: "4821" },
+        }),
       );
       expect(sent.status, to).toBe(201);
     }
-    const caller = createInternalCaller({ deps: t.app.deps, state: state(), viewer: await viewerOf("Rhea Rate") });
+    const caller = createInternalCaller({
+      deps: t.app.deps,
+      state: state(),
+      viewer: await viewerOf("Rhea Rate"),
+    });
     const usage = await caller.dashboard.projects.usage({ project_id: key.project_id });
     expect(usage.totals.by_status.failed).toBe(1);
     expect(usage.delivery_rate).toBe(0);
     expect(usage.delivery_rate_by_mode).toEqual({ live: null, test: 0 });
-    expect((await caller.dashboard.projects.usage({ project_id: key.project_id, mode: "live" })).delivery_rate_by_mode).toEqual(
-      usage.delivery_rate_by_mode,
-    );
+    expect(
+      (await caller.dashboard.projects.usage({ project_id: key.project_id, mode: "live" }))
+        .delivery_rate_by_mode,
+    ).toEqual(usage.delivery_rate_by_mode);
   });
 
   it("send-a-test takes an Idempotency-Key of 1 to 200 characters (the API's rule), not 255", async () => {
@@ -910,7 +927,11 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
     expect(await tooLong.text()).toContain("idempotency_key_too_long");
     const sent = await t.app.db.prisma.message.count({ where: { projectId: key.project_id } });
     expect(sent).toBe(1);
-    const caller = createInternalCaller({ deps: t.app.deps, state: state(), viewer: await viewerOf("Ida Key") });
+    const caller = createInternalCaller({
+      deps: t.app.deps,
+      state: state(),
+      viewer: await viewerOf("Ida Key"),
+    });
     await expect(
       caller.dashboard.messages.sendTest({
         project_id: key.project_id,

@@ -20,6 +20,7 @@ import {
   rollTestKey,
 } from "../src/dashboard/keys.ts";
 import { listProjectMessages, projectMessage } from "../src/dashboard/messages.ts";
+import { PROJECT_NAME_MAX_LENGTH, projectNameOf, setProjectName } from "../src/dashboard/project-name.ts";
 import { listAccountProjects, projectOverview } from "../src/dashboard/projects.ts";
 import { projectSender, requestSender } from "../src/dashboard/sender.ts";
 import {
@@ -29,7 +30,6 @@ import {
   startSession,
 } from "../src/dashboard/sessions.ts";
 import { projectUsage } from "../src/dashboard/usage.ts";
-import { PROJECT_NAME_MAX_LENGTH, projectNameOf, setProjectName } from "../src/dashboard/project-name.ts";
 import { checkMessageStatuses } from "../src/messages/check-statuses.ts";
 import { recoverQueuedMessages } from "../src/messages/recover-queued.ts";
 import { sendMessage } from "../src/messages/send/send-message.ts";
@@ -526,7 +526,8 @@ describe.each(backends)("the dashboard's domain on %s", (kind) => {
     expect((await createProjectLiveKey(deps(), { viewer, projectId })).ok).toBe(true);
     const liveKeyId = await keyIdOf(projectId, "live");
     provider.answers.set("+995555000009", { kind: "rejected", code: "provider_rejected", reason: "no" });
-    for (const to of ["+995555123456", "+995555000009"]) expect((await send(projectId, "test", testKeyId, to)).ok).toBe(true);
+    for (const to of ["+995555123456", "+995555000009"])
+      expect((await send(projectId, "test", testKeyId, to)).ok).toBe(true);
     // Live: two delivered, one the provider rejected.
     live.answers.set("+995555123458", { kind: "rejected", code: "provider_rejected", reason: "no" });
     for (const to of ["+995555123456", "+995555123457", "+995555123458"])
@@ -559,7 +560,9 @@ describe.each(backends)("the dashboard's domain on %s", (kind) => {
     }
     // A project with nothing final has no rate in either mode.
     const empty = await claimedProject();
-    expect(await projectUsage(deps(), empty)).toMatchObject({ deliveryRateByMode: { live: null, test: null } });
+    expect(await projectUsage(deps(), empty)).toMatchObject({
+      deliveryRateByMode: { live: null, test: null },
+    });
   });
 
   it("the owner names a project (trimmed, 1–64 characters, empty removes it, audited); another account cannot", async () => {
@@ -573,7 +576,9 @@ describe.each(backends)("the dashboard's domain on %s", (kind) => {
     });
     // The name shows in the owner's list; the other account neither sees nor changes it.
     const listed = await listAccountProjects(deps(), { viewer, after: null, limit: 10 });
-    expect(listed.items.map((item) => [item.id, item.name])).toEqual([[projectId, "Shop <b>sign-in</b> & co"]]);
+    expect(listed.items.map((item) => [item.id, item.name])).toEqual([
+      [projectId, "Shop <b>sign-in</b> & co"],
+    ]);
     expect(await setProjectName(deps(), { viewer: other.viewer, projectId, name: "Taken" })).toEqual({
       ok: false,
       code: "project_not_found",

@@ -422,14 +422,19 @@ describe("the dashboard escapes what users, operators and providers supply", () 
 
   it("settings: the project's name in the form, the header and a refusal", async () => {
     const html = await expectEscaped(
-      settingsPage({ ...chrome, projectName: H }, { projectId: JS, name: H, typed: H, problem: H, status: 400 }),
+      settingsPage(
+        { ...chrome, projectName: H },
+        { projectId: JS, name: H, typed: H, problem: H, status: 400 },
+      ),
     );
     expect(html).toContain(`<strong class="project-name">${escapeText(H)}</strong>`);
     expect(html).toContain(`value="${escapeText(H)}"`);
   });
 
   it("an API message's backticked parts become code, escaped, and no backtick reaches the page", () => {
-    const written = inlineCode(`Variable \`${H}\` must be 4 to 8 digits; template \`x\` and a stray \` here`).toString();
+    const written = inlineCode(
+      `Variable \`${H}\` must be 4 to 8 digits; template \`x\` and a stray \` here`,
+    ).toString();
     expect(written).not.toContain("`");
     expect(written).not.toContain(H);
     expect(written).toContain(`Variable <code>${escapeText(H)}</code> must be`);

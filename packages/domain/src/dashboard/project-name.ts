@@ -2,8 +2,9 @@
 // like, 1–64 characters, shown in the project list and the header of its
 // pages; an empty name removes it. Only the account that claimed the project
 // may name it (another account's project is not found). Audited.
-import type { ProjectRecord, Store } from "../store/index.ts";
+
 import type { Clock } from "../ports.ts";
+import type { ProjectRecord, Store } from "../store/index.ts";
 import { type AccountViewer, type DashboardRefusal, ownedProject, PROJECT_NOT_FOUND } from "./access.ts";
 
 /** The longest project name, in characters (an astral character counts once). */

@@ -1,8 +1,9 @@
 // An account holder's usage: per UTC day over the last N days, messages by
 // status and segments, and the delivery rate, for one mode or both. The
 // days without messages are there too (zeros), so a chart has every day.
-import { MESSAGE_STATUSES, type MessageStatus } from "../model/message.ts";
+
 import type { KeyMode } from "../model/keys.ts";
+import { MESSAGE_STATUSES, type MessageStatus } from "../model/message.ts";
 import { DAY_MS, nextUtcMidnight } from "../model/time.ts";
 import type { Clock } from "../ports.ts";
 import type { Store } from "../store/index.ts";

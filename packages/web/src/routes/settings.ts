@@ -23,7 +23,10 @@ export function settingsRoutes<S extends PageState>({ route }: DashboardContext<
     const projectId = param(context, "project_id");
     // The form is at most 8 KiB; the procedure takes at most 1,000 characters and the domain judges the rest.
     const typed = (context.form.get("name") ?? "").slice(0, 1000);
-    const result = await context.procedures.dashboard.projects.setName({ project_id: projectId, name: typed });
+    const result = await context.procedures.dashboard.projects.setName({
+      project_id: projectId,
+      name: typed,
+    });
     if (result.ok) return redirect(projectPath(projectId, "/settings?notice=name_saved"));
     if (result.code === "project_not_found") return notFoundPage(context.chrome);
     const { project } = await context.procedures.dashboard.projects.get({ project_id: projectId });

@@ -37,13 +37,13 @@ export function tryRoutes<S extends PageState>({ route, port }: DashboardContext
             message: `The Idempotency-Key must be at most ${IDEMPOTENCY_KEY_MAX_LENGTH} characters.`,
           }
         : await context.procedures.dashboard.messages.sendTest({
-      project_id: projectId,
-      idempotency_key: idempotencyKey,
-      to: values.to,
-      template: values.template,
-      locale: values.locale,
-      variables,
-    });
+            project_id: projectId,
+            idempotency_key: idempotencyKey,
+            to: values.to,
+            template: values.template,
+            locale: values.locale,
+            variables,
+          });
     if (!result.ok) {
       if (result.code === "project_not_found") return notFoundPage(context.chrome);
       // A new key for the corrected form: the refused one stays refused.

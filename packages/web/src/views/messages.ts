@@ -4,7 +4,6 @@ import { MESSAGE_STATUSES } from "@sms/domain";
 import { TEMPLATE_IDS } from "@sms/templates";
 import { html } from "../kit/html.ts";
 import type { MessageFilters, MessageFound, MessagesList, RequestRow } from "../records.ts";
-import { requestTable } from "./requests.ts";
 import {
   breakable,
   type Chrome,
@@ -19,6 +18,7 @@ import {
   time,
   withQuery,
 } from "./layout.ts";
+import { requestTable } from "./requests.ts";
 
 function select(name: string, label: string, values: readonly string[], current: string | undefined) {
   return html`<div class="field"><label for="f-${name}">${label}</label><select id="f-${name}" name="${name}">

@@ -4,7 +4,6 @@ import { MESSAGE_STATUSES } from "@sms/domain";
 import { type Html, html } from "../kit/html.ts";
 import type { Overview, ProjectsList, Usage, VerificationConversion } from "../records.ts";
 import { barChart, meter, percent } from "./charts.ts";
-import { conversionSection } from "./verifications.ts";
 import {
   type Chrome,
   csrfField,
@@ -19,6 +18,7 @@ import {
   time,
   withQuery,
 } from "./layout.ts";
+import { conversionSection } from "./verifications.ts";
 
 export function projectsPage(chrome: Chrome, list: ProjectsList, options: { isFirst: boolean }): Response {
   const rows = list.projects.map((project) => [

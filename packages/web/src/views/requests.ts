@@ -5,6 +5,7 @@
 import { type Child, html } from "../kit/html.ts";
 import type { RequestFilters, RequestRow, RequestsList } from "../records.ts";
 import {
+  breakable,
   type Chrome,
   htmlPage,
   note,
@@ -12,7 +13,6 @@ import {
   pager,
   projectHeader,
   projectPath,
-  breakable,
   table,
   time,
   withQuery,

@@ -35,7 +35,12 @@ function templatesTable(): Html {
   const rows = TEMPLATE_IDS.flatMap((template) =>
     LOCALES.map((locale) => {
       const found = templateText(template, locale);
-      return [html`<code>${template}</code>`, locale, html`<span class="said">${found.text}</span>`, segmentsText(found)];
+      return [
+        html`<code>${template}</code>`,
+        locale,
+        html`<span class="said">${found.text}</span>`,
+        segmentsText(found),
+      ];
     }),
   );
   return html`<section id="templates" aria-labelledby="templates-title"><h2 id="templates-title">What each template sends</h2>

@@ -24,8 +24,8 @@ import {
   searchProcedure,
 } from "./requests.ts";
 import { requestSenderProcedure, senderProcedure } from "./sender.ts";
-import { sendTestProcedure } from "./try-send.ts";
 import { onboardingProcedure, setSpendingProcedure, spendingProcedure } from "./spending.ts";
+import { sendTestProcedure } from "./try-send.ts";
 import { listVerificationsProcedure, verificationConversionProcedure } from "./verifications.ts";
 
 export const dashboardRouter = router({
