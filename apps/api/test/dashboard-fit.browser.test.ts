@@ -305,5 +305,13 @@ describe.skipIf(unavailable)("the dashboard fits at 1280 and 390 px", () => {
     ).toBe(1);
     expect(await page.content()).not.toContain("12x");
     await checkPage(page, "fit-try-refused");
+    // Sent: the result says what the message says, with the placeholder, and never the code typed.
+    await page.getByLabel(/^code/).fill("48291307");
+    const sent = await kit.click(page, kit.button(page, "Send test message"));
+    expect(sent.status()).toBe(200);
+    const said = await textOf(page.locator("main q"));
+    expect(said).toBe("Your verification code is {code}. Do not share it with anyone.");
+    expect(await textOf(page.locator("main"))).toContain("1 segment (GSM-7) at most");
+    expect(await page.content()).not.toContain("48291307");
   });
 });

@@ -5,6 +5,7 @@
 // never appears, its escaped form does, and no element or javascript: URL is
 // injected. Ids that become paths are hostile too (javascript: as an id).
 import { AUDIT_ACTIONS, type DashboardViewer } from "@sms/domain";
+import { VARIABLE_RULES } from "@sms/templates";
 import { describe, expect, it } from "vitest";
 import { escapeText } from "../src/kit/html.ts";
 import type {
@@ -40,7 +41,7 @@ import { senderPage } from "../src/views/sender.ts";
 import { settingsPage } from "../src/views/settings.ts";
 import { signInPage } from "../src/views/sign-in.ts";
 import { spendingPage } from "../src/views/spending.ts";
-import { curlLine, triedPage, tryPage } from "../src/views/try.ts";
+import { curlLine, LONGEST, triedPage, tryPage } from "../src/views/try.ts";
 import { verificationsPage } from "../src/views/verifications.ts";
 
 const HOSTILE = [
@@ -429,6 +430,14 @@ describe("the dashboard escapes what users, operators and providers supply", () 
     );
     expect(html).toContain(`<strong class="project-name">${escapeText(H)}</strong>`);
     expect(html).toContain(`value="${escapeText(H)}"`);
+  });
+
+  it("send-a-test counts segments with each variable's longest accepted value", () => {
+    for (const [name, value] of Object.entries(LONGEST)) {
+      const rule = VARIABLE_RULES[name as keyof typeof VARIABLE_RULES];
+      expect(rule.accepts(value), name).toBe(true);
+      expect(rule.accepts(`${value}9`), `${name}: one character longer`).toBe(false);
+    }
   });
 
   it("an API message's backticked parts become code, escaped, and no backtick reaches the page", () => {

@@ -1,9 +1,20 @@
 // "Send a test message" from the project page (views/try.ts).
 import { IDEMPOTENCY_KEY_MAX_LENGTH, idempotencyKeyProblem } from "@sms/domain";
+import { LOCALES, TEMPLATE_IDS, type TemplateId } from "@sms/templates";
 import type { PageState } from "../port.ts";
 import { notFoundPage } from "../views/problems.ts";
 import { curlLine, type TryValues, triedPage, tryPage } from "../views/try.ts";
 import { type DashboardContext, param } from "./context.ts";
+
+/** The form's template and locale, when both are the catalogue's. */
+function isCatalogued(
+  values: TryValues,
+): values is TryValues & { template: TemplateId; locale: (typeof LOCALES)[number] } {
+  return (
+    (TEMPLATE_IDS as readonly string[]).includes(values.template) &&
+    (LOCALES as readonly string[]).includes(values.locale)
+  );
+}
 
 export function tryRoutes<S extends PageState>({ route, port }: DashboardContext<S>) {
   const recipients = port.config.simulatorNumbers;
@@ -61,6 +72,7 @@ export function tryRoutes<S extends PageState>({ route, port }: DashboardContext
       messageId: result.message_id,
       status: result.status,
       replayed: result.replayed,
+      ...(isCatalogued(values) ? { sent: { template: values.template, locale: values.locale } } : {}),
       curl: curlLine({
         baseUrl: port.config.publicBaseUrl,
         idempotencyKey,

@@ -1,10 +1,8 @@
 // A project's settings: its name (shown in the project list and the header
 // of every project page), and where its other controls live.
+import { PROJECT_NAME_MAX_LENGTH } from "@sms/domain";
 import { type Html, html } from "../kit/html.ts";
 import { type Chrome, csrfField, htmlPage, note, projectHeader, projectPath } from "./layout.ts";
-
-/** The longest name the form takes (the domain's rule, PROJECT_NAME_MAX_LENGTH, is the one that counts). */
-const NAME_FIELD_LENGTH = 64;
 
 export function settingsPage(
   chrome: Chrome,
@@ -29,7 +27,7 @@ ${options.problem && note("bad", html`<p>${options.problem}</p>`, "alert")}
 <form method="post" action="${base}/settings" class="panel" aria-labelledby="name-title">
 <h2 id="name-title">Name</h2>${csrfField(chrome)}
 <div class="form-grid">
-<div class="field"><label for="p-name">Project name <span class="hint">(1–${NAME_FIELD_LENGTH} characters; empty: no name)</span></label><input id="p-name" name="name" value="${options.typed ?? options.name ?? ""}" autocomplete="off" spellcheck="false"></div>
+<div class="field"><label for="p-name">Project name <span class="hint">(1–${PROJECT_NAME_MAX_LENGTH} characters; empty: no name)</span></label><input id="p-name" name="name" value="${options.typed ?? options.name ?? ""}" autocomplete="off" spellcheck="false"></div>
 <div class="field"><div class="actions"><button type="submit" class="primary">Save the name</button></div></div>
 </div>
 <p class="muted">Only you see it: in your project list and at the top of this project's pages. The API and its keys do not change.</p>

@@ -16,8 +16,11 @@ import {
   table,
 } from "./layout.ts";
 
-/** The longest value each variable takes (the most segments a text can come to): never a typed value. */
-const LONGEST: Record<string, string> = { code: "00000000", minutes: "999" };
+/**
+ * The longest value each variable takes (the most segments a text can come to), never a typed value;
+ * views.test.ts checks each against the variable rules of @sms/templates.
+ */
+export const LONGEST: Record<string, string> = { code: "00000000", minutes: "999" };
 
 /** A template's text with its `{placeholders}`, and its segments with the longest values. */
 export function templateText(template: TemplateId, locale: (typeof LOCALES)[number]) {
@@ -139,14 +142,24 @@ export function curlLine(options: {
 
 export function triedPage(
   chrome: Chrome,
-  options: { projectId: string; messageId: string; status: string; replayed: boolean; curl: string },
+  options: {
+    projectId: string;
+    messageId: string;
+    status: string;
+    replayed: boolean;
+    curl: string;
+    /** The template sent and its locale, when they are the catalogue's (the text shown with its placeholders). */
+    sent?: { template: TemplateId; locale: (typeof LOCALES)[number] };
+  },
 ): Response {
+  const sent = options.sent && templateText(options.sent.template, options.sent.locale);
   const message = projectPath(options.projectId, `/messages/${encodeURIComponent(options.messageId)}`);
   return htmlPage(chrome, {
     title: "Test message sent",
     section: "projects",
     body: html`${projectHeader(chrome, options.projectId, "overview", "Test message sent")}
 ${note("ok", html`<p>${options.replayed ? "Sent before with this form: the first answer was replayed." : "Accepted."} <a href="${message}?watch=1"><code>${options.messageId}</code></a> is ${statusBadge(options.status)}. <a href="${message}?watch=1">Watch its timeline settle</a>.</p>`)}
+${sent && html`<p>It says: <q>${sent.text}</q> <span class="muted">(${segmentsText(sent)} at most; the code is never shown)</span></p>`}
 <h2>The same request from your code</h2>
 <p class="muted">Put your test key in <code>SMS_API_KEY</code> and the code in place of <code>&lt;CODE&gt;</code> (codes are never repeated on a page).</p>
 <div class="secret"><textarea id="curl" readonly rows="6" aria-label="curl command" data-select-on-focus>${options.curl}</textarea><button type="button" data-copy="curl" hidden>Copy</button></div>
