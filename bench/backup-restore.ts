@@ -12,7 +12,7 @@
 //   node scripts/bootstrap.mjs bench backup-restore [--runs=5] [--messages=2000]
 import { startArchivedPostgres } from "@sms/db/testing";
 import { DENO_RUN_FLAGS } from "../scripts/deno.mjs";
-import { API_DIR, API_ENV, benchArgs, freePort, msStats, sendCode, sleep, startApi } from "./support.ts";
+import { API_DIR, API_ENV, benchArgs, freePort, sleep, startApi, msStats, sendCode } from "./support.ts";
 
 const args = benchArgs();
 const RUNS = Number(args.runs ?? 5);

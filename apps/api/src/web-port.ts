@@ -4,14 +4,14 @@
 import type { CookieSealer } from "@sms/crypto";
 import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
 import type { IdentityProvider, WebPort } from "@sms/web";
-import { ApiError } from "./contract/errors.ts";
-import { refusalText } from "./contract/refusals.ts";
 import type { AppDeps } from "./deps.ts";
 import type { Config } from "./env.ts";
+import { ApiError } from "./contract/errors.ts";
 import { readBodyText } from "./http/read-body.ts";
+import type { RequestState } from "./trpc/request-state.ts";
 import { createInternalCaller } from "./internal-router.ts";
 import { serializeError } from "./logger.ts";
-import type { RequestState } from "./trpc/request-state.ts";
+import { refusalText } from "./contract/refusals.ts";
 
 export function webPort(options: {
   deps: AppDeps;

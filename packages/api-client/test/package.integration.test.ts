@@ -46,11 +46,7 @@ beforeAll(async () => {
       backend: "pglite",
       // The suite takes seven test keys from one address, more than the default five a minute; the limit
       // itself is tested in apps/api (test-keys.integration), not here.
-      env: {
-        STATUS_CHECK_INTERVAL_SECONDS: "1",
-        SIMULATOR_DELIVERY_DELAY_MS: "0",
-        TEST_KEYS_PER_MINUTE: "60",
-      },
+      env: { STATUS_CHECK_INTERVAL_SECONDS: "1", SIMULATOR_DELIVERY_DELAY_MS: "0", TEST_KEYS_PER_MINUTE: "60" },
     }),
     mkdtemp(join(tmpdir(), "sms-api-client-")),
   ]);

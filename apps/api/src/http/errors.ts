@@ -20,12 +20,12 @@ import {
   PROVIDER_RETRY_AFTER_SECONDS,
 } from "../contract/errors.ts";
 import type { Meta } from "../contract/meta.ts";
-import { retryHeaders } from "../contract/rate-limit-headers.ts";
 import {
   INTERNAL_ERROR_MESSAGE,
   REFUSAL_MESSAGES,
   verificationNotPendingMessage,
 } from "../contract/wording.ts";
+import { retryHeaders } from "../contract/rate-limit-headers.ts";
 
 /** POST /v1/messages: the domain's refusal as the caller hears it. */
 export function sendRefusal(result: Extract<SendMessageResult, { ok: false }>, now: Date): ApiError {
