@@ -72,6 +72,7 @@ import {
   searchProject,
   sendMessage,
   setDailyCreditCap,
+  setProjectName,
   setProjectSender,
   setProjectSpending,
   startSession,
@@ -154,6 +155,7 @@ export function dashboardServices(options: {
       list: bind(listAccountProjects, deps),
       overview: bind(projectOverview, { ...views, ...freeTier }),
       usage: bind(projectUsage, views),
+      setName: bind(setProjectName, deps),
     },
     keys: {
       list: bind(listProjectKeys, deps),

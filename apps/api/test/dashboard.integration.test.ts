@@ -234,6 +234,7 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
       `/dashboard/projects/${alice.project_id}/messages/${message}`,
       `/dashboard/projects/${alice.project_id}/credits`,
       `/dashboard/projects/${alice.project_id}/sender`,
+      `/dashboard/projects/${alice.project_id}/settings`,
     ];
     const accountPosts = (): Array<[string, Record<string, string>]> => [
       [`/dashboard/projects/${alice.project_id}/keys/live`, {}],
@@ -241,6 +242,7 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
       [`/dashboard/projects/${alice.project_id}/keys/${aliceKeyId}/revoke`, {}],
       [`/dashboard/projects/${alice.project_id}/sender`, { name: "Acme", purpose: "sign-in codes" }],
       [`/dashboard/projects/${alice.project_id}/search`, { q: message }],
+      [`/dashboard/projects/${alice.project_id}/settings`, { name: "Bob's now" }],
     ];
     const operatorGets = () => [
       "/dashboard/operator",
@@ -268,6 +270,7 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
       expect(
         await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: alice.project_id } }),
       ).toMatchObject({
+        name: null,
         suspendedAt: null,
         creditBalance: 50,
       });
@@ -338,6 +341,7 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
         ["messages.get", (c) => c.dashboard.messages.get({ project_id, message_id: message })],
         ["sender.get", (c) => c.dashboard.sender.get({ project_id })],
         ["sender.request", (c) => c.dashboard.sender.request({ project_id, name: "Acme", purpose: "codes" })],
+        ["projects.setName", (c) => c.dashboard.projects.setName({ project_id, name: "Bob's now" })],
       ];
       const operatorCalls: Array<[string, (caller: typeof asBob) => Promise<unknown>]> = [
         ["projects.find", (c) => c.operator.projects.find({ query: project_id })],
@@ -373,6 +377,7 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
         "keys.revoke",
         "keys.rollTest",
         "sender.request",
+        "projects.setName",
       ]);
       for (const [name, call] of dashboardCalls) {
         expect(await codeOf(call(asBob)), `dashboard.${name} as another account`).toBe(
@@ -834,6 +839,109 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
     });
     expect(read.status).toBe(404);
     expect(await keysPage()).not.toContain(">never<");
+  });
+
+  it("the owner names the project on its settings page: the list and every project page's header show it, escaped; too long is refused", async () => {
+    const key = await claimedBy("Nia Namer");
+    const nia = await signIn("Nia Namer");
+    const settings = `/dashboard/projects/${key.project_id}/settings`;
+    const hostile = `<script>alert(1)</script> Nia & "Co"`;
+    const saved = await post(settings, nia.cookie, { name: hostile, csrf_token: nia.csrf });
+    expect(saved.status).toBe(303);
+    expect(saved.headers.get("location")).toBe(`${settings}?notice=name_saved`);
+    const escaped = "&lt;script&gt;alert(1)&lt;/script&gt; Nia &amp; &quot;Co&quot;";
+    for (const path of [
+      "/dashboard/projects",
+      `/dashboard/projects/${key.project_id}`,
+      `${settings}?notice=name_saved`,
+    ]) {
+      const page = await (await get(path, nia.cookie)).text();
+      expect(page, path).toContain(`<strong class="project-name">${escaped}</strong>`);
+      expect(page, path).not.toContain("<script>alert(1)");
+    }
+    expect(await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } })).toMatchObject({
+      name: hostile,
+    });
+    // 65 characters: refused with the rule, the typed name written back escaped, nothing changed.
+    const refused = await post(settings, nia.cookie, { name: `<${"n".repeat(63)}>`, csrf_token: nia.csrf });
+    expect(refused.status).toBe(400);
+    const page = await refused.text();
+    expect(page).toContain("A project&#39;s name is 1 to 64 characters");
+    expect(page).toContain(`value="&lt;${"n".repeat(63)}&gt;"`);
+    expect((await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } })).name).toBe(
+      hostile,
+    );
+    // Without the CSRF token: refused, unchanged.
+    expect((await post(settings, nia.cookie, { name: "No token" })).status).toBe(403);
+    expect((await t.app.db.prisma.project.findUniqueOrThrow({ where: { id: key.project_id } })).name).toBe(
+      hostile,
+    );
+  });
+
+  it("the overview's usage gives the delivery rate per mode", async () => {
+    const key = await claimedBy("Rhea Rate");
+    // The simulator's rejecting number: failed at once, in the test rate only.
+    for (const to of ["+995500000001"]) {
+      const sent = await t.request(
+        "/v1/messages",
+        sendMessageRequest(key.api_key, crypto.randomUUID(), {
+          to,
+          template: "verification_code",
+          variables: { code: "4821" },
+        }),
+      );
+      expect(sent.status, to).toBe(201);
+    }
+    const caller = createInternalCaller({
+      deps: t.app.deps,
+      state: state(),
+      viewer: await viewerOf("Rhea Rate"),
+    });
+    const usage = await caller.dashboard.projects.usage({ project_id: key.project_id });
+    expect(usage.totals.by_status.failed).toBe(1);
+    expect(usage.delivery_rate).toBe(0);
+    expect(usage.delivery_rate_by_mode).toEqual({ live: null, test: 0 });
+    expect(
+      (await caller.dashboard.projects.usage({ project_id: key.project_id, mode: "live" }))
+        .delivery_rate_by_mode,
+    ).toEqual(usage.delivery_rate_by_mode);
+  });
+
+  it("send-a-test takes an Idempotency-Key of 1 to 200 characters (the API's rule), not 255", async () => {
+    const key = await claimedBy("Ida Key");
+    const ida = await signIn("Ida Key");
+    const tryPath = `/dashboard/projects/${key.project_id}/try`;
+    const form = (idempotency_key: string) => ({
+      csrf_token: ida.csrf,
+      idempotency_key,
+      template: "verification_code",
+      locale: "en",
+      code: "482913",
+      minutes: "",
+      to: "+995555123456",
+    });
+    const longest = "ნ".repeat(200);
+    expect((await post(tryPath, ida.cookie, form(longest))).status).toBe(200);
+    const tooLong = await post(tryPath, ida.cookie, form(`${longest}x`));
+    expect(tooLong.status).toBe(400);
+    expect(await tooLong.text()).toContain("idempotency_key_too_long");
+    const sent = await t.app.db.prisma.message.count({ where: { projectId: key.project_id } });
+    expect(sent).toBe(1);
+    const caller = createInternalCaller({
+      deps: t.app.deps,
+      state: state(),
+      viewer: await viewerOf("Ida Key"),
+    });
+    await expect(
+      caller.dashboard.messages.sendTest({
+        project_id: key.project_id,
+        idempotency_key: "k".repeat(201),
+        to: "+995555123456",
+        template: "verification_code",
+        locale: "en",
+        variables: { code: "482913" },
+      }),
+    ).rejects.toThrow(/1 to 200 characters/);
   });
 
   it("serves none of the internal procedures on the public port's /trpc", async () => {

@@ -76,6 +76,7 @@ export * from "./dashboard/usage.ts";
 export * from "./dashboard/sender.ts";
 export * from "./dashboard/requests.ts";
 export * from "./dashboard/spending.ts";
+export * from "./dashboard/project-name.ts";
 export * from "./dashboard/try-send.ts";
 export * from "./dashboard/onboarding.ts";
 export * from "./operator/set-daily-credit-cap.ts";

@@ -20,6 +20,7 @@ import {
   rollTestKey,
 } from "../src/dashboard/keys.ts";
 import { listProjectMessages, projectMessage } from "../src/dashboard/messages.ts";
+import { PROJECT_NAME_MAX_LENGTH, projectNameOf, setProjectName } from "../src/dashboard/project-name.ts";
 import { listAccountProjects, projectOverview } from "../src/dashboard/projects.ts";
 import { projectSender, requestSender } from "../src/dashboard/sender.ts";
 import {
@@ -270,6 +271,7 @@ describe.each(backends)("the dashboard's domain on %s", (kind) => {
     expect(await listProjectMessages(ops, { ...asMe, filter: {}, after: null, limit: 10 })).toEqual(notFound);
     expect(await projectMessage(ops, { ...asMe, messageId: newId("msg") })).toEqual(notFound);
     expect(await projectUsage(ops, asMe)).toEqual(notFound);
+    expect(await setProjectName(ops, { ...asMe, name: "Mine now" })).toEqual(notFound);
     expect(await projectSender(ops, { ...asMe, limit: 5 })).toEqual(notFound);
     expect(await requestSender(ops, { ...asMe, name: "Acme", purpose: "sign-in codes" })).toEqual(notFound);
     // A viewer without an account sees nothing, and a key of another project cannot be revoked through mine.
@@ -515,6 +517,103 @@ describe.each(backends)("the dashboard's domain on %s", (kind) => {
       totals: { messages: 0 },
       deliveryRate: null,
     });
+  });
+
+  it("the delivery rate per mode: the simulator's failures lower only the test rate, whatever the mode filter", async () => {
+    clock.set(T0);
+    const { projectId, viewer } = await claimedProject({ credits: 50 });
+    const testKeyId = await keyIdOf(projectId, "test");
+    expect((await createProjectLiveKey(deps(), { viewer, projectId })).ok).toBe(true);
+    const liveKeyId = await keyIdOf(projectId, "live");
+    provider.answers.set("+995555000009", { kind: "rejected", code: "provider_rejected", reason: "no" });
+    for (const to of ["+995555123456", "+995555000009"])
+      expect((await send(projectId, "test", testKeyId, to)).ok).toBe(true);
+    // Live: two delivered, one the provider rejected.
+    live.answers.set("+995555123458", { kind: "rejected", code: "provider_rejected", reason: "no" });
+    for (const to of ["+995555123456", "+995555123457", "+995555123458"])
+      expect((await send(projectId, "live", liveKeyId, to)).ok).toBe(true);
+    await checkMessageStatuses({
+      store: store(),
+      keyring,
+      clock,
+      logger: silentLogger,
+      providers: { test: provider, live },
+      config: {
+        intervalMs: 20_000,
+        batchSize: 100,
+        concurrency: 8,
+        deadlineMs: 72 * HOUR,
+        callTimeoutMs: 1_000,
+      },
+    });
+    const both = await projectUsage(deps(), { viewer, projectId });
+    if (!both.ok) throw new Error(both.code);
+    expect(both.totals.byStatus).toMatchObject({ delivered: 3, failed: 2 });
+    expect(both.deliveryRate).toBeCloseTo(3 / 5);
+    expect(both.deliveryRateByMode.live).toBeCloseTo(2 / 3);
+    expect(both.deliveryRateByMode.test).toBeCloseTo(1 / 2);
+    for (const mode of ["live", "test"] as const) {
+      const one = await projectUsage(deps(), { viewer, projectId, mode });
+      if (!one.ok) throw new Error(one.code);
+      expect(one.deliveryRate, mode).toBeCloseTo(mode === "live" ? 2 / 3 : 1 / 2);
+      expect(one.deliveryRateByMode).toEqual(both.deliveryRateByMode);
+    }
+    // A project with nothing final has no rate in either mode.
+    const empty = await claimedProject();
+    expect(await projectUsage(deps(), empty)).toMatchObject({
+      deliveryRateByMode: { live: null, test: null },
+    });
+  });
+
+  it("the owner names a project (trimmed, 1–64 characters, empty removes it, audited); another account cannot", async () => {
+    clock.set(T0);
+    const { projectId, viewer } = await claimedProject({ subject: "namer" });
+    const other = await claimedProject({ subject: "other-owner" });
+    const named = await setProjectName(deps(), { viewer, projectId, name: "  Shop   <b>sign-in</b> & co  " });
+    expect(named).toMatchObject({ ok: true, project: { id: projectId, name: "Shop <b>sign-in</b> & co" } });
+    expect(await t.db.prisma.project.findUniqueOrThrow({ where: { id: projectId } })).toMatchObject({
+      name: "Shop <b>sign-in</b> & co",
+    });
+    // The name shows in the owner's list; the other account neither sees nor changes it.
+    const listed = await listAccountProjects(deps(), { viewer, after: null, limit: 10 });
+    expect(listed.items.map((item) => [item.id, item.name])).toEqual([
+      [projectId, "Shop <b>sign-in</b> & co"],
+    ]);
+    expect(await setProjectName(deps(), { viewer: other.viewer, projectId, name: "Taken" })).toEqual({
+      ok: false,
+      code: "project_not_found",
+    });
+    // Too long, or a control character: refused, nothing changes.
+    const longest = "ნ".repeat(PROJECT_NAME_MAX_LENGTH);
+    for (const name of [`${longest}x`, "tab\u0007bell", "zero\u200bwidth"])
+      expect(await setProjectName(deps(), { viewer, projectId, name }), name).toEqual({
+        ok: false,
+        code: "invalid_input",
+        field: "project_name",
+      });
+    expect((await t.db.prisma.project.findUniqueOrThrow({ where: { id: projectId } })).name).toBe(
+      "Shop <b>sign-in</b> & co",
+    );
+    // 64 Georgian letters (astral-free, but not ASCII) fit; an empty name removes it.
+    expect(await setProjectName(deps(), { viewer, projectId, name: longest })).toMatchObject({
+      ok: true,
+      project: { name: longest },
+    });
+    expect(await setProjectName(deps(), { viewer, projectId, name: "   " })).toMatchObject({
+      ok: true,
+      project: { name: null },
+    });
+    const audit = await t.db.prisma.auditEntry.findMany({
+      where: { projectId, action: "project.named" },
+      orderBy: { createdAt: "asc" },
+    });
+    expect(audit.map((row) => [row.actor, row.details])).toEqual([
+      ["dev:namer", { name: "Shop <b>sign-in</b> & co" }],
+      ["dev:namer", { name: longest }],
+      ["dev:namer", { name: null }],
+    ]);
+    expect((await t.db.prisma.project.findUniqueOrThrow({ where: { id: other.projectId } })).name).toBeNull();
+    expect(projectNameOf("😀".repeat(PROJECT_NAME_MAX_LENGTH))).toBe("😀".repeat(PROJECT_NAME_MAX_LENGTH));
   });
 
   it("keys: list with last use (once a minute), live key, revoke, roll the test key; each audited", async () => {

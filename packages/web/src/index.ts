@@ -17,6 +17,7 @@ import { projectRoutes } from "./routes/projects.ts";
 import { requestRoutes } from "./routes/requests.ts";
 import { senderRoutes } from "./routes/sender.ts";
 import { sessionRoutes } from "./routes/session.ts";
+import { settingsRoutes } from "./routes/settings.ts";
 import { spendingRoutes } from "./routes/spending.ts";
 import { tryRoutes } from "./routes/try.ts";
 import { verificationRoutes } from "./routes/verifications.ts";
@@ -63,6 +64,7 @@ export async function createWeb<S extends PageState>(port: WebPort<S>): Promise<
     ...messageRoutes(dashboard),
     ...requestRoutes(dashboard),
     ...spendingRoutes(dashboard),
+    ...settingsRoutes(dashboard),
     ...tryRoutes(dashboard),
     ...exportRoutes(dashboard),
     ...verificationRoutes(dashboard),

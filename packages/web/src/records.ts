@@ -11,6 +11,8 @@ type Paged = { next: string | null };
 
 export type ProjectRecord = {
   id: string;
+  /** What the owner calls it; null: not named. */
+  name: string | null;
   created_at: string;
   claimed_at: string | null;
   suspended_at: string | null;
@@ -99,6 +101,8 @@ export type Usage = {
   days: Array<{ day: string; by_status: Partial<Record<MessageStatus, number>>; segments: number }>;
   totals: { messages: number; segments: number };
   delivery_rate: number | null;
+  /** Per mode, whatever the page filters: the live rate without the simulator's failures. */
+  delivery_rate_by_mode: Record<KeyMode, number | null>;
 };
 export type KeysList = { project: ProjectRecord; keys: KeyRecord[] } & Paged;
 export type MessagesList = { messages: MessageRow[] } & Paged;
@@ -176,6 +180,8 @@ export type Onboarding = {
   live_sent: boolean;
 };
 export type Spending = {
+  /** The project's name, for every project page's header. */
+  project_name: string | null;
   credit_balance: number;
   daily_credit_cap: number | null;
   used_today: number;
@@ -264,6 +270,7 @@ export type Procedures = {
         daily_credit_cap: number | null;
         low_balance_threshold: number | null;
       }): Promise<Result<{ spending: Spending }>>;
+      setName(input: { project_id: string; name: string }): Promise<Result<{ project: ProjectRecord }>>;
     };
     requests: {
       list(input: { project_id: string } & RequestFilters & Cursor): Promise<RequestsList>;

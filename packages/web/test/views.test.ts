@@ -5,6 +5,7 @@
 // never appears, its escaped form does, and no element or javascript: URL is
 // injected. Ids that become paths are hostile too (javascript: as an id).
 import { AUDIT_ACTIONS, type DashboardViewer } from "@sms/domain";
+import { VARIABLE_RULES } from "@sms/templates";
 import { describe, expect, it } from "vitest";
 import { escapeText } from "../src/kit/html.ts";
 import type {
@@ -24,7 +25,7 @@ import * as claim from "../src/views/claim.ts";
 import { consoleOverview } from "../src/views/console-overview.ts";
 import { creditsPage } from "../src/views/credits.ts";
 import { keysPage, newKeyPage, revokeConfirmPage, rollConfirmPage } from "../src/views/keys.ts";
-import type { Chrome } from "../src/views/layout.ts";
+import { type Chrome, inlineCode } from "../src/views/layout.ts";
 import { messagePage, messagesPage } from "../src/views/messages.ts";
 import {
   operatorAuditPage,
@@ -37,9 +38,10 @@ import { actionRefusedPage, badRequestPage, errorPage } from "../src/views/probl
 import { overviewPage, projectsPage } from "../src/views/projects.ts";
 import { requestPage, requestsPage, searchResultsPage } from "../src/views/requests.ts";
 import { senderPage } from "../src/views/sender.ts";
+import { settingsPage } from "../src/views/settings.ts";
 import { signInPage } from "../src/views/sign-in.ts";
 import { spendingPage } from "../src/views/spending.ts";
-import { curlLine, triedPage, tryPage } from "../src/views/try.ts";
+import { curlLine, LONGEST, triedPage, tryPage } from "../src/views/try.ts";
 import { verificationsPage } from "../src/views/verifications.ts";
 
 const HOSTILE = [
@@ -86,6 +88,7 @@ const chrome: Chrome = {
 
 const project: ProjectRecord = {
   id: JS,
+  name: H,
   created_at: T,
   claimed_at: T,
   suspended_at: null,
@@ -238,6 +241,7 @@ describe("the dashboard escapes what users, operators and providers supply", () 
       days: [{ day: "2026-11-25", by_status: { delivered: 2 }, segments: 2 }],
       totals: { messages: 2, segments: 2 },
       delivery_rate: 1,
+      delivery_rate_by_mode: { live: null, test: 0.5 },
     };
     const conversion = {
       days: [{ day: "2026-11-25", started: 2, approved: 1, rate: 0.5 }],
@@ -402,6 +406,7 @@ describe("the dashboard escapes what users, operators and providers supply", () 
       spendingPage(chrome, {
         projectId: JS,
         spending: {
+          project_name: H,
           credit_balance: 3,
           daily_credit_cap: 10,
           used_today: 4,
@@ -414,6 +419,35 @@ describe("the dashboard escapes what users, operators and providers supply", () 
         values: { cap: H, threshold: H },
       }),
     );
+  });
+
+  it("settings: the project's name in the form, the header and a refusal", async () => {
+    const html = await expectEscaped(
+      settingsPage(
+        { ...chrome, projectName: H },
+        { projectId: JS, name: H, typed: H, problem: H, status: 400 },
+      ),
+    );
+    expect(html).toContain(`<strong class="project-name">${escapeText(H)}</strong>`);
+    expect(html).toContain(`value="${escapeText(H)}"`);
+  });
+
+  it("send-a-test counts segments with each variable's longest accepted value", () => {
+    for (const [name, value] of Object.entries(LONGEST)) {
+      const rule = VARIABLE_RULES[name as keyof typeof VARIABLE_RULES];
+      expect(rule.accepts(value), name).toBe(true);
+      expect(rule.accepts(`${value}9`), `${name}: one character longer`).toBe(false);
+    }
+  });
+
+  it("an API message's backticked parts become code, escaped, and no backtick reaches the page", () => {
+    const written = inlineCode(
+      `Variable \`${H}\` must be 4 to 8 digits; template \`x\` and a stray \` here`,
+    ).toString();
+    expect(written).not.toContain("`");
+    expect(written).not.toContain(H);
+    expect(written).toContain(`Variable <code>${escapeText(H)}</code> must be`);
+    expect(written).toContain("template <code>x</code> and a stray  here");
   });
 
   it("credits: ledger kinds, notes and message links", async () => {

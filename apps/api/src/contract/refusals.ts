@@ -9,6 +9,7 @@ import {
   MAX_DAILY_CREDIT_CAP,
   MAX_REASON_LENGTH,
   type OperatorRefusal,
+  PROJECT_NAME_MAX_LENGTH,
   type RequestSenderResult,
   type SenderRequestRefusal,
 } from "@sms/domain";
@@ -93,6 +94,9 @@ export const INPUT_RULES: Readonly<Record<InvalidField, Worded>> = {
     "The low-balance threshold must be a whole number from 1 to 1,000,000, or empty for no warning.",
   ),
   key_name: same("A key's name is at most 64 characters, without control characters."),
+  project_name: same(
+    `A project's name is 1 to ${PROJECT_NAME_MAX_LENGTH} characters, without control characters (empty removes it).`,
+  ),
 };
 
 /** The sentence a refusal is shown as, in the reader's register. */

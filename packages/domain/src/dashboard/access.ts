@@ -17,7 +17,8 @@ export type DashboardField =
   | "search"
   | "cap"
   | "threshold"
-  | "key_name";
+  | "key_name"
+  | "project_name";
 
 export type DashboardRefusal =
   | { ok: false; code: "project_not_found" }

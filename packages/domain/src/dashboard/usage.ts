@@ -1,8 +1,9 @@
 // An account holder's usage: per UTC day over the last N days, messages by
 // status and segments, and the delivery rate, for one mode or both. The
 // days without messages are there too (zeros), so a chart has every day.
-import { MESSAGE_STATUSES, type MessageStatus } from "../model/message.ts";
+
 import type { KeyMode } from "../model/keys.ts";
+import { MESSAGE_STATUSES, type MessageStatus } from "../model/message.ts";
 import { DAY_MS, nextUtcMidnight } from "../model/time.ts";
 import type { Clock } from "../ports.ts";
 import type { Store } from "../store/index.ts";
@@ -28,7 +29,20 @@ export type ProjectUsage = {
    * none did. Messages still queued or submitted do not count either way.
    */
   deliveryRate: number | null;
+  /**
+   * The same rate for each mode on its own, whatever `mode` filters: a test
+   * key's messages go to the simulator, whose failing numbers fail on purpose,
+   * so only the live rate says how real messages fare.
+   */
+  deliveryRateByMode: Record<KeyMode, number | null>;
 };
+
+/** delivered ÷ the messages in a final status (delivered, undeliverable, failed, unknown); null when none. */
+export function deliveryRate(byStatus: Record<MessageStatus, number>): number | null {
+  const { delivered, undeliverable, failed, unknown } = byStatus;
+  const final = delivered + undeliverable + failed + unknown;
+  return final === 0 ? null : delivered / final;
+}
 
 const zeroes = (): Record<MessageStatus, number> =>
   Object.fromEntries(MESSAGE_STATUSES.map((status) => [status, 0])) as Record<MessageStatus, number>;
@@ -50,7 +64,10 @@ export async function projectUsage(
     segments: 0,
   }));
   const totals = { messages: 0, segments: 0, byStatus: zeroes() };
+  const byMode: Record<KeyMode, Record<MessageStatus, number>> = { live: zeroes(), test: zeroes() };
   for (const row of rows) {
+    const inWindow = row.day.getTime() >= start.getTime() && row.day.getTime() < end.getTime();
+    if (inWindow) byMode[row.mode][row.status] += row.messages;
     if (input.mode !== undefined && row.mode !== input.mode) continue;
     const day = days[Math.floor((row.day.getTime() - start.getTime()) / DAY_MS)];
     if (!day) continue;
@@ -61,7 +78,11 @@ export async function projectUsage(
     totals.messages += row.messages;
     totals.segments += row.segments;
   }
-  const { delivered, undeliverable, failed, unknown } = totals.byStatus;
-  const final = delivered + undeliverable + failed + unknown;
-  return { ok: true, days, totals, deliveryRate: final === 0 ? null : delivered / final };
+  return {
+    ok: true,
+    days,
+    totals,
+    deliveryRate: deliveryRate(totals.byStatus),
+    deliveryRateByMode: { live: deliveryRate(byMode.live), test: deliveryRate(byMode.test) },
+  };
 }

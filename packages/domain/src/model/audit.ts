@@ -17,6 +17,7 @@ export const AUDIT_ACTIONS = [
   "sender.request_approved",
   "sender.request_refused",
   "project.spending_set",
+  "project.named",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -4,6 +4,8 @@ import type { Sql } from "@sms/db";
 
 export type ProjectRecord = {
   id: string;
+  /** What the owner calls it; null: not named (the pages show the id alone). */
+  name: string | null;
   createdAt: Date;
   claimedAt: Date | null;
   accountId: string | null;
@@ -22,10 +24,11 @@ export type ProjectRecord = {
 };
 
 const COLUMNS =
-  "id, created_at, claimed_at, account_id, suspended_at, sender, sender_brand_id, credit_balance, has_paid_credits, daily_credit_cap, daily_credits_day, daily_credits_used, low_balance_threshold";
+  "id, name, created_at, claimed_at, account_id, suspended_at, sender, sender_brand_id, credit_balance, has_paid_credits, daily_credit_cap, daily_credits_day, daily_credits_used, low_balance_threshold";
 
 type Row = {
   id: string;
+  name: string | null;
   created_at: Date;
   claimed_at: Date | null;
   account_id: string | null;
@@ -55,6 +58,7 @@ const date = (value: Date | null) => (value === null ? null : new Date(value));
 function fromRow(row: Row): ProjectRecord {
   return {
     id: row.id,
+    name: row.name,
     createdAt: new Date(row.created_at),
     claimedAt: date(row.claimed_at),
     accountId: row.account_id,
@@ -84,6 +88,7 @@ const SET_SPENDING_SQL = `
   WHERE id = $1`;
 const SET_CAP_SQL = `
   UPDATE projects SET daily_credit_cap = CAST($2 AS integer), updated_at = CAST($3 AS timestamptz) WHERE id = $1`;
+const SET_NAME_SQL = `UPDATE projects SET name = $2, updated_at = CAST($3 AS timestamptz) WHERE id = $1`;
 const SET_SENDER_SQL = `
   UPDATE projects SET sender = $2, sender_brand_id = CAST($3 AS integer), updated_at = CAST($4 AS timestamptz)
   WHERE id = $1`;
@@ -226,6 +231,11 @@ export function projectStore(sql: Sql) {
         spending.lowBalanceThreshold,
         now,
       ]);
+    },
+
+    /** The owner's name for the project; null: no name. */
+    async setName(projectId: string, name: string | null, now: Date): Promise<void> {
+      await sql.query(SET_NAME_SQL, [projectId, name, now]);
     },
 
     /** The daily credit cap alone (the operator's). */

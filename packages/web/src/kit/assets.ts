@@ -17,7 +17,7 @@ a{color:var(--accent)}
 .skip{position:absolute;left:-999px;top:0;background:var(--card);padding:.5rem 1rem;z-index:10}
 .skip:focus{left:.5rem;top:.5rem}
 header.top{background:var(--card);border-bottom:1px solid var(--border)}
-.top-inner{max-width:72rem;margin:0 auto;padding:.6rem 1rem;display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1.25rem}
+.top-inner{max-width:80rem;margin:0 auto;padding:.6rem 1rem;display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1.25rem}
 .brand{font-weight:700;text-decoration:none;color:var(--text);margin-right:auto}
 .top nav ul{display:flex;gap:1rem;list-style:none;margin:0;padding:0;flex-wrap:wrap}
 .top nav a{text-decoration:none;font-weight:600}
@@ -26,7 +26,7 @@ header.top{background:var(--card);border-bottom:1px solid var(--border)}
 .who form{margin:0}
 .dev-banner{background:#fff8c5;color:#3b2300;border-bottom:1px solid #d4a72c;padding:.5rem 1rem;text-align:center;font-size:.95rem}
 @media (prefers-color-scheme:dark){.dev-banner{background:#3b2e00;color:#f8e3a1;border-color:#9e6a03}}
-main{max-width:72rem;margin:0 auto;padding:1.25rem 1rem 3rem}
+main{max-width:80rem;margin:0 auto;padding:1.25rem 1rem 3rem}
 main.narrow{max-width:42rem}
 h1{font-size:1.6rem;line-height:1.25;margin:.25rem 0 1rem;overflow-wrap:anywhere}
 h2{font-size:1.15rem;margin:2rem 0 .75rem}
@@ -36,7 +36,12 @@ p{margin:.5rem 0 1rem}
 code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}
 .crumbs{font-size:.92rem;color:var(--muted);margin:0}
 .crumbs a{color:var(--muted)}
-.tabs{display:flex;flex-wrap:wrap;gap:.25rem;border-bottom:1px solid var(--border);margin:0 0 1.25rem;padding:0;list-style:none}
+.tabs{display:flex;flex-wrap:nowrap;overflow-x:auto;scrollbar-width:thin;gap:.25rem;border-bottom:1px solid var(--border);margin:0 0 1.25rem;padding:0;list-style:none}
+.tabs{position:relative}
+.tabs li{flex:none}
+.table-wrap td time{white-space:normal;display:inline-block;min-width:4.5rem}
+.table-wrap td .key-name{display:block}
+.table-wrap td code.clip{display:inline-block;max-width:7.5rem;overflow:hidden;text-overflow:ellipsis;vertical-align:bottom}
 .tabs a{display:block;padding:.55rem .85rem;text-decoration:none;color:var(--muted);font-weight:600;border-bottom:3px solid transparent;white-space:nowrap}
 .tabs a[aria-current=page]{color:var(--text);border-bottom-color:var(--accent)}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(11rem,1fr));gap:.75rem;margin:1rem 0}
@@ -51,8 +56,8 @@ code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font
 .note p{margin:.25rem 0}
 .table-wrap:focus-visible{outline-offset:0}
 .table-wrap{position:relative;overflow-x:auto;border:1px solid var(--border);border-radius:10px;background:var(--card)}
-table{border-collapse:collapse;width:100%;font-size:.93rem}
-th,td{text-align:left;padding:.55rem .7rem;border-bottom:1px solid var(--border);vertical-align:top}
+table{border-collapse:collapse;width:100%;font-size:.9rem}
+th,td{text-align:left;padding:.5rem .55rem;border-bottom:1px solid var(--border);vertical-align:top}
 th{font-size:.82rem;color:var(--muted);font-weight:600;white-space:nowrap}
 tbody tr:last-child td{border-bottom:0}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -89,6 +94,11 @@ button:disabled{opacity:.55;cursor:not-allowed}
 .chart .bar{fill:var(--bar)}
 .chart .s-queued{fill:var(--s-queued)}.chart .s-submitted{fill:var(--s-submitted)}.chart .s-delivered{fill:var(--s-delivered)}
 .chart .s-undeliverable{fill:var(--s-undeliverable)}.chart .s-failed{fill:var(--s-failed)}.chart .s-unknown{fill:var(--s-unknown)}
+.plot{display:grid;grid-template-columns:auto minmax(0,1fr);column-gap:.4rem}
+.plot svg,.plot .axis{grid-column:2}
+.y-axis{grid-row:1;display:flex;flex-direction:column;justify-content:space-between;color:var(--muted);font-size:.8rem;line-height:1;text-align:right;font-variant-numeric:tabular-nums;padding:.15rem 0}
+.chart-empty{border:1px dashed var(--border);border-radius:10px;padding:1.5rem 1rem;text-align:center;color:var(--muted);margin:.5rem 0}
+.project-name{overflow-wrap:anywhere}
 .axis{display:flex;justify-content:space-between;color:var(--muted);font-size:.8rem;margin:.2rem .25rem 0}
 .legend{display:flex;flex-wrap:wrap;gap:.4rem 1rem;list-style:none;padding:0;margin:.5rem 0;font-size:.85rem}
 .legend li{display:flex;align-items:center;gap:.35rem}
@@ -127,7 +137,7 @@ ol.events code{white-space:nowrap;overflow-wrap:normal}
 .table-wrap td .said{display:inline-block;white-space:normal;min-width:16rem;max-width:32rem}
 :target{outline:2px solid var(--accent);outline-offset:2px}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0}
-@media (max-width:40rem){h1{font-size:1.35rem}dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4rem}main{padding:1rem .75rem 2.5rem}th,td{padding:.45rem .5rem}}
+@media (max-width:40rem){.dev-banner{font-size:.85rem;padding:.3rem .75rem;line-height:1.35}.top-inner{padding:.4rem .75rem;gap:.25rem 1rem}.who{font-size:.85rem}h1{font-size:1.35rem;margin:.25rem 0 .5rem}.tabs{margin-bottom:1rem}.tabs a{padding:.5rem .7rem}dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4rem}main{padding:1rem .75rem 2.5rem}th,td{padding:.45rem .5rem}}
 `;
 
 // The meter widths are classes (no style attributes: the CSP allows none).
@@ -149,6 +159,11 @@ for (const button of document.querySelectorAll("button[data-copy]")) {
       button.textContent = "Selected: press Ctrl+C";
     }
   });
+}
+// A project's tabs are one row that scrolls sideways on a phone: the current one in view.
+for (const current of document.querySelectorAll(".tabs a[aria-current=page]")) {
+  const tabs = current.closest(".tabs");
+  if (tabs && current.offsetLeft + current.offsetWidth > tabs.clientWidth) tabs.scrollLeft = current.offsetLeft - 16;
 }
 for (const input of document.querySelectorAll("input[data-select-on-focus]")) {
   input.addEventListener("focus", () => input.select());

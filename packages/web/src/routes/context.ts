@@ -183,7 +183,7 @@ export function dashboardContext<S extends PageState>(options: {
           const procedures = port.procedures(state, viewer ?? undefined);
           const url = new URL(request.url);
           if (viewer && method === "GET" && params.project_id) {
-            chrome = { ...chrome, ...(await lowBalanceOf(procedures, params.project_id)) };
+            chrome = { ...chrome, ...(await projectChromeOf(procedures, params.project_id)) };
           }
           return await handle({ request, url, state, params, viewer, chrome, form: admitted, procedures });
         } catch (error) {
@@ -197,15 +197,20 @@ export function dashboardContext<S extends PageState>(options: {
 }
 
 /**
- * Every page of a project under its owner's low-balance threshold shows the
- * banner (layout.ts). A project that is not the viewer's shows none: the
- * page itself answers 404.
+ * Every page of a project names it in its header, and under its owner's
+ * low-balance threshold shows the banner (layout.ts): one read. A project
+ * that is not the viewer's shows neither: the page itself answers 404.
  */
-async function lowBalanceOf(procedures: Procedures, projectId: string): Promise<Pick<Chrome, "lowBalance">> {
+async function projectChromeOf(
+  procedures: Procedures,
+  projectId: string,
+): Promise<Pick<Chrome, "lowBalance" | "projectName">> {
   try {
     const spending = await procedures.dashboard.projects.spending({ project_id: projectId });
-    if (!spending.low_balance || spending.low_balance_threshold === null) return {};
+    const projectName = spending.project_name;
+    if (!spending.low_balance || spending.low_balance_threshold === null) return { projectName };
     return {
+      projectName,
       lowBalance: {
         projectId,
         balance: spending.credit_balance,

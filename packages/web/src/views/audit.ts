@@ -58,6 +58,8 @@ export function auditSentence(entry: AuditRecord): Html {
         ? html`Set the spending limits: daily credit cap ${cap}, low-balance warning ${limit(d.low_balance_threshold, "off")}`
         : html`Set the daily credit cap to ${cap}`;
     }
+    case "project.named":
+      return text(d.name) ? html`Named the project “${text(d.name)}”` : html`Removed the project's name`;
     case "message_keys.rotated":
       return html`Re-encrypted ${count(d.rotated)} messages under key ${id(d.current_key_id)}${typeof d.failed === "number" && d.failed > 0 ? html`; ${number(d.failed)} could not be read` : ""}`;
     case "project.viewed":

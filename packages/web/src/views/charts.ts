@@ -1,8 +1,10 @@
 // Charts drawn on the server as inline SVG (no script, no external asset):
 // bars per day, stacked by status or single. Colours come from the
-// stylesheet's classes, so they follow light and dark mode. The axis labels
-// and the legend are HTML beside the SVG (they stay legible at 390 px), each
-// bar has a <title>, and the numbers are also in a table for screen readers.
+// stylesheet's classes, so they follow light and dark mode. The axes' labels
+// (the days below, the scale's top, middle and zero at the left) and the
+// legend are HTML beside the SVG (they stay legible at 390 px), each bar has
+// a <title>, and the numbers are also in a table for screen readers. Days
+// with nothing at all are said in words, not drawn as an empty frame.
 import { type Html, html } from "../kit/html.ts";
 import { dayLabel, number, table } from "./layout.ts";
 
@@ -59,6 +61,8 @@ export function barChart(options: {
   classOf: (series: string) => string;
   labelOf?: (series: string) => string;
   unit: string;
+  /** What to do about nothing shown (the empty state's second sentence). */
+  emptyHint?: string;
 }): Html {
   const { days, series } = options;
   const labelOf = options.labelOf ?? ((name: string) => name);
@@ -77,11 +81,21 @@ export function barChart(options: {
   const rows = days
     .filter((_, index) => (totals[index] ?? 0) > 0)
     .map((day) => [dayLabel(day.day), ...series.map((name) => number(day.values[name] ?? 0))]);
-  return html`<figure class="chart" aria-labelledby="${options.id}-title">
+  if (rows.length === 0)
+    return html`<figure class="chart" id="${options.id}" aria-labelledby="${options.id}-title">
+<figcaption id="${options.id}-title"><strong>${options.title}</strong></figcaption>
+<p class="chart-empty">No ${options.unit} in these ${number(days.length)} days.${options.emptyHint && html` ${options.emptyHint}`}</p>
+</figure>`;
+  // The y-axis: the top of the scale, its middle when that is a whole number, and zero.
+  const middle = top % 2 === 0 ? number(top / 2) : "";
+  return html`<figure class="chart" id="${options.id}" aria-labelledby="${options.id}-title">
 <figcaption id="${options.id}-title"><strong>${options.title}</strong> <span class="muted">(scale: 0 to ${number(top)} ${options.unit} a day)</span></figcaption>
 ${legend}
+<div class="plot">
+<div class="y-axis" aria-hidden="true"><span>${number(top)}</span><span>${middle}</span><span>0</span></div>
 <svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="${options.id}-title" preserveAspectRatio="none" focusable="false">${grid}${bars}</svg>
 <div class="axis" aria-hidden="true"><span>${first && dayLabel(first)}</span><span>${last && dayLabel(last)}</span></div>
+</div>
 <details><summary>${options.title} as a table</summary>
 ${
   rows.length > 0

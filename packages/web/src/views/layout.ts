@@ -18,6 +18,8 @@ export type Chrome = {
   providerLabel(provider: string): string;
   /** Origins a form on this page may end up at (the sign-in page's providers). */
   formActionOrigins?: readonly string[];
+  /** A project page's name for its header (null: not named; absent: not known on this page). */
+  projectName?: string | null;
   /** A project page under its owner's low-balance threshold: the banner's facts. */
   lowBalance?: { projectId: string; balance: number; threshold: number; daysLeft: number | null };
 };
@@ -204,7 +206,15 @@ export function noticeFrom(url: URL, notices: Record<string, string>): Html | ""
   return text ? note("ok", html`<p>${text}</p>`) : "";
 }
 
-export type Tab = "overview" | "keys" | "messages" | "verifications" | "requests" | "credits" | "sender";
+export type Tab =
+  | "overview"
+  | "keys"
+  | "messages"
+  | "verifications"
+  | "requests"
+  | "credits"
+  | "sender"
+  | "settings";
 
 export const projectPath = (projectId: string, rest = "") =>
   `/dashboard/projects/${encodeURIComponent(projectId)}${rest}`;
@@ -214,7 +224,7 @@ export const projectPath = (projectId: string, rest = "") =>
  * form): what was searched for, perhaps a pasted key, never sits in a URL, the history or an access log.
  */
 export function projectHeader(
-  chrome: Pick<Chrome, "csrfToken">,
+  chrome: Pick<Chrome, "csrfToken" | "projectName">,
   projectId: string,
   current: Tab,
   title: string,
@@ -229,8 +239,10 @@ export function projectHeader(
     ["requests", "Requests", `${base}/requests`],
     ["credits", "Credits", `${base}/credits`],
     ["sender", "Sender name", `${base}/sender`],
+    ["settings", "Settings", `${base}/settings`],
   ];
-  return html`<div class="project-top"><p class="crumbs"><a href="/dashboard/projects">Projects</a> / <code class="id">${projectId}</code></p>
+  const name = chrome.projectName && html`<strong class="project-name">${chrome.projectName}</strong> `;
+  return html`<div class="project-top"><p class="crumbs"><a href="/dashboard/projects">Projects</a> / ${name}<code class="id">${projectId}</code></p>
 <form method="post" action="${base}/search" class="search" role="search" aria-label="Search this project">${csrfField(chrome)}
 <label for="project-search" class="sr-only">Find a message, verification or request by id, or an Idempotency-Key</label>
 <input id="project-search" name="q" value="${query}" placeholder="msg_…, vrf_…, req_… or Idempotency-Key" autocomplete="off" spellcheck="false" maxlength="255">
@@ -239,6 +251,25 @@ export function projectHeader(
 <h1>${title}</h1>
 <nav aria-label="Project"><ul class="tabs">
 ${tabs.map(([tab, label, href]) => html`<li><a href="${href}"${tab === current && html` aria-current="page"`}>${label}</a></li>\n`)}</ul></nav>`;
+}
+
+/** Text that may break after each "/" and "_" (a route, an error code) in a narrow column; escaped like any text. */
+export function breakable(text: string): Html {
+  return html`${text.split(/(?<=[/_])/).map((part, index) => (index === 0 ? part : html`<wbr>${part}`))}`;
+}
+
+/**
+ * A sentence whose `backticked` parts are code (the API's messages are
+ * written that way): each part escaped like any text, the backticked ones
+ * in <code>, so no literal backtick reaches the page.
+ */
+export function inlineCode(text: string): Html {
+  const parts = text.split("`");
+  // An unmatched backtick leaves its tail as text.
+  const closed = parts.length % 2 === 1;
+  return html`${parts.map((part, index) =>
+    index % 2 === 1 && (closed || index < parts.length - 1) ? html`<code>${part}</code>` : part,
+  )}`;
 }
 
 /**

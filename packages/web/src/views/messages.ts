@@ -4,8 +4,8 @@ import { MESSAGE_STATUSES } from "@sms/domain";
 import { TEMPLATE_IDS } from "@sms/templates";
 import { html } from "../kit/html.ts";
 import type { MessageFilters, MessageFound, MessagesList, RequestRow } from "../records.ts";
-import { requestTable } from "./requests.ts";
 import {
+  breakable,
   type Chrome,
   htmlPage,
   note,
@@ -18,6 +18,7 @@ import {
   time,
   withQuery,
 } from "./layout.ts";
+import { requestTable } from "./requests.ts";
 
 function select(name: string, label: string, values: readonly string[], current: string | undefined) {
   return html`<div class="field"><label for="f-${name}">${label}</label><select id="f-${name}" name="${name}">
@@ -39,7 +40,7 @@ export function messagesPage(
     message.mode,
     message.template,
     message.segments === null ? "—" : number(message.segments),
-    message.error_code && html`<code>${message.error_code}</code>`,
+    message.error_code && html`<code>${breakable(message.error_code)}</code>`,
     time(message.created_at, "short"),
     time(message.updated_at, "short"),
   ]);

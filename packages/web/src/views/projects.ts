@@ -4,7 +4,6 @@ import { MESSAGE_STATUSES } from "@sms/domain";
 import { type Html, html } from "../kit/html.ts";
 import type { Overview, ProjectsList, Usage, VerificationConversion } from "../records.ts";
 import { barChart, meter, percent } from "./charts.ts";
-import { conversionSection } from "./verifications.ts";
 import {
   type Chrome,
   csrfField,
@@ -19,10 +18,11 @@ import {
   time,
   withQuery,
 } from "./layout.ts";
+import { conversionSection } from "./verifications.ts";
 
 export function projectsPage(chrome: Chrome, list: ProjectsList, options: { isFirst: boolean }): Response {
   const rows = list.projects.map((project) => [
-    html`<a href="${projectPath(project.id)}"><code>${project.id}</code></a>`,
+    html`<a href="${projectPath(project.id)}">${project.name && html`<strong class="project-name">${project.name}</strong> `}<code>${project.id}</code></a>`,
     time(project.claimed_at),
     projectState(project),
     project.sender
@@ -111,7 +111,8 @@ ${freeTier.applies && meter(freeTier.used_today, freeTier.limit, "Free-tier segm
 <div class="cards">
 <div class="card"><p class="label">Messages</p><p class="value">${number(usage.totals.messages)}</p></div>
 <div class="card"><p class="label">Segments</p><p class="value">${number(usage.totals.segments)}</p></div>
-<div class="card"><p class="label">Delivery rate</p><p class="value">${percent(usage.delivery_rate)}</p><p class="sub">Delivered, of the messages in a final status</p></div>
+<div class="card"><p class="label">Delivery rate, live keys</p><p class="value">${percent(usage.delivery_rate_by_mode.live)}</p><p class="sub">Delivered, of the live messages in a final status</p></div>
+<div class="card"><p class="label">Delivery rate, test keys</p><p class="value">${percent(usage.delivery_rate_by_mode.test)}</p><p class="sub">The simulator: its failing numbers fail on purpose</p></div>
 </div>
 <div class="grid-2">
 ${barChart({
@@ -122,6 +123,7 @@ ${barChart({
   classOf: (status) => `s-${status}`,
   labelOf: (status) => STATUS_LABEL[status] ?? status,
   unit: "messages",
+  emptyHint: "A message sent with this project's keys shows here a moment later.",
 })}
 ${barChart({
   id: "chart-segments",

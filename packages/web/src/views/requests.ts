@@ -5,6 +5,7 @@
 import { type Child, html } from "../kit/html.ts";
 import type { RequestFilters, RequestRow, RequestsList } from "../records.ts";
 import {
+  breakable,
   type Chrome,
   htmlPage,
   note,
@@ -33,7 +34,7 @@ function statusText(row: RequestRow): Child {
 
 function keyText(row: RequestRow): Child {
   if (!row.key_prefix) return html`<span class="muted">—</span>`;
-  return html`<code>${row.key_prefix}…</code>${row.key_name && html` <span class="muted">${row.key_name}</span>`}`;
+  return html`<code>${row.key_prefix}…</code>${row.key_name && html` <span class="muted key-name">${row.key_name}</span>`}`;
 }
 
 function producedLink(projectId: string, row: RequestRow): Child {
@@ -50,11 +51,12 @@ export function requestRows(projectId: string, rows: RequestRow[]): Child[][] {
   return rows.map((row) => [
     time(row.created_at, "short"),
     html`<a href="${base}/${encodeURIComponent(row.id)}"><code>${row.id}</code></a>`,
-    html`<code>${row.method} ${row.route}</code>`,
+    html`<code>${row.method} ${breakable(row.route)}</code>`,
     statusText(row),
-    row.error_code && html`<code>${row.error_code}</code>`,
+    row.error_code && html`<code>${breakable(row.error_code)}</code>`,
+    // A key is up to 200 characters: clipped to its start here (whole in the title and on the request's page).
     row.idempotency_key &&
-      html`<code>${row.idempotency_key}</code>${row.replayed && html` <span class="tag">replay</span>`}`,
+      html`<code class="clip" title="${row.idempotency_key}">${row.idempotency_key}</code>${row.replayed && html` <span class="tag">replay</span>`}`,
     number(row.duration_ms),
     row.mode ?? "",
     keyText(row),

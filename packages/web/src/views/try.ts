@@ -2,9 +2,54 @@
 // a simulator recipient (each with what it does), sent in test mode; then the
 // message and the same request as a curl line (a placeholder for the key, and
 // for the code: codes are never repeated in a page).
-import { LOCALES, TEMPLATE_IDS } from "@sms/templates";
+import { countSegments, LOCALES, TEMPLATE_IDS, TEMPLATES, type TemplateId } from "@sms/templates";
 import { type Html, html } from "../kit/html.ts";
-import { type Chrome, csrfField, htmlPage, note, projectHeader, projectPath, statusBadge } from "./layout.ts";
+import {
+  type Chrome,
+  csrfField,
+  htmlPage,
+  inlineCode,
+  note,
+  projectHeader,
+  projectPath,
+  statusBadge,
+  table,
+} from "./layout.ts";
+
+/**
+ * The longest value each variable takes (the most segments a text can come to), never a typed value;
+ * views.test.ts checks each against the variable rules of @sms/templates.
+ */
+export const LONGEST: Record<string, string> = { code: "00000000", minutes: "999" };
+
+/** A template's text with its `{placeholders}`, and its segments with the longest values. */
+export function templateText(template: TemplateId, locale: (typeof LOCALES)[number]) {
+  const text = TEMPLATES[template].text[locale];
+  const filled = text.replace(/\{(\w+)\}/g, (_, name: string) => LONGEST[name] ?? "");
+  const { segments, encoding } = countSegments(filled);
+  return { text, segments, encoding: encoding === "gsm7" ? "GSM-7" : "UCS-2" };
+}
+
+const segmentsText = (count: { segments: number; encoding: string }) =>
+  `${count.segments} segment${count.segments === 1 ? "" : "s"} (${count.encoding})`;
+
+/** Every template's text in every locale, with its placeholders and segment count. */
+function templatesTable(): Html {
+  const rows = TEMPLATE_IDS.flatMap((template) =>
+    LOCALES.map((locale) => {
+      const found = templateText(template, locale);
+      return [
+        html`<code>${template}</code>`,
+        locale,
+        html`<span class="said">${found.text}</span>`,
+        segmentsText(found),
+      ];
+    }),
+  );
+  return html`<section id="templates" aria-labelledby="templates-title"><h2 id="templates-title">What each template sends</h2>
+<p class="muted">The text with its placeholders: the values you give fill them. Segments are counted with the longest values (an 8-digit code, 999 minutes); live sends cost one credit a segment.</p>
+${table("The templates' texts", ["Template", "Locale", "Text", "Segments"], rows)}</section>`;
+}
 
 export type TryValues = { template: string; locale: string; code: string; minutes: string; to: string };
 export type Recipient = { number: string; what: string };
@@ -39,7 +84,7 @@ export function tryPage(
     status: options_.status ?? 200,
     body: html`${projectHeader(chrome, options_.projectId, "overview", "Send a test message")}
 <p>Sent with this project's <strong>test</strong> mode: free, never reaches a phone. The simulator answers as the provider would; each number below behaves its own way.</p>
-${options_.problem && note("bad", html`<p><code>${options_.problem.code}</code> ${options_.problem.message}</p>`, "alert")}
+${options_.problem && note("bad", html`<p><code>${options_.problem.code}</code> ${inlineCode(options_.problem.message)}</p>`, "alert")}
 <form method="post" action="${projectPath(options_.projectId, "/try")}" class="panel" aria-label="Send a test message">
 ${csrfField(chrome)}<input type="hidden" name="idempotency_key" value="${options_.idempotencyKey}">
 <div class="form-grid">
@@ -55,7 +100,8 @@ ${options_.recipients.map(
 )}
 </fieldset>
 <div class="actions"><button type="submit" class="primary">Send test message</button></div>
-</form>`,
+</form>
+${templatesTable()}`,
   });
 }
 
@@ -96,14 +142,24 @@ export function curlLine(options: {
 
 export function triedPage(
   chrome: Chrome,
-  options: { projectId: string; messageId: string; status: string; replayed: boolean; curl: string },
+  options: {
+    projectId: string;
+    messageId: string;
+    status: string;
+    replayed: boolean;
+    curl: string;
+    /** The template sent and its locale, when they are the catalogue's (the text shown with its placeholders). */
+    sent?: { template: TemplateId; locale: (typeof LOCALES)[number] };
+  },
 ): Response {
+  const sent = options.sent && templateText(options.sent.template, options.sent.locale);
   const message = projectPath(options.projectId, `/messages/${encodeURIComponent(options.messageId)}`);
   return htmlPage(chrome, {
     title: "Test message sent",
     section: "projects",
     body: html`${projectHeader(chrome, options.projectId, "overview", "Test message sent")}
 ${note("ok", html`<p>${options.replayed ? "Sent before with this form: the first answer was replayed." : "Accepted."} <a href="${message}?watch=1"><code>${options.messageId}</code></a> is ${statusBadge(options.status)}. <a href="${message}?watch=1">Watch its timeline settle</a>.</p>`)}
+${sent && html`<p>It says: <q>${sent.text}</q> <span class="muted">(${segmentsText(sent)} at most; the code is never shown)</span></p>`}
 <h2>The same request from your code</h2>
 <p class="muted">Put your test key in <code>SMS_API_KEY</code> and the code in place of <code>&lt;CODE&gt;</code> (codes are never repeated on a page).</p>
 <div class="secret"><textarea id="curl" readonly rows="6" aria-label="curl command" data-select-on-focus>${options.curl}</textarea><button type="button" data-copy="curl" hidden>Copy</button></div>

@@ -11,7 +11,12 @@ import {
   rollTestKeyProcedure,
 } from "./keys.ts";
 import { getMessageProcedure, listMessagesProcedure } from "./messages.ts";
-import { listProjectsProcedure, projectOverviewProcedure, projectUsageProcedure } from "./projects.ts";
+import {
+  listProjectsProcedure,
+  projectOverviewProcedure,
+  projectUsageProcedure,
+  setProjectNameProcedure,
+} from "./projects.ts";
 import {
   getRequestProcedure,
   listRequestsProcedure,
@@ -19,8 +24,8 @@ import {
   searchProcedure,
 } from "./requests.ts";
 import { requestSenderProcedure, senderProcedure } from "./sender.ts";
-import { sendTestProcedure } from "./try-send.ts";
 import { onboardingProcedure, setSpendingProcedure, spendingProcedure } from "./spending.ts";
+import { sendTestProcedure } from "./try-send.ts";
 import { listVerificationsProcedure, verificationConversionProcedure } from "./verifications.ts";
 
 export const dashboardRouter = router({
@@ -31,6 +36,7 @@ export const dashboardRouter = router({
     spending: spendingProcedure,
     onboarding: onboardingProcedure,
     setSpending: setSpendingProcedure,
+    setName: setProjectNameProcedure,
   }),
   keys: router({
     list: listKeysProcedure,

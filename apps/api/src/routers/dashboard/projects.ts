@@ -1,11 +1,14 @@
 // dashboard.projects.*: the signed-in account holder's projects.
 import { viewerProcedure } from "../../trpc/trpc.ts";
+import { refused } from "../refusals.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import {
   ZListProjectsRequest,
   ZListProjectsResponse,
   ZProjectOverviewResponse,
   ZProjectRequest,
+  ZSetProjectNameRequest,
+  ZSetProjectNameResponse,
   ZUsageRequest,
   ZUsageResponse,
 } from "./projects.types.ts";
@@ -79,5 +82,20 @@ export const projectUsageProcedure = viewerProcedure
         by_status: usage.totals.byStatus,
       },
       delivery_rate: usage.deliveryRate,
+      delivery_rate_by_mode: usage.deliveryRateByMode,
     };
+  });
+
+export const setProjectNameProcedure = viewerProcedure
+  .input(ZSetProjectNameRequest)
+  .output(ZSetProjectNameResponse)
+  .mutation(async ({ ctx, input }) => {
+    const result = await ctx.deps.services.dashboard.projects.setName({
+      viewer: ctx.viewer,
+      projectId: input.project_id,
+      name: input.name,
+    });
+    if (!result.ok) return refused(result);
+    ctx.state.projectId = result.project.id;
+    return { ok: true as const, project: toProject(result.project) };
   });

@@ -1,7 +1,7 @@
 import { KEY_MODES, MESSAGE_STATUSES } from "@sms/domain";
 import { z } from "zod";
 import { ZCursor } from "./cursor.ts";
-import { ZCredits, ZFreeTier, ZProject, ZProjectId, ZSenderRequest } from "./records.types.ts";
+import { ZCredits, ZFreeTier, ZProject, ZProjectId, ZRefusal, ZSenderRequest } from "./records.types.ts";
 
 export const ZListProjectsRequest = z.strictObject({ cursor: ZCursor });
 export const ZListProjectsResponse = z.object({
@@ -27,4 +27,12 @@ export const ZUsageResponse = z.object({
   totals: z.object({ messages: z.number(), segments: z.number(), by_status: ZByStatus }),
   /** delivered ÷ messages in a final status; null when none is final. */
   delivery_rate: z.number().nullable(),
+  /** The same rate per mode, whatever `mode` filters (test keys' simulator failures never lower the live rate). */
+  delivery_rate_by_mode: z.object({ live: z.number().nullable(), test: z.number().nullable() }),
 });
+
+export const ZSetProjectNameRequest = z.strictObject({ project_id: ZProjectId, name: z.string().max(1000) });
+export const ZSetProjectNameResponse = z.discriminatedUnion("ok", [
+  z.object({ ok: z.literal(true), project: ZProject }),
+  ZRefusal,
+]);

@@ -9,8 +9,8 @@ import {
   type FreeTierUsage,
   formatTimestamp,
   isFilterDay,
-  type KeyRecord,
   KEY_MODES,
+  type KeyRecord,
   type LedgerEntry,
   MESSAGE_STATUSES,
   type MessageDetail,
@@ -35,6 +35,8 @@ export const ZDay = z
 
 export const ZProject = z.object({
   id: z.string(),
+  /** What the owner calls it; null: not named. */
+  name: z.string().nullable(),
   created_at: ZTimestamp,
   claimed_at: ZTimestamp.nullable(),
   suspended_at: ZTimestamp.nullable(),
@@ -47,6 +49,7 @@ export const ZProject = z.object({
 export function toProject(project: ProjectRecord): z.infer<typeof ZProject> {
   return {
     id: project.id,
+    name: project.name,
     created_at: ts(project.createdAt),
     claimed_at: tsOrNull(project.claimedAt),
     suspended_at: tsOrNull(project.suspendedAt),

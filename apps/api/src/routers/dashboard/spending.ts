@@ -15,6 +15,7 @@ import { orThrow } from "./support.ts";
 
 export function toSpending(project: ProjectRecord, spending: Spending): z.infer<typeof ZSpending> {
   return {
+    project_name: project.name,
     credit_balance: project.creditBalance,
     daily_credit_cap: spending.dailyCreditCap,
     used_today: spending.usedToday,

@@ -2,6 +2,8 @@ import { z } from "zod";
 import { ZProjectId, ZRefusal } from "./records.types.ts";
 
 export const ZSpending = z.object({
+  /** The project's name (every project page's header); null: not named. */
+  project_name: z.string().nullable(),
   credit_balance: z.number(),
   daily_credit_cap: z.number().nullable(),
   used_today: z.number().meta({ description: "Credits reserved today (UTC), less refunds." }),

@@ -3,6 +3,7 @@
 // sent by the same use case the REST route calls (services.messages.send), in
 // test mode as the project's active test key; refusals are worded as the API
 // words them (sendRefusal), so the page says what an integration would hear.
+import { IDEMPOTENCY_KEY_MAX_LENGTH, idempotencyKeyProblem } from "@sms/domain";
 import { z } from "zod";
 import { sendRefusal } from "../../http/errors.ts";
 import { deferredLog } from "../../trpc/request-state.ts";
@@ -13,7 +14,14 @@ import { ZProjectId, ZRefusal } from "./records.types.ts";
 
 export const ZSendTestRequest = z.strictObject({
   project_id: ZProjectId,
-  idempotency_key: z.string().min(1).max(255),
+  // The API's own rule (spec 4.2): 1–200 characters, counted as characters, not UTF-16 units.
+  idempotency_key: z
+    .string()
+    .min(1)
+    .max(2 * IDEMPOTENCY_KEY_MAX_LENGTH)
+    .refine((key) => idempotencyKeyProblem(key) === null, {
+      message: `An Idempotency-Key is 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters.`,
+    }),
   to: z.string().max(40),
   template: z.string().max(64),
   locale: z.string().max(8),
