@@ -1,6 +1,6 @@
 // The import boundaries (docs/architecture.md "Boundaries"), checked by
 // `npm run lint` (the root `boundaries` task) and by
-// apps/api/test/boundaries.test.ts, which also plants violations to prove the
+// apps/api/test/layout/boundaries.test.ts, which also plants violations to prove the
 // rules bite. Paths are relative to the repository root.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

@@ -3,7 +3,7 @@
 // the verifications extension (start, check, get).
 // fetch-based, no runtime dependencies, no server code: its types are
 // generated from the service's OpenAPI document (./generated/openapi.ts,
-// checked against the live document by apps/api/test/openapi-client.test.ts).
+// checked against the live document by apps/api/test/contract/openapi-client.test.ts).
 //
 //   const sms = createSmsClient({ baseUrl: "https://sms.example.ge", apiKey: process.env.SMS_API_KEY });
 //   const { message, idempotencyKey } = await sms.sendMessage({

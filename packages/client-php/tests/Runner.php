@@ -2,7 +2,7 @@
 
 // A tiny test runner (no PHPUnit offline): test() registers, run() runs them
 // in order and prints TAP-like lines; the process exits 1 when a test failed
-// or none ran, so a wrapper (apps/api/test/client-php.e2e.test.ts) fails too.
+// or none ran, so a wrapper (apps/api/test/clients/client-php.e2e.test.ts) fails too.
 
 declare(strict_types=1);
 

@@ -1,7 +1,7 @@
 <?php
 
 // The client against the real service (BASE_URL, e.g. http://127.0.0.1:3000;
-// started by apps/api/test/client-php.e2e.test.ts): a test key, a send to
+// started by apps/api/test/clients/client-php.e2e.test.ts): a test key, a send to
 // every simulator number and an ordinary one polled to its final status,
 // replays and refusals with the API's codes, a verification started and
 // checked (test keys: the code is zeros), each check outcome in the REST

@@ -1,4 +1,4 @@
-"""The client against the real service (run by apps/api/test/client-python.e2e.test.ts,
+"""The client against the real service (run by apps/api/test/clients/client-python.e2e.test.ts,
 which starts it and sets BASE_URL and SIMULATOR_NUMBERS): a test key, a send
 to every simulator number and an ordinary one, each waited for to its final
 state; a replay; the API's errors as typed exceptions; a verification started
@@ -45,7 +45,7 @@ def masked(number: str) -> str:
     return f"+9955••••••{number[-2:]}"
 
 
-@unittest.skipUnless(BASE_URL, "BASE_URL is not set (apps/api/test/client-python.e2e.test.ts sets it)")
+@unittest.skipUnless(BASE_URL, "BASE_URL is not set (apps/api/test/clients/client-python.e2e.test.ts sets it)")
 class AgainstTheService(unittest.TestCase):
     client: Client
 
