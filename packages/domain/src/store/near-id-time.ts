@@ -66,9 +66,9 @@ const MAX_BOUNDED_STATEMENTS = 64;
  * The text of a statement bounded to `months`, made by `build` (given `column` within them, as constants) once
  * and kept: at most MAX_BOUNDED_STATEMENTS, the oldest made dropped first.
  */
-function boundedTexts(build: (bound: string) => string, column: string) {
-  const texts = new Map<number, string>();
-  return (months: { from: Date; to: Date }): string => {
+function boundedTexts<T>(build: (bound: string) => T, column: string) {
+  const texts = new Map<number, T>();
+  return (months: { from: Date; to: Date }): T => {
     // Two months at most, so the first month and the count name the window.
     const key = months.from.getTime() * 4 + ((months.to.getUTCMonth() - months.from.getUTCMonth() + 12) % 12);
     let text = texts.get(key);
@@ -138,8 +138,8 @@ export function readerManyNearIdTime(statement: string, options: { column?: stri
  * the creation time as a parameter alone, PostgreSQL prunes the other months only as each execution starts, so
  * its generic plan costs every month and it planned every execution instead (bench/README.md#a-live-sends-record-by-its-key-2026-11-27).
  */
-export function statementInMonth(build: (bound: string) => string, column = "created_at") {
+export function statementInMonth<T>(build: (bound: string) => T, column = "created_at") {
   const boundedText = boundedTexts(build, column);
-  return (createdAt: Date): string =>
+  return (createdAt: Date): T =>
     boundedText({ from: monthStart(createdAt.getTime()), to: monthStart(createdAt.getTime(), true) });
 }
