@@ -24,7 +24,7 @@
 // row) pays for both.
 import { idTimestamp } from "@sms/crypto";
 import type { Sql } from "@sms/db";
-import { setNewest } from "../bounded-map.ts";
+import { createCache } from "../cache.ts";
 
 /** How far a row's creation time may be from its id's and still be found by the bounded read. */
 const ID_TIME_MARGIN_MS = 86_400_000;
@@ -67,14 +67,17 @@ const MAX_BOUNDED_STATEMENTS = 64;
  * and kept: at most MAX_BOUNDED_STATEMENTS, the oldest made dropped first.
  */
 function boundedTexts<T>(build: (bound: string) => T, column: string) {
-  const texts = new Map<number, T>();
+  const texts = createCache<number, T>({
+    namespace: "bounded_statements",
+    maxEntries: MAX_BOUNDED_STATEMENTS,
+  });
   return (months: { from: Date; to: Date }): T => {
     // Two months at most, so the first month and the count name the window.
     const key = months.from.getTime() * 4 + ((months.to.getUTCMonth() - months.from.getUTCMonth() + 12) % 12);
-    let text = texts.get(key);
+    let text = texts.get(key, 0);
     if (text === undefined) {
       text = build(within(column, months));
-      setNewest(texts, key, text, MAX_BOUNDED_STATEMENTS);
+      texts.set(key, text, 0);
     }
     return text;
   };
