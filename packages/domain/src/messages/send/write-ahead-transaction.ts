@@ -3,8 +3,8 @@
 import { consumeEach } from "../../limits/consume-limits.ts";
 import { BUCKETS, type LimitState, limitState, windowOf } from "../../model/limits.ts";
 import { transactionOrRollback } from "../../store/index.ts";
+import type { LiveWindows } from "./live-windows.ts";
 import type { Claimed, Draft, Refusal, SendMessageDeps, SendMessageTx, Taken } from "./types.ts";
-import type { LiveWindows } from "./write-ahead-live.ts";
 
 /**
  * The live write-ahead as a transaction: the key and the queued message with
