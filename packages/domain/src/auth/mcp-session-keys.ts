@@ -7,9 +7,9 @@
 // session. Each use reads the key's row again (a revoked key or a suspended
 // project ends it at once) and renews the idle expiry.
 import { randomToken, sha256Hex } from "@sms/crypto";
-import { inBatches } from "../in-batches.ts";
 import { DAY_MS, MINUTE_MS } from "../model/time.ts";
 import type { Clock } from "../ports.ts";
+import { inBatches } from "../in-batches.ts";
 import type { Store } from "../store/index.ts";
 import { type Authentication, authenticationOf, KEY_USE_RESOLUTION_MS } from "./authenticate-api-key.ts";
 
