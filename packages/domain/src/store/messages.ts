@@ -237,14 +237,6 @@ export type Outcome = {
   nextCheckAt: Date | null;
 };
 
-/**
- * One queued message by its key, (id, created_at), with created_at's month as constants (`bound`): PostgreSQL
- * plans the statement over that month's partition alone and keeps the plan, and finds the row by its primary
- * key. `status::text` keeps the status out of the index choice: compared as the enum, a generic plan made
- * while the table was small or unanalysed walked `(status, created_at)` through every queued message, and every
- * dead index entry of one, for each live send's record
- * (bench/README.md#a-live-sends-record-by-its-key-2026-11-27).
- */
 /** The named values of recordOutcome's and releaseUnsent's statements. */
 type OutcomeValues = {
   status: string;
