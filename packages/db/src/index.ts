@@ -38,6 +38,15 @@ export {
   readMigrations,
 } from "./migrator.ts";
 export {
+  type AnyStatement,
+  type Param,
+  params,
+  type Raw,
+  type Statement,
+  sql,
+  type ValuesOfStatement,
+} from "./named-sql.ts";
+export {
   DEFAULT_REPLICA_RETRY_AFTER_MS,
   type OpenReadReplicaOptions,
   openReadReplica,

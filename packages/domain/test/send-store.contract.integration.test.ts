@@ -164,7 +164,9 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
   describe("a live send's write-ahead (insertQueuedLive, in a transaction)", () => {
     it("claims a free key with its queued message; the key in flight is found, unanswered", async () => {
       const m = message("live");
-      expect(await s.store.transaction((tx) => tx.messages.insertQueuedLive(m, NO_COUNTERS))).toEqual(WRITTEN);
+      expect(await s.store.transaction((tx) => tx.messages.insertQueuedLive(m, NO_COUNTERS))).toEqual(
+        WRITTEN,
+      );
       expect(await s.store.idempotency.find(m.scope, NOW)).toEqual({
         fingerprint: m.fingerprint,
         responseBody: null,
@@ -200,7 +202,9 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
       const after = new Date(NOW.getTime() + 1_000);
       expect(await s.store.idempotency.find(first.scope, after)).toBeNull();
       const second = message("live", { scope: first.scope, now: after });
-      expect(await s.store.transaction((tx) => tx.messages.insertQueuedLive(second, NO_COUNTERS))).toEqual(WRITTEN);
+      expect(await s.store.transaction((tx) => tx.messages.insertQueuedLive(second, NO_COUNTERS))).toEqual(
+        WRITTEN,
+      );
       expect((await s.store.idempotency.find(first.scope, after))?.messageId).toBe(second.messageId);
     });
 
@@ -855,18 +859,18 @@ describe.runIf((await availableBackends()).includes("postgres"))(
     }
 
     it("the claims run prepared; the answers unnamed for their first ANSWERED_UNNAMED_EXECUTIONS executions", () => {
-      expect(statementName(CLAIM_COUNTED_MANY_SQL)).toMatch(/^sms_/);
-      expect(statementName(INSERT_ANSWERED_SQL)).toBeUndefined();
+      expect(statementName(CLAIM_COUNTED_MANY_SQL.text)).toMatch(/^sms_/);
+      expect(statementName(INSERT_ANSWERED_SQL.text)).toBeUndefined();
       expect(statementName("SELECT 1 AS prepared_as_usual")).toMatch(/^sms_/);
     });
 
     it("on an empty table: the claims (and the one-statement send) probe the key's unique index, the answers the primary key", async () => {
-      for (const sql of [CLAIM_COUNTED_MANY_SQL, CLAIM_ANSWERED_SQL]) {
+      for (const sql of [CLAIM_COUNTED_MANY_SQL.text, CLAIM_ANSWERED_SQL.text]) {
         const claims = await genericPlan(sql);
         expect(claims).toContain("idempotency_records_project_id_mode_key_key");
         expect(claims).not.toMatch(/Seq Scan on idempotency_records/);
       }
-      const answers = await genericPlan(INSERT_ANSWERED_SQL);
+      const answers = await genericPlan(INSERT_ANSWERED_SQL.text);
       expect(answers).toContain("idempotency_records_pkey");
       expect(answers).not.toMatch(/Seq Scan on idempotency_records/);
     });
@@ -898,15 +902,15 @@ describe.runIf((await availableBackends()).includes("postgres"))(
       for (const count of [1, 400, ANSWERED_UNNAMED_EXECUTIONS]) {
         await fillTo(count);
         for (const [name, sql] of [
-          ["claims", CLAIM_COUNTED_MANY_SQL],
-          ["one statement", CLAIM_ANSWERED_SQL],
+          ["claims", CLAIM_COUNTED_MANY_SQL.text],
+          ["one statement", CLAIM_ANSWERED_SQL.text],
         ]) {
           const plan = await genericPlan(sql as string);
           expect(plan, `${name}, ${count} rows`).toContain("idempotency_records_project_id_mode_key_key");
           expect(plan, `${name}, ${count} rows`).not.toMatch(/Seq Scan on idempotency_records/);
         }
       }
-      const answers = await genericPlan(INSERT_ANSWERED_SQL);
+      const answers = await genericPlan(INSERT_ANSWERED_SQL.text);
       expect(answers).toContain("idempotency_records_pkey");
       expect(answers).not.toMatch(/Seq Scan on idempotency_records/);
     });
@@ -914,12 +918,18 @@ describe.runIf((await availableBackends()).includes("postgres"))(
     it("a live send's record and release find the queued message by its primary key, in its month only", async () => {
       // Planned on empty, unanalysed partitions (a fresh database, a new month): the plan each connection
       // keeps. Compared as the enum, the status chose (status, created_at), every queued message's entries.
-      const key = { 8: "'msg_0'", 11: `'${NOW.toISOString()}'` };
-      for (const [name, sql, values] of [
-        ["record", recordOutcomeSql(NOW), key],
-        ["release", releaseSql(NOW), { 1: key[8], 3: key[11] }],
+      const key: Record<string, string> = { messageId: "'msg_0'", createdAt: `'${NOW.toISOString()}'` };
+      for (const [name, statement] of [
+        ["record", recordOutcomeSql(NOW)],
+        ["release", releaseSql(NOW)],
       ] as const) {
-        const plan = await genericPlan(sql, values);
+        // The key's values by their parameters' numbers.
+        const values = Object.fromEntries(
+          statement.names.flatMap((param, index) =>
+            param in key ? [[index + 1, key[param] as string]] : [],
+          ),
+        );
+        const plan = await genericPlan(statement.text, values);
         expect(plan, name).toMatch(/Index Scan using messages_p\d{4}_\d{2}_pkey/);
         expect(plan, name).not.toContain("status_created_at_idx");
         // Planned over the message's month alone.

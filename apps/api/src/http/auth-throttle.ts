@@ -16,7 +16,7 @@
 // Counting is per instance (N instances allow N times the limit): the point is
 // to make guessing slow and to keep it off the database, not exact fairness.
 import { API_KEY_PATTERN, sha256HexSync } from "@sms/crypto";
-import type { Authentication, Clock, KeyAndHash } from "@sms/domain";
+import { type Authentication, type Clock, createCache, type KeyAndHash } from "@sms/domain";
 import { rateLimitSubject } from "./client-address.ts";
 
 const MINUTE_MS = 60_000;
@@ -37,16 +37,6 @@ export type AuthThrottle = {
   after(address: string, verdict: { key: KeyAndHash | null }, result: Authentication): void;
 };
 
-/** Sets `key` as the newest entry of `map`, dropping the oldest beyond MAX_ENTRIES. */
-function setNewest<V>(map: Map<string, V>, key: string, value: V): void {
-  map.delete(key);
-  if (map.size >= MAX_ENTRIES) {
-    const oldest = map.keys().next();
-    if (!oldest.done) map.delete(oldest.value);
-  }
-  map.set(key, value);
-}
-
 /**
  * The well-formed API key of an Authorization header, or null: anything else
  * is refused without a lookup, so it is neither counted nor throttled.
@@ -57,12 +47,15 @@ function bearerKey(authorization: string | null): string | null {
 }
 
 export function createAuthThrottle(options: { clock: Clock; maxFailuresPerMinute: number }): AuthThrottle {
-  /** Failed lookups per address in the current minute. */
-  const failures = new Map<string, { minute: number; count: number }>();
-  /** Key hashes the lookup refused (unknown, revoked) → until when that answer is reused. */
-  const invalid = new Map<string, number>();
-  /** Key hashes that authenticated → until when they pass a throttled address. */
-  const valid = new Map<string, number>();
+  /** Failed lookups per address, in the minute of the last one (until that minute ends). */
+  const failures = createCache<string, { minute: number; count: number }>({
+    namespace: "auth_failures",
+    maxEntries: MAX_ENTRIES,
+  });
+  /** Key hashes the lookup refused (unknown, revoked): that answer is reused for NEGATIVE_TTL_MS. */
+  const invalid = createCache<string, true>({ namespace: "auth_invalid_keys", maxEntries: MAX_ENTRIES });
+  /** Key hashes that authenticated: they pass a throttled address for POSITIVE_TTL_MS. */
+  const valid = createCache<string, true>({ namespace: "auth_valid_keys", maxEntries: MAX_ENTRIES });
 
   return {
     before(address, authorization) {
@@ -70,9 +63,9 @@ export function createAuthThrottle(options: { clock: Clock; maxFailuresPerMinute
       if (key === null) return { kind: "lookup", key: null };
       const keyHash = sha256HexSync(key);
       const now = options.clock.now().getTime();
-      if ((valid.get(keyHash) ?? 0) > now) return { kind: "lookup", key: { key, keyHash } };
+      if (valid.get(keyHash, now)) return { kind: "lookup", key: { key, keyHash } };
       const minute = Math.floor(now / MINUTE_MS);
-      const record = failures.get(rateLimitSubject(address));
+      const record = failures.get(rateLimitSubject(address), now);
       if (record && record.minute === minute && record.count >= options.maxFailuresPerMinute) {
         return {
           kind: "throttled",
@@ -80,7 +73,7 @@ export function createAuthThrottle(options: { clock: Clock; maxFailuresPerMinute
           resetAt: new Date((minute + 1) * MINUTE_MS),
         };
       }
-      if ((invalid.get(keyHash) ?? 0) > now) {
+      if (invalid.get(keyHash, now)) {
         countFailure(address, now);
         return { kind: "known_invalid" };
       }
@@ -91,11 +84,11 @@ export function createAuthThrottle(options: { clock: Clock; maxFailuresPerMinute
       const { keyHash } = verdict.key;
       const now = options.clock.now().getTime();
       if (result.ok) {
-        setNewest(valid, keyHash, now + POSITIVE_TTL_MS);
+        valid.setUntil(keyHash, true, now + POSITIVE_TTL_MS);
         return;
       }
       if (result.code !== "invalid_api_key") return;
-      setNewest(invalid, keyHash, now + NEGATIVE_TTL_MS);
+      invalid.setUntil(keyHash, true, now + NEGATIVE_TTL_MS);
       countFailure(address, now);
     },
   };
@@ -103,8 +96,8 @@ export function createAuthThrottle(options: { clock: Clock; maxFailuresPerMinute
   function countFailure(address: string, now: number) {
     const subject = rateLimitSubject(address);
     const minute = Math.floor(now / MINUTE_MS);
-    const record = failures.get(subject);
+    const record = failures.get(subject, now);
     if (record && record.minute === minute) record.count += 1;
-    else setNewest(failures, subject, { minute, count: 1 });
+    else failures.setUntil(subject, { minute, count: 1 }, (minute + 1) * MINUTE_MS);
   }
 }

@@ -8,7 +8,7 @@
 // instance, by a conditional UPDATE that also skips the write when another
 // instance recorded a use within the minute.
 import { API_KEY_PATTERN, sha256HexSync, timingSafeEqual } from "@sms/crypto";
-import { setNewest } from "../bounded-map.ts";
+import { createCache } from "../cache.ts";
 import type { AuthenticatedProject, KeyMode } from "../model/keys.ts";
 import type { Clock } from "../ports.ts";
 import type { KeyLookup, KeyStore } from "../store/index.ts";
@@ -39,7 +39,6 @@ export function authenticationOf(row: KeyLookup): Authentication {
     },
   };
 }
-type CacheEntry = { result: Lookup; cachedAt: number };
 
 const MAX_CACHE_ENTRIES = 10_000;
 /** How stale api_keys.last_used_at may be. */
@@ -76,15 +75,23 @@ export function createApiKeyAuthenticator(options: {
   clock: Clock;
   cacheTtlMs: number;
 }): ApiKeyAuthenticator {
-  const cache = new Map<string, CacheEntry>();
-  /** When this instance last wrote each key's last use (epoch ms). */
-  const touched = new Map<string, number>();
+  /** Lookups by key hash, fresh for cacheTtlMs; the requests that miss together share one lookup. */
+  const cache = createCache<string, Lookup>({
+    namespace: "api_keys",
+    maxEntries: MAX_CACHE_ENTRIES,
+    ttlMs: options.cacheTtlMs,
+  });
+  /** When this instance last wrote each key's last use (epoch ms): at most once a minute. */
+  const touched = createCache<string, number>({
+    namespace: "api_key_uses",
+    maxEntries: MAX_CACHE_ENTRIES,
+    ttlMs: KEY_USE_RESOLUTION_MS,
+  });
 
   /** Records the key's use, at most once a minute; a failed write never fails the request. */
   async function recordUse(keyId: string, now: number): Promise<void> {
-    const last = touched.get(keyId);
-    if (last !== undefined && now >= last && now - last < KEY_USE_RESOLUTION_MS) return;
-    setNewest(touched, keyId, now, MAX_CACHE_ENTRIES);
+    if (touched.get(keyId, now) !== undefined) return;
+    touched.set(keyId, now, now);
     try {
       await options.store.keys.touch(keyId, new Date(now), new Date(now - KEY_USE_RESOLUTION_MS));
     } catch {
@@ -94,31 +101,17 @@ export function createApiKeyAuthenticator(options: {
   }
 
   /**
-   * Lookups under way, by key hash: the requests that miss the cache together
-   * (every request of a busy key, each time its entry reaches the TTL) wait for
-   * one lookup instead of each taking a connection for its own.
+   * The key's lookup, shared (single flight): the requests that miss the cache together (every request
+   * of a busy key, each time its entry reaches the TTL) wait for one lookup instead of each taking a
+   * connection for its own. A lookup that began before forget() does not fill the cache after it.
    */
-  const inFlight = new Map<string, Promise<Lookup>>();
-  /** Bumped by forget(): a lookup that began before it does not fill the cache after it. */
-  let generation = 0;
-
-  function sharedLookup(keyHash: string, now: number): Promise<Lookup> {
-    const joined = inFlight.get(keyHash);
-    if (joined) return joined;
-    const started = generation;
-    const flight = lookup(keyHash)
-      .then((result) => {
-        if (options.cacheTtlMs > 0 && started === generation) {
-          setNewest(cache, keyHash, { result, cachedAt: now }, MAX_CACHE_ENTRIES);
-        }
-        return result;
-      })
-      .finally(() => {
-        if (inFlight.get(keyHash) === flight) inFlight.delete(keyHash);
-      });
-    inFlight.set(keyHash, flight);
-    return flight;
-  }
+  const sharedLookup = (keyHash: string, now: number): Promise<Lookup> =>
+    cache.load(
+      keyHash,
+      now,
+      () => lookup(keyHash),
+      () => options.cacheTtlMs > 0,
+    );
 
   async function lookup(keyHash: string): Promise<Lookup> {
     const row = await options.store.keys.lookup(keyHash);
@@ -133,27 +126,25 @@ export function createApiKeyAuthenticator(options: {
       if (!API_KEY_PATTERN.test(parsed.key)) return { ok: false, code: "invalid_api_key" };
       const keyHash = hashed?.key === parsed.key ? hashed.keyHash : sha256HexSync(parsed.key);
       const now = options.clock.now().getTime();
-      const cached = cache.get(keyHash);
+      const cached = cache.entry(keyHash, now);
       // Served from the cache for less than the TTL (and never if the clock went back).
-      if (cached && now >= cached.cachedAt && now - cached.cachedAt < options.cacheTtlMs) {
+      if (cached?.fresh) {
         // Past half its TTL, the entry is looked up again in the background (one lookup: sharedLookup)
         // while it still serves: a busy key's requests never wait for it (it may queue behind a full pool).
-        if (now - cached.cachedAt >= options.cacheTtlMs / 2) {
+        if (now - cached.storedAt >= options.cacheTtlMs / 2) {
           sharedLookup(keyHash, now).catch(() => {
             // The entry serves until its TTL; a request after that looks up (and fails) itself.
           });
         }
-        if (cached.result.ok) await recordUse(cached.result.keyId, now);
-        return cached.result;
+        if (cached.value.ok) await recordUse(cached.value.keyId, now);
+        return cached.value;
       }
       const result = await sharedLookup(keyHash, now);
       if (result.ok) await recordUse(result.keyId, now);
       return result;
     },
     forget() {
-      generation += 1;
       cache.clear();
-      inFlight.clear();
     },
   };
 }

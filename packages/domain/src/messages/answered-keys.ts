@@ -17,7 +17,7 @@
 // most `revalidateAfterMs`; after that every instance sees the same record.
 // Entries also leave when newer answers push them out (`maxEntries`, oldest
 // first). docs/messages.md ("Replays from memory") states it for operators.
-import { setNewest } from "../bounded-map.ts";
+import { createCache } from "../cache.ts";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import { systemTimer, type Timer } from "../ports.ts";
 import type { PriorRecord } from "../store/index.ts";
@@ -50,21 +50,17 @@ export const DEFAULT_REVALIDATE_AFTER_MS = 15_000;
 
 const keyOf = (scope: IdempotencyScope) => `${scope.projectId}\u0000${scope.mode}\u0000${scope.key}`;
 
-type Entry = { record: AnsweredRecord; rememberedAt: number };
-
 export function createAnsweredKeys(
   options: { maxEntries?: number; revalidateAfterMs?: number; timer?: Pick<Timer, "monotonicMs"> } = {},
 ): AnsweredKeys {
-  const maxEntries = options.maxEntries ?? DEFAULT_ANSWERED_KEYS;
   const revalidateAfterMs = options.revalidateAfterMs ?? DEFAULT_REVALIDATE_AFTER_MS;
   const timer = options.timer ?? systemTimer;
-  const entries = new Map<string, Entry>();
-  /** The rereads running, by key: every replay of the key meanwhile waits for the same one. */
-  const rereads = new Map<string, Promise<AnsweredRecord | null>>();
-  const remember = (key: string, record: AnsweredRecord) => {
-    if (maxEntries <= 0 || revalidateAfterMs <= 0) return;
-    setNewest(entries, key, { record, rememberedAt: timer.monotonicMs() }, maxEntries);
-  };
+  /** Answered records by key, fresh for revalidateAfterMs on the monotonic timer; rereads single-flight. */
+  const cache = createCache<string, AnsweredRecord | null>({
+    namespace: "answered_keys",
+    maxEntries: revalidateAfterMs > 0 ? (options.maxEntries ?? DEFAULT_ANSWERED_KEYS) : 0,
+    ttlMs: revalidateAfterMs,
+  });
   const answeredOf = (prior: PriorRecord | null): AnsweredRecord | null =>
     prior?.responseBody != null
       ? { fingerprint: prior.fingerprint, expiresAt: prior.expiresAt, responseBody: prior.responseBody }
@@ -72,29 +68,26 @@ export function createAnsweredKeys(
   return {
     get(scope, now, reread) {
       const key = keyOf(scope);
-      const running = rereads.get(key);
+      // Every replay of the key while a reread runs waits for the same one.
+      const running = cache.loading(key);
       if (running !== undefined) return running;
-      const entry = entries.get(key);
-      if (entry === undefined) return null;
-      if (entry.record.expiresAt.getTime() <= now.getTime()) {
-        entries.delete(key);
+      const entry = cache.entry(key, timer.monotonicMs());
+      if (entry?.value == null) return null;
+      if (entry.value.expiresAt.getTime() <= now.getTime()) {
+        cache.delete(key);
         return null;
       }
-      if (timer.monotonicMs() - entry.rememberedAt < revalidateAfterMs) return entry.record;
-      entries.delete(key);
+      if (entry.fresh) return entry.value;
       if (reread === undefined) return null;
-      const read = reread()
-        .then(answeredOf, () => null)
-        .then((record) => {
-          if (record !== null) remember(key, record);
-          return record;
-        })
-        .finally(() => rereads.delete(key));
-      rereads.set(key, read);
-      return read;
+      return cache.load(
+        key,
+        () => timer.monotonicMs(),
+        () => reread().then(answeredOf, () => null),
+        (record) => record !== null,
+      );
     },
     remember(scope, record) {
-      remember(keyOf(scope), record);
+      cache.set(keyOf(scope), record, timer.monotonicMs());
     },
   };
 }

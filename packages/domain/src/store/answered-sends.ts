@@ -8,13 +8,14 @@
 // simulator answer is "not reached", and a verification's (whose row is
 // written between the claim and the simulator), keep the two statements
 // (idempotency.claimCounted, messages.insertAnswered).
-import { isStatementRefusal, type Sql } from "@sms/db";
+import { isStatementRefusal, type Sql, sql } from "@sms/db";
 import type { MessageResource } from "../model/message.ts";
 import type { PriorColumns, PriorRecord } from "./idempotency.ts";
-import { priorOf } from "./idempotency.ts";
+import { CLAIMED_COUNT, keyClaimCtes, priorOf } from "./idempotency.ts";
+import { oneCounterClaim, oneCounterValues } from "./limits.ts";
 import {
+  ANSWERED_CLAIM_INPUT,
   answeredColumns,
-  answeredInputCtes,
   answeredMessageCtes,
   type Outcome,
   type QueuedMessage,
@@ -23,14 +24,14 @@ import { claimByCounterWindow } from "./window-groups.ts";
 
 /**
  * Test sends of one counter window, each claimed, counted and written
- * together or not at all. Arrays $1–$23 as messages.ts's INSERT_ANSWERED_SQL
- * takes them (answeredInputCtes, answeredColumns), $24–$26 the keys,
- * fingerprints and expiries, $27–$30 the counter (bucket, window start, end,
- * limit).
+ * together or not at all: the answered sends' arrays (messages.ts
+ * answeredInputCtes, answeredColumns) with their keys, fingerprints and
+ * expiries, and the counter (limits.ts oneCounterClaim: bucket, windowStart,
+ * windowEnd, limit).
  *
  * `prior`: an unexpired record for the key (nothing is written for it: a
  * replay, a 409 or a wait). Every other key is claimed with its answer
- * already on it (an expired record is overwritten); a key that a concurrent
+ * already on it (keyClaimCtes, answered); a key that a concurrent
  * statement claimed meanwhile (committed after this statement's snapshot)
  * waits for that commit and is then found by ON CONFLICT: not claimed, and
  * not counted. Only the keys claimed are counted, all of them or none, and
@@ -38,40 +39,11 @@ import { claimByCounterWindow } from "./window-groups.ts";
  * the statement refuses (sms_refuse, SQLSTATE SR001) and nothing of it is
  * kept. Durable: the answer leaves after the commit.
  */
-export const CLAIM_ANSWERED_SQL = `
-  WITH ${answeredInputCtes([
-    { param: 24, type: "text[]", column: "key" },
-    { param: 25, type: "text[]", column: "fingerprint" },
-    { param: 26, type: "timestamptz[]", column: "expires_at" },
-  ])}, prior AS (
-    -- One probe of the key's unique index per send (a LATERAL with LIMIT, as in idempotency.ts's batch claim).
-    SELECT i.n, r.fingerprint, r.response_body, r.expires_at, r.message_id
-    FROM input i CROSS JOIN LATERAL (
-      SELECT r.fingerprint, r.response_body, r.expires_at, r.message_id FROM idempotency_records r
-      WHERE r.project_id = i.project_id AND r.mode = CAST(i.mode AS "KeyMode") AND r.key = i.key
-        AND r.expires_at > i.created_at
-      LIMIT 1
-    ) r
-  ), idem AS (
-    INSERT INTO idempotency_records (id, project_id, mode, key, fingerprint, message_id, response_body, expires_at, created_at)
-    SELECT i.idempotency_id, i.project_id, CAST(i.mode AS "KeyMode"), i.key, i.fingerprint, i.id, i.response_body,
-           i.expires_at, i.created_at
-    FROM input i
-    WHERE NOT EXISTS (SELECT 1 FROM prior p WHERE p.n = i.n)
-    ON CONFLICT (project_id, mode, key) DO UPDATE
-      SET id = EXCLUDED.id, fingerprint = EXCLUDED.fingerprint, message_id = EXCLUDED.message_id,
-          response_body = EXCLUDED.response_body, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
-      WHERE idempotency_records.expires_at <= EXCLUDED.created_at
-    RETURNING id
-  ), counted AS (
-    INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
-    SELECT CAST($27 AS text), CAST($28 AS timestamptz), c.n, CAST($29 AS timestamptz)
-    FROM (SELECT count(*)::int AS n FROM idem) c
-    WHERE c.n > 0 AND c.n <= CAST($30 AS integer)
-    ON CONFLICT (bucket, window_start)
-    DO UPDATE SET count = rate_limit_counters.count + EXCLUDED.count
-    WHERE rate_limit_counters.count + EXCLUDED.count <= CAST($30 AS integer)
-    RETURNING count
+export const CLAIM_ANSWERED_SQL = sql`
+  WITH ${ANSWERED_CLAIM_INPUT}, ${keyClaimCtes("answered")}, counted AS (${oneCounterClaim(
+    sql`claimed.n`,
+    CLAIMED_COUNT,
+  )}
   ), ${answeredMessageCtes("idem")}
   SELECT EXISTS (SELECT 1 FROM idem WHERE idem.id = i.idempotency_id) AS claimed,
     (SELECT count FROM counted) AS used,
@@ -132,23 +104,18 @@ export async function claimAnsweredMany(
 
 /** One window's distinct sends in one statement; "over_limit" when the keys it claimed did not all fit (nothing kept). */
 async function claimGroup(sql: Sql, group: ClaimedAnswer[]): Promise<ClaimAnswerOutcome[] | "over_limit"> {
-  const columns = answeredColumns(group);
-  const answers = JSON.stringify(group.map((send) => send.response));
-  const { bucket, start, end, limit } = (group[0] as ClaimedAnswer).counter;
   let rows: Row[];
   try {
-    rows = await sql.query<Row>(CLAIM_ANSWERED_SQL, [
-      ...columns.slice(0, 21),
-      answers,
-      columns[21],
-      group.map(({ message }) => message.scope.key),
-      group.map(({ message }) => message.fingerprint),
-      group.map(({ message }) => message.expiresAt),
-      bucket,
-      start,
-      end,
-      limit,
-    ]);
+    rows = await sql.query<Row>(
+      CLAIM_ANSWERED_SQL.text,
+      CLAIM_ANSWERED_SQL.bind({
+        ...answeredColumns(group),
+        keys: group.map(({ message }) => message.scope.key),
+        fingerprints: group.map(({ message }) => message.fingerprint),
+        expiries: group.map(({ message }) => message.expiresAt),
+        ...oneCounterValues((group[0] as ClaimedAnswer).counter),
+      }),
+    );
   } catch (error) {
     // Over the limit: the statement refused, and nothing of it was kept.
     if (!isStatementRefusal(error)) throw error;

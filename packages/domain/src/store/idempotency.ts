@@ -3,10 +3,10 @@
 // (store/messages.ts: insertQueuedLive, recordOutcome, releaseUnsent); a test
 // send claims its key here (claimCounted), and messages.insertAnswered writes
 // the message and the answer together.
-import type { Sql } from "@sms/db";
+import { params, type Sql, sql } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageResource } from "../model/message.ts";
-import { consumeStepSql } from "./limits.ts";
+import { oneCounterClaim, oneCounterValues } from "./limits.ts";
 import { RELAXED_COMMIT } from "./relaxed-commit.ts";
 import { claimByCounterWindow } from "./window-groups.ts";
 
@@ -22,27 +22,70 @@ export type PriorRecord = {
 };
 
 /**
- * The key's claim, for a statement's WITH: `prior` is an unexpired record
- * already there; `idem` is the new in-flight record (no answer yet), written
- * only when there is none (an expired one is overwritten). Parameters: $1 the
- * record's id, $2 project, $3 mode, $4 key, $5 fingerprint, $6 message id,
- * $7 expiry, $8 now. A concurrent claim of the same key waits for the first
- * one's commit, then finds it (ON CONFLICT).
+ * The key's claim, written once, for a statement's WITH, over the rows of its
+ * CTE `input` (`n` numbering them, `idempotency_id`, `project_id`, `mode` as
+ * text, `key`, `fingerprint`, `message_id`, `expires_at`, `created_at`, and
+ * with `answered`, `response_body`): `prior` holds each row's unexpired record
+ * already there (one probe of the key's unique index per row, a LATERAL with
+ * LIMIT: as a plain join, a plan made while the table was small hashed all of
+ * it on every batch, and the LIMIT keeps the probe in the plan a connection
+ * keeps from an empty table too: send-store.contract's generic plans). `idem`
+ * is the new record of every other row (an expired one is overwritten),
+ * without an answer unless `answered`. A concurrent claim of the same key
+ * waits for the first one's commit, then finds it (ON CONFLICT): not claimed.
+ * The keys of one statement are distinct (one statement cannot claim a key
+ * twice: window-groups.ts).
  */
-export const CLAIM_KEY_CTES = `prior AS (
-    SELECT fingerprint, response_body, expires_at, message_id FROM idempotency_records
-    WHERE project_id = $2 AND mode = CAST($3 AS "KeyMode") AND key = $4 AND expires_at > CAST($8 AS timestamptz)
+export function keyClaimCtes(answer: "unanswered" | "answered") {
+  const responseBody = sql.raw(answer === "answered" ? "i.response_body" : "NULL");
+  return sql`prior AS (
+    SELECT i.n, r.fingerprint, r.response_body, r.expires_at, r.message_id
+    FROM input i CROSS JOIN LATERAL (
+      SELECT r.fingerprint, r.response_body, r.expires_at, r.message_id FROM idempotency_records r
+      WHERE r.project_id = i.project_id AND r.mode = CAST(i.mode AS "KeyMode") AND r.key = i.key
+        AND r.expires_at > i.created_at
+      LIMIT 1
+    ) r
   ), idem AS (
     INSERT INTO idempotency_records (id, project_id, mode, key, fingerprint, message_id, response_body, expires_at, created_at)
-    SELECT CAST($1 AS text), CAST($2 AS text), CAST($3 AS "KeyMode"), CAST($4 AS text), CAST($5 AS text),
-           CAST($6 AS text), NULL, CAST($7 AS timestamptz), CAST($8 AS timestamptz)
-    WHERE NOT EXISTS (SELECT 1 FROM prior)
+    SELECT i.idempotency_id, i.project_id, CAST(i.mode AS "KeyMode"), i.key, i.fingerprint, i.message_id, ${responseBody},
+           i.expires_at, i.created_at
+    FROM input i WHERE NOT EXISTS (SELECT 1 FROM prior p WHERE p.n = i.n)
     ON CONFLICT (project_id, mode, key) DO UPDATE
       SET id = EXCLUDED.id, fingerprint = EXCLUDED.fingerprint, message_id = EXCLUDED.message_id,
-          response_body = NULL, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
+          response_body = EXCLUDED.response_body, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
       WHERE idempotency_records.expires_at <= EXCLUDED.created_at
     RETURNING id
   )`;
+}
+
+/** A claim's named values, for one key (`input` of one row: oneClaimInput). */
+export type ClaimValues = {
+  idempotencyId: string;
+  projectId: string;
+  mode: string;
+  key: string;
+  fingerprint: string;
+  messageId: string;
+  expiresAt: Date;
+  now: Date;
+};
+const k = params<ClaimValues>();
+
+/** keyClaimCtes' `input` for one key (ClaimValues). */
+export const ONE_CLAIM_INPUT = sql`input AS (
+    SELECT 1 AS n, CAST(${k.idempotencyId} AS text) AS idempotency_id, CAST(${k.projectId} AS text) AS project_id,
+           CAST(${k.mode} AS text) AS mode, CAST(${k.key} AS text) AS key, CAST(${k.fingerprint} AS text) AS fingerprint,
+           CAST(${k.messageId} AS text) AS message_id, CAST(${k.expiresAt} AS timestamptz) AS expires_at,
+           CAST(${k.now} AS timestamptz) AS created_at
+  )`;
+
+/**
+ * The claimed keys' count (`claimed.n`), as the source of the counter's one
+ * step (limits.ts oneCounterClaim): only what a statement claimed is counted,
+ * all of it or none, and a statement that claimed nothing counts nothing.
+ */
+export const CLAIMED_COUNT = sql`(SELECT count(*)::int AS n FROM idem HAVING count(*) > 0) AS claimed`;
 
 /** What a claiming statement reports of `prior` (see priorOf). */
 export const PRIOR_COLUMNS = `EXISTS (SELECT 1 FROM prior) AS has_prior,
@@ -71,71 +114,41 @@ export function priorOf(row: PriorColumns | undefined): PriorRecord | null {
   return priorRecord({ fingerprint, response_body, expires_at, message_id });
 }
 
-/**
- * A test send's first statement: claims the key and, only when it did, counts
- * the send against the project's minute ($9 bucket, $10 window start, $11
- * window end, $12 limit). Commits asynchronously: nothing was answered yet,
- * and the durable commit of the answer (messages.insertAnswered) flushes it.
- */
-const CLAIM_COUNTED_SQL = `
-  WITH ${CLAIM_KEY_CTES}, counted AS (${consumeStepSql(
-    { bucket: "$9", start: "$10", cost: "1", end: "$11", limit: "$12" },
-    "idem",
-  )}
-  )
-  SELECT (SELECT count(*)::int FROM idem) AS claimed, (SELECT count FROM counted) AS used, ${PRIOR_COLUMNS},
-    ${RELAXED_COMMIT}`;
+/** claimCounted's arrays: one element per key, in the order of the claims (claimArrays). */
+type ClaimArrays = {
+  idempotencyIds: string[];
+  projectIds: string[];
+  modes: string[];
+  keys: string[];
+  fingerprints: string[];
+  messageIds: string[];
+  expiries: Date[];
+  nows: Date[];
+};
+const a = params<ClaimArrays>();
 
 /**
- * CLAIM_COUNTED_SQL for several test sends of one counter window at once
- * (claimCountedMany): every key claimed in one statement, and the counter row
- * moved once by how many were claimed. $1-$8 are arrays (record id, project,
- * mode, key, fingerprint, message id, expiry, now; enums as text[], which
- * PGlite serialises), $9-$12 the one counter. The keys are distinct (the
- * caller sees to it: one statement cannot claim a key twice). Over the limit,
- * no count moves and `used` is null for all of them.
+ * A test send's first statement, for one key or several of one counter window
+ * (claimCountedMany): every key claimed (keyClaimCtes, over the arrays), and
+ * the counter (bucket, windowStart, windowEnd, limit) moved once by how many
+ * were claimed, within its limit. Over the limit, no count moves and `used` is
+ * null for all of them. Commits asynchronously: nothing was answered yet, and
+ * the durable commit of the answer (messages.insertAnswered) flushes it.
  */
-export const CLAIM_COUNTED_MANY_SQL = `
+export const CLAIM_COUNTED_MANY_SQL = sql`
   WITH input AS (
     SELECT * FROM unnest(
-      CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]),
-      CAST($5 AS text[]), CAST($6 AS text[]), CAST($7 AS timestamptz[]), CAST($8 AS timestamptz[])
-    ) WITH ORDINALITY AS i(id, project_id, mode, key, fingerprint, message_id, expires_at, now, ord)
-  ), prior AS (
-    -- One probe of the key's unique index per claim, whatever the table's statistics: as a plain join, a
-    -- plan made while the table was small hashed all of it on every batch. LIMIT keeps the subquery a
-    -- per-row probe, in the plan a connection keeps from an empty table too (send-store.contract's generic plans).
-    SELECT i.ord, r.fingerprint, r.response_body, r.expires_at, r.message_id
-    FROM input i CROSS JOIN LATERAL (
-      SELECT r.fingerprint, r.response_body, r.expires_at, r.message_id FROM idempotency_records r
-      WHERE r.project_id = i.project_id AND r.mode = CAST(i.mode AS "KeyMode") AND r.key = i.key
-        AND r.expires_at > i.now
-      LIMIT 1
-    ) r
-  ), idem AS (
-    INSERT INTO idempotency_records (id, project_id, mode, key, fingerprint, message_id, response_body, expires_at, created_at)
-    SELECT i.id, i.project_id, CAST(i.mode AS "KeyMode"), i.key, i.fingerprint, i.message_id, NULL, i.expires_at, i.now
-    FROM input i WHERE NOT EXISTS (SELECT 1 FROM prior p WHERE p.ord = i.ord)
-    ON CONFLICT (project_id, mode, key) DO UPDATE
-      SET id = EXCLUDED.id, fingerprint = EXCLUDED.fingerprint, message_id = EXCLUDED.message_id,
-          response_body = NULL, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
-      WHERE idempotency_records.expires_at <= EXCLUDED.created_at
-    RETURNING id
-  ), counted AS (
-    INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
-    SELECT CAST($9 AS text), CAST($10 AS timestamptz), c.n, CAST($11 AS timestamptz)
-    FROM (SELECT count(*)::int AS n FROM idem) c
-    WHERE c.n > 0 AND c.n <= CAST($12 AS integer)
-    ON CONFLICT (bucket, window_start)
-    DO UPDATE SET count = rate_limit_counters.count + EXCLUDED.count
-    WHERE rate_limit_counters.count + EXCLUDED.count <= CAST($12 AS integer)
-    RETURNING count
+      CAST(${a.idempotencyIds} AS text[]), CAST(${a.projectIds} AS text[]), CAST(${a.modes} AS text[]),
+      CAST(${a.keys} AS text[]), CAST(${a.fingerprints} AS text[]), CAST(${a.messageIds} AS text[]),
+      CAST(${a.expiries} AS timestamptz[]), CAST(${a.nows} AS timestamptz[])
+    ) WITH ORDINALITY AS i(idempotency_id, project_id, mode, key, fingerprint, message_id, expires_at, created_at, n)
+  ), ${keyClaimCtes("unanswered")}, counted AS (${oneCounterClaim(sql`claimed.n`, CLAIMED_COUNT)}
   )
-  SELECT EXISTS (SELECT 1 FROM idem WHERE idem.id = i.id) AS claimed, (SELECT count FROM counted) AS used,
-    p.ord IS NOT NULL AS has_prior, p.fingerprint, p.response_body, p.expires_at, p.message_id,
-    ${RELAXED_COMMIT}
-  FROM input i LEFT JOIN prior p ON p.ord = i.ord
-  ORDER BY i.ord`;
+  SELECT EXISTS (SELECT 1 FROM idem WHERE idem.id = i.idempotency_id) AS claimed, (SELECT count FROM counted) AS used,
+    p.n IS NOT NULL AS has_prior, p.fingerprint, p.response_body, p.expires_at, p.message_id,
+    ${sql.raw(RELAXED_COMMIT)}
+  FROM input i LEFT JOIN prior p ON p.n = i.n
+  ORDER BY i.n`;
 
 /** Deletes the uncounted claims of a batch that went over the limit (each is then tried alone). */
 const RELEASE_CLAIMS_SQL = `
@@ -178,30 +191,51 @@ export async function claimCountedMany(sql: Sql, items: readonly CountedClaim[])
   );
 }
 
-/** A claim's values in the order of both claiming statements' first eight parameters. */
-function claimValues(claim: CountedClaim["claim"]): unknown[] {
-  const { idempotencyId, scope, fingerprint, messageId, expiresAt, now } = claim;
-  return [idempotencyId, scope.projectId, scope.mode, scope.key, fingerprint, messageId, expiresAt, now];
+/** The claims' values, column by column (CLAIM_COUNTED_MANY_SQL's arrays). */
+function claimArrays(group: readonly CountedClaim[]): ClaimArrays {
+  const arrays: ClaimArrays = {
+    idempotencyIds: [],
+    projectIds: [],
+    modes: [],
+    keys: [],
+    fingerprints: [],
+    messageIds: [],
+    expiries: [],
+    nows: [],
+  };
+  for (const { claim } of group) {
+    arrays.idempotencyIds.push(claim.idempotencyId);
+    arrays.projectIds.push(claim.scope.projectId);
+    arrays.modes.push(claim.scope.mode);
+    arrays.keys.push(claim.scope.key);
+    arrays.fingerprints.push(claim.fingerprint);
+    arrays.messageIds.push(claim.messageId);
+    arrays.expiries.push(claim.expiresAt);
+    arrays.nows.push(claim.now);
+  }
+  return arrays;
 }
 
-/** A counter window's values in the order of both claiming statements' last four parameters. */
-function counterValues(counter: CountedClaim["counter"]): unknown[] {
-  return [counter.bucket, counter.start, counter.end, counter.limit];
+type ClaimRow = PriorColumns & { claimed: boolean; used: number | null };
+
+/** The claims of `group` (one counter window, distinct keys) in one statement, and the counter's `used`. */
+async function claimRows(
+  sql: Sql,
+  group: readonly CountedClaim[],
+): Promise<{ rows: ClaimRow[]; used: number | null }> {
+  const counter = (group[0] as CountedClaim).counter;
+  const rows = await sql.query<ClaimRow>(
+    CLAIM_COUNTED_MANY_SQL.text,
+    CLAIM_COUNTED_MANY_SQL.bind({ ...claimArrays(group), ...oneCounterValues(counter) }),
+  );
+  const used = rows[0]?.used === null || rows[0]?.used === undefined ? null : Number(rows[0].used);
+  return { rows, used };
 }
 
 /** One window's distinct claims in one statement; "over_limit" when they did not all fit (their claims given back). */
 async function claimGroup(sql: Sql, group: CountedClaim[]): Promise<ClaimOutcome[] | "over_limit"> {
-  const columns: unknown[][] = Array.from({ length: 8 }, () => []);
-  for (const { claim } of group) {
-    for (const [i, value] of claimValues(claim).entries()) columns[i]?.push(value);
-  }
-  const counter = (group[0] as CountedClaim).counter;
-  const rows = await sql.query<PriorColumns & { claimed: boolean; used: number | null }>(
-    CLAIM_COUNTED_MANY_SQL,
-    [...columns, ...counterValues(counter)],
-  );
+  const { rows, used } = await claimRows(sql, group);
   const claimed = rows.filter((row) => row.claimed).length;
-  const used = rows[0]?.used === null || rows[0]?.used === undefined ? null : Number(rows[0].used);
   if (claimed > 0 && used === null) {
     const ids = group.filter((_, i) => rows[i]?.claimed).map(({ claim }) => claim.idempotencyId);
     await sql.query(RELEASE_CLAIMS_SQL, [ids]);
@@ -216,14 +250,12 @@ async function claimGroup(sql: Sql, group: CountedClaim[]): Promise<ClaimOutcome
   });
 }
 
-/** One claim, one statement (CLAIM_COUNTED_SQL). */
-async function claimCountedOne(sql: Sql, { claim, counter }: CountedClaim): Promise<ClaimOutcome> {
-  const [row] = await sql.query<PriorColumns & { claimed: number; used: number | null }>(CLAIM_COUNTED_SQL, [
-    ...claimValues(claim),
-    ...counterValues(counter),
-  ]);
-  if (Number(row?.claimed ?? 0) !== 1) return { claimed: false, prior: priorOf(row) };
-  return { claimed: true, used: row?.used === null || row?.used === undefined ? null : Number(row.used) };
+/** One claim, one statement (CLAIM_COUNTED_MANY_SQL with one key); over the limit its claim stands. */
+async function claimCountedOne(sql: Sql, item: CountedClaim): Promise<ClaimOutcome> {
+  const { rows, used } = await claimRows(sql, [item]);
+  const row = rows[0];
+  if (!row?.claimed) return { claimed: false, prior: priorOf(row) };
+  return { claimed: true, used };
 }
 
 /** Gives a claim without a message back (nothing was sent, or it was refused). */
@@ -326,7 +358,7 @@ export function idempotencyStore(
     },
 
     /**
-     * Claims the key for a test send and counts it (CLAIM_COUNTED_SQL).
+     * Claims the key for a test send and counts it (CLAIM_COUNTED_MANY_SQL, one key).
      * `claimed` false: the key was taken (`prior`, or null: look it up).
      * `used` null: the minute is full; the claim stands until releaseClaim.
      */

@@ -2,25 +2,26 @@
 // change is a ledger entry and the same change to the cached balance, in one
 // statement; a CHECK keeps the balance >= 0 (spec 4.2 rules 3–4).
 import { newId } from "@sms/crypto";
-import { isStatementRefusal, type Sql, type TransactionSql } from "@sms/db";
+import { isStatementRefusal, params, type Sql, sql, type TransactionSql } from "@sms/db";
 import type { CreditEntryKind } from "../model/credits.ts";
-import { type CounterWindow, consumeStepSql } from "./limits.ts";
+import { type CounterWindow, oneCounterClaim, oneCounterValues } from "./limits.ts";
 
 // The daily credit cap is checked in the same UPDATE that debits the balance:
 // the project's row lock serialises concurrent reservations, and PostgreSQL
 // re-evaluates the WHERE on the newest row version after waiting for it, so
 // two sends can never both pass the cap. daily_credits_used counts the UTC day
-// named by daily_credits_day ($6) and starts again from zero on a new day.
-/** Where the reservation's CTEs find their values: placeholders or expressions of the statement. */
-export type ReservationPlaceholders = {
-  amount: string;
-  now: string;
-  project: string;
+// named by daily_credits_day (`day`) and starts again from zero on a new day.
+/** A reservation's named values. */
+export type ReservationValues = {
+  amount: number;
+  now: Date;
+  projectId: string;
   entryId: string;
-  message: string;
+  messageId: string;
   /** The UTC day of `now`, as a date. */
   day: string;
 };
+const r = params<ReservationValues>();
 
 /**
  * The reservation's two CTEs, `debited` (the project's balance and its day's
@@ -28,49 +29,50 @@ export type ReservationPlaceholders = {
  * the balance moved). With `from` (a CTE's name), the balance moves only for a
  * row of it.
  */
-export function reservationCtes(at: ReservationPlaceholders, from?: string): string {
-  return `debited AS (
-    UPDATE projects SET credit_balance = credit_balance - CAST(${at.amount} AS integer), updated_at = CAST(${at.now} AS timestamptz),
-           daily_credits_used = CASE WHEN daily_credits_day = CAST(${at.day} AS date)
-                                     THEN daily_credits_used + CAST(${at.amount} AS integer) ELSE CAST(${at.amount} AS integer) END,
-           daily_credits_day = CAST(${at.day} AS date)${from ? `\n    FROM ${from}` : ""}
-    WHERE id = ${at.project} AND credit_balance >= CAST(${at.amount} AS integer)
+export function reservationCtes(from?: string) {
+  return sql`debited AS (
+    UPDATE projects SET credit_balance = credit_balance - CAST(${r.amount} AS integer), updated_at = CAST(${r.now} AS timestamptz),
+           daily_credits_used = CASE WHEN daily_credits_day = CAST(${r.day} AS date)
+                                     THEN daily_credits_used + CAST(${r.amount} AS integer) ELSE CAST(${r.amount} AS integer) END,
+           daily_credits_day = CAST(${r.day} AS date)${sql.raw(from ? `\n    FROM ${from}` : "")}
+    WHERE id = ${r.projectId} AND credit_balance >= CAST(${r.amount} AS integer)
       AND (daily_credit_cap IS NULL
-           OR (CASE WHEN daily_credits_day = CAST(${at.day} AS date) THEN daily_credits_used ELSE 0 END)
-              + CAST(${at.amount} AS integer) <= daily_credit_cap)
+           OR (CASE WHEN daily_credits_day = CAST(${r.day} AS date) THEN daily_credits_used ELSE 0 END)
+              + CAST(${r.amount} AS integer) <= daily_credit_cap)
     RETURNING projects.id
   ), entry AS (
     INSERT INTO credit_ledger (id, project_id, kind, amount, message_id, created_at)
-    SELECT CAST(${at.entryId} AS text), CAST(${at.project} AS text), CAST('reservation' AS "CreditEntryKind"), -CAST(${at.amount} AS integer),
-           CAST(${at.message} AS text), CAST(${at.now} AS timestamptz)
+    SELECT CAST(${r.entryId} AS text), CAST(${r.projectId} AS text), CAST('reservation' AS "CreditEntryKind"), -CAST(${r.amount} AS integer),
+           CAST(${r.messageId} AS text), CAST(${r.now} AS timestamptz)
     FROM debited
     RETURNING id
   )`;
 }
 
-/**
- * The reservation statement ($1 amount, $2 now, $3 project, $4 entry id, $5
- * message, $6 UTC day). With `counted` (a CTE body naming the counter step),
- * the balance moves only when that step moved its counter, and the counter's
- * new count comes back as `used`; and the statement refuses (raises
- * sms_refuse, SQLSTATE SR001) unless it counted and reserved, with what it
- * would have returned as the detail: for a statement committed in the same
- * message (queryAndCommit), which only an error keeps from committing.
- */
-function reserveSql(counted?: string): string {
-  const at = { amount: "$1", now: "$2", project: "$3", entryId: "$4", message: "$5", day: "$6" };
-  return `
-  WITH ${counted ? `counted AS (${counted}\n  ), ` : ""}${reservationCtes(at, counted ? "counted" : undefined)}
-  ${
-    counted
-      ? `SELECT o.*, CASE WHEN o.used IS NULL OR o.reserved = 0 THEN sms_refuse(CAST(row_to_json(o) AS text)) END AS refused
+/** The reservation statement (ReservationValues). */
+const RESERVE_SQL = sql`
+  WITH ${reservationCtes()}
+  SELECT (SELECT count(*)::int FROM entry) AS reserved, p.credit_balance, p.daily_credit_cap
+  FROM projects p WHERE p.id = ${r.projectId}`;
+
+// A live send's last write-ahead step: the project's per-minute counter and
+// the reservation in one statement, sent with the transaction's COMMIT
+// (queryAndCommit), so the two rows every live send of the project waits on
+// are held while this statement and the COMMIT run in the server, not across
+// a round trip to the service. The counter comes first (the lock order the
+// send's give-back follows); without it the balance is not touched. The
+// balance moves only when the counter step moved its counter, and the
+// counter's new count comes back as `used`; and the statement refuses (raises
+// sms_refuse, SQLSTATE SR001) unless it counted and reserved, with what it
+// would have returned as the detail: for a statement committed in the same
+// message (queryAndCommit), which only an error keeps from committing.
+const RESERVE_COUNTED_SQL = sql`
+  WITH counted AS (${oneCounterClaim(1)}
+  ), ${reservationCtes("counted")}
+  SELECT o.*, CASE WHEN o.used IS NULL OR o.reserved = 0 THEN sms_refuse(CAST(row_to_json(o) AS text)) END AS refused
   FROM (SELECT (SELECT count FROM counted) AS used, (SELECT count(*)::int FROM entry) AS reserved,
                p.credit_balance, p.daily_credit_cap
-        FROM (SELECT 1) AS one LEFT JOIN projects p ON p.id = $3) AS o`
-      : `SELECT (SELECT count(*)::int FROM entry) AS reserved, p.credit_balance, p.daily_credit_cap
-  FROM projects p WHERE p.id = $3`
-  }`;
-}
+        FROM (SELECT 1) AS one LEFT JOIN projects p ON p.id = ${r.projectId}) AS o`;
 
 type ReservationRow = {
   used?: number | null;
@@ -85,19 +87,6 @@ function refusedRow(error: unknown): ReservationRow | null {
   if (!isStatementRefusal(error) || typeof detail !== "string") return null;
   return JSON.parse(detail) as ReservationRow;
 }
-
-const RESERVE_SQL = reserveSql();
-
-// A live send's last write-ahead step: the project's per-minute counter and
-// the reservation in one statement, sent with the transaction's COMMIT
-// (queryAndCommit), so the two rows every live send of the project waits on
-// are held while this statement and the COMMIT run in the server, not across
-// a round trip to the service. The counter comes first (the lock order the
-// send's give-back follows); without it the balance is not touched. $7–$10:
-// the counter's bucket, window start, end and limit.
-const RESERVE_COUNTED_SQL = reserveSql(
-  consumeStepSql({ bucket: "$7", start: "$8", cost: "1", end: "$9", limit: "$10" }),
-);
 
 const REFUND_SQL = `
   WITH entry AS (
@@ -211,10 +200,15 @@ export function reservationEntry(now: Date): { entryId: string; day: string } {
   return { entryId: newId("cre"), day: now.toISOString().slice(0, 10) };
 }
 
-/** reserveSql's $1–$6. */
-function reserveParams(options: { projectId: string; messageId: string; amount: number; now: Date }) {
-  const { entryId, day } = reservationEntry(options.now);
-  return [options.amount, options.now, options.projectId, entryId, options.messageId, day];
+/** A reservation's values (ReservationValues). */
+function reserveValues(options: {
+  projectId: string;
+  messageId: string;
+  amount: number;
+  now: Date;
+}): ReservationValues {
+  const { projectId, messageId, amount, now } = options;
+  return { projectId, messageId, amount, now, ...reservationEntry(now) };
 }
 
 function reservationOf(row: ReservationRow | undefined, amount: number): Reservation {
@@ -240,7 +234,10 @@ export function ledgerStore(sql: Sql | TransactionSql) {
       amount: number;
       now: Date;
     }): Promise<Reservation> {
-      const [row] = await sql.query<ReservationRow>(RESERVE_SQL, reserveParams(options));
+      const [row] = await sql.query<ReservationRow>(
+        RESERVE_SQL.text,
+        RESERVE_SQL.bind(reserveValues(options)),
+      );
       return reservationOf(row, options.amount);
     },
 
@@ -261,13 +258,10 @@ export function ledgerStore(sql: Sql | TransactionSql) {
       }
       let row: ReservationRow | undefined;
       try {
-        [row] = await sql.queryAndCommit<ReservationRow>(RESERVE_COUNTED_SQL, [
-          ...reserveParams(options),
-          window.bucket,
-          window.start,
-          window.end,
-          window.limit,
-        ]);
+        [row] = await sql.queryAndCommit<ReservationRow>(
+          RESERVE_COUNTED_SQL.text,
+          RESERVE_COUNTED_SQL.bind({ ...reserveValues(options), ...oneCounterValues(window) }),
+        );
       } catch (error) {
         const refused = refusedRow(error);
         if (!refused) throw error;

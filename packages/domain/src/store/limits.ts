@@ -1,80 +1,117 @@
 // rate_limit_counters: one row per (bucket, window start), shared by every
 // instance. A counter only moves while the new total stays within its limit,
 // in one atomic statement, so a concurrent burst can never overshoot.
-import type { Sql } from "@sms/db";
+import { type AnyStatement, type Param, params, type Sql, sql } from "@sms/db";
 
 /**
- * The counter's one atomic step, as SQL: adds `cost` to the (bucket, window
- * start) row only while the total stays within `limit`, RETURNING the new
- * count (no row: refused). The arguments are the statement's placeholders;
- * `from` names a CTE whose rows the step depends on (none: no step), for a
- * statement that counts only what it also claimed (idempotency.claimCounted).
+ * The named values of a statement's counters: its one counter (`bucket`,
+ * `windowStart`, `windowEnd`, `limit`, and `cost` where the statement does not
+ * fix it), and several counters as arrays (`buckets` … `limits`, in the order
+ * given: consumeManyValues).
  */
-export function consumeStepSql(
-  at: { bucket: string; start: string; cost: string; end: string; limit: string },
-  from?: string,
-): string {
-  return `
+export type CounterValues = {
+  bucket: string;
+  windowStart: Date | string;
+  windowEnd: Date | string;
+  limit: number;
+  cost: number;
+  buckets: string[];
+  starts: string[];
+  costs: number[];
+  ends: string[];
+  limits: number[];
+};
+const c = params<CounterValues>();
+
+/**
+ * The one "over the limit" rule: a counter moves only while `total` (its
+ * count with the step, or the step alone on a new row) stays within `limit`.
+ */
+const withinLimit = <T extends AnyStatement, L extends AnyStatement>(total: T, limit: L) =>
+  sql`${total} <= ${limit}`;
+
+/**
+ * The counter claim, written once: each row of `steps` (bucket, window_start,
+ * cost, expires_at, lim, ord) adds its cost to its (bucket, window start)
+ * counter, in `ord` order (the order the rows are locked), only within the
+ * limit (withinLimit; `limitOf` is the limit of EXCLUDED.bucket). It RETURNs
+ * the rows that moved, with their new count: a step without a row was refused.
+ */
+function counterClaim<S extends AnyStatement, L extends AnyStatement>(steps: S, limitOf: L) {
+  return sql`
   INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
-  SELECT CAST(${at.bucket} AS text), CAST(${at.start} AS timestamptz), CAST(${at.cost} AS integer),
-         CAST(${at.end} AS timestamptz)${from ? ` FROM ${from}` : ""}
-  WHERE CAST(${at.cost} AS integer) <= CAST(${at.limit} AS integer)
+  SELECT s.bucket, s.window_start, s.cost, s.expires_at FROM (${steps}) AS s
+  WHERE ${withinLimit(sql`s.cost`, sql`s.lim`)}
+  ORDER BY s.ord
   ON CONFLICT (bucket, window_start)
   DO UPDATE SET count = rate_limit_counters.count + EXCLUDED.count
-  WHERE rate_limit_counters.count + EXCLUDED.count <= CAST(${at.limit} AS integer)
-  RETURNING count`;
-}
-
-const CONSUME_SQL = consumeStepSql({ bucket: "$1", start: "$2", cost: "$3", end: "$4", limit: "$5" });
-
-// consume for several counters in one statement, in the order given (the
-// order their rows are locked). Each moves only within its own limit; the
-// rows RETURNED are the ones that moved. The arrays (bucket, window start,
-// cost, end and limit) are the parameters named in `at`; the buckets are
-// distinct. With `when`, nothing moves unless that condition holds.
-export function consumeManySql(
-  at: { buckets: string; starts: string; costs: string; ends: string; limits: string },
-  when?: string,
-): string {
-  return `
-  INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
-  SELECT c.bucket, c.window_start, c.cost, c.expires_at
-  FROM unnest(CAST(${at.buckets} AS text[]), CAST(${at.starts} AS timestamptz[]), CAST(${at.costs} AS integer[]),
-              CAST(${at.ends} AS timestamptz[]), CAST(${at.limits} AS integer[]))
-       WITH ORDINALITY AS c(bucket, window_start, cost, expires_at, lim, ord)
-  WHERE c.cost <= c.lim${when ? ` AND ${when}` : ""}
-  ORDER BY c.ord
-  ON CONFLICT (bucket, window_start)
-  DO UPDATE SET count = rate_limit_counters.count + EXCLUDED.count
-  WHERE rate_limit_counters.count + EXCLUDED.count
-        <= (SELECT l.lim FROM unnest(CAST(${at.buckets} AS text[]), CAST(${at.limits} AS integer[])) AS l(bucket, lim)
-            WHERE l.bucket = EXCLUDED.bucket)
+  WHERE ${withinLimit(sql`rate_limit_counters.count + EXCLUDED.count`, limitOf)}
   RETURNING bucket, count`;
 }
 
-const CONSUME_MANY_SQL = consumeManySql({
-  buckets: "$1",
-  starts: "$2",
-  costs: "$3",
-  ends: "$4",
-  limits: "$5",
-});
+const NOTHING = sql``;
 
-/** consumeMany's arrays, in consumeManySql's order; throws unless every bucket is distinct. */
-export function consumeManyParams(windows: Array<CounterWindow & { cost: number; limit: number }>) {
+/**
+ * The statement's one counter (`bucket`, `windowStart`, `windowEnd`, `limit`)
+ * claimed by `cost` (an integer, or an expression over `from`'s row), once
+ * for each row of `from` (none: no step), or once without `from`: for a
+ * statement that counts only what it also claimed.
+ */
+export function oneCounterClaim<
+  C extends number | AnyStatement | Param,
+  F extends AnyStatement = typeof NOTHING,
+>(cost: C, from?: F) {
+  return counterClaim(
+    sql`SELECT CAST(${c.bucket} AS text) AS bucket, CAST(${c.windowStart} AS timestamptz) AS window_start,
+           CAST(${cost} AS integer) AS cost, CAST(${c.windowEnd} AS timestamptz) AS expires_at,
+           CAST(${c.limit} AS integer) AS lim, 1 AS ord${from ? sql` FROM ${from}` : NOTHING}`,
+    sql`CAST(${c.limit} AS integer)`,
+  );
+}
+
+/**
+ * Several counters (the arrays `buckets`, `starts`, `costs`, `ends`,
+ * `limits`; distinct buckets) claimed in one statement, in the order given.
+ * Each moves only within its own limit. With `when`, nothing moves unless
+ * that condition holds.
+ */
+export function manyCounterClaim<W extends AnyStatement = typeof NOTHING>(when?: W) {
+  return counterClaim(
+    sql`SELECT u.bucket, u.window_start, u.cost, u.expires_at, u.lim, u.ord
+    FROM unnest(CAST(${c.buckets} AS text[]), CAST(${c.starts} AS timestamptz[]), CAST(${c.costs} AS integer[]),
+                CAST(${c.ends} AS timestamptz[]), CAST(${c.limits} AS integer[]))
+         WITH ORDINALITY AS u(bucket, window_start, cost, expires_at, lim, ord)${when ? sql` WHERE ${when}` : NOTHING}`,
+    sql`(SELECT l.lim FROM unnest(CAST(${c.buckets} AS text[]), CAST(${c.limits} AS integer[])) AS l(bucket, lim)
+            WHERE l.bucket = EXCLUDED.bucket)`,
+  );
+}
+
+const CONSUME_SQL = oneCounterClaim(c.cost);
+
+const CONSUME_MANY_SQL = manyCounterClaim();
+
+/** consumeMany's arrays (manyCounterClaim's values); throws unless every bucket is distinct. */
+export function consumeManyValues(
+  windows: Array<CounterWindow & { cost: number; limit: number }>,
+): Pick<CounterValues, "buckets" | "starts" | "costs" | "ends" | "limits"> {
   if (new Set(windows.map((window) => window.bucket)).size !== windows.length) {
     throw new TypeError("consumeMany: every window needs a bucket of its own");
   }
-  return [
-    windows.map((window) => window.bucket),
-    windows.map((window) => window.start.toISOString()),
-    windows.map((window) => window.cost),
-    windows.map((window) => window.end.toISOString()),
-    windows.map((window) => window.limit),
-  ];
+  return {
+    buckets: windows.map((window) => window.bucket),
+    starts: windows.map((window) => window.start.toISOString()),
+    costs: windows.map((window) => window.cost),
+    ends: windows.map((window) => window.end.toISOString()),
+    limits: windows.map((window) => window.limit),
+  };
 }
 
-/** Each window's new count from the rows consumeManySql returned, in the order given; null: not moved. */
+/** The one counter's values (oneCounterClaim's), for a window and its limit. */
+export function oneCounterValues(window: CounterWindow & { limit: number }) {
+  return { bucket: window.bucket, windowStart: window.start, windowEnd: window.end, limit: window.limit };
+}
+
+/** Each window's new count from the rows manyCounterClaim returned, in the order given; null: not moved. */
 export function consumedOf(
   windows: Array<Pick<CounterWindow, "bucket">>,
   rows: Array<{ bucket: string; count: number }>,
@@ -116,13 +153,10 @@ export function limitStore(sql: Sql) {
      * Returns the new total, or null when it would not (nothing changes).
      */
     async consume(window: CounterWindow, cost: number, limit: number): Promise<number | null> {
-      const [row] = await sql.query<{ count: number }>(CONSUME_SQL, [
-        window.bucket,
-        window.start,
-        cost,
-        window.end,
-        limit,
-      ]);
+      const [row] = await sql.query<{ count: number }>(
+        CONSUME_SQL.text,
+        CONSUME_SQL.bind({ ...oneCounterValues({ ...window, limit }), cost }),
+      );
       return row ? Number(row.count) : null;
     },
 
@@ -137,8 +171,8 @@ export function limitStore(sql: Sql) {
       windows: Array<CounterWindow & { cost: number; limit: number }>,
     ): Promise<Array<number | null>> {
       const rows = await sql.query<{ bucket: string; count: number }>(
-        CONSUME_MANY_SQL,
-        consumeManyParams(windows),
+        CONSUME_MANY_SQL.text,
+        CONSUME_MANY_SQL.bind(consumeManyValues(windows)),
       );
       return consumedOf(windows, rows);
     },

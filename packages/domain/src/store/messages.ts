@@ -19,11 +19,13 @@
 // dashboard's timeline is true without an extra round trip. A message enters
 // each status at most once: the event's key is (message_id, status). The
 // dashboard's reads are in message-log.ts.
-import { isStatementRefusal, type Sql, unnamedForFirst } from "@sms/db";
+import { type AnyStatement, isStatementRefusal, params, type Sql, sql, unnamedForFirst } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageError, MessageResource, MessageState, MessageStatus } from "../model/message.ts";
 import {
-  CLAIM_KEY_CTES,
+  type ClaimValues,
+  keyClaimCtes,
+  ONE_CLAIM_INPUT,
   PRIOR_COLUMNS,
   type PriorColumns,
   type PriorRecord,
@@ -31,11 +33,13 @@ import {
 } from "./idempotency.ts";
 import { reservationCtes, reservationEntry } from "./ledger.ts";
 import {
+  type CounterValues,
   type CounterWindow,
   consumedOf,
-  consumeManyParams,
-  consumeManySql,
-  consumeStepSql,
+  consumeManyValues,
+  manyCounterClaim,
+  oneCounterClaim,
+  oneCounterValues,
 } from "./limits.ts";
 import { readerManyNearIdTime, readerNearIdTime, statementInMonth } from "./near-id-time.ts";
 import { RELAXED_COMMIT } from "./relaxed-commit.ts";
@@ -89,18 +93,37 @@ export type QueuedMessage = {
   now: Date;
 };
 
+/** The named values of a queued message's statements: its key's claim, then what it says and how it goes. */
+export type QueuedValues = ClaimValues & {
+  apiKeyId: string;
+  recipientMasked: string;
+  recipientCiphertext: Uint8Array;
+  textCiphertext: Uint8Array;
+  template: string;
+  locale: string;
+  sender: string;
+  segments: number;
+  encoding: string;
+  provider: string;
+  creditsReserved: number;
+};
+const q = params<QueuedValues>();
+const counters = params<CounterValues>();
+
 /**
- * The key's claim ($1–$8, CLAIM_KEY_CTES) and the queued message ($6 id, $2 project, $9 API key, $10–$18 its
- * content, $19 credits reserved) with its timeline's first event: written only when the key is claimed.
+ * The key's claim (keyClaimCtes over one key) and the queued message with its timeline's first event:
+ * written only when the key is claimed.
  */
-const QUEUED_CTES = `${CLAIM_KEY_CTES}, msg AS (
+const QUEUED_CTES = sql`${ONE_CLAIM_INPUT}, ${keyClaimCtes("unanswered")}, msg AS (
     INSERT INTO messages (id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
                           template, locale, sender, segments, encoding, status, provider, credits_reserved,
                           created_at, updated_at)
-    SELECT CAST($6 AS text), CAST($2 AS text), CAST($9 AS text), CAST($3 AS "KeyMode"), CAST($10 AS text),
-           CAST($11 AS bytea), CAST($12 AS bytea), CAST($13 AS text), CAST($14 AS text), CAST($15 AS text),
-           CAST($16 AS integer), CAST($17 AS text), CAST('queued' AS "MessageStatus"), CAST($18 AS text),
-           CAST($19 AS integer), CAST($8 AS timestamptz), CAST($8 AS timestamptz)
+    SELECT CAST(${q.messageId} AS text), CAST(${q.projectId} AS text), CAST(${q.apiKeyId} AS text),
+           CAST(${q.mode} AS "KeyMode"), CAST(${q.recipientMasked} AS text),
+           CAST(${q.recipientCiphertext} AS bytea), CAST(${q.textCiphertext} AS bytea), CAST(${q.template} AS text),
+           CAST(${q.locale} AS text), CAST(${q.sender} AS text), CAST(${q.segments} AS integer),
+           CAST(${q.encoding} AS text), CAST('queued' AS "MessageStatus"), CAST(${q.provider} AS text),
+           CAST(${q.creditsReserved} AS integer), CAST(${q.now} AS timestamptz), CAST(${q.now} AS timestamptz)
     FROM idem
     RETURNING id, created_at
   ), event AS (
@@ -109,56 +132,52 @@ const QUEUED_CTES = `${CLAIM_KEY_CTES}, msg AS (
   )`;
 
 /**
- * A live write-ahead's first CTEs: QUEUED_CTES ($1–$19), the project's paid flag (`paid`), and the
- * recipient's windows ($20–$24, consumeManySql's arrays), counted only when `when` holds.
+ * A live write-ahead's first CTEs: QUEUED_CTES, the project's paid flag (`paid`), and the recipient's windows
+ * (limits.ts manyCounterClaim's arrays), counted only when `when` holds.
  */
-const queuedLiveCtes = (when: string) => `${QUEUED_CTES}, paid AS (
-    SELECT has_paid_credits AS paid FROM projects WHERE id = $2
-  ), recipient AS (${consumeManySql(
-    { buckets: "$20", starts: "$21", costs: "$22", ends: "$23", limits: "$24" },
-    when,
-  )}
+const queuedLiveCtes = <W extends AnyStatement>(when: W) => sql`${QUEUED_CTES}, paid AS (
+    SELECT has_paid_credits AS paid FROM projects WHERE id = ${q.projectId}
+  ), recipient AS (${manyCounterClaim(when)}
   )`;
 
 /**
  * A live send's first write-ahead statement: the key's claim and the queued
- * message (QUEUED_CTES, $1–$19), the recipient's counters ($20–$24,
- * consumeManySql's arrays) once the key is claimed, and whether the project
- * has paid credits: one round trip where it took three. Its
- * transaction commits without waiting for the disk (relaxed); the send makes
- * it durable before uBill is contacted (flushCommitted). Refused or not, the
- * caller decides: a refusal rolls the whole transaction back.
+ * message (QUEUED_CTES), the recipient's counters once the key is claimed,
+ * and whether the project has paid credits: one round trip where it took
+ * three. Its transaction commits without waiting for the disk (relaxed); the
+ * send makes it durable before uBill is contacted (flushCommitted). Refused or
+ * not, the caller decides: a refusal rolls the whole transaction back.
  */
-const INSERT_QUEUED_LIVE_SQL = `
-  WITH ${queuedLiveCtes("EXISTS (SELECT 1 FROM msg)")}
-  SELECT (SELECT count(*)::int FROM msg) AS written, ${PRIOR_COLUMNS},
+const INSERT_QUEUED_LIVE_SQL = sql`
+  WITH ${queuedLiveCtes(sql`EXISTS (SELECT 1 FROM msg)`)}
+  SELECT (SELECT count(*)::int FROM msg) AS written, ${sql.raw(PRIOR_COLUMNS)},
     (SELECT json_agg(json_build_object('bucket', bucket, 'count', count)) FROM recipient) AS recipient,
-    (SELECT paid FROM paid) AS paid, ${RELAXED_COMMIT}`;
+    (SELECT paid FROM paid) AS paid, ${sql.raw(RELAXED_COMMIT)}`;
 
 /**
  * A paid project's whole live write-ahead as one statement, committed on its
  * own without waiting for the disk: INSERT_QUEUED_LIVE_SQL's key, queued
- * message and recipient windows ($1–$24), then the project's minute ($25
- * bucket, $26 start, $27 end, $28 limit) and the reservation of $19 credits
- * ($29 the ledger entry's id, $30 the UTC day), each step only once the one
- * before it moved, in the lock order of the transaction it replaces
- * (write-ahead.ts). Anything short of a written, counted and reserved message
- * raises sms_refuse, which rolls the statement back: the caller then runs the
+ * message and recipient windows, then the project's minute (the one counter:
+ * bucket, windowStart, windowEnd, limit) and the reservation of
+ * creditsReserved (ledger.ts, `amount`), each step only once the one before it
+ * moved, in the lock order of the transaction it replaces (write-ahead.ts).
+ * Anything short of a written, counted and reserved message raises
+ * sms_refuse, which rolls the statement back: the caller then runs the
  * transaction, which tells which rule refused (or handles a project without
  * paid credits). A key found taken writes nothing and is not refused.
  */
-const WRITE_AHEAD_PAID_SQL = `
-  WITH ${queuedLiveCtes("EXISTS (SELECT 1 FROM msg) AND (SELECT paid FROM paid)")}, counted AS (${consumeStepSql(
-    { bucket: "$25", start: "$26", cost: "1", end: "$27", limit: "$28" },
-    `(SELECT 1 WHERE EXISTS (SELECT 1 FROM msg) AND (SELECT paid FROM paid)
-                   AND (SELECT count(*) FROM recipient) = cardinality(CAST($20 AS text[]))) AS go`,
+const WRITE_AHEAD_PAID_SQL = sql`
+  WITH ${queuedLiveCtes(sql`EXISTS (SELECT 1 FROM msg) AND (SELECT paid FROM paid)`)}, counted AS (${oneCounterClaim(
+    1,
+    sql`(SELECT 1 WHERE EXISTS (SELECT 1 FROM msg) AND (SELECT paid FROM paid)
+                   AND (SELECT count(*) FROM recipient) = cardinality(CAST(${counters.buckets} AS text[]))) AS go`,
   )}
-  ), ${reservationCtes({ amount: "$19", now: "$8", project: "$2", entryId: "$29", message: "$6", day: "$30" }, "counted")}
+  ), ${reservationCtes("counted")}
   SELECT o.*, CASE WHEN o.written = 1 AND (o.used IS NULL OR o.reserved = 0)
                    THEN sms_refuse('the live write-ahead did not count and reserve') END AS refused
-  FROM (SELECT (SELECT count(*)::int FROM msg) AS written, ${PRIOR_COLUMNS},
+  FROM (SELECT (SELECT count(*)::int FROM msg) AS written, ${sql.raw(PRIOR_COLUMNS)},
                (SELECT count FROM counted) AS used, (SELECT count(*)::int FROM entry) AS reserved,
-               ${RELAXED_COMMIT}) AS o`;
+               ${sql.raw(RELAXED_COMMIT)}) AS o`;
 
 /**
  * What writeAheadPaid did: found the key taken (nothing written), wrote,
@@ -218,6 +237,22 @@ export type Outcome = {
   nextCheckAt: Date | null;
 };
 
+/** The named values of recordOutcome's and releaseUnsent's statements. */
+type OutcomeValues = {
+  status: string;
+  errorCode: string | null;
+  errorMessage: string | null;
+  providerRef: string | null;
+  submittedAt: Date | null;
+  nextCheckAt: Date | null;
+  updatedAt: Date;
+  messageId: string;
+  createdAt: Date;
+  responseBody: string;
+  idempotencyId: string;
+};
+const o = params<OutcomeValues>();
+
 /**
  * One queued message by its key, (id, created_at), with created_at's month as constants (`bound`): PostgreSQL
  * plans the statement over that month's partition alone and keeps the plan, and finds the row by its primary
@@ -226,8 +261,8 @@ export type Outcome = {
  * dead index entry of one, for each live send's record
  * (bench/log/2026-11-27.md#a-live-sends-record-by-its-key-2026-11-27).
  */
-const QUEUED_MESSAGE = (id: string, createdAt: string, bound: string) =>
-  `id = ${id} AND created_at = CAST(${createdAt} AS timestamptz) AND ${bound} AND status::text = 'queued'`;
+const queuedMessage = (bound: string) =>
+  sql`id = ${o.messageId} AND created_at = CAST(${o.createdAt} AS timestamptz) AND ${sql.raw(bound)} AND status::text = 'queued'`;
 
 /**
  * recordOutcome's statement for a message created in `createdAt`'s month. Its transaction commits without
@@ -235,23 +270,24 @@ const QUEUED_MESSAGE = (id: string, createdAt: string, bound: string) =>
  * moment) after giving back its live slot, before it answers.
  */
 export const recordOutcomeSql = statementInMonth(
-  (bound) => `
+  (bound) => sql`
   WITH moved AS (
     UPDATE messages
-    SET status = CAST($1 AS "MessageStatus"), error_code = CAST($2 AS text), error_message = CAST($3 AS text),
-        provider_ref = CAST($4 AS text), submitted_at = CAST($5 AS timestamptz),
-        next_check_at = CAST($6 AS timestamptz), updated_at = CAST($7 AS timestamptz)
-    WHERE ${QUEUED_MESSAGE("$8", "$11", bound)}
+    SET status = CAST(${o.status} AS "MessageStatus"), error_code = CAST(${o.errorCode} AS text),
+        error_message = CAST(${o.errorMessage} AS text), provider_ref = CAST(${o.providerRef} AS text),
+        submitted_at = CAST(${o.submittedAt} AS timestamptz), next_check_at = CAST(${o.nextCheckAt} AS timestamptz),
+        updated_at = CAST(${o.updatedAt} AS timestamptz)
+    WHERE ${queuedMessage(bound)}
     RETURNING id, status, error_code, updated_at, created_at
   ), answered AS (
-    UPDATE idempotency_records SET response_body = CAST($9 AS jsonb)
-    WHERE id = $10 AND EXISTS (SELECT 1 FROM moved)
+    UPDATE idempotency_records SET response_body = CAST(${o.responseBody} AS jsonb)
+    WHERE id = ${o.idempotencyId} AND EXISTS (SELECT 1 FROM moved)
     RETURNING id
   ), event AS (
     INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
     SELECT id, status, error_code, updated_at, created_at FROM moved
   )
-  SELECT count(*)::int AS moved, ${RELAXED_COMMIT} FROM moved`,
+  SELECT count(*)::int AS moved, ${sql.raw(RELAXED_COMMIT)} FROM moved`,
 );
 
 /**
@@ -267,74 +303,96 @@ export const recordOutcomeSql = statementInMonth(
  */
 export const ANSWERED_UNNAMED_EXECUTIONS = 5_000;
 
-/**
- * Test sends' messages, written once and answered: each row's idempotency
- * record gets its answer (if it still waits for one), and only then is its
- * message written, with both timeline events. One statement for any number
- * of sends (the batcher's group commit); the ids written come back. The
- * enums travel as text[] and are cast per row: PGlite cannot serialise an
- * array of an enum type it does not know. The answers travel as one JSON
- * array ($22), paired with the rows by position: as a jsonb[] each answer's
- * quotes were escaped into the array literal, by pg, for every send.
- */
-export const INSERT_ANSWERED_SQL = unnamedForFirst(
-  `
-  WITH ${answeredInputCtes()}, answered AS (
-    -- No join in the UPDATE: its rows come from the primary key's probes for $23. Joined with the input,
-    -- a plan made while the table was small scanned all of idempotency_records on every batch. Even without
-    -- the join, a generic plan scans a table of a few hundred rows: see ANSWERED_UNNAMED_EXECUTIONS.
-    UPDATE idempotency_records r
-    SET response_body = (SELECT i.response_body FROM input i WHERE i.idempotency_id = r.id LIMIT 1)
-    WHERE r.id = ANY(CAST((SELECT a23 FROM batch) AS text[])) AND r.response_body IS NULL
-    RETURNING r.id
-  ), ${answeredMessageCtes("answered")}
-  SELECT id FROM msg`,
-  ANSWERED_UNNAMED_EXECUTIONS,
-);
+/** Answered test sends' values, column by column (answeredColumns), and their answers as one JSON array. */
+export type AnsweredArrays = {
+  messageIds: string[];
+  projectIds: string[];
+  apiKeyIds: string[];
+  modes: string[];
+  recipientsMasked: string[];
+  recipientCiphertexts: Uint8Array[];
+  textCiphertexts: Uint8Array[];
+  templates: string[];
+  locales: string[];
+  senders: string[];
+  segmentCounts: number[];
+  encodings: string[];
+  providers: string[];
+  createdAts: Date[];
+  statuses: string[];
+  errorCodes: Array<string | null>;
+  errorMessages: Array<string | null>;
+  providerRefs: Array<string | null>;
+  submittedAts: Array<Date | null>;
+  nextCheckAts: Array<Date | null>;
+  updatedAts: Date[];
+  idempotencyIds: string[];
+  /** The answers as one JSON array, paired with the rows by position. */
+  answers: string;
+};
+/** What a claiming statement adds: each send's key, fingerprint and its record's expiry. */
+export type AnsweredClaimArrays = { keys: string[]; fingerprints: string[]; expiries: Date[] };
+const b = params<AnsweredArrays & AnsweredClaimArrays>();
 
 /**
- * Answered test sends as a statement's `batch` and `input` (one row per send, numbered `n`, with its answer):
- * INSERT_ANSWERED_SQL's arrays $1–$21 and $23 (the records' ids), $22 the answers as one JSON array, then
- * `more` arrays, each named as a column of `input`.
+ * Answered test sends as a statement's `batch` and `input` (one row per send, numbered `n`, with its answer
+ * `response_body`): AnsweredArrays, and with "claiming", AnsweredClaimArrays as the columns `key`,
+ * `fingerprint` and `expires_at` (keyClaimCtes' input).
  */
-export function answeredInputCtes(more: ReadonlyArray<{ param: number; type: string; column: string }> = []) {
-  const extra = more.map(({ param, type }) => `, CAST($${param} AS ${type}) a${param}`).join("");
-  const arrays = more.map(({ param }) => `, a${param}`).join("");
-  const columns = more.map(({ column }) => `, ${column}`).join("");
-  return `batch AS MATERIALIZED (
+function answeredInputCtes<E extends AnyStatement>(claim: { arrays: E; unnested: string; columns: string }) {
+  return sql`batch AS MATERIALIZED (
     -- The arrays as one row's columns, not constants: the planner sizes the batch alike with and without its
     -- parameters, so a connection keeps the generic plan instead of planning every execution again.
-    SELECT CAST($1 AS text[]) a1, CAST($2 AS text[]) a2, CAST($3 AS text[]) a3, CAST($4 AS text[]) a4,
-      CAST($5 AS text[]) a5, CAST($6 AS bytea[]) a6, CAST($7 AS bytea[]) a7, CAST($8 AS text[]) a8,
-      CAST($9 AS text[]) a9, CAST($10 AS text[]) a10, CAST($11 AS integer[]) a11, CAST($12 AS text[]) a12,
-      CAST($13 AS text[]) a13, CAST($14 AS timestamptz[]) a14, CAST($15 AS text[]) a15, CAST($16 AS text[]) a16,
-      CAST($17 AS text[]) a17, CAST($18 AS text[]) a18, CAST($19 AS timestamptz[]) a19,
-      CAST($20 AS timestamptz[]) a20, CAST($21 AS timestamptz[]) a21, CAST($22 AS jsonb) a22,
-      CAST($23 AS text[]) a23${extra}
+    SELECT CAST(${b.messageIds} AS text[]) message_ids, CAST(${b.projectIds} AS text[]) project_ids,
+      CAST(${b.apiKeyIds} AS text[]) api_key_ids, CAST(${b.modes} AS text[]) modes,
+      CAST(${b.recipientsMasked} AS text[]) recipients_masked, CAST(${b.recipientCiphertexts} AS bytea[]) recipient_ciphertexts,
+      CAST(${b.textCiphertexts} AS bytea[]) text_ciphertexts, CAST(${b.templates} AS text[]) templates,
+      CAST(${b.locales} AS text[]) locales, CAST(${b.senders} AS text[]) senders,
+      CAST(${b.segmentCounts} AS integer[]) segment_counts, CAST(${b.encodings} AS text[]) encodings,
+      CAST(${b.providers} AS text[]) providers, CAST(${b.createdAts} AS timestamptz[]) created_ats,
+      CAST(${b.statuses} AS text[]) statuses, CAST(${b.errorCodes} AS text[]) error_codes,
+      CAST(${b.errorMessages} AS text[]) error_messages, CAST(${b.providerRefs} AS text[]) provider_refs,
+      CAST(${b.submittedAts} AS timestamptz[]) submitted_ats, CAST(${b.nextCheckAts} AS timestamptz[]) next_check_ats,
+      CAST(${b.updatedAts} AS timestamptz[]) updated_ats, CAST(${b.answers} AS jsonb) answers,
+      CAST(${b.idempotencyIds} AS text[]) idempotency_ids${claim.arrays}
   ), input AS (
-    SELECT i.*, b.response_body
+    SELECT i.*, a.response_body
     FROM batch
-    CROSS JOIN LATERAL unnest(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19,
-                              a20, a21, a23${arrays})
-      WITH ORDINALITY AS i(id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
-           template, locale, sender, segments, encoding, provider, created_at, status, error_code, error_message,
-           provider_ref, submitted_at, next_check_at, updated_at, idempotency_id${columns}, n)
-    JOIN LATERAL jsonb_array_elements(a22) WITH ORDINALITY AS b(response_body, n) ON b.n = i.n
+    CROSS JOIN LATERAL unnest(message_ids, project_ids, api_key_ids, modes, recipients_masked, recipient_ciphertexts,
+                              text_ciphertexts, templates, locales, senders, segment_counts, encodings, providers,
+                              created_ats, statuses, error_codes, error_messages, provider_refs, submitted_ats,
+                              next_check_ats, updated_ats, idempotency_ids${sql.raw(claim.unnested)})
+      WITH ORDINALITY AS i(message_id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext,
+           text_ciphertext, template, locale, sender, segments, encoding, provider, created_at, status, error_code,
+           error_message, provider_ref, submitted_at, next_check_at, updated_at,
+           idempotency_id${sql.raw(claim.columns)}, n)
+    JOIN LATERAL jsonb_array_elements(answers) WITH ORDINALITY AS a(response_body, n) ON a.n = i.n
   )`;
 }
 
+/** answeredInputCtes for the answers alone (INSERT_ANSWERED_SQL). */
+const ANSWERED_INPUT = answeredInputCtes({ arrays: sql``, unnested: "", columns: "" });
+
+/** answeredInputCtes with the keys' claims (answered-sends.ts CLAIM_ANSWERED_SQL: keyClaimCtes' input). */
+export const ANSWERED_CLAIM_INPUT = answeredInputCtes({
+  arrays: sql`, CAST(${b.keys} AS text[]) keys, CAST(${b.fingerprints} AS text[]) fingerprints,
+      CAST(${b.expiries} AS timestamptz[]) expiries`,
+  unnested: ", keys, fingerprints, expiries",
+  columns: ", key, fingerprint, expires_at",
+});
+
 /** The messages of `input`'s rows whose record id the CTE `records` returned, each with both timeline events. */
-export function answeredMessageCtes(records: string) {
-  return `msg AS (
+export function answeredMessageCtes(records: "answered" | "idem") {
+  return sql`msg AS (
     INSERT INTO messages (id, project_id, api_key_id, mode, recipient_masked, recipient_ciphertext, text_ciphertext,
                           template, locale, sender, segments, encoding, status, provider, credits_reserved,
                           error_code, error_message, provider_ref, submitted_at, next_check_at,
                           created_at, updated_at)
-    SELECT i.id, i.project_id, i.api_key_id, CAST(i.mode AS "KeyMode"), i.recipient_masked, i.recipient_ciphertext,
-           i.text_ciphertext, i.template, i.locale, i.sender, i.segments, i.encoding, CAST(i.status AS "MessageStatus"),
-           i.provider, 0,
+    SELECT i.message_id, i.project_id, i.api_key_id, CAST(i.mode AS "KeyMode"), i.recipient_masked,
+           i.recipient_ciphertext, i.text_ciphertext, i.template, i.locale, i.sender, i.segments, i.encoding,
+           CAST(i.status AS "MessageStatus"), i.provider, 0,
            i.error_code, i.error_message, i.provider_ref, i.submitted_at, i.next_check_at, i.created_at, i.updated_at
-    FROM input i JOIN ${records} a ON a.id = i.idempotency_id
+    FROM input i JOIN ${sql.raw(records)} a ON a.id = i.idempotency_id
     RETURNING id, status, error_code, created_at, updated_at
   ), event AS (
     INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
@@ -344,44 +402,62 @@ export function answeredMessageCtes(records: string) {
   )`;
 }
 
-/** QUEUED_CTES' $1–$19. */
-const queuedParams = (m: QueuedMessage) => [
-  m.idempotencyId,
-  m.scope.projectId,
-  m.scope.mode,
-  m.scope.key,
-  m.fingerprint,
-  m.messageId,
-  m.expiresAt,
-  m.now,
-  m.apiKeyId,
-  ...contentColumns(m),
-  m.creditsReserved,
-];
+/**
+ * Test sends' messages, written once and answered: each row's idempotency
+ * record gets its answer (if it still waits for one), and only then is its
+ * message written, with both timeline events. One statement for any number
+ * of sends (the batcher's group commit); the ids written come back. The
+ * enums travel as text[] and are cast per row: PGlite cannot serialise an
+ * array of an enum type it does not know. The answers travel as one JSON
+ * array (`answers`), paired with the rows by position: as a jsonb[] each answer's
+ * quotes were escaped into the array literal, by pg, for every send.
+ */
+export const INSERT_ANSWERED_SQL = sql`
+  WITH ${ANSWERED_INPUT}, answered AS (
+    -- No join in the UPDATE: its rows come from the primary key's probes for the records' ids. Joined with the
+    -- input, a plan made while the table was small scanned all of idempotency_records on every batch. Even without
+    -- the join, a generic plan scans a table of a few hundred rows: see ANSWERED_UNNAMED_EXECUTIONS.
+    UPDATE idempotency_records r
+    SET response_body = (SELECT i.response_body FROM input i WHERE i.idempotency_id = r.id LIMIT 1)
+    WHERE r.id = ANY(CAST((SELECT idempotency_ids FROM batch) AS text[])) AND r.response_body IS NULL
+    RETURNING r.id
+  ), ${answeredMessageCtes("answered")}
+  SELECT id FROM msg`;
+unnamedForFirst(INSERT_ANSWERED_SQL.text, ANSWERED_UNNAMED_EXECUTIONS);
 
-/** What a message says and how it goes, in the order both inserts take it (recipient_masked … provider). */
-const contentColumns = (m: QueuedMessage) => [
-  m.recipientMasked,
-  m.recipientCiphertext,
-  m.textCiphertext,
-  m.template,
-  m.locale,
-  m.sender,
-  m.segments,
-  m.encoding,
-  m.provider,
-];
+/** A queued message's named values (QueuedValues). */
+export const queuedValues = (m: QueuedMessage): QueuedValues => ({
+  idempotencyId: m.idempotencyId,
+  projectId: m.scope.projectId,
+  mode: m.scope.mode,
+  key: m.scope.key,
+  fingerprint: m.fingerprint,
+  messageId: m.messageId,
+  expiresAt: m.expiresAt,
+  now: m.now,
+  apiKeyId: m.apiKeyId,
+  recipientMasked: m.recipientMasked,
+  recipientCiphertext: m.recipientCiphertext,
+  textCiphertext: m.textCiphertext,
+  template: m.template,
+  locale: m.locale,
+  sender: m.sender,
+  segments: m.segments,
+  encoding: m.encoding,
+  provider: m.provider,
+  creditsReserved: m.creditsReserved,
+});
 
-/** How the send ended, in the order both statements take it (status … updated_at). */
-const outcomeColumns = (outcome: Outcome, now: Date) => [
-  outcome.status,
-  outcome.error?.errorCode ?? null,
-  outcome.error?.errorMessage ?? null,
-  outcome.providerRef,
-  outcome.status === "submitted" ? now : null,
-  outcome.nextCheckAt,
-  now,
-];
+/** How the send ended (OutcomeValues' status … updatedAt). */
+const outcomeValues = (outcome: Outcome, now: Date) => ({
+  status: outcome.status,
+  errorCode: outcome.error?.errorCode ?? null,
+  errorMessage: outcome.error?.errorMessage ?? null,
+  providerRef: outcome.providerRef,
+  submittedAt: outcome.status === "submitted" ? now : null,
+  nextCheckAt: outcome.nextCheckAt,
+  updatedAt: now,
+});
 
 /** One test send's message, as insertAnswered writes it. */
 export type AnsweredMessage = {
@@ -391,49 +467,80 @@ export type AnsweredMessage = {
   now: Date;
 };
 
-/**
- * Answered sends' values column by column, by index (this runs for every test send): INSERT_ANSWERED_SQL's
- * $1…$21, then the records' ids ($23).
- */
-export function answeredColumns(sends: ReadonlyArray<Omit<AnsweredMessage, "response">>): unknown[][] {
-  const columns: unknown[][] = Array.from({ length: 22 }, () => new Array(sends.length));
-  for (let r = 0; r < sends.length; r++) {
-    const { message: m, outcome, now } = sends[r]!;
-    const row = [
-      m.messageId,
-      m.scope.projectId,
-      m.apiKeyId,
-      m.scope.mode,
-      ...contentColumns(m),
-      m.now,
-      ...outcomeColumns(outcome, now),
-      m.idempotencyId,
-    ];
-    for (let c = 0; c < row.length; c++) columns[c]![r] = row[c];
+/** Answered sends' values column by column (this runs for every test send): AnsweredArrays. */
+export function answeredColumns(sends: ReadonlyArray<AnsweredMessage>): AnsweredArrays {
+  const n = sends.length;
+  const column = <T>() => new Array<T>(n);
+  const c: Omit<AnsweredArrays, "answers"> = {
+    messageIds: column(),
+    projectIds: column(),
+    apiKeyIds: column(),
+    modes: column(),
+    recipientsMasked: column(),
+    recipientCiphertexts: column(),
+    textCiphertexts: column(),
+    templates: column(),
+    locales: column(),
+    senders: column(),
+    segmentCounts: column(),
+    encodings: column(),
+    providers: column(),
+    createdAts: column(),
+    statuses: column(),
+    errorCodes: column(),
+    errorMessages: column(),
+    providerRefs: column(),
+    submittedAts: column(),
+    nextCheckAts: column(),
+    updatedAts: column(),
+    idempotencyIds: column(),
+  };
+  for (let r = 0; r < n; r++) {
+    const { message: m, outcome, now } = sends[r] as AnsweredMessage;
+    const ended = outcomeValues(outcome, now);
+    c.messageIds[r] = m.messageId;
+    c.projectIds[r] = m.scope.projectId;
+    c.apiKeyIds[r] = m.apiKeyId;
+    c.modes[r] = m.scope.mode;
+    c.recipientsMasked[r] = m.recipientMasked;
+    c.recipientCiphertexts[r] = m.recipientCiphertext;
+    c.textCiphertexts[r] = m.textCiphertext;
+    c.templates[r] = m.template;
+    c.locales[r] = m.locale;
+    c.senders[r] = m.sender;
+    c.segmentCounts[r] = m.segments;
+    c.encodings[r] = m.encoding;
+    c.providers[r] = m.provider;
+    c.createdAts[r] = m.now;
+    c.statuses[r] = ended.status;
+    c.errorCodes[r] = ended.errorCode;
+    c.errorMessages[r] = ended.errorMessage;
+    c.providerRefs[r] = ended.providerRef;
+    c.submittedAts[r] = ended.submittedAt;
+    c.nextCheckAts[r] = ended.nextCheckAt;
+    c.updatedAts[r] = ended.updatedAt;
+    c.idempotencyIds[r] = m.idempotencyId;
   }
-  return columns;
+  return { ...c, answers: JSON.stringify(sends.map((send) => send.response)) };
 }
 
 /** Writes test sends' messages (one statement); true for each one written. */
 export async function insertAnsweredMany(sql: Sql, sends: readonly AnsweredMessage[]): Promise<boolean[]> {
-  const columns = answeredColumns(sends);
-  const answers = JSON.stringify(sends.map((send) => send.response));
-  const rows = await sql.query<{ id: string }>(INSERT_ANSWERED_SQL, [
-    ...columns.slice(0, 21),
-    answers,
-    columns[21],
-  ]);
+  const rows = await sql.query<{ id: string }>(
+    INSERT_ANSWERED_SQL.text,
+    INSERT_ANSWERED_SQL.bind(answeredColumns(sends)),
+  );
   const written = new Set(rows.map((row) => row.id));
   return sends.map((send) => written.has(send.message.messageId));
 }
 
 /** releaseUnsent's statement for a message created in `createdAt`'s month. */
 export const releaseSql = statementInMonth(
-  (bound) => `
+  (bound) => sql`
   WITH gone AS (
-    DELETE FROM messages WHERE ${QUEUED_MESSAGE("$1", "$3", bound)} RETURNING id
+    DELETE FROM messages WHERE ${queuedMessage(bound)} RETURNING id
   ), released AS (
-    DELETE FROM idempotency_records WHERE id = $2 AND EXISTS (SELECT 1 FROM gone) RETURNING id
+    DELETE FROM idempotency_records WHERE id = ${o.idempotencyId} AND EXISTS (SELECT 1 FROM gone) RETURNING id
   )
   SELECT count(*)::int AS released FROM gone`,
 );
@@ -522,7 +629,10 @@ export function messageStore(
           recipient: Array<{ bucket: string; count: number }> | null;
           paid: boolean | null;
         }
-      >(INSERT_QUEUED_LIVE_SQL, [...queuedParams(m), ...consumeManyParams(counters.recipient)]);
+      >(
+        INSERT_QUEUED_LIVE_SQL.text,
+        INSERT_QUEUED_LIVE_SQL.bind({ ...queuedValues(m), ...consumeManyValues(counters.recipient) }),
+      );
       const row = rows[0];
       if (Number(row?.written ?? 0) !== 1) return { written: false, prior: priorOf(row) };
       const recipient = consumedOf(counters.recipient, row?.recipient ?? []);
@@ -543,16 +653,17 @@ export function messageStore(
       const { entryId, day } = reservationEntry(m.now);
       let rows: Array<PriorColumns & { written: number; used: number | null }>;
       try {
-        rows = await sql.query(WRITE_AHEAD_PAID_SQL, [
-          ...queuedParams(m),
-          ...consumeManyParams(counters.recipient),
-          minute.bucket,
-          minute.start,
-          minute.end,
-          minute.limit,
-          entryId,
-          day,
-        ]);
+        rows = await sql.query(
+          WRITE_AHEAD_PAID_SQL.text,
+          WRITE_AHEAD_PAID_SQL.bind({
+            ...queuedValues(m),
+            ...consumeManyValues(counters.recipient),
+            ...oneCounterValues(minute),
+            amount: m.creditsReserved,
+            entryId,
+            day,
+          }),
+        );
       } catch (error) {
         if (isStatementRefusal(error)) return { refused: true };
         throw error;
@@ -582,13 +693,17 @@ export function messageStore(
       now: Date;
     }): Promise<boolean> {
       const { outcome, now } = record;
-      const rows = await sql.query<{ moved: number }>(recordOutcomeSql(record.createdAt), [
-        ...outcomeColumns(outcome, now),
-        record.messageId,
-        JSON.stringify(record.response),
-        record.idempotencyId,
-        record.createdAt,
-      ]);
+      const statement = recordOutcomeSql(record.createdAt);
+      const rows = await sql.query<{ moved: number }>(
+        statement.text,
+        statement.bind({
+          ...outcomeValues(outcome, now),
+          messageId: record.messageId,
+          createdAt: record.createdAt,
+          responseBody: JSON.stringify(record.response),
+          idempotencyId: record.idempotencyId,
+        }),
+      );
       return Number(rows[0]?.moved ?? 0) > 0;
     },
 
@@ -619,11 +734,8 @@ export function messageStore(
       createdAt: Date;
       idempotencyId: string;
     }): Promise<boolean> {
-      const rows = await sql.query<{ released: number }>(releaseSql(ids.createdAt), [
-        ids.messageId,
-        ids.idempotencyId,
-        ids.createdAt,
-      ]);
+      const statement = releaseSql(ids.createdAt);
+      const rows = await sql.query<{ released: number }>(statement.text, statement.bind(ids));
       return Number(rows[0]?.released ?? 0) > 0;
     },
 

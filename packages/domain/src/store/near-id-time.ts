@@ -24,7 +24,7 @@
 // row) pays for both.
 import { idTimestamp } from "@sms/crypto";
 import type { Sql } from "@sms/db";
-import { setNewest } from "../bounded-map.ts";
+import { createCache } from "../cache.ts";
 
 /** How far a row's creation time may be from its id's and still be found by the bounded read. */
 const ID_TIME_MARGIN_MS = 86_400_000;
@@ -66,15 +66,18 @@ const MAX_BOUNDED_STATEMENTS = 64;
  * The text of a statement bounded to `months`, made by `build` (given `column` within them, as constants) once
  * and kept: at most MAX_BOUNDED_STATEMENTS, the oldest made dropped first.
  */
-function boundedTexts(build: (bound: string) => string, column: string) {
-  const texts = new Map<number, string>();
-  return (months: { from: Date; to: Date }): string => {
+function boundedTexts<T>(build: (bound: string) => T, column: string) {
+  const texts = createCache<number, T>({
+    namespace: "bounded_statements",
+    maxEntries: MAX_BOUNDED_STATEMENTS,
+  });
+  return (months: { from: Date; to: Date }): T => {
     // Two months at most, so the first month and the count name the window.
     const key = months.from.getTime() * 4 + ((months.to.getUTCMonth() - months.from.getUTCMonth() + 12) % 12);
-    let text = texts.get(key);
+    let text = texts.get(key, 0);
     if (text === undefined) {
       text = build(within(column, months));
-      setNewest(texts, key, text, MAX_BOUNDED_STATEMENTS);
+      texts.set(key, text, 0);
     }
     return text;
   };
@@ -138,8 +141,8 @@ export function readerManyNearIdTime(statement: string, options: { column?: stri
  * the creation time as a parameter alone, PostgreSQL prunes the other months only as each execution starts, so
  * its generic plan costs every month and it planned every execution instead (bench/log/2026-11-27.md#a-live-sends-record-by-its-key-2026-11-27).
  */
-export function statementInMonth(build: (bound: string) => string, column = "created_at") {
+export function statementInMonth<T>(build: (bound: string) => T, column = "created_at") {
   const boundedText = boundedTexts(build, column);
-  return (createdAt: Date): string =>
+  return (createdAt: Date): T =>
     boundedText({ from: monthStart(createdAt.getTime()), to: monthStart(createdAt.getTime(), true) });
 }

@@ -4,7 +4,7 @@
 // keyset-paged on (created_at, id) over request_log_project_id_created_at_id_idx,
 // and purged after the retention period. What a row holds is the request's
 // shape and outcome: never a body value, a number, a code or a key.
-import type { Sql } from "@sms/db";
+import { params, type Sql, sql } from "@sms/db";
 import type { KeyMode } from "../model/keys.ts";
 import type { Cursor } from "./message-log.ts";
 import { RELAXED_COMMIT } from "./relaxed-commit.ts";
@@ -55,37 +55,71 @@ const FROM = `request_log r LEFT JOIN api_keys k ON k.id = r.key_id`;
  * request) and a batch is written once, never retried, and the speculative insertion that ON CONFLICT costs
  * every row was a fifth of the statement (bench/log/2026-11-27.md#what-the-request-log-costs-a-read-2026-11-27).
  */
-const INSERT_MANY_SQL = `
+/** A batch's named values, one array per column. */
+type InsertManyValues = {
+  ids: string[];
+  projectIds: string[];
+  keyIds: Array<string | null>;
+  modes: Array<string | null>;
+  methods: string[];
+  routes: string[];
+  statuses: number[];
+  errorCodes: Array<string | null>;
+  idempotencyKeys: Array<string | null>;
+  replayed: boolean[];
+  durations: number[];
+  messageIds: Array<string | null>;
+  verificationIds: Array<string | null>;
+  createdAts: string[];
+};
+const w = params<InsertManyValues>();
+
+const INSERT_MANY_SQL = sql`
   WITH written AS (
     INSERT INTO request_log (id, project_id, key_id, mode, method, route, status, error_code, idempotency_key,
                              replayed, duration_ms, message_id, verification_id, created_at)
     SELECT r.id, r.project_id, r.key_id, CAST(r.mode AS "KeyMode"), r.method, r.route, r.status, r.error_code,
            r.idempotency_key, r.replayed, r.duration_ms, r.message_id, r.verification_id, r.created_at
-    FROM unnest(CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]), CAST($5 AS text[]),
-                CAST($6 AS text[]), CAST($7 AS integer[]), CAST($8 AS text[]), CAST($9 AS text[]),
-                CAST($10 AS boolean[]), CAST($11 AS integer[]), CAST($12 AS text[]), CAST($13 AS text[]),
-                CAST($14 AS timestamptz[]))
+    FROM unnest(CAST(${w.ids} AS text[]), CAST(${w.projectIds} AS text[]), CAST(${w.keyIds} AS text[]), CAST(${w.modes} AS text[]), CAST(${w.methods} AS text[]),
+                CAST(${w.routes} AS text[]), CAST(${w.statuses} AS integer[]), CAST(${w.errorCodes} AS text[]), CAST(${w.idempotencyKeys} AS text[]),
+                CAST(${w.replayed} AS boolean[]), CAST(${w.durations} AS integer[]), CAST(${w.messageIds} AS text[]), CAST(${w.verificationIds} AS text[]),
+                CAST(${w.createdAts} AS timestamptz[]))
          AS r(id, project_id, key_id, mode, method, route, status, error_code, idempotency_key, replayed,
               duration_ms, message_id, verification_id, created_at)
     WHERE EXISTS (SELECT 1 FROM projects p WHERE p.id = r.project_id)
     RETURNING 1
   )
-  SELECT count(*)::int AS written, ${RELAXED_COMMIT} FROM written`;
+  SELECT count(*)::int AS written, ${sql.raw(RELAXED_COMMIT)} FROM written`;
 
 // As the message log: unnamed statements are planned with their values, so
 // each "$n IS NULL OR …" folds away.
-const LIST_SQL = `
-  SELECT ${COLUMNS} FROM ${FROM}
-  WHERE r.project_id = $1
-    AND (CAST($2 AS integer) IS NULL OR (r.status >= CAST($2 AS integer) * 100 AND r.status < CAST($2 AS integer) * 100 + 100))
-    AND (CAST($3 AS text) IS NULL OR r.error_code = CAST($3 AS text))
-    AND (CAST($4 AS text) IS NULL OR r.route = CAST($4 AS text))
-    AND (CAST($5 AS text) IS NULL OR r.mode = CAST($5 AS "KeyMode"))
-    AND (CAST($6 AS timestamptz) IS NULL OR r.created_at >= CAST($6 AS timestamptz))
-    AND (CAST($7 AS timestamptz) IS NULL OR r.created_at < CAST($7 AS timestamptz))
-    AND (CAST($8 AS timestamptz) IS NULL OR (r.created_at, r.id) < (CAST($8 AS timestamptz), CAST($9 AS text)))
+/** A page's named values: its filters (null: any) and where it starts. */
+type ListValues = {
+  projectId: string;
+  statusClass: number | null;
+  errorCode: string | null;
+  route: string | null;
+  mode: string | null;
+  from: Date | null;
+  to: Date | null;
+  afterCreatedAt: Date | null;
+  afterId: string | null;
+  limit: number;
+};
+const l = params<ListValues>();
+
+const LIST_SQL = sql`
+  SELECT ${sql.raw(COLUMNS)} FROM ${sql.raw(FROM)}
+  WHERE r.project_id = ${l.projectId}
+    AND (CAST(${l.statusClass} AS integer) IS NULL OR (r.status >= CAST(${l.statusClass} AS integer) * 100 AND r.status < CAST(${l.statusClass} AS integer) * 100 + 100))
+    AND (CAST(${l.errorCode} AS text) IS NULL OR r.error_code = CAST(${l.errorCode} AS text))
+    AND (CAST(${l.route} AS text) IS NULL OR r.route = CAST(${l.route} AS text))
+    AND (CAST(${l.mode} AS text) IS NULL OR r.mode = CAST(${l.mode} AS "KeyMode"))
+    AND (CAST(${l.from} AS timestamptz) IS NULL OR r.created_at >= CAST(${l.from} AS timestamptz))
+    AND (CAST(${l.to} AS timestamptz) IS NULL OR r.created_at < CAST(${l.to} AS timestamptz))
+    AND (CAST(${l.afterCreatedAt} AS timestamptz) IS NULL OR (r.created_at, r.id) < (CAST(${l.afterCreatedAt} AS timestamptz), CAST(${l.afterId} AS text)))
   ORDER BY r.created_at DESC, r.id DESC
-  LIMIT CAST($10 AS integer)`;
+  LIMIT CAST(${l.limit} AS integer)`;
 
 const FIND_SQL = `SELECT ${COLUMNS} FROM ${FROM} WHERE r.id = $1 AND r.project_id = $2`;
 
@@ -155,22 +189,25 @@ export function requestLogStore(sql: Sql) {
     async insertMany(records: readonly RequestRecord[]): Promise<void> {
       if (records.length === 0) return;
       const column = <K extends keyof RequestRecord>(key: K) => records.map((record) => record[key]);
-      await sql.query(INSERT_MANY_SQL, [
-        column("id"),
-        column("projectId"),
-        column("keyId"),
-        column("mode"),
-        column("method"),
-        column("route"),
-        column("status"),
-        column("errorCode"),
-        column("idempotencyKey"),
-        column("replayed"),
-        column("durationMs"),
-        column("messageId"),
-        column("verificationId"),
-        records.map((record) => record.createdAt.toISOString()),
-      ]);
+      await sql.query(
+        INSERT_MANY_SQL.text,
+        INSERT_MANY_SQL.bind({
+          ids: column("id"),
+          projectIds: column("projectId"),
+          keyIds: column("keyId"),
+          modes: column("mode"),
+          methods: column("method"),
+          routes: column("route"),
+          statuses: column("status"),
+          errorCodes: column("errorCode"),
+          idempotencyKeys: column("idempotencyKey"),
+          replayed: column("replayed"),
+          durations: column("durationMs"),
+          messageIds: column("messageId"),
+          verificationIds: column("verificationId"),
+          createdAts: records.map((record) => record.createdAt.toISOString()),
+        }),
+      );
     },
 
     /** One page of a project's requests, newest first, after `after` (exclusive). */
@@ -181,18 +218,21 @@ export function requestLogStore(sql: Sql) {
       limit: number;
     }): Promise<RequestLogEntry[]> {
       const { filter } = options;
-      const rows = await sql.query<Row>(LIST_SQL, [
-        options.projectId,
-        filter.statusClass ?? null,
-        filter.errorCode ?? null,
-        filter.route ?? null,
-        filter.mode ?? null,
-        filter.from ?? null,
-        filter.to ?? null,
-        options.after?.createdAt ?? null,
-        options.after?.id ?? null,
-        options.limit,
-      ]);
+      const rows = await sql.query<Row>(
+        LIST_SQL.text,
+        LIST_SQL.bind({
+          projectId: options.projectId,
+          statusClass: filter.statusClass ?? null,
+          errorCode: filter.errorCode ?? null,
+          route: filter.route ?? null,
+          mode: filter.mode ?? null,
+          from: filter.from ?? null,
+          to: filter.to ?? null,
+          afterCreatedAt: options.after?.createdAt ?? null,
+          afterId: options.after?.id ?? null,
+          limit: options.limit,
+        }),
+      );
       return rows.map(entryOf);
     },
 

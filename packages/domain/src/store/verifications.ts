@@ -6,7 +6,7 @@
 // text, deleted with an unclaimed project's messages. Never returns the code
 // hash except to the check that compares it, nor the code's ciphertext except
 // to the start that re-sends the same code (issue 53).
-import type { Sql } from "@sms/db";
+import { params, type Sql, sql } from "@sms/db";
 import type { Locale } from "@sms/templates";
 import type { KeyMode } from "../model/keys.ts";
 import type { VerificationState, VerificationStatus, VerificationTemplate } from "../model/verification.ts";
@@ -85,17 +85,37 @@ function fromRow(row: Row): VerificationState {
   };
 }
 
+/** A new verification's named values (see insert). */
+type InsertValues = {
+  id: string;
+  projectId: string;
+  mode: string;
+  messageId: string;
+  recipientMasked: string;
+  recipientFingerprint: string;
+  template: string;
+  locale: string;
+  codeHash: string | null;
+  status: string;
+  attemptsRemaining: number;
+  expiresAt: Date;
+  now: Date;
+  codeCiphertext: Uint8Array | null;
+  unconfirmed: boolean;
+};
+const v = params<InsertValues>();
+
 /**
- * Parameters: $1 id … $13 now, $14 code ciphertext, $15 unconfirmed (see insert); attempts_at_start is
- * attempts_remaining. An existing row for the message wins (ON CONFLICT).
+ * A new verification (InsertValues); attempts_at_start is attempts_remaining. An existing row for the
+ * message wins (ON CONFLICT).
  */
-const INSERT_SQL = `
+const INSERT_SQL = sql`
   INSERT INTO verifications (id, project_id, mode, message_id, recipient_masked, recipient_fingerprint,
     template, locale, code_hash, status, attempts_remaining, attempts_at_start, expires_at, created_at, updated_at,
     code_ciphertext, unconfirmed)
-  VALUES ($1, $2, CAST($3 AS "KeyMode"), $4, $5, $6, $7, $8, $9, CAST($10 AS "VerificationStatus"),
-    CAST($11 AS integer), CAST($11 AS integer), CAST($12 AS timestamptz), CAST($13 AS timestamptz),
-    CAST($13 AS timestamptz), CAST($14 AS bytea), CAST($15 AS boolean))
+  VALUES (${v.id}, ${v.projectId}, CAST(${v.mode} AS "KeyMode"), ${v.messageId}, ${v.recipientMasked}, ${v.recipientFingerprint}, ${v.template}, ${v.locale}, ${v.codeHash}, CAST(${v.status} AS "VerificationStatus"),
+    CAST(${v.attemptsRemaining} AS integer), CAST(${v.attemptsRemaining} AS integer), CAST(${v.expiresAt} AS timestamptz), CAST(${v.now} AS timestamptz),
+    CAST(${v.now} AS timestamptz), CAST(${v.codeCiphertext} AS bytea), CAST(${v.unconfirmed} AS boolean))
   ON CONFLICT (message_id) DO NOTHING
   RETURNING id`;
 
@@ -133,39 +153,53 @@ const RECORD_CHECK_SQL = `
 /**
  * After a start's SMS was handed over: the row is confirmed (its message exists). A failed send marks it
  * `send_failed` (its first answer said so; updated_at stays) and drops its code; a pending one cancels
- * the other pending verifications of its project, mode and number ($3 fingerprint).
+ * the other pending verifications of its project, mode and number (`recipientFingerprint`).
  *
- * A start that carried on an earlier verification's code ($7; issue 53) keeps the fewest wrong codes
- * left of it ($8, read under the row lock of LOCK_CARRIED_SQL, so a check made on it meanwhile counts)
+ * A start that carried on an earlier verification's code (`carried`; issue 53) keeps the fewest wrong codes
+ * left of it (`carriedAttemptsLeft`, read under the row lock of LOCK_CARRIED_SQL, so a check made on it meanwhile counts)
  * and of the verifications of its template it cancels now (they shared the code): a resend never gives
- * the code more attempts. When the earlier one was approved or ran out of attempts meanwhile ($9), the
+ * the code more attempts. When the earlier one was approved or ran out of attempts meanwhile (`spent`), the
  * code is spent: this verification is canceled too (a new start draws a new code).
  */
-const SETTLE_SQL = `
+/** settle's named values (`carried`: it carried on an earlier verification's code). */
+type SettleValues = {
+  id: string;
+  projectId: string;
+  recipientFingerprint: string;
+  now: Date;
+  sendFailed: boolean;
+  mode: string;
+  carried: boolean;
+  carriedAttemptsLeft: number | null;
+  spent: boolean;
+  template: string;
+};
+const settle = params<SettleValues>();
+const SETTLE_SQL = sql`
   WITH replaced AS (
-    UPDATE verifications SET status = 'canceled', updated_at = CAST($4 AS timestamptz), code_ciphertext = NULL
-    WHERE project_id = $2 AND mode = CAST($6 AS "KeyMode") AND recipient_fingerprint = $3
-      AND status = 'pending' AND id <> $1 AND NOT CAST($5 AS boolean)
-      AND created_at <= CAST($4 AS timestamptz)
+    UPDATE verifications SET status = 'canceled', updated_at = CAST(${settle.now} AS timestamptz), code_ciphertext = NULL
+    WHERE project_id = ${settle.projectId} AND mode = CAST(${settle.mode} AS "KeyMode") AND recipient_fingerprint = ${settle.recipientFingerprint}
+      AND status = 'pending' AND id <> ${settle.id} AND NOT CAST(${settle.sendFailed} AS boolean)
+      AND created_at <= CAST(${settle.now} AS timestamptz)
     RETURNING id, template, attempts_remaining
   ), left_of_code AS (
-    SELECT LEAST(CAST($8 AS integer), (SELECT min(attempts_remaining) FROM replaced WHERE template = $10)) AS n
+    SELECT LEAST(CAST(${settle.carriedAttemptsLeft} AS integer), (SELECT min(attempts_remaining) FROM replaced WHERE template = ${settle.template})) AS n
   ), own AS (
     UPDATE verifications v SET
       unconfirmed = false,
       status = CASE
-        WHEN CAST($5 AS boolean) AND v.status = 'pending' THEN CAST('send_failed' AS "VerificationStatus")
-        WHEN NOT CAST($5 AS boolean) AND CAST($7 AS boolean) AND CAST($9 AS boolean) AND v.status = 'pending'
+        WHEN CAST(${settle.sendFailed} AS boolean) AND v.status = 'pending' THEN CAST('send_failed' AS "VerificationStatus")
+        WHEN NOT CAST(${settle.sendFailed} AS boolean) AND CAST(${settle.carried} AS boolean) AND CAST(${settle.spent} AS boolean) AND v.status = 'pending'
           THEN CAST('canceled' AS "VerificationStatus")
         ELSE v.status END,
       code_ciphertext = CASE
-        WHEN CAST($5 AS boolean) OR (CAST($7 AS boolean) AND CAST($9 AS boolean)) THEN NULL
+        WHEN CAST(${settle.sendFailed} AS boolean) OR (CAST(${settle.carried} AS boolean) AND CAST(${settle.spent} AS boolean)) THEN NULL
         ELSE v.code_ciphertext END,
-      attempts_remaining = CASE WHEN NOT CAST($5 AS boolean) AND CAST($7 AS boolean)
+      attempts_remaining = CASE WHEN NOT CAST(${settle.sendFailed} AS boolean) AND CAST(${settle.carried} AS boolean)
         THEN LEAST(v.attempts_remaining, (SELECT n FROM left_of_code)) ELSE v.attempts_remaining END,
-      attempts_at_start = CASE WHEN NOT CAST($5 AS boolean) AND CAST($7 AS boolean)
+      attempts_at_start = CASE WHEN NOT CAST(${settle.sendFailed} AS boolean) AND CAST(${settle.carried} AS boolean)
         THEN LEAST(v.attempts_remaining, (SELECT n FROM left_of_code)) ELSE v.attempts_at_start END
-    WHERE v.id = $1
+    WHERE v.id = ${settle.id}
     RETURNING v.attempts_at_start, v.status
   )
   SELECT (SELECT count(*)::int FROM replaced) AS canceled,
@@ -257,23 +291,26 @@ export function verificationStore(sql: Sql) {
   return {
     /** Writes a new verification; false when one exists for its message already. */
     async insert(row: NewVerification): Promise<boolean> {
-      const rows = await sql.query<{ id: string }>(INSERT_SQL, [
-        row.id,
-        row.projectId,
-        row.mode,
-        row.messageId,
-        row.recipientMasked,
-        row.recipientFingerprint,
-        row.template,
-        row.locale,
-        row.codeHash,
-        row.status,
-        row.attemptsRemaining,
-        row.expiresAt,
-        row.now,
-        row.codeCiphertext,
-        row.unconfirmed,
-      ]);
+      const rows = await sql.query<{ id: string }>(
+        INSERT_SQL.text,
+        INSERT_SQL.bind({
+          id: row.id,
+          projectId: row.projectId,
+          mode: row.mode,
+          messageId: row.messageId,
+          recipientMasked: row.recipientMasked,
+          recipientFingerprint: row.recipientFingerprint,
+          template: row.template,
+          locale: row.locale,
+          codeHash: row.codeHash,
+          status: row.status,
+          attemptsRemaining: row.attemptsRemaining,
+          expiresAt: row.expiresAt,
+          now: row.now,
+          codeCiphertext: row.codeCiphertext,
+          unconfirmed: row.unconfirmed,
+        }),
+      );
       return rows.length > 0;
     },
 
@@ -367,18 +404,21 @@ export function verificationStore(sql: Sql) {
         canceled: number;
         attempts_at_start: number | null;
         status: VerificationStatus | null;
-      }>(SETTLE_SQL, [
-        options.id,
-        options.projectId,
-        options.recipientFingerprint,
-        options.now,
-        options.sendFailed,
-        options.mode,
-        options.carriedFrom !== null,
-        carried ? Number(carried.attempts_remaining) : null,
-        spent,
-        options.template,
-      ]);
+      }>(
+        SETTLE_SQL.text,
+        SETTLE_SQL.bind({
+          id: options.id,
+          projectId: options.projectId,
+          recipientFingerprint: options.recipientFingerprint,
+          now: options.now,
+          sendFailed: options.sendFailed,
+          mode: options.mode,
+          carried: options.carriedFrom !== null,
+          carriedAttemptsLeft: carried ? Number(carried.attempts_remaining) : null,
+          spent,
+          template: options.template,
+        }),
+      );
       return {
         canceled: Number(row?.canceled ?? 0),
         attemptsAtStart:

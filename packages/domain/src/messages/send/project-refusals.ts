@@ -11,7 +11,7 @@
 // wrong (credits granted meanwhile, another instance's sends) costs a send the
 // statement's speed, never a wrong answer; and a project is remembered at most
 // until the end of the minute it was refused in.
-import { setNewest } from "../../bounded-map.ts";
+import { createCache } from "../../cache.ts";
 
 export type ProjectRefusals = {
   /** Whether the project's live sends go straight to the transaction at `now` (the send's clock). */
@@ -26,17 +26,12 @@ export type ProjectRefusals = {
 export const DEFAULT_REMEMBERED_PROJECTS = 4_096;
 
 export function createProjectRefusals(maxEntries = DEFAULT_REMEMBERED_PROJECTS): ProjectRefusals {
-  const until = new Map<string, number>();
+  /** Projects by id, each until the end of the minute it was refused in (the send's clock). */
+  const until = createCache<string, true>({ namespace: "project_refusals", maxEntries });
   return {
-    has(projectId, now) {
-      const end = until.get(projectId);
-      if (end === undefined) return false;
-      if (end > now.getTime()) return true;
-      until.delete(projectId);
-      return false;
-    },
+    has: (projectId, now) => until.get(projectId, now.getTime()) !== undefined,
     remember(projectId, end) {
-      setNewest(until, projectId, end.getTime(), maxEntries);
+      until.setUntil(projectId, true, end.getTime());
     },
     forget(projectId) {
       until.delete(projectId);

@@ -15,7 +15,7 @@ import type {
   SendMessageTx,
   Taken,
 } from "./types.ts";
-import { testMinute } from "./write-ahead.ts";
+import { testMinute } from "./write-ahead-test-keys.ts";
 
 /** 3. Record the provider's answer (or release the key when it was not reached). */
 export function record(

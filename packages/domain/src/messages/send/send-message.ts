@@ -36,22 +36,9 @@
 //                    (and a live send's queued message) is released (503,
 //                    retry is safe).
 //
-// A live send is first admitted (deps.liveSubmissions.admitted: the places at
-// uBill, UBILL_MAX_IN_FLIGHT, and as many sends again as there are live
-// database slots, at most one per place): a slow provider then ties up at most
-// that many sends, and the rest wait in memory holding nothing. An admitted
-// send writes ahead, then takes a place for its call to uBill only, so that a
-// place goes from one call to the next without waiting for a write-ahead in
-// between. A send that has waited UBILL_QUEUE_TIMEOUT_MS in all is a 503:
-// before its write-ahead with nothing written, after it released, never sent
-// (retry is safe either way).
-// Its write-ahead waits for one of the live sends'
-// database slots (deps.liveSlots), so that a burst of them (hundreds of one
-// project's, their transactions queued on its per-minute counter and balance
-// rows) cannot take every connection of the pool from test sends, reads and
-// other projects. The record step takes a slot too, ahead of every waiting
-// write-ahead (it finishes a send uBill already has), so live sends never
-// hold more than their half of the pool.
+// A live send is first admitted, and its database work runs in the live
+// sends' slots (live-admission.ts). The mechanisms, the glossary and the
+// table of paths: README.md beside this file.
 //
 // A duplicate that finds the key in flight waits for the first request's
 // answer (polling the record, so it works across instances) and replays it.
@@ -66,15 +53,15 @@ import { DEFAULT_LOCALE, renderMessage } from "@sms/templates";
 import { canonicalRequest, type IdempotencyScope } from "../../model/idempotency.ts";
 import { systemTimer } from "../../ports.ts";
 import type { SubmitOutcome } from "../../provider.ts";
-import { SlotWaitTimeout } from "../../slots.ts";
 import { awaitFirstRequest } from "./await-first-request.ts";
+import { type LiveAdmission, liveAdmission } from "./live-admission.ts";
 import { persist } from "./persist.ts";
 import { prepare } from "./prepare.ts";
 import { record, recordAnswered } from "./record.ts";
 import { submit } from "./submit.ts";
 import type {
+  Claimed,
   Draft,
-  LivePlaces,
   SendMessageDeps,
   SendMessageInput,
   SendMessageResult,
@@ -82,6 +69,7 @@ import type {
   Taken,
 } from "./types.ts";
 import { writeAhead } from "./write-ahead.ts";
+import { madeDurable } from "./write-ahead-live.ts";
 
 export { createProjectRefusals, type ProjectRefusals } from "./project-refusals.ts";
 export type {
@@ -95,29 +83,22 @@ export type {
   SendPhase,
 } from "./types.ts";
 
-/**
- * A live send's write-ahead commits without waiting for the disk, so that its
- * project's minute and balance rows are free one disk flush sooner; it is made
- * durable here (store.messages.flushCommitted, shared by the live sends
- * waiting at the same moment) before uBill hears of the message. When that
- * fails nothing is sent: the send is released as if uBill were not reached
- * (503, retry is safe).
- */
-async function madeDurable(deps: SendMessageDeps, input: SendMessageInput, draft: Draft): Promise<boolean> {
-  try {
-    await deps.store.messages.flushCommitted();
-    return true;
-  } catch (error) {
-    input.logger.warn(
-      { message_id: draft.queued.messageId, err: error },
-      "the write-ahead could not be made durable; nothing is sent",
-    );
-    return false;
-  }
-}
-
 /** How often one request starts over after the request holding its key gave the key back. */
 const MAX_ATTEMPTS = 3;
+
+/** One send as the steps share it: its key, its fingerprint's input, its admission and its phases' clock. */
+type Send = {
+  deps: SendMessageDeps;
+  input: SendMessageInput;
+  scope: IdempotencyScope;
+  fingerprintInput: string;
+  admission: LiveAdmission;
+  /** Tells deps.observe how long `phase` took, and starts the next step's clock. */
+  stepDone: (phase: SendPhase) => void;
+};
+
+/** What one attempt came to: the answer, or the key taken by another request (then its answer is awaited). */
+type Attempt = SendMessageResult | Taken;
 
 export async function sendMessage(
   deps: SendMessageDeps,
@@ -145,132 +126,104 @@ export async function sendMessage(
   if (known) return { ok: false, code: "idempotency_key_reused" };
 
   const timer = deps.timer ?? systemTimer;
-  const slots = input.mode === "live" ? deps.liveSlots : undefined;
-  /**
-   * A live send's database work, in one of the live slots: its write-ahead, and its record ahead of
-   * every waiting write-ahead (it finishes a send uBill already has; new ones can wait).
-   */
-  const inSlot = <T>(work: () => Promise<T>, options?: { first?: boolean }): Promise<T> =>
-    slots ? slots.run(work, options) : work();
-  const submissions = input.mode === "live" ? deps.liveSubmissions : undefined;
-  /** When this send began to wait for its admission (the live provider's places' wait counts from it). */
-  let queuedAt = 0;
-  /** `work` once admitted (when the live provider has places), or "full" when no room came free in time. */
-  const admitted = async <T>(work: () => Promise<T>): Promise<T | "full"> => {
-    if (!submissions) return work();
-    queuedAt = timer.monotonicMs();
-    try {
-      return await submissions.admitted.run(work, { timeoutMs: submissions.waitMs });
-    } catch (error) {
-      if (error instanceof SlotWaitTimeout) return "full";
-      throw error;
-    }
-  };
-  const noPlace = (places: LivePlaces) =>
-    input.logger.warn(
-      { places: places.places.size, waited_ms: places.waitMs },
-      "no place at the live provider came free in time; nothing is sent",
-    );
-  /**
-   * The call to the live provider in one of its places, once written ahead; with no place free before the
-   * rest of the send's wait is over, not made (uBill not reached: the send is released, a 503).
-   */
-  const atPlace = (draft: Draft): Promise<SubmitOutcome> => {
-    if (!submissions) return submit(draft, input.logger);
-    const timeoutMs = Math.max(0, submissions.waitMs - (timer.monotonicMs() - queuedAt));
-    return submissions.places
-      .run(() => submit(draft, input.logger), { timeoutMs })
-      .catch((error) => {
-        if (!(error instanceof SlotWaitTimeout)) throw error;
-        noPlace(submissions);
-        return { kind: "unreachable", reason: "no place at the live provider came free in time" } as const;
-      });
-  };
+  const admission = liveAdmission(deps, input, timer);
   let stepStarted = timer.monotonicMs();
-  /** Tells deps.observe how long `phase` took, and starts the next step's clock. */
   const stepDone = (phase: SendPhase) => {
     const now = timer.monotonicMs();
     deps.observe?.(phase, now - stepStarted, input.mode);
     stepStarted = now;
   };
-  /**
-   * Another request holds the key: its answer, or "again" when it sent nothing and gave the key back
-   * (503, 429…) and this one is now a fresh attempt.
-   */
-  const afterTaken = async (taken: Taken, attempt: number): Promise<SendMessageResult | "again"> => {
-    const answer = await awaitFirstRequest(deps, scope, fingerprintInput, taken.prior);
-    if (answer !== "released") return answer;
-    if (attempt < MAX_ATTEMPTS) return "again";
-    return { ok: false, code: "first_request_unresolved", retryAfterMs: 1_000 };
-  };
+  const send: Send = { deps, input, scope, fingerprintInput, admission, stepDone };
   // A test send whose simulator is pure asks it first and writes everything in one statement
   // (recordAnswered); a verification's (its row goes between the claim and the simulator) and a
-  // "not reached" answer (the claim is taken and given back) take the steps below.
+  // "not reached" answer (the claim is taken and given back) take the steps.
   const oneStatement = input.mode === "test" && !input.beforeSubmit && deps.providers.test.pure === true;
   for (let attempt = 1; ; attempt++) {
     const draft = await prepare(deps, input, { scope, locale, fingerprintInput, rendered });
     stepDone("prepare");
-    /** The pure simulator's answer, asked before the write-ahead (a "not reached" one takes the steps below). */
+    /** The pure simulator's answer, asked before the write-ahead (a "not reached" one takes the steps). */
     const asked = oneStatement ? await submit(draft, input.logger) : null;
+    let result: Attempt;
     if (asked && asked.kind !== "unreachable") {
       stepDone("submit");
-      const result = await recordAnswered(deps, draft, asked);
+      result = await recordAnswered(deps, draft, asked);
       stepDone("record");
-      if (!("taken" in result)) return result;
-      const answer = await afterTaken(result, attempt);
-      if (answer === "again") continue;
-      return answer;
+    } else {
+      result = await throughTheSteps(send, draft, asked);
     }
-    // No room to be admitted: a key already used is answered before waiting for it, as when there is room
-    // (a replay, a 409, or the wait for the request that holds the key), never with a 503. One read, and
-    // only when the send would wait (with room, the write-ahead finds the key as usual), in a live slot
-    // like the rest of a live send's database work: a burst of them waits there, not at the pool.
-    if (submissions && submissions.admitted.inUse >= submissions.admitted.size) {
-      const prior = await inSlot(() => deps.store.idempotency.find(scope, deps.clock.now()));
-      if (prior) {
-        const answer = await afterTaken({ taken: true, prior }, attempt);
-        if (answer === "again") continue;
-        return answer;
-      }
-    }
-    // A live send is admitted (deps.liveSubmissions) before its write-ahead, holding nothing while it
-    // waits; one not admitted in time is a 503 with nothing written (the same as uBill not reached: retry
-    // is safe). It takes a place at uBill for the call only (atPlace).
-    const reached = await admitted(async () => {
-      if (submissions) stepDone("queue");
-      const written = await inSlot(() => writeAhead(deps, input, draft));
-      stepDone("write_ahead");
-      if ("ok" in written || "taken" in written) return written;
-      const durable = input.mode === "test" || (await madeDurable(deps, input, draft));
-      await input.beforeSubmit?.(draft.queued.messageId);
-      const outcome: SubmitOutcome =
-        asked ??
-        (durable
-          ? await atPlace(draft)
-          : { kind: "unreachable", reason: "the write-ahead could not be made durable" });
-      stepDone("submit");
-      return { written, outcome };
-    });
-    if (reached === "full") {
-      stepDone("queue");
-      if (submissions) noPlace(submissions);
-      return { ok: false, code: "provider_unavailable" };
-    }
-    if ("ok" in reached) return reached;
-    if ("taken" in reached) {
-      const answer = await afterTaken(reached, attempt);
-      if (answer === "again") continue;
-      return answer;
-    }
-    const { written, outcome } = reached;
-    const result = await inSlot(() => record(deps, input, draft, outcome, written), { first: true });
-    // A live send's record commits without waiting for the disk, so that its slot is free one disk flush
-    // sooner; it is made durable here, with the records and write-aheads waiting at the same moment,
-    // before the answer leaves. A send that reached no provider has nothing to wait for: its release
-    // commits durably.
-    if (input.mode === "live" && outcome.kind !== "unreachable")
-      await persist(deps, input.logger, "record", () => deps.store.messages.flushCommitted());
-    stepDone("record");
-    return result;
+    if (!("taken" in result)) return result;
+    const answer = await afterTaken(send, result, attempt);
+    if (answer !== "again") return answer;
   }
+}
+
+/**
+ * The steps: (for a live send that would wait to be admitted, the key looked up first), admission, the
+ * write-ahead, the submit and the record. `asked`: the simulator's "not reached" answer, already known.
+ */
+async function throughTheSteps(send: Send, draft: Draft, asked: SubmitOutcome | null): Promise<Attempt> {
+  const { deps, input, admission, stepDone } = send;
+  // No room to be admitted: a key already used is answered before waiting for it, as when there is room
+  // (a replay, a 409, or the wait for the request that holds the key), never with a 503. One read, and
+  // only when the send would wait (with room, the write-ahead finds the key as usual), in a live slot
+  // like the rest of a live send's database work: a burst of them waits there, not at the pool.
+  if (admission.wouldWait()) {
+    const prior = await admission.inSlot(() => deps.store.idempotency.find(send.scope, deps.clock.now()));
+    if (prior) return { taken: true, prior };
+  }
+  // A live send is admitted before its write-ahead, holding nothing while it waits; one not admitted in
+  // time is a 503 with nothing written (the same as uBill not reached: retry is safe). It takes a place
+  // at uBill for the call only (atPlace).
+  const reached = await admission.admitted(async () => {
+    if (input.mode === "live" && deps.liveSubmissions) stepDone("queue");
+    const written = await admission.inSlot(() => writeAhead(deps, input, draft));
+    stepDone("write_ahead");
+    if ("ok" in written || "taken" in written) return written;
+    const durable = input.mode === "test" || (await madeDurable(deps, input.logger, draft));
+    await input.beforeSubmit?.(draft.queued.messageId);
+    const outcome: SubmitOutcome =
+      asked ??
+      (durable
+        ? await admission.atPlace(draft)
+        : { kind: "unreachable", reason: "the write-ahead could not be made durable" });
+    stepDone("submit");
+    return { written, outcome };
+  });
+  if (reached === "full") {
+    stepDone("queue");
+    return { ok: false, code: "provider_unavailable" };
+  }
+  if ("ok" in reached || "taken" in reached) return reached;
+  return recorded(send, draft, reached);
+}
+
+/** 3. Record, in a live slot ahead of every waiting write-ahead; a live send's made durable before it answers. */
+async function recorded(
+  send: Send,
+  draft: Draft,
+  { written, outcome }: { written: Claimed; outcome: SubmitOutcome },
+): Promise<SendMessageResult> {
+  const { deps, input } = send;
+  const result = await send.admission.inSlot(() => record(deps, input, draft, outcome, written), {
+    first: true,
+  });
+  // A live send's record commits without waiting for the disk, so that its slot is free one disk flush
+  // sooner; it is made durable here, with the records and write-aheads waiting at the same moment,
+  // before the answer leaves. A send that reached no provider has nothing to wait for: its release
+  // commits durably.
+  if (input.mode === "live" && outcome.kind !== "unreachable")
+    await persist(deps, input.logger, "record", () => deps.store.messages.flushCommitted());
+  send.stepDone("record");
+  return result;
+}
+
+/**
+ * Another request holds the key: its answer, or "again" when it sent nothing and gave the key back
+ * (503, 429…) and this one is now a fresh attempt.
+ */
+async function afterTaken(send: Send, taken: Taken, attempt: number): Promise<SendMessageResult | "again"> {
+  const answer = await awaitFirstRequest(send.deps, send.scope, send.fingerprintInput, taken.prior);
+  if (answer !== "released") return answer;
+  if (attempt < MAX_ATTEMPTS) return "again";
+  return { ok: false, code: "first_request_unresolved", retryAfterMs: 1_000 };
 }
