@@ -3,14 +3,15 @@
 // labels are route templates, statuses, codes, modes, job and provider names.
 import process from "node:process";
 import type { Database, ReadFallbackReason } from "@sms/db";
-import type {
-  KeyMode,
-  LivePlaces,
-  MessageBacklog,
-  SendPhase,
-  Slots,
-  SmsProvider,
-  SubmitOutcome,
+import {
+  cacheStats,
+  type KeyMode,
+  type LivePlaces,
+  type MessageBacklog,
+  type SendPhase,
+  type Slots,
+  type SmsProvider,
+  type SubmitOutcome,
 } from "@sms/domain";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
@@ -91,6 +92,51 @@ export function createMetrics(sources: {
       this.set(process.memoryUsage().rss);
     },
   });
+
+  // The in-process caches (packages/domain/src/cache.ts), by namespace, read at scrape time.
+  new Gauge({
+    name: "sms_cache_entries",
+    help: "Entries held by each in-process cache (answered keys, API keys, the auth throttle, project refusals, statement texts).",
+    labelNames: ["namespace"] as const,
+    registers: [registry],
+    collect() {
+      for (const stats of cacheStats()) this.set({ namespace: stats.namespace }, stats.size);
+    },
+  });
+  for (const [name, field, help] of [
+    ["sms_cache_hits_total", "hits", "Reads of an in-process cache that found a fresh entry."],
+    [
+      "sms_cache_misses_total",
+      "misses",
+      "Reads of an in-process cache that found nothing fresh (expired ones included).",
+    ],
+    [
+      "sms_cache_evictions_total",
+      "evicted",
+      "Entries an in-process cache pushed out for newer ones (its maximum).",
+    ],
+    [
+      "sms_cache_loads_total",
+      "loads",
+      "Loads an in-process cache ran (single flight: one per key at a time).",
+    ],
+    [
+      "sms_cache_load_joins_total",
+      "joined",
+      "Reads that joined a load already running for their key instead of running another.",
+    ],
+  ] as const) {
+    new Counter({
+      name,
+      help,
+      labelNames: ["namespace"] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const stats of cacheStats()) this.inc({ namespace: stats.namespace }, stats[field]);
+      },
+    });
+  }
 
   const requests = new Counter({
     name: "sms_http_requests_total",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createCache } from "./cache.ts";
+import { cacheStats, createCache } from "./cache.ts";
 
 describe("createCache", () => {
   it("serves an entry for its TTL on the caller's clock, never before it was stored, then drops it", () => {
@@ -76,5 +76,27 @@ describe("createCache", () => {
     );
     expect(later).toBe(2);
     expect(cache.entry("a", 40)).toMatchObject({ storedAt: 40, fresh: true });
+  });
+
+  it("cacheStats sums every live cache of a namespace (what /metrics serves)", () => {
+    const namespace = `sum-${Math.random()}`;
+    const a = createCache<string, number>({ namespace, maxEntries: 1 });
+    const b = createCache<string, number>({ namespace, maxEntries: 10 });
+    a.set("x", 1, 0);
+    a.set("y", 2, 0);
+    b.set("x", 3, 0);
+    expect(a.get("y", 0)).toBe(2);
+    expect(b.get("x", 0)).toBe(3);
+    expect(b.get("z", 0)).toBeUndefined();
+    expect(cacheStats().find((stats) => stats.namespace === namespace)).toEqual({
+      namespace,
+      size: 2,
+      hits: 2,
+      misses: 1,
+      expired: 0,
+      evicted: 1,
+      loads: 0,
+      joined: 0,
+    });
   });
 });

@@ -68,6 +68,37 @@ export type Cache<K, V> = {
   stats(): CacheStats;
 };
 
+/**
+ * Every cache alive in this process, for /metrics (apps/api/src/metrics.ts reads `cacheStats()` at scrape
+ * time). Weak references: a cache nobody holds any more (a test's app) leaves the sum when it is collected.
+ */
+const alive = new Set<WeakRef<{ stats(): CacheStats }>>();
+let createdSincePrune = 0;
+
+function prune(): void {
+  createdSincePrune = 0;
+  for (const ref of alive) if (ref.deref() === undefined) alive.delete(ref);
+}
+
+/** The stats of every cache alive in this process, summed by namespace (one service per process in production). */
+export function cacheStats(): CacheStats[] {
+  prune();
+  const byNamespace = new Map<string, CacheStats>();
+  for (const ref of alive) {
+    const stats = ref.deref()?.stats();
+    if (!stats) continue;
+    const sum = byNamespace.get(stats.namespace);
+    if (!sum) {
+      byNamespace.set(stats.namespace, { ...stats });
+      continue;
+    }
+    for (const field of ["size", "hits", "misses", "expired", "evicted", "loads", "joined"] as const) {
+      sum[field] += stats[field];
+    }
+  }
+  return [...byNamespace.values()].sort((a, b) => a.namespace.localeCompare(b.namespace));
+}
+
 export function createCache<K, V>(options: {
   /** The namespace's name, in its stats. */
   namespace: string;
@@ -156,5 +187,7 @@ export function createCache<K, V>(options: {
     },
     stats: () => ({ namespace: options.namespace, size: entries.size, ...counts }),
   };
+  alive.add(new WeakRef(cache));
+  if (++createdSincePrune >= 256) prune();
   return cache;
 }

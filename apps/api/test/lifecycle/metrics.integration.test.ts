@@ -121,6 +121,18 @@ describe.each(backends)("metrics on %s", (backend) => {
     expect(value('sms_live_send_slots{state="in_use"}')).toBe(0);
     expect(text).toContain('sms_live_send_slots{state="waiting"} 0');
 
+    // The in-process caches, by namespace (summed over the apps alive in this process): the replay
+    // of m-1 was answered from the answered keys, the key's later requests from the API keys' cache.
+    expect(value('sms_cache_hits_total{namespace="answered_keys"}')).toBeGreaterThanOrEqual(1);
+    expect(value('sms_cache_hits_total{namespace="api_keys"}')).toBeGreaterThanOrEqual(1);
+    expect(value('sms_cache_entries{namespace="api_keys"}')).toBeGreaterThanOrEqual(1);
+    for (const namespace of ["answered_keys", "api_keys", "project_refusals", "auth_failures"]) {
+      expect(text).toContain(`sms_cache_misses_total{namespace="${namespace}"}`);
+      expect(text).toContain(`sms_cache_evictions_total{namespace="${namespace}"}`);
+      expect(text).toContain(`sms_cache_loads_total{namespace="${namespace}"}`);
+      expect(text).toContain(`sms_cache_load_joins_total{namespace="${namespace}"}`);
+    }
+
     // Labels are templates, codes and names: no key, number or message id.
     expect(text).not.toContain(apiKey);
     expect(text).not.toContain("995555123456");
