@@ -31,6 +31,9 @@ function gettingStarted(baseUrl: string): string {
   return `## Getting started
 
 Three requests: get a key, send a code, read the outcome. Test keys never send a real SMS and need no account.
+Plan for one limit that test keys never meet: **live keys send at most 2 messages a minute and 10 a UTC day to one
+number** (by default; messages and verification codes together, see Limits), so a QA team signing in again and
+again with one phone meets it first in production.
 Paste into bash or zsh, on Linux or macOS (needs only \`curl\` and \`node\`; Node.js and Python versions follow):
 
 **1. Get a test key** (no authentication, no body): \`POST /v1/test-keys\`
@@ -246,6 +249,7 @@ function limits(): string {
 | Limit | Value | Answer |
 |---|---|---|
 | New messages per project | 100 per minute (configurable) | \`429 rate_limited\`, \`Retry-After\` |
+| Messages to one number (live keys; messages and verification codes together) | 2 per minute and 10 per UTC day (configurable); test keys are never limited per number | \`429 rate_limited\` (the minute) / \`daily_limit_reached\` (the day) |
 | Instant test keys | a few per minute and a few dozen per day per address, and a daily total | \`429 rate_limited\` / \`daily_limit_reached\` |
 | Free tier (live keys, no paid credits) | 20 segments per UTC day | \`429 daily_limit_reached\` |
 | Credits (live keys) | one per segment, reserved before sending | \`402 insufficient_credits\` |

@@ -438,6 +438,9 @@ describe("GET /openapi.json", () => {
     // A new key per message, made with tools Linux and macOS both have (no /proc on macOS).
     expect(page("Getting started")).toContain(`Idempotency-Key: ${FRESH_KEY.shell}`);
     expect(page("Getting started")).not.toMatch(/\/proc\//);
+    // The per-number limits test keys never meet, named where an integrator starts (issue 53, item 3).
+    expect(page("Getting started")).toMatch(/2 messages a minute and 10 a UTC day to one\s+number/);
+    expect(page("Limits")).toMatch(/Messages to one number \(live keys[^|]*\| 2 per minute and 10 per UTC day/);
     expect(page("Test mode and the simulator")).toContain("+995500000004");
     expect(page("Polling and the status lifecycle")).toMatch(/2 seconds.*30 seconds/s);
     // The verifications guide: the user is in only on 200 + approved; a timeout is not approved.

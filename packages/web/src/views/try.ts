@@ -84,6 +84,7 @@ export function tryPage(
     status: options_.status ?? 200,
     body: html`${projectHeader(chrome, options_.projectId, "overview", "Send a test message")}
 <p>Sent with this project's <strong>test</strong> mode: free, never reaches a phone. The simulator answers as the provider would; each number below behaves its own way.</p>
+<p class="muted">Live keys send at most 2 messages a minute and 10 a day to one number by default (codes of verifications included); test sends are never limited per number, so try the same phone repeatedly here before relying on it in production.</p>
 ${options_.problem && note("bad", html`<p><code>${options_.problem.code}</code> ${inlineCode(options_.problem.message)}</p>`, "alert")}
 <form method="post" action="${projectPath(options_.projectId, "/try")}" class="panel" aria-label="Send a test message">
 ${csrfField(chrome)}<input type="hidden" name="idempotency_key" value="${options_.idempotencyKey}">
