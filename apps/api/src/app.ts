@@ -23,6 +23,7 @@ import {
   createSlots,
   createStore,
   type DatabaseClock,
+  resourceChanges,
   ensurePartitions,
   type LivePlaces,
   messageBacklog,
@@ -44,6 +45,7 @@ import { docsRoutes } from "./docs/docs.ts";
 import { buildOpenApiDocument } from "./docs/openapi.ts";
 import type { Config } from "./env.ts";
 import { createAuthThrottle } from "./http/auth-throttle.ts";
+import { createWaitingRoom, POLL_INTERVAL_MS } from "./http/conditional-read.ts";
 import { createGateway, type Handler } from "./http/gateway.ts";
 import { createInternalHandler } from "./http/internal.ts";
 import { periodicJobs } from "./jobs/jobs.ts";
@@ -265,6 +267,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     ? { ready: Promise.resolve(), attempted: Promise.resolve(), stop() {} }
     : startDatabase(db, logger, describeDatabase(config));
   const store = createStore(db);
+  // Holds of `Prefer: wait` (http/conditional-read.ts): the store's change notifications, one LISTEN
+  // session for the process (none on PGlite: holds poll), and their bounds.
+  const changes = resourceChanges(db, logger);
+  const waitingRoom = createWaitingRoom(config.http.waiting);
   // The developer console's request log: recorded after the answer, written in batches.
   const requestLog = createRequestRecorder({ store, logger });
   // Decisions shared between instances are made on the database's time
@@ -317,6 +323,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     liveSlots: () => liveSlots,
     liveSubmissions: () => liveSubmissions,
     readTurns: () => readTurns,
+    waiting: () => ({ held: waitingRoom.waiting(), listening: changes.listening() }),
     replicaBypassed: () => replica?.bypassed() ?? null,
     replicaBehind: () => replica?.behind() ?? null,
     // The same answer as GET /readyz (deps.databaseReachable).
@@ -456,6 +463,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     databaseStarted,
     readTurns: { slots: readTurns, timeoutMs: config.database.connectTimeoutMs },
     pageErrors: web.errors,
+    conditionalReads: { changes, room: waitingRoom, pollIntervalMs: POLL_INTERVAL_MS },
   });
   const internalHandler = config.internal
     ? createInternalHandler({
@@ -489,6 +497,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     startJobs: () => startWhenReady(databaseReady, () => startScheduler(jobs, logger, metrics.jobRound)),
     markShuttingDown() {
       shuttingDown = true;
+      // Held requests answer now (304), and none is held from here on: the drain does not wait for them.
+      waitingRoom.close();
     },
     async close() {
       if (closed) return;
@@ -499,6 +509,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       databaseClock?.stop();
       metrics.stop();
       await replica?.close();
+      waitingRoom.close();
+      await changes.close();
       if (!overrides.db) await db.close();
       logger.flush();
     },

@@ -107,6 +107,13 @@ const ZEnv = z.object({
   MAX_CONNECTIONS: int(1024, 1, 1_000_000),
   /** Open connections from one address (an IPv6 /64): one client cannot hold the whole cap. */
   MAX_CONNECTIONS_PER_PEER: int(128, 1, 1_000_000),
+  /**
+   * Requests held at once by `Prefer: wait` (http/conditional-read.ts), at most half of MAX_CONNECTIONS
+   * (a held request keeps its connection); beyond it a request is answered at once.
+   */
+  MAX_WAITING_REQUESTS: int(512, 0, 1_000_000),
+  /** The same for one API key (at most MAX_WAITING_REQUESTS). */
+  MAX_WAITING_REQUESTS_PER_KEY: int(64, 0, 1_000_000),
   SHUTDOWN_TIMEOUT_SECONDS: int(25, 1, 3600),
   /** SIGTERM/SIGINT behind a load balancer: /readyz answers 503 this long, still serving, before the listener closes. */
   SHUTDOWN_READINESS_DELAY_SECONDS: int(0, 0, 300),
@@ -250,6 +257,8 @@ export type Config = {
     maxConnections: number;
     /** Open connections on the public port from one address (at most maxConnections). */
     maxConnectionsPerPeer: number;
+    /** Requests held by `Prefer: wait` at once (at most half of maxConnections), and per API key. */
+    waiting: { max: number; perKey: number };
   };
   /**
    * The internal tRPC listener; null when INTERNAL_PORT is unset (outside development).
@@ -525,6 +534,7 @@ export function parseEnv(source: Record<string, string | undefined>, options: En
       idleTimeoutMs: env.HTTP_IDLE_TIMEOUT_SECONDS * SECOND_MS,
       maxConnections: env.MAX_CONNECTIONS,
       maxConnectionsPerPeer: Math.min(env.MAX_CONNECTIONS_PER_PEER, env.MAX_CONNECTIONS),
+      waiting: waitingLimits(env.MAX_WAITING_REQUESTS, env.MAX_WAITING_REQUESTS_PER_KEY, env.MAX_CONNECTIONS),
     },
     internal:
       internal.port !== undefined && internal.token
@@ -619,4 +629,13 @@ export function parseEnv(source: Record<string, string | undefined>, options: En
           }
         : null,
   };
+}
+
+/**
+ * The holds' bounds in the connection budget: a held request keeps its connection, so holds take at most
+ * half of MAX_CONNECTIONS, leaving the other half to everything else; one key at most the instance's.
+ */
+export function waitingLimits(max: number, perKey: number, maxConnections: number) {
+  const total = Math.min(max, Math.floor(maxConnections / 2));
+  return { max: total, perKey: Math.min(perKey, total) };
 }

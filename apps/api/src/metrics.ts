@@ -47,6 +47,8 @@ export function createMetrics(sources: {
   liveSubmissions?(): LivePlaces | undefined;
   /** The read routes' turns (http/gateway.ts, inTurn), when there are any. */
   readTurns?(): Pick<Slots, "size" | "inUse" | "waiting">;
+  /** Requests held by `Prefer: wait` now, and whether change notifications arrive (http/conditional-read.ts). */
+  waiting?(): { held: number; listening: boolean };
   /** Whether reads skip the read replica right now (null: no DATABASE_READ_URL). */
   replicaBypassed?: () => boolean | null;
   /** Whether reads skip the read replica because it is further behind than the read-your-writes window (null: no DATABASE_READ_URL). */
@@ -290,6 +292,24 @@ export function createMetrics(sources: {
     help: "Reads meant for the read replica that ran on the primary, by reason (replica_error: the replica failed or is being skipped; not_found_recent: read-your-writes; replica_behind: the replica lacks writes older than DATABASE_READ_FALLBACK_WINDOW_MS).",
     labelNames: ["reason"] as const,
     registers: [registry],
+  });
+  new Gauge({
+    name: "sms_waiting_requests",
+    help: "Requests held by `Prefer: wait` right now (at most MAX_WAITING_REQUESTS).",
+    registers: [registry],
+    collect() {
+      const waiting = sources.waiting?.();
+      if (waiting) this.set(waiting.held);
+    },
+  });
+  new Gauge({
+    name: "sms_change_notifications_listening",
+    help: "1 while this instance's LISTEN session for change notifications is up (PostgreSQL), else 0: held requests poll.",
+    registers: [registry],
+    collect() {
+      const waiting = sources.waiting?.();
+      if (waiting) this.set(waiting.listening ? 1 : 0);
+    },
   });
   new Gauge({
     name: "sms_db_read_replica_bypassed",

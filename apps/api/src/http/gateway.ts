@@ -33,6 +33,7 @@ import type { AppLogger } from "../logger.ts";
 import { newRequestState, type RequestState, successResponseMeta } from "../trpc/request-state.ts";
 import type { ApiRouter, Context, Meta } from "../trpc/trpc.ts";
 import { resolveClientAddress, type TrustProxy } from "./client-address.ts";
+import { answerConditionally, type ConditionalReads, type ProcedureAnswer } from "./conditional-read.ts";
 import {
   type BodyError,
   databaseUnavailableError,
@@ -253,6 +254,8 @@ export function createGateway(options: {
   readTurns?: ReadTurns;
   /** HTML answers for failures under the pages' paths (/dashboard, /claim); everything else gets the envelope. */
   pageErrors?: PageErrors[];
+  /** Holds for the conditional routes (Meta.conditional, `Prefer: wait`); without it they answer at once. */
+  conditionalReads?: ConditionalReads;
 }): Handler {
   const { deps } = options;
   const routes = routeTable(options.router, options.extraRoutes);
@@ -269,6 +272,21 @@ export function createGateway(options: {
     params: Record<string, string>,
     state: RequestState,
   ): Promise<Response> {
+    const answer = await runProcedure(request, url, route, params, state);
+    return new Response(answer.body, {
+      status: answer.status,
+      headers: { ...answer.headers, "Content-Type": "application/json" },
+    });
+  }
+
+  /** callProcedure's work, before the answer is a Response (the conditional routes tag it first). */
+  async function runProcedure(
+    request: Request,
+    url: URL,
+    route: ProcedureRoute,
+    params: Record<string, string>,
+    state: RequestState,
+  ): Promise<ProcedureAnswer> {
     const body = await prepareBody(request, route, options.maxBodyBytes);
     const input = route.takesInput
       ? { ...(route.takesBody ? body.value : queryInput(url)), ...params }
@@ -292,10 +310,7 @@ export function createGateway(options: {
     }
     if (body.bodyProblem) throw body.bodyProblem;
     const meta = successResponseMeta(state);
-    return new Response(JSON.stringify(data), {
-      status: meta.status,
-      headers: { ...meta.headers, "Content-Type": "application/json" },
-    });
+    return { status: meta.status, headers: meta.headers, body: JSON.stringify(data), data };
   }
 
   async function dispatch(
@@ -334,6 +349,18 @@ export function createGateway(options: {
     const params = route.pattern.exec(path)?.groups ?? {};
     if (route.extra) return route.extra.handle(request, state, params);
     const turns = options.readTurns;
+    const conditional = route.procedure.meta.conditional;
+    if (conditional) {
+      const procedure = route.procedure;
+      const read = () => runProcedure(request, url, procedure, params, state);
+      return answerConditionally({
+        state,
+        id: params[conditional.idParam] ?? "",
+        // Each read takes its own turn: a hold keeps none while it waits.
+        read: turns && procedure.meta.readTurn === true ? () => inTurn(turns, read) : read,
+        reads: options.conditionalReads,
+      });
+    }
     if (turns && route.procedure.meta.readTurn === true) {
       return inTurn(turns, () => callProcedure(request, url, route.procedure, params, state));
     }
@@ -390,7 +417,7 @@ async function headResponse(response: Response): Promise<Response> {
  * (bench/README.md, "Read turns"). A read that waits longer than the database's connect deadline answers as
  * one the pool could not serve: 500 with Retry-After.
  */
-async function inTurn(turns: ReadTurns, call: () => Promise<Response>): Promise<Response> {
+async function inTurn<T>(turns: ReadTurns, call: () => Promise<T>): Promise<T> {
   try {
     return await turns.slots.run(call, { timeoutMs: turns.timeoutMs });
   } catch (error) {

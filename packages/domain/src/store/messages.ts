@@ -29,6 +29,7 @@ import {
   type PriorRecord,
   priorOf,
 } from "./idempotency.ts";
+import { notifyChanged } from "./changes.ts";
 import { reservationCtes, reservationEntry } from "./ledger.ts";
 import {
   type CounterWindow,
@@ -242,7 +243,7 @@ export const recordOutcomeSql = statementInMonth(
         provider_ref = CAST($4 AS text), submitted_at = CAST($5 AS timestamptz),
         next_check_at = CAST($6 AS timestamptz), updated_at = CAST($7 AS timestamptz)
     WHERE ${QUEUED_MESSAGE("$8", "$11", bound)}
-    RETURNING id, status, error_code, updated_at, created_at
+    RETURNING id, status, error_code, updated_at, created_at, ${notifyChanged("id")} AS notified
   ), answered AS (
     UPDATE idempotency_records SET response_body = CAST($9 AS jsonb)
     WHERE id = $10 AND EXISTS (SELECT 1 FROM moved)

@@ -10,6 +10,7 @@ import type { Sql } from "@sms/db";
 import type { Locale } from "@sms/templates";
 import type { KeyMode } from "../model/keys.ts";
 import type { VerificationState, VerificationStatus, VerificationTemplate } from "../model/verification.ts";
+import { notifyChanged } from "./changes.ts";
 
 export type NewVerification = {
   id: string;
@@ -128,7 +129,7 @@ const RECORD_CHECK_SQL = `
       approved_at = CAST($4 AS timestamptz), updated_at = CAST($5 AS timestamptz),
       code_ciphertext = CASE WHEN CAST($2 AS "VerificationStatus") = 'pending' THEN code_ciphertext END
   WHERE id = $1
-  RETURNING ${COLUMNS}`;
+  RETURNING ${COLUMNS}, ${notifyChanged("id")} AS notified`;
 
 /**
  * After a start's SMS was handed over: the row is confirmed (its message exists). A failed send marks it
@@ -147,7 +148,7 @@ const SETTLE_SQL = `
     WHERE project_id = $2 AND mode = CAST($6 AS "KeyMode") AND recipient_fingerprint = $3
       AND status = 'pending' AND id <> $1 AND NOT CAST($5 AS boolean)
       AND created_at <= CAST($4 AS timestamptz)
-    RETURNING id, template, attempts_remaining
+    RETURNING id, template, attempts_remaining, ${notifyChanged("id")} AS notified
   ), left_of_code AS (
     SELECT LEAST(CAST($8 AS integer), (SELECT min(attempts_remaining) FROM replaced WHERE template = $10)) AS n
   ), own AS (
@@ -166,7 +167,7 @@ const SETTLE_SQL = `
       attempts_at_start = CASE WHEN NOT CAST($5 AS boolean) AND CAST($7 AS boolean)
         THEN LEAST(v.attempts_remaining, (SELECT n FROM left_of_code)) ELSE v.attempts_at_start END
     WHERE v.id = $1
-    RETURNING v.attempts_at_start, v.status
+    RETURNING v.attempts_at_start, v.status, ${notifyChanged("v.id")} AS notified
   )
   SELECT (SELECT count(*)::int FROM replaced) AS canceled,
          (SELECT attempts_at_start FROM own) AS attempts_at_start,
