@@ -7,6 +7,7 @@
 //   - The 201 comes before the 200 replay in each send's responses.
 //   - The guide's Getting started, pasted into bash on a machine with only coreutils, node and curl (no
 //     /proc, as on macOS), reaches delivered; its Node.js and Python versions do too.
+//   - The polling page's wait at the server (ETag, `Prefer: wait`) reaches delivered.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
@@ -222,5 +223,16 @@ describe("the samples of /docs", () => {
     const python = await run(onPath("python3") ?? "python3", ["-c", py ?? ""], { PATH: process.env.PATH ?? "" }, work);
     expect(python.code, python.stderr).toBe(0);
     expect(python.stdout.trim().split("\n")).toEqual(expect.arrayContaining(["201 submitted", "delivered"]));
+  });
+
+  it("the polling page's wait at the server (an extension), run with Node.js, reaches delivered", {
+    timeout: 120_000,
+  }, async () => {
+    const page = document.tags.find((tag) => tag.name === "Polling and the status lifecycle")?.description ?? "";
+    const [js] = fenced(page, "js");
+    expect(js).toContain("If-None-Match");
+    const node = await run(process.execPath, ["--input-type=module", "-e", js ?? ""], { PATH: process.env.PATH ?? "" }, work);
+    expect(node.code, node.stderr).toBe(0);
+    expect(node.stdout.trim()).toBe("delivered");
   });
 });

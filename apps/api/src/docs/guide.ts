@@ -16,6 +16,7 @@ import { ERROR_GUIDE } from "../contract/wording.ts";
 import { MESSAGE_EXAMPLES } from "../routers/messages/message.types.ts";
 import { TEST_KEY_EXAMPLE } from "../routers/test-keys/create-test-key.types.ts";
 import { VERIFICATION_EXAMPLES } from "../routers/verifications/verification.types.ts";
+import { MAX_WAIT_SECONDS } from "../http/conditional-read.ts";
 import { FRESH_KEY } from "./code-samples.ts";
 
 /** Spec 6: when to read a message again. The client package follows the same numbers. */
@@ -203,7 +204,7 @@ When several apply, the first in this order answers: the route (404, 405), authe
 Failures after a message was accepted are not HTTP errors: the message's \`error\` field carries them (\`MessageError\`).`;
 }
 
-function polling(): string {
+function polling(baseUrl: string): string {
   return `## Polling and the status lifecycle
 
 There are no webhooks: read \`GET /v1/messages/{message_id}\` until the status is final. Read first about
@@ -234,6 +235,49 @@ while true; do
   if [ "$STATUS" != queued ] && [ "$STATUS" != submitted ]; then echo "$STATE"; break; fi
   DELAY=$((DELAY * ${POLLING.factor} > ${POLLING.maxDelaySeconds} ? ${POLLING.maxDelaySeconds} : DELAY * ${POLLING.factor}))
 done
+\`\`\`
+
+### Waiting at the server instead (an extension)
+
+Both \`GET /v1/messages/{message_id}\` and \`GET /v1/verifications/{verification_id}\` answer with an \`ETag\`. Send it
+back in \`If-None-Match\` with \`Prefer: wait=N\` (N at most ${MAX_WAIT_SECONDS}; more is taken as ${MAX_WAIT_SECONDS}) and the
+request is held until the state changes (\`200\`, the new state) or N seconds pass (\`304\`, no body): one request
+per change instead of a poll every few seconds. An answer that carries \`Preference-Applied: wait=N\` was held; one
+without it was answered at once (the instance holds as many as it takes), so sleep on the schedule above before
+the next read. Without these headers everything above holds unchanged. The client libraries do this for you.
+
+\`\`\`js
+const BASE_URL = "${baseUrl}";
+const { api_key } = await (await fetch(\`\${BASE_URL}/v1/test-keys\`, { method: "POST" })).json();
+const auth = { Authorization: \`Bearer \${api_key}\` };
+const sent = await fetch(\`\${BASE_URL}/v1/messages\`, {
+  method: "POST",
+  headers: { ...auth, "Idempotency-Key": ${FRESH_KEY.node}, "Content-Type": "application/json" },
+  body: JSON.stringify({ to: "+995555123456", template: "verification_code", variables: { code: "482913" }, locale: "en" }),
+});
+const { id } = await sent.json();
+const sleep = (seconds) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+let delay = ${POLLING.firstDelaySeconds};
+let etag = null;
+await sleep(delay);
+for (;;) {
+  // After the first read: "answer when it changes, or after 25 s".
+  const headers = etag ? { ...auth, "If-None-Match": etag, Prefer: "wait=25" } : auth;
+  const response = await fetch(\`\${BASE_URL}/v1/messages/\${id}\`, { headers });
+  etag = response.headers.get("etag") ?? etag;
+  if (response.status === 200) {
+    const message = await response.json();
+    if (!["queued", "submitted"].includes(message.status)) {
+      console.log(message.status);
+      break;
+    }
+  }
+  // Not held (an instance at its bound, or a server without the extension): the schedule above.
+  if (!response.headers.has("preference-applied")) {
+    await sleep(delay);
+    delay = Math.min(delay * ${POLLING.factor}, ${POLLING.maxDelaySeconds});
+  }
+}
 \`\`\``;
 }
 
@@ -355,7 +399,7 @@ export function guidePages(baseUrl: string): Array<{ name: string; description: 
     ["Test mode and the simulator", testMode()],
     ["Idempotency and retries", idempotency()],
     ["Errors", errors()],
-    ["Polling and the status lifecycle", polling()],
+    ["Polling and the status lifecycle", polling(baseUrl)],
     ["Limits", limits()],
     ["Verify a phone number", verifyPhone(baseUrl)],
     ["Client libraries", clients()],
