@@ -436,6 +436,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   );
 
   const document = buildOpenApiDocument(appRouter, config.publicBaseUrl);
+  const conditionalReads = { changes, room: waitingRoom, pollIntervalMs: POLL_INTERVAL_MS };
   const handler = createGateway({
     router: appRouter,
     deps,
@@ -447,6 +448,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         maxBodyBytes: config.http.maxBodyBytes,
         timer: overrides.timer ?? systemTimer,
         origin: mcpOriginRule(config.publicBaseUrl, config.mcpAllowedOrigins),
+        conditionalReads,
       }),
       ...web.routes,
     ],
@@ -463,7 +465,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     databaseStarted,
     readTurns: { slots: readTurns, timeoutMs: config.database.connectTimeoutMs },
     pageErrors: web.errors,
-    conditionalReads: { changes, room: waitingRoom, pollIntervalMs: POLL_INTERVAL_MS },
+    conditionalReads,
   });
   const internalHandler = config.internal
     ? createInternalHandler({

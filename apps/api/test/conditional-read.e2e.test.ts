@@ -8,6 +8,7 @@
 import { availableBackends } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestKey, type ServerProcess, sendMessageRequest, startServer } from "./harness.ts";
+import { connectMcp, resultOf } from "./support/mcp.ts";
 import { body as messageBody, ORDINARY, until } from "./support/messages.ts";
 import { type VerificationJson, verificationClient } from "./support/verifications.ts";
 
@@ -195,14 +196,17 @@ describe.runIf(hasPostgres)("a change made through instance A wakes a hold on in
   let a: ServerProcess;
   let b: ServerProcess;
 
+  // Delivered about 7 s after sending: polled on spec 6's schedule that is three reads (2, 6, 14 s), held two.
+  const env = { ...ENV, SIMULATOR_DELIVERY_DELAY_MS: "7000" };
+
   beforeAll(async () => {
-    a = await startServer({ backend: "postgres", internalToken: INTERNAL_TOKEN, env: ENV });
+    a = await startServer({ backend: "postgres", internalToken: INTERNAL_TOKEN, env });
     cleanups.push(() => a.cleanup());
     b = await startServer({
       backend: "postgres",
       databaseUrl: a.databaseUrl,
       internalToken: INTERNAL_TOKEN,
-      env: ENV,
+      env,
     });
     cleanups.push(() => b.stop());
     // B polls only while its LISTEN session is down: from here on, only a notification wakes it.
@@ -239,6 +243,21 @@ describe.runIf(hasPostgres)("a change made through instance A wakes a hold on in
     for (const answer of await Promise.all(holds)) {
       expect(answer.status).toBe(200);
       expect(((await answer.json()) as VerificationJson).status).toBe("approved");
+    }
+  });
+
+  it("MCP's wait_for_message on B: one read on the schedule, then one held until the delivery", async () => {
+    const onA = clientOf(a);
+    const apiKey = await onA.newKey();
+    const message = await onA.sendMessage(apiKey);
+    const session = await connectMcp({ baseUrl: b.baseUrl, apiKey });
+    try {
+      const waited = resultOf<{ message: { status: string }; final: boolean; reads: number }>(
+        await session.call("wait_for_message", { message_id: message.id, timeout_seconds: 60 }),
+      );
+      expect(waited).toMatchObject({ final: true, reads: 2, message: { status: "delivered" } });
+    } finally {
+      await session.close();
     }
   });
 });

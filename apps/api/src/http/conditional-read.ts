@@ -255,3 +255,33 @@ export async function answerConditionally(options: {
     stopWatching();
   }
 }
+
+/**
+ * A watch on one id for a caller that reads in process (MCP's wait_for_message): `next()` resolves at the
+ * first wake since the last one was taken (at once if one came meanwhile). Start it before the first read.
+ */
+export function watchChanges(
+  changes: Pick<ResourceChanges, "watch">,
+  id: string,
+): { next(): Promise<void>; stop(): void } {
+  let pending = false;
+  let waiter: (() => void) | null = null;
+  const stop = changes.watch(id, () => {
+    const resolve = waiter;
+    waiter = null;
+    if (resolve) resolve();
+    else pending = true;
+  });
+  return {
+    next() {
+      if (pending) {
+        pending = false;
+        return Promise.resolve();
+      }
+      return new Promise<void>((resolve) => {
+        waiter = resolve;
+      });
+    },
+    stop,
+  };
+}
