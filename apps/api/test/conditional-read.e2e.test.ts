@@ -192,75 +192,78 @@ describe.each(backends)("conditional reads on %s", (backend) => {
   });
 });
 
-describe.runIf(hasPostgres)("a change made through instance A wakes a hold on instance B (PostgreSQL)", () => {
-  let a: ServerProcess;
-  let b: ServerProcess;
+describe.runIf(hasPostgres)(
+  "a change made through instance A wakes a hold on instance B (PostgreSQL)",
+  () => {
+    let a: ServerProcess;
+    let b: ServerProcess;
 
-  // Delivered about 7 s after sending: polled on spec 6's schedule that is three reads (2, 6, 14 s), held two.
-  const env = { ...ENV, SIMULATOR_DELIVERY_DELAY_MS: "7000" };
+    // Delivered about 7 s after sending: polled on spec 6's schedule that is three reads (2, 6, 14 s), held two.
+    const env = { ...ENV, SIMULATOR_DELIVERY_DELAY_MS: "7000" };
 
-  beforeAll(async () => {
-    a = await startServer({ backend: "postgres", internalToken: INTERNAL_TOKEN, env });
-    cleanups.push(() => a.cleanup());
-    b = await startServer({
-      backend: "postgres",
-      databaseUrl: a.databaseUrl,
-      internalToken: INTERNAL_TOKEN,
-      env,
-    });
-    cleanups.push(() => b.stop());
-    // B polls only while its LISTEN session is down: from here on, only a notification wakes it.
-    await b.waitForOutput((line) => line.includes("listening for notifications"));
-  }, 120_000);
+    beforeAll(async () => {
+      a = await startServer({ backend: "postgres", internalToken: INTERNAL_TOKEN, env });
+      cleanups.push(() => a.cleanup());
+      b = await startServer({
+        backend: "postgres",
+        databaseUrl: a.databaseUrl,
+        internalToken: INTERNAL_TOKEN,
+        env,
+      });
+      cleanups.push(() => b.stop());
+      // B polls only while its LISTEN session is down: from here on, only a notification wakes it.
+      await b.waitForOutput((line) => line.includes("listening for notifications"));
+    }, 120_000);
 
-  it("a wrong code checked on A: B's hold answers 200 with the new attempts, not its 304 at 30 s", async () => {
-    const onA = clientOf(a);
-    const onB = clientOf(b);
-    const apiKey = await onA.newKey();
-    const verification = await onA.startVerification(apiKey);
-    const path = `/v1/verifications/${verification.id}`;
-    const tag = (await onB.read(apiKey, path)).headers.get("etag") ?? "";
-    const held = onB.read(apiKey, path, { "If-None-Match": tag, Prefer: "wait=30" });
-    await until(async () => (await metric(b, "sms_waiting_requests")) === 1, 10_000);
-    expect(await metric(b, "sms_change_notifications_listening")).toBe(1);
-    expect((await onA.check(apiKey, verification.id, WRONG)).status).toBe(200);
-    const answer = await held;
-    expect(answer.status).toBe(200);
-    expect(answer.headers.get("preference-applied")).toBe("wait=30");
-    expect(((await answer.json()) as VerificationJson).attempts_remaining).toBe(4);
-  });
-
-  it("the approval on A wakes every hold on B for that verification", async () => {
-    const onA = clientOf(a);
-    const onB = clientOf(b);
-    const apiKey = await onA.newKey();
-    const target = await onA.startVerification(apiKey);
-    const path = `/v1/verifications/${target.id}`;
-    const tag = (await onB.read(apiKey, path)).headers.get("etag") ?? "";
-    const holds = [1, 2, 3].map(() => onB.read(apiKey, path, { "If-None-Match": tag, Prefer: "wait=30" }));
-    await until(async () => (await metric(b, "sms_waiting_requests")) === 3, 10_000);
-    expect((await onA.check(apiKey, target.id, { code: "000000" })).status).toBe(200);
-    for (const answer of await Promise.all(holds)) {
+    it("a wrong code checked on A: B's hold answers 200 with the new attempts, not its 304 at 30 s", async () => {
+      const onA = clientOf(a);
+      const onB = clientOf(b);
+      const apiKey = await onA.newKey();
+      const verification = await onA.startVerification(apiKey);
+      const path = `/v1/verifications/${verification.id}`;
+      const tag = (await onB.read(apiKey, path)).headers.get("etag") ?? "";
+      const held = onB.read(apiKey, path, { "If-None-Match": tag, Prefer: "wait=30" });
+      await until(async () => (await metric(b, "sms_waiting_requests")) === 1, 10_000);
+      expect(await metric(b, "sms_change_notifications_listening")).toBe(1);
+      expect((await onA.check(apiKey, verification.id, WRONG)).status).toBe(200);
+      const answer = await held;
       expect(answer.status).toBe(200);
-      expect(((await answer.json()) as VerificationJson).status).toBe("approved");
-    }
-  });
+      expect(answer.headers.get("preference-applied")).toBe("wait=30");
+      expect(((await answer.json()) as VerificationJson).attempts_remaining).toBe(4);
+    });
 
-  it("MCP's wait_for_message on B: one read on the schedule, then one held until the delivery", async () => {
-    const onA = clientOf(a);
-    const apiKey = await onA.newKey();
-    const message = await onA.sendMessage(apiKey);
-    const session = await connectMcp({ baseUrl: b.baseUrl, apiKey });
-    try {
-      const waited = resultOf<{ message: { status: string }; final: boolean; reads: number }>(
-        await session.call("wait_for_message", { message_id: message.id, timeout_seconds: 60 }),
-      );
-      expect(waited).toMatchObject({ final: true, reads: 2, message: { status: "delivered" } });
-    } finally {
-      await session.close();
-    }
-  });
-});
+    it("the approval on A wakes every hold on B for that verification", async () => {
+      const onA = clientOf(a);
+      const onB = clientOf(b);
+      const apiKey = await onA.newKey();
+      const target = await onA.startVerification(apiKey);
+      const path = `/v1/verifications/${target.id}`;
+      const tag = (await onB.read(apiKey, path)).headers.get("etag") ?? "";
+      const holds = [1, 2, 3].map(() => onB.read(apiKey, path, { "If-None-Match": tag, Prefer: "wait=30" }));
+      await until(async () => (await metric(b, "sms_waiting_requests")) === 3, 10_000);
+      expect((await onA.check(apiKey, target.id, { code: "000000" })).status).toBe(200);
+      for (const answer of await Promise.all(holds)) {
+        expect(answer.status).toBe(200);
+        expect(((await answer.json()) as VerificationJson).status).toBe("approved");
+      }
+    });
+
+    it("MCP's wait_for_message on B: one read on the schedule, then one held until the delivery", async () => {
+      const onA = clientOf(a);
+      const apiKey = await onA.newKey();
+      const message = await onA.sendMessage(apiKey);
+      const session = await connectMcp({ baseUrl: b.baseUrl, apiKey });
+      try {
+        const waited = resultOf<{ message: { status: string }; final: boolean; reads: number }>(
+          await session.call("wait_for_message", { message_id: message.id, timeout_seconds: 60 }),
+        );
+        expect(waited).toMatchObject({ final: true, reads: 2, message: { status: "delivered" } });
+      } finally {
+        await session.close();
+      }
+    });
+  },
+);
 
 describe.each(backends)("the holds' bounds on %s", (backend) => {
   let server: ServerProcess;

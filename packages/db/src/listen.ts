@@ -61,7 +61,11 @@ export function listen(db: Database, options: ListenOptions): Listener | null {
 
   const connect = async () => {
     if (closed) return;
-    const session = new pg.Client({ connectionString: url, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+    const session = new pg.Client({
+      connectionString: url,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
     client = session;
     session.on("notification", (message) => {
       if (message.channel === options.channel) options.onNotify(message.payload ?? "");

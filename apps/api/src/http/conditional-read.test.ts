@@ -46,12 +46,17 @@ describe("preferredWait (RFC 7240 §4.3)", () => {
   ])("%s → %d", (header, seconds) => {
     expect(preferredWait(header)).toBe(seconds);
   });
-  it.each([["wait=-1"], ["wait=abc"], ["wait="], ["wait"], ["respond-async"], ["return=minimal"], ["waiting=3"]])(
-    "%s → none",
-    (header) => {
-      expect(preferredWait(header)).toBeNull();
-    },
-  );
+  it.each([
+    ["wait=-1"],
+    ["wait=abc"],
+    ["wait="],
+    ["wait"],
+    ["respond-async"],
+    ["return=minimal"],
+    ["waiting=3"],
+  ])("%s → none", (header) => {
+    expect(preferredWait(header)).toBeNull();
+  });
   it("no header, no wait", () => {
     expect(preferredWait(null)).toBeNull();
   });

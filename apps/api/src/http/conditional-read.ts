@@ -152,7 +152,11 @@ function scheduledChangeAt(data: unknown): number | null {
   return Number.isNaN(at) ? null : at;
 }
 
-function withTag(answer: ProcedureAnswer, tag: string, appliedSeconds: number | null): Record<string, string> {
+function withTag(
+  answer: ProcedureAnswer,
+  tag: string,
+  appliedSeconds: number | null,
+): Record<string, string> {
   return {
     ...answer.headers,
     ETag: tag,
@@ -172,7 +176,11 @@ function notModified(answer: ProcedureAnswer, tag: string, appliedSeconds: numbe
 }
 
 /** Resolves after `ms`, at `wake()`, at the client's abort or at the room's closing, whichever is first. */
-function pause(ms: number, signal: AbortSignal, closing: Promise<void>): { done: Promise<void>; wake(): void } {
+function pause(
+  ms: number,
+  signal: AbortSignal,
+  closing: Promise<void>,
+): { done: Promise<void>; wake(): void } {
   let wake = () => {};
   const done = new Promise<void>((resolve) => {
     const timer = setTimeout(finish, Math.max(0, ms));

@@ -2,8 +2,8 @@
 // (http/conditional-read.ts), shared by GET /v1/messages/{message_id} and
 // GET /v1/verifications/{verification_id}: an extension of the contract.
 import { z } from "zod";
-import type { DocumentedResponse } from "../trpc/trpc.ts";
 import { MAX_WAIT_SECONDS } from "../http/conditional-read.ts";
+import type { DocumentedResponse } from "../trpc/trpc.ts";
 
 export const ZConditionalReadHeaders = z.object({
   "If-None-Match": z

@@ -48,9 +48,9 @@ import { verificationStore } from "./verifications.ts";
 // The one thing of the database the use cases need to know: that it may not answer for a while.
 export { isDatabaseUnavailable } from "@sms/db";
 export type { AccountStore } from "./accounts.ts";
-export { CHANGES_CHANNEL, type ResourceChanges, resourceChanges } from "./changes.ts";
 export type { AnsweredSendStore, ClaimAnswerOutcome, ClaimedAnswer } from "./answered-sends.ts";
 export type { AuditEntry, AuditEntryInput, AuditStore } from "./audit.ts";
+export { CHANGES_CHANNEL, type ResourceChanges, resourceChanges } from "./changes.ts";
 export type { ClaimStore, ClaimTokenRecord, ClaimTokenView } from "./claims.ts";
 export type { DatabaseTimeStore } from "./database-time.ts";
 export type { IdempotencyStore, PriorRecord } from "./idempotency.ts";

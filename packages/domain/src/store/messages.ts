@@ -22,6 +22,7 @@
 import { isStatementRefusal, type Sql, unnamedForFirst } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageError, MessageResource, MessageState, MessageStatus } from "../model/message.ts";
+import { notifyChanged } from "./changes.ts";
 import {
   CLAIM_KEY_CTES,
   PRIOR_COLUMNS,
@@ -29,7 +30,6 @@ import {
   type PriorRecord,
   priorOf,
 } from "./idempotency.ts";
-import { notifyChanged } from "./changes.ts";
 import { reservationCtes, reservationEntry } from "./ledger.ts";
 import {
   type CounterWindow,
