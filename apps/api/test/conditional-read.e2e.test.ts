@@ -248,7 +248,23 @@ describe.runIf(hasPostgres)(
       }
     });
 
-    it("MCP's wait_for_message on B: one read on the schedule, then one held until the delivery", async () => {
+    it("a start on A that replaces a pending verification wakes B's hold on the replaced one: 200 canceled", async () => {
+    const onA = clientOf(a);
+    const onB = clientOf(b);
+    const apiKey = await onA.newKey();
+    // The same number, template and mode: the second start cancels the first (SETTLE_SQL's own notification).
+    const first = await onA.startVerification(apiKey);
+    const path = `/v1/verifications/${first.id}`;
+    const tag = (await onB.read(apiKey, path)).headers.get("etag") ?? "";
+    const held = onB.read(apiKey, path, { "If-None-Match": tag, Prefer: "wait=30" });
+    await until(async () => (await metric(b, "sms_waiting_requests")) === 1, 10_000);
+    await onA.startVerification(apiKey);
+    const answer = await held;
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as VerificationJson).status).toBe("canceled");
+  });
+
+  it("MCP's wait_for_message on B: one read on the schedule, then one held until the delivery", async () => {
       const onA = clientOf(a);
       const apiKey = await onA.newKey();
       const message = await onA.sendMessage(apiKey);
@@ -318,5 +334,27 @@ describe.each(backends)("the holds' bounds on %s", (backend) => {
     const again = await hold(2, 1);
     expect(again.status).toBe(304);
     expect(again.headers.get("preference-applied")).toBe("wait=1");
+  });
+});
+
+describe("a hold at shutdown", () => {
+  it("SIGTERM answers every hold at once (304, Preference-Applied) and the drain does not wait for them", async () => {
+    const server = await startServer({ backend: "pglite", internalToken: INTERNAL_TOKEN, env: ENV });
+    cleanups.push(() => server.cleanup());
+    const client = clientOf(server);
+    const apiKey = await client.newKey();
+    const verification = await client.startVerification(apiKey);
+    const path = `/v1/verifications/${verification.id}`;
+    const tag = (await client.read(apiKey, path)).headers.get("etag") ?? "";
+    const held = client.read(apiKey, path, { "If-None-Match": tag, Prefer: "wait=30" });
+    await until(async () => (await metric(server, "sms_waiting_requests")) === 1, 10_000);
+    const exited = server.stop("SIGTERM");
+    const answer = await held;
+    expect(answer.status).toBe(304);
+    expect(answer.headers.get("preference-applied")).toBe("wait=30");
+    expect(answer.headers.get("connection")).toBe("close");
+    expect(await exited).toBe(0);
+    // The drain's log line says it stopped cleanly, not at its deadline.
+    expect(server.output.some((line) => line.includes("shutdown deadline reached"))).toBe(false);
   });
 });
