@@ -456,7 +456,13 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     maxBodyBytes: config.http.maxBodyBytes,
     strictTransportSecurity: config.publicBaseUrl.startsWith("https://"),
     onFinished: (request) =>
-      metrics.request(request.route, request.method, request.status, request.seconds, request.code),
+      metrics.request(
+        request.route,
+        request.method,
+        request.status,
+        request.held ? null : request.seconds,
+        request.code,
+      ),
     onAnswered: (state, finished, response) => {
       if (!config.requestLogEnabled) return;
       const record = requestRecord(state, finished, response, clock.now());

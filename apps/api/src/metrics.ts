@@ -337,9 +337,10 @@ export function createMetrics(sources: {
       readFallbacks.inc({ reason });
     },
     /** One finished HTTP request (the access log's facts). */
-    request(route: string, method: string, status: number, seconds: number, code?: string) {
+    /** One answered request; `seconds` null for a request held by `Prefer: wait` (its time is the hold's). */
+    request(route: string, method: string, status: number, seconds: number | null, code?: string) {
       requests.inc({ route, method, status: String(status) });
-      requestDuration.observe({ route, method }, seconds);
+      if (seconds !== null) requestDuration.observe({ route, method }, seconds);
       if (code) errors.inc({ code, route });
       if (status === 429 && code) refusals.inc({ code, route });
     },

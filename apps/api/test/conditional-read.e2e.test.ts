@@ -249,22 +249,22 @@ describe.runIf(hasPostgres)(
     });
 
     it("a start on A that replaces a pending verification wakes B's hold on the replaced one: 200 canceled", async () => {
-    const onA = clientOf(a);
-    const onB = clientOf(b);
-    const apiKey = await onA.newKey();
-    // The same number, template and mode: the second start cancels the first (SETTLE_SQL's own notification).
-    const first = await onA.startVerification(apiKey);
-    const path = `/v1/verifications/${first.id}`;
-    const tag = (await onB.read(apiKey, path)).headers.get("etag") ?? "";
-    const held = onB.read(apiKey, path, { "If-None-Match": tag, Prefer: "wait=30" });
-    await until(async () => (await metric(b, "sms_waiting_requests")) === 1, 10_000);
-    await onA.startVerification(apiKey);
-    const answer = await held;
-    expect(answer.status).toBe(200);
-    expect(((await answer.json()) as VerificationJson).status).toBe("canceled");
-  });
+      const onA = clientOf(a);
+      const onB = clientOf(b);
+      const apiKey = await onA.newKey();
+      // The same number, template and mode: the second start cancels the first (SETTLE_SQL's own notification).
+      const first = await onA.startVerification(apiKey);
+      const path = `/v1/verifications/${first.id}`;
+      const tag = (await onB.read(apiKey, path)).headers.get("etag") ?? "";
+      const held = onB.read(apiKey, path, { "If-None-Match": tag, Prefer: "wait=30" });
+      await until(async () => (await metric(b, "sms_waiting_requests")) === 1, 10_000);
+      await onA.startVerification(apiKey);
+      const answer = await held;
+      expect(answer.status).toBe(200);
+      expect(((await answer.json()) as VerificationJson).status).toBe("canceled");
+    });
 
-  it("MCP's wait_for_message on B: one read on the schedule, then one held until the delivery", async () => {
+    it("MCP's wait_for_message on B: one read on the schedule, then one held until the delivery", async () => {
       const onA = clientOf(a);
       const apiKey = await onA.newKey();
       const message = await onA.sendMessage(apiKey);
@@ -334,6 +334,22 @@ describe.each(backends)("the holds' bounds on %s", (backend) => {
     const again = await hold(2, 1);
     expect(again.status).toBe(304);
     expect(again.headers.get("preference-applied")).toBe("wait=1");
+  });
+
+  it("held requests are counted, but left out of the latency histogram (their time is the hold's)", async () => {
+    const route = 'route="/v1/verifications/{verification_id}",method="GET"';
+    const apiKey = await client.newKey();
+    const verification = await client.startVerification(apiKey);
+    const path = `/v1/verifications/${verification.id}`;
+    const tag = (await client.read(apiKey, path)).headers.get("etag") ?? "";
+    const observed = async () => metric(server, `sms_http_request_duration_seconds_count{${route}}`);
+    const counted = async () => metric(server, `sms_http_requests_total{${route},status="304"}`);
+    const [observedBefore, countedBefore] = [await observed(), await counted()];
+    expect((await client.read(apiKey, path, { "If-None-Match": tag, Prefer: "wait=1" })).status).toBe(304);
+    // Not held: If-None-Match alone.
+    expect((await client.read(apiKey, path, { "If-None-Match": tag })).status).toBe(304);
+    expect(await counted()).toBe((Number.isNaN(countedBefore) ? 0 : countedBefore) + 2);
+    expect(await observed()).toBe(observedBefore + 1);
   });
 });
 

@@ -234,6 +234,7 @@ export async function answerConditionally(options: {
     // The key is known once the first read has authenticated it.
     leave = seconds > 0 ? reads.room.enter(state.apiKey?.id ?? "") : null;
     if (!leave) return notModified(answer, tag, null);
+    state.held = true;
     const signal = state.request.signal;
     const deadline = performance.now() + seconds * 1000;
     for (;;) {

@@ -61,6 +61,8 @@ export type FinishedRequest = {
   status: number;
   seconds: number;
   code?: string;
+  /** Held by `Prefer: wait`: `seconds` is mostly the hold (the latency histogram leaves it out). */
+  held: boolean;
 };
 
 export type Handler = (request: Request, connection?: ConnectionInfo) => Promise<Response>;
@@ -538,8 +540,16 @@ function logAccess(
       status,
       duration_ms: Math.round(durationMs * 10) / 10,
       ...(state.projectId ? { project_id: state.projectId } : {}),
+      ...(state.held ? { held: true } : {}),
     },
     "request",
   );
-  return { route: template, method, status, seconds: durationMs / 1000, code: failure?.error.code };
+  return {
+    route: template,
+    method,
+    status,
+    seconds: durationMs / 1000,
+    code: failure?.error.code,
+    held: state.held === true,
+  };
 }
