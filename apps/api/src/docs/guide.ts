@@ -306,7 +306,8 @@ function clients(): string {
 Three clients ship in this repository, one per language, with the same behaviour: a new \`Idempotency-Key\` for each
 send, kept across that send's retries; \`Retry-After\` honoured; bounded timeouts; typed errors carrying \`code\`,
 \`status\` and \`request_id\`; no automatic retry of a \`201\` \`unknown\`, a \`429 daily_limit_reached\` or any \`409\`; and a
-wait for the final status on the schedule of "Polling" (${POLLING.firstDelaySeconds} s, doubling, at most ${POLLING.maxDelaySeconds} s). Each also starts and checks verifications.
+wait for the final status that waits at the server where it can (\`Prefer: wait\`, see "Polling") and otherwise polls on
+its schedule (${POLLING.firstDelaySeconds} s, doubling, at most ${POLLING.maxDelaySeconds} s). Each also starts and checks verifications.
 
 | Language | Package | Install (from a checkout of the repository) | First call |
 |---|---|---|---|
