@@ -72,7 +72,12 @@ describe.runIf(backends.includes("postgres"))("resource changes on PostgreSQL", 
   function watchAll(ids: string[]) {
     const woken = new Map<string, number>();
     const stops = ids.map((id) => changes.watch(id, () => woken.set(id, (woken.get(id) ?? 0) + 1)));
-    return { woken, stop: () => stops.forEach((stop) => stop()) };
+    return {
+      woken,
+      stop: () => {
+        for (const stop of stops) stop();
+      },
+    };
   }
 
   it("the status check's settle notifies every message it settles, and only those", async () => {
