@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { waitingLimits } from "../env.ts";
-import { createWaitingRoom, entityTag, ifNoneMatchMatches, preferredWait } from "./conditional-read.ts";
+import {
+  createWaitingRoom,
+  entityTag,
+  ifNoneMatchMatches,
+  preferredWait,
+  watchChanges,
+} from "./conditional-read.ts";
 
 describe("entityTag", () => {
   it("is strong, quoted, and follows the bytes alone", () => {
@@ -97,5 +103,47 @@ describe("waitingLimits: holds are counted in the connection budget", () => {
     expect(waitingLimits(512, 64, 100)).toEqual({ max: 50, perKey: 50 });
     expect(waitingLimits(10, 64, 1024)).toEqual({ max: 10, perKey: 10 });
     expect(waitingLimits(512, 64, 1)).toEqual({ max: 0, perKey: 0 });
+  });
+});
+
+describe("watchChanges", () => {
+  function feed() {
+    const wakes = new Map<string, Set<() => void>>();
+    return {
+      changes: {
+        watch(id: string, wake: () => void) {
+          const set = wakes.get(id) ?? new Set();
+          set.add(wake);
+          wakes.set(id, set);
+          return () => set.delete(wake);
+        },
+      },
+      notify: (id: string) => {
+        for (const wake of wakes.get(id) ?? []) wake();
+      },
+      watchers: (id: string) => wakes.get(id)?.size ?? 0,
+    };
+  }
+
+  it("keeps a wake that came before next(), and one that came after a next() was cancelled", async () => {
+    const { changes, notify, watchers } = feed();
+    const watch = watchChanges(changes, "msg_1");
+    notify("msg_1");
+    await watch.next();
+    let resolved = false;
+    void watch.next().then(() => {
+      resolved = true;
+    });
+    notify("msg_2");
+    await Promise.resolve();
+    expect(resolved).toBe(false);
+    // The race was lost elsewhere: a wake now is kept for the next next().
+    watch.cancel();
+    notify("msg_1");
+    await Promise.resolve();
+    expect(resolved).toBe(false);
+    await watch.next();
+    watch.stop();
+    expect(watchers("msg_1")).toBe(0);
   });
 });

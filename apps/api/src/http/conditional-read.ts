@@ -267,12 +267,13 @@ export async function answerConditionally(options: {
 
 /**
  * A watch on one id for a caller that reads in process (MCP's wait_for_message): `next()` resolves at the
- * first wake since the last one was taken (at once if one came meanwhile). Start it before the first read.
+ * first wake since the last one was taken (at once if one came meanwhile); `cancel()` gives up a `next()`
+ * that lost its race, so that a later wake is kept for the next one. Start it before the first read.
  */
 export function watchChanges(
   changes: Pick<ResourceChanges, "watch">,
   id: string,
-): { next(): Promise<void>; stop(): void } {
+): { next(): Promise<void>; cancel(): void; stop(): void } {
   let pending = false;
   let waiter: (() => void) | null = null;
   const stop = changes.watch(id, () => {
@@ -290,6 +291,9 @@ export function watchChanges(
       return new Promise<void>((resolve) => {
         waiter = resolve;
       });
+    },
+    cancel() {
+      waiter = null;
     },
     stop,
   };

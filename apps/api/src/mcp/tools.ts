@@ -57,7 +57,7 @@ export type ToolContext = {
    * (null: none free; poll instead). Absent: poll on spec 6's schedule.
    */
   holds?: {
-    watch(id: string): { next(): Promise<void>; stop(): void };
+    watch(id: string): { next(): Promise<void>; cancel(): void; stop(): void };
     enter(): (() => void) | null;
   };
 };
@@ -319,14 +319,14 @@ const waitForMessage: Tool = {
 /** Waits for the watched message's next change or `ms`, whichever is first; returns how long it waited. */
 async function waitForChange(
   context: ToolContext,
-  watch: { next(): Promise<void> },
+  watch: { next(): Promise<void>; cancel(): void },
   ms: number,
 ): Promise<number> {
   const startedAt = context.timer.monotonicMs();
   const woken = await Promise.race([
     watch.next().then(() => true),
     sleepUnlessAborted(context, ms).then(() => false),
-  ]);
+  ]).finally(() => watch.cancel());
   return woken ? Math.min(ms, Math.max(0, context.timer.monotonicMs() - startedAt)) : ms;
 }
 
