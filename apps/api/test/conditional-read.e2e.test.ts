@@ -336,6 +336,24 @@ describe.each(backends)("the holds' bounds on %s", (backend) => {
     expect(again.headers.get("preference-applied")).toBe("wait=1");
   });
 
+  it("a client that goes away gives its hold back before the hold's 30 s are up", async () => {
+    const apiKey = await client.newKey();
+    const verification = await client.startVerification(apiKey);
+    const path = `/v1/verifications/${verification.id}`;
+    const tag = (await client.read(apiKey, path)).headers.get("etag") ?? "";
+    const controller = new AbortController();
+    const held = client
+      .call(path, {
+        headers: { Authorization: `Bearer ${apiKey}`, "If-None-Match": tag, Prefer: "wait=30" },
+        signal: controller.signal,
+      })
+      .catch((error: unknown) => error);
+    await until(async () => (await metric(server, "sms_waiting_requests")) === 1, 10_000);
+    controller.abort();
+    expect(await held).toBeInstanceOf(Error);
+    await until(async () => (await metric(server, "sms_waiting_requests")) === 0, 10_000);
+  });
+
   it("held requests are counted, but left out of the latency histogram (their time is the hold's)", async () => {
     const route = 'route="/v1/verifications/{verification_id}",method="GET"';
     const apiKey = await client.newKey();
