@@ -27,6 +27,7 @@ import {
   type LivePlaces,
   messageBacklog,
   type RequestRecorder,
+  resourceChanges,
   type SmsProvider,
   type Store,
   systemClock,
@@ -44,6 +45,7 @@ import { developmentFile, readOrCreateDevelopmentFile } from "./development-file
 import { docsRoutes } from "./docs/docs.ts";
 import { buildOpenApiDocument } from "./docs/openapi.ts";
 import { createAuthThrottle } from "./http/auth-throttle.ts";
+import { createWaitingRoom, POLL_INTERVAL_MS } from "./http/conditional-read.ts";
 import { createGateway, type Handler } from "./http/gateway.ts";
 import { createInternalHandler } from "./http/internal.ts";
 import { periodicJobs } from "./jobs/jobs.ts";
@@ -265,6 +267,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     ? { ready: Promise.resolve(), attempted: Promise.resolve(), stop() {} }
     : startDatabase(db, logger, describeDatabase(config));
   const store = createStore(db);
+  // Holds of `Prefer: wait` (http/conditional-read.ts): the store's change notifications, one LISTEN
+  // session for the process (none on PGlite: holds poll), and their bounds.
+  const changes = resourceChanges(db, logger);
+  const waitingRoom = createWaitingRoom(config.http.waiting);
   // The developer console's request log: recorded after the answer, written in batches.
   const requestLog = createRequestRecorder({ store, logger });
   // Decisions shared between instances are made on the database's time
@@ -317,6 +323,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     liveSlots: () => liveSlots,
     liveSubmissions: () => liveSubmissions,
     readTurns: () => readTurns,
+    waiting: () => ({ held: waitingRoom.waiting(), listening: changes.listening() }),
     replicaBypassed: () => replica?.bypassed() ?? null,
     replicaBehind: () => replica?.behind() ?? null,
     // The same answer as GET /readyz (deps.databaseReachable).
@@ -429,6 +436,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   );
 
   const document = buildOpenApiDocument(appRouter, config.publicBaseUrl);
+  const conditionalReads = { changes, room: waitingRoom, pollIntervalMs: POLL_INTERVAL_MS };
   const handler = createGateway({
     router: appRouter,
     deps,
@@ -440,6 +448,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         maxBodyBytes: config.http.maxBodyBytes,
         timer: overrides.timer ?? systemTimer,
         origin: mcpOriginRule(config.publicBaseUrl, config.mcpAllowedOrigins),
+        conditionalReads,
       }),
       ...web.routes,
     ],
@@ -447,7 +456,13 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     maxBodyBytes: config.http.maxBodyBytes,
     strictTransportSecurity: config.publicBaseUrl.startsWith("https://"),
     onFinished: (request) =>
-      metrics.request(request.route, request.method, request.status, request.seconds, request.code),
+      metrics.request(
+        request.route,
+        request.method,
+        request.status,
+        request.held ? null : request.seconds,
+        request.code,
+      ),
     onAnswered: (state, finished, response) => {
       if (!config.requestLogEnabled) return;
       const record = requestRecord(state, finished, response, clock.now());
@@ -456,6 +471,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     databaseStarted,
     readTurns: { slots: readTurns, timeoutMs: config.database.connectTimeoutMs },
     pageErrors: web.errors,
+    conditionalReads,
   });
   const internalHandler = config.internal
     ? createInternalHandler({
@@ -489,6 +505,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     startJobs: () => startWhenReady(databaseReady, () => startScheduler(jobs, logger, metrics.jobRound)),
     markShuttingDown() {
       shuttingDown = true;
+      // Held requests answer now (304), and none is held from here on: the drain does not wait for them.
+      waitingRoom.close();
     },
     async close() {
       if (closed) return;
@@ -499,6 +517,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       databaseClock?.stop();
       metrics.stop();
       await replica?.close();
+      waitingRoom.close();
+      await changes.close();
       if (!overrides.db) await db.close();
       logger.flush();
     },

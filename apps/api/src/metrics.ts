@@ -48,6 +48,8 @@ export function createMetrics(sources: {
   liveSubmissions?(): LivePlaces | undefined;
   /** The read routes' turns (http/gateway.ts, inTurn), when there are any. */
   readTurns?(): Pick<Slots, "size" | "inUse" | "waiting">;
+  /** Requests held by `Prefer: wait` now, and whether change notifications arrive (http/conditional-read.ts). */
+  waiting?(): { held: number; listening: boolean };
   /** Whether reads skip the read replica right now (null: no DATABASE_READ_URL). */
   replicaBypassed?: () => boolean | null;
   /** Whether reads skip the read replica because it is further behind than the read-your-writes window (null: no DATABASE_READ_URL). */
@@ -339,6 +341,24 @@ export function createMetrics(sources: {
     registers: [registry],
   });
   new Gauge({
+    name: "sms_waiting_requests",
+    help: "Requests held by `Prefer: wait` right now (at most MAX_WAITING_REQUESTS).",
+    registers: [registry],
+    collect() {
+      const waiting = sources.waiting?.();
+      if (waiting) this.set(waiting.held);
+    },
+  });
+  new Gauge({
+    name: "sms_change_notifications_listening",
+    help: "1 while this instance's LISTEN session for change notifications is up (PostgreSQL), else 0: held requests poll.",
+    registers: [registry],
+    collect() {
+      const waiting = sources.waiting?.();
+      if (waiting) this.set(waiting.listening ? 1 : 0);
+    },
+  });
+  new Gauge({
     name: "sms_db_read_replica_bypassed",
     help: "1 while reads skip the read replica after it failed to answer (they go to the primary), else 0 (always 0 without DATABASE_READ_URL).",
     registers: [registry],
@@ -364,9 +384,10 @@ export function createMetrics(sources: {
       readFallbacks.inc({ reason });
     },
     /** One finished HTTP request (the access log's facts). */
-    request(route: string, method: string, status: number, seconds: number, code?: string) {
+    /** One answered request; `seconds` null for a request held by `Prefer: wait` (its time is the hold's). */
+    request(route: string, method: string, status: number, seconds: number | null, code?: string) {
       requests.inc({ route, method, status: String(status) });
-      requestDuration.observe({ route, method }, seconds);
+      if (seconds !== null) requestDuration.observe({ route, method }, seconds);
       if (code) errors.inc({ code, route });
       if (status === 429 && code) refusals.inc({ code, route });
     },

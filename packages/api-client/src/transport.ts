@@ -77,7 +77,7 @@ export type CallSpec = {
   body?: unknown;
   /** Send the API key (the message routes). */
   auth?: boolean;
-  /** Statuses that are answers, not errors. */
+  /** Statuses that are answers, not errors (a 304 has no body: `body` is null). */
   ok: readonly number[];
   safety: RetrySafety;
   signal?: AbortSignal | undefined;
@@ -280,7 +280,7 @@ export function createTransport(options: TransportOptions) {
         } else if (spec.ok.includes(outcome.response.status)) {
           let body: T;
           try {
-            body = JSON.parse(outcome.text) as T;
+            body = (outcome.response.status === 304 ? null : JSON.parse(outcome.text)) as T;
           } catch (cause) {
             throw new SmsApiError({
               code: "unexpected_response",

@@ -246,6 +246,92 @@ describe("waitForFinalStatus (spec 6)", () => {
     expect(seen).toEqual(["queued", "submitted", "submitted", "submitted", "delivered"]);
   });
 
+  it("where the server holds reads (ETag, Prefer: wait): the first read at 2 s, then each held read at once", async () => {
+    const requests: Array<{ at: number; headers: Headers }> = [];
+    const start = Date.now();
+    const tagged = (status: Message["status"], tag: string) =>
+      json(200, message(status), { ETag: tag, "Preference-Applied": "wait=25" });
+    const answers: Array<() => Response | Promise<Response>> = [
+      () => json(200, message("submitted"), { ETag: '"a"' }),
+      // Held 25 s, unchanged.
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 25_000));
+        return new Response(null, { status: 304, headers: { ETag: '"a"', "Preference-Applied": "wait=25" } });
+      },
+      // Held 10 s, then the change.
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 10_000));
+        return tagged("delivered", '"b"');
+      },
+    ];
+    const fetch = async (request: Request) => {
+      requests.push({ at: Date.now() - start, headers: request.headers });
+      const next = answers.shift();
+      if (!next) throw new Error("no more answers");
+      return next();
+    };
+    const sms = createSmsClient({ baseUrl: "https://sms.example.ge", apiKey: "k", fetch });
+    const seen: string[] = [];
+    const done = sms.waitForFinalStatus("msg_1", { onUpdate: (m) => seen.push(m.status) });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect((await done).status).toBe("delivered");
+    expect(requests.map((r) => r.at)).toEqual([2000, 2000, 27_000]);
+    expect(requests.map((r) => [r.headers.get("if-none-match"), r.headers.get("prefer")])).toEqual([
+      [null, null],
+      ['"a"', "wait=25"],
+      ['"a"', "wait=25"],
+    ]);
+    expect(seen).toEqual(["submitted", "delivered"]);
+  });
+
+  it("a server that answers at once without Preference-Applied: spec 6's schedule, with If-None-Match", async () => {
+    const readAt: number[] = [];
+    const start = Date.now();
+    const answers = [
+      () => json(200, message("submitted"), { ETag: '"a"' }),
+      // The instance's holds are taken: answered at once, not held.
+      () => new Response(null, { status: 304, headers: { ETag: '"a"' } }),
+      () => new Response(null, { status: 304, headers: { ETag: '"a"' } }),
+      () => json(200, message("delivered"), { ETag: '"b"' }),
+    ];
+    const fetch = async () => {
+      readAt.push(Date.now() - start);
+      const next = answers.shift();
+      if (!next) throw new Error("no more answers");
+      return next();
+    };
+    const sms = createSmsClient({ baseUrl: "https://sms.example.ge", apiKey: "k", fetch });
+    const done = sms.waitForFinalStatus("msg_1");
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect((await done).status).toBe("delivered");
+    // 2 s; at once (the first ETag); then 4 s and 8 s more, as spec 6 says.
+    expect(readAt).toEqual([2000, 2000, 6000, 14_000]);
+  });
+
+  it("asks for a hold no longer than its timeout allows (5 s short of it), and none below 6 s", async () => {
+    for (const [timeoutMs, prefer] of [
+      [30_000, "wait=25"],
+      [12_000, "wait=7"],
+      [5000, null],
+    ] as const) {
+      const requests: Request[] = [];
+      const answers = [
+        () => json(200, message("submitted"), { ETag: '"a"' }),
+        () => json(200, message("delivered"), { ETag: '"b"' }),
+      ];
+      const fetch = async (request: Request) => {
+        requests.push(request);
+        return (answers.shift() as () => Response)();
+      };
+      const sms = createSmsClient({ baseUrl: "https://sms.example.ge", apiKey: "k", fetch, timeoutMs });
+      const done = sms.waitForFinalStatus("msg_1");
+      await vi.advanceTimersByTimeAsync(10_000);
+      await done;
+      expect(requests[1]?.headers.get("prefer") ?? null, String(timeoutMs)).toBe(prefer);
+      expect(requests[1]?.headers.get("if-none-match")).toBe('"a"');
+    }
+  });
+
   it("stops when its signal aborts, with the signal's reason", async () => {
     let reads = 0;
     const fetch = async () => {

@@ -25,8 +25,12 @@ final class Client
     /** Spec 6: read first after about 2 s, double the wait, cap it at 30 s. */
     public const POLL_INITIAL_DELAY_MS = 2_000;
     public const POLL_MAX_DELAY_MS = 30_000;
+    /** The longest hold waitForFinalStatus() asks the server for (`Prefer: wait`, an extension), in seconds. */
+    public const WAIT_SECONDS = 25;
 
     private readonly Transport $transport;
+    /** Seconds of `Prefer: wait`: 5 s inside the request timeout, at most WAIT_SECONDS (0: none). */
+    private readonly int $holdSeconds;
     /** @var \Closure(int): void */
     private readonly \Closure $sleep;
     /** @var array<string, mixed> */
@@ -58,6 +62,7 @@ final class Client
             throw new \InvalidArgumentException('timeoutSeconds must be positive');
         }
         $this->options = get_defined_vars();
+        $this->holdSeconds = max(0, min(self::WAIT_SECONDS, (int) floor($timeoutSeconds) - 5));
         $this->sleep = $sleeper !== null
             ? \Closure::fromCallable($sleeper)
             : static function (int $ms): void {
@@ -147,9 +152,13 @@ final class Client
     }
 
     /**
-     * Polls getMessage() as spec 6 recommends (first read after about 2 s, the
-     * wait doubling, capped at 30 s) and returns the message once its status
-     * is final (delivered, undeliverable, failed or unknown).
+     * Returns the message once its status is final (delivered, undeliverable,
+     * failed or unknown). The first read is after about 2 s (spec 6); after it,
+     * where the server offers it (an extension: ETag, If-None-Match with
+     * `Prefer: wait`), each read waits at the server until the status changes
+     * and the next follows at once. Where the server does not say
+     * Preference-Applied it polls as spec 6 recommends (the wait doubling,
+     * capped at 30 s).
      *
      * @param (callable(Message): void)|null $onUpdate hears every state read, final or not
      * @param int|null $maxWaitMs give up (SmsTimeoutException) rather than wait longer than this in all; null: no bound
@@ -163,30 +172,85 @@ final class Client
     ): Message {
         $waited = 0;
         $reads = 0;
-        foreach (self::pollingDelays($initialDelayMs, $maxDelayMs) as $delay) {
-            if ($maxWaitMs !== null && $waited + $delay > $maxWaitMs) {
-                throw new SmsTimeoutException(
-                    'timeout',
-                    "Message {$messageId} not final after {$reads} reads over {$waited} ms.",
-                    null,
-                    null,
-                    null,
-                    null,
-                    $reads,
-                );
+        $etag = null;
+        $askedToHold = false;
+        $delays = self::pollingDelays($initialDelayMs, $maxDelayMs);
+        $delay = $delays->current();
+        for (;;) {
+            if ($delay !== null) {
+                if ($maxWaitMs !== null && $waited + $delay > $maxWaitMs) {
+                    throw self::notFinal($messageId, $reads, $waited);
+                }
+                ($this->sleep)($delay);
+                $waited += $delay;
             }
-            ($this->sleep)($delay);
-            $waited += $delay;
-            $message = $this->getMessage($messageId);
+            if ($etag !== null) {
+                $askedToHold = true;
+            }
+            $startedAt = hrtime(true);
+            [$message, $etagRead, $held] = $this->readMessage($messageId, $etag);
             $reads++;
-            if ($onUpdate !== null) {
-                $onUpdate($message);
+            if ($message !== null) {
+                if ($onUpdate !== null) {
+                    $onUpdate($message);
+                }
+                if ($message->isFinal()) {
+                    return $message;
+                }
             }
-            if ($message->isFinal()) {
-                return $message;
+            $etag = $etagRead ?? $etag;
+            // Held (or the server's first ETag, not yet asked to hold): ask again at once. Else spec 6's schedule.
+            if ($etag !== null && ($held || !$askedToHold)) {
+                $waited += intdiv(hrtime(true) - $startedAt, 1_000_000);
+                if ($maxWaitMs !== null && $waited >= $maxWaitMs) {
+                    throw self::notFinal($messageId, $reads, $waited);
+                }
+                $delay = null;
+            } else {
+                $delays->next();
+                $delay = $delays->current();
             }
         }
-        throw new \LogicException('unreachable');
+    }
+
+    /**
+     * A read of the message; with `$etag`, a conditional one held at the server.
+     *
+     * @return array{0: Message|null, 1: string|null, 2: bool} the message (null: not changed), its ETag, whether it was held
+     */
+    private function readMessage(string $messageId, ?string $etag): array
+    {
+        $headers = [];
+        if ($etag !== null) {
+            $headers['If-None-Match'] = $etag;
+            if ($this->holdSeconds > 0) {
+                $headers['Prefer'] = 'wait=' . $this->holdSeconds;
+            }
+        }
+        $answer = $this->transport->call(
+            'GET',
+            '/v1/messages/' . rawurlencode($messageId),
+            $headers,
+            null,
+            true,
+            $etag === null ? [200] : [200, 304],
+            true,
+        );
+        $message = $answer->status === 304 ? null : self::value($answer, Message::fromArray(...));
+        return [$message, $answer->response->header('ETag'), $answer->response->header('Preference-Applied') !== null];
+    }
+
+    private static function notFinal(string $messageId, int $reads, int $waited): SmsTimeoutException
+    {
+        return new SmsTimeoutException(
+            'timeout',
+            "Message {$messageId} not final after {$reads} reads over {$waited} ms.",
+            null,
+            null,
+            null,
+            null,
+            $reads,
+        );
     }
 
     /**

@@ -129,7 +129,8 @@ final class Transport
 
     private function answer(HttpResponse $response, int $number): Answer
     {
-        $body = self::decode($response->body);
+        // 304 Not Modified has no body.
+        $body = $response->status === 304 ? [] : self::decode($response->body);
         if ($body === null) {
             throw new SmsApiException(
                 'unexpected_response',

@@ -387,6 +387,42 @@ Runner::test('waitForFinalStatus gives up after maxWaitMs with SmsTimeoutExcepti
     assertSame([3, 3], [count($stub->requests()), $error->attempts]);
 });
 
+Runner::test('waitForFinalStatus where the server holds reads: the first read at 2 s, then each held read at once', function () use ($stub, $client, &$waits) {
+    $held = ['Preference-Applied' => 'wait=25'];
+    $stub->script([
+        answer(200, message('submitted'), ['ETag' => '"a"']),
+        ['status' => 304, 'headers' => ['ETag' => '"a"'] + $held, 'body' => ''],
+        answer(200, message('delivered'), ['ETag' => '"b"'] + $held),
+    ]);
+    $seen = [];
+    $final = $client()->waitForFinalStatus('msg_1', onUpdate: function (Message $m) use (&$seen) {
+        $seen[] = $m->status;
+    });
+    assertSame('delivered', $final->status);
+    assertSame([2000], $waits);
+    assertSame(['submitted', 'delivered'], $seen);
+    assertSame(
+        [[null, null], ['"a"', 'wait=25'], ['"a"', 'wait=25']],
+        array_map(static fn (array $r): array => [$r['headers']['if-none-match'] ?? null, $r['headers']['prefer'] ?? null], $stub->requests()),
+    );
+});
+
+Runner::test('waitForFinalStatus against a server that does not hold: the schedule, with If-None-Match; the hold fits the timeout', function () use ($stub, $client, &$waits) {
+    $stub->script([
+        answer(200, message('submitted'), ['ETag' => '"a"']),
+        ['status' => 304, 'headers' => ['ETag' => '"a"'], 'body' => ''],
+        ['status' => 304, 'headers' => ['ETag' => '"a"'], 'body' => ''],
+        answer(200, message('delivered'), ['ETag' => '"b"']),
+    ]);
+    assertSame('delivered', $client(['timeoutSeconds' => 12.0])->waitForFinalStatus('msg_1')->status);
+    // 2 s; at once (the first ETag); then 4 s and 8 s, as spec 6 says.
+    assertSame([2000, 4000, 8000], $waits);
+    assertSame(
+        [[null, null], ['"a"', 'wait=7'], ['"a"', 'wait=7'], ['"a"', 'wait=7']],
+        array_map(static fn (array $r): array => [$r['headers']['if-none-match'] ?? null, $r['headers']['prefer'] ?? null], $stub->requests()),
+    );
+});
+
 Runner::test('verifications: start (key kept across a 503), check outcomes, get', function () use ($stub, $client, &$waits) {
     $stub->script([envelope(503, 'provider_unavailable', ['Retry-After' => '5']), answer(201, verification('pending'))]);
     $started = $client()->startVerification(['to' => '+995555123456', 'code_length' => 6]);

@@ -411,6 +411,48 @@ class WaitForFinalStatus(StubTestCase):
                                                                                  max_delay=10)).status, "failed")
         self.assertEqual(recorder.waits, [0.1, 0.15, 1, 3])
 
+    def test_where_the_server_holds_reads_the_first_read_is_at_2_s_then_each_held_read_follows_at_once(self) -> None:
+        held = {"Preference-Applied": "wait=25"}
+        server = self.stub([
+            answer(200, message("submitted"), {"ETag": '"a"'}),
+            answer(304, raw=b"", headers={"ETag": '"a"', **held}),
+            answer(200, message("delivered"), {"ETag": '"b"', **held}),
+        ])
+        client, recorder = self.client(server, timeout=Timeout(connect=2, read=30))
+        seen: List[str] = []
+        final = client.wait_for_final_status("msg_1", on_update=lambda m: seen.append(m.status))
+        self.assertEqual(final.status, "delivered")
+        self.assertEqual(recorder.waits, [2])
+        self.assertEqual(seen, ["submitted", "delivered"])
+        self.assertEqual(
+            [(r.headers.get("if-none-match"), r.headers.get("prefer")) for r in server.requests],
+            [(None, None), ('"a"', "wait=25"), ('"a"', "wait=25")],
+        )
+
+    def test_a_server_that_does_not_hold_is_polled_on_the_schedule_with_if_none_match(self) -> None:
+        server = self.stub([
+            answer(200, message("submitted"), {"ETag": '"a"'}),
+            answer(304, raw=b"", headers={"ETag": '"a"'}),
+            answer(304, raw=b"", headers={"ETag": '"a"'}),
+            answer(200, message("delivered"), {"ETag": '"b"'}),
+        ])
+        client, recorder = self.client(server)
+        self.assertEqual(client.wait_for_final_status("msg_1").status, "delivered")
+        # 2 s; at once (the first ETag); then 4 s and 8 s, as spec 6 says.
+        self.assertEqual(recorder.waits, [2, 4, 8])
+        self.assertEqual([r.headers.get("if-none-match") for r in server.requests], [None, '"a"', '"a"', '"a"'])
+
+    def test_the_hold_asked_for_stays_5_s_inside_the_read_timeout(self) -> None:
+        for timeout, prefer in [(Timeout(connect=2, read=30), "wait=25"), (Timeout(connect=2, read=12), "wait=7"),
+                                (Timeout(connect=2, read=5), None)]:
+            server = self.stub([
+                answer(200, message("submitted"), {"ETag": '"a"'}),
+                answer(200, message("delivered"), {"ETag": '"b"'}),
+            ])
+            client, _ = self.client(server, timeout=timeout)
+            client.wait_for_final_status("msg_1")
+            self.assertEqual(server.requests[1].headers.get("prefer"), prefer)
+
     def test_max_wait_by_the_injected_clock_raises_a_timeout_instead_of_sleeping_past_it(self) -> None:
         server = self.stub([answer(200, message("submitted")) for _ in range(5)])
         now = [0.0]

@@ -114,7 +114,8 @@ export type CreateDatabaseOptions = {
   /**
    * Where migrate() connects (default: `databaseUrl`). Migrations hold a
    * session-level advisory lock, which a transaction-mode pooler cannot keep:
-   * behind one, point this at PostgreSQL itself.
+   * behind one, point this at PostgreSQL itself. The LISTEN session
+   * (listen.ts) connects here too, for the same reason.
    */
   migrationUrl?: string;
 };
@@ -156,7 +157,13 @@ const sessionRunners = new WeakMap<Database, SessionRunner>();
  * first when the Database closes. Not exported from the package's entry.
  */
 export type Driver = (
-  | { kind: "postgres"; pool: pg.Pool; preparedStatements: boolean }
+  | {
+      kind: "postgres";
+      pool: pg.Pool;
+      preparedStatements: boolean;
+      /** Where a session of its own connects (LISTEN: listen.ts): PostgreSQL itself, not a transaction-mode pooler. */
+      sessionUrl: string;
+    }
   | { kind: "pglite"; pglite: PGlite }
 ) & { beforeClose: Array<() => Promise<void>> };
 const drivers = new WeakMap<Database, Driver>();
@@ -402,7 +409,13 @@ function openPostgres(databaseUrl: string, options: CreateDatabaseOptions): Data
     client.on("error", () => undefined);
   });
 
-  const driver: Driver = { kind: "postgres", pool, preparedStatements: prepared, beforeClose: [] };
+  const driver: Driver = {
+    kind: "postgres",
+    pool,
+    preparedStatements: prepared,
+    sessionUrl: options.migrationUrl ?? databaseUrl,
+    beforeClose: [],
+  };
   let closed = false;
 
   const runSession: SessionRunner = async (work) => {

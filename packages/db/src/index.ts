@@ -16,6 +16,7 @@ export {
   type TransactionSql,
   unnamedForFirst,
 } from "./database.ts";
+export { type Listener, type ListenOptions, listen } from "./listen.ts";
 export type { DatabaseLogger } from "./logger.ts";
 export { type MigrateCliOptions, type MigrateCliResult, migrateCli } from "./migrate-cli.ts";
 export {

@@ -11,8 +11,11 @@ export * from "./ports.ts";
 export * from "./provider.ts";
 export * from "./slots.ts";
 export {
+  CHANGES_CHANNEL,
   createStore,
   type ReplicaReads,
+  type ResourceChanges,
+  resourceChanges,
   type Store,
   type StoreTx,
   withReplicaReads,

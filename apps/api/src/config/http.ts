@@ -27,6 +27,13 @@ export const ZHttpEnv = z.object({
   MAX_CONNECTIONS_PER_PEER: int(128, 1, 1_000_000),
   /** Requests from one address (an IPv6 /48) whose body has not arrived yet; a new one closes the oldest. */
   MAX_UNFINISHED_BODIES_PER_PEER: int(16, 1, 1_000_000),
+  /**
+   * Requests held at once by `Prefer: wait` (http/conditional-read.ts), at most half of MAX_CONNECTIONS
+   * (a held request keeps its connection); beyond it a request is answered at once.
+   */
+  MAX_WAITING_REQUESTS: int(512, 0, 1_000_000),
+  /** The same for one API key (at most MAX_WAITING_REQUESTS). */
+  MAX_WAITING_REQUESTS_PER_KEY: int(64, 0, 1_000_000),
   /** Proxy hops (a number) or comma-separated addresses/CIDRs whose X-Forwarded-For is trusted. */
   TRUST_PROXY: optionalString,
   /** With a hop count in TRUST_PROXY: where those proxies are (default: private addresses). */
@@ -99,7 +106,18 @@ export function httpConfig(env: THttpEnv & Pick<TServiceEnv, "NODE_ENV">) {
         env.MAX_CONNECTIONS_PER_PEER,
         env.MAX_CONNECTIONS,
       ),
+      /** Requests held by `Prefer: wait` at once (at most half of maxConnections), and per API key. */
+      waiting: waitingLimits(env.MAX_WAITING_REQUESTS, env.MAX_WAITING_REQUESTS_PER_KEY, env.MAX_CONNECTIONS),
     },
     apiKeyCacheTtlMs: env.API_KEY_CACHE_TTL_MS,
   };
+}
+
+/**
+ * The holds' bounds in the connection budget: a held request keeps its connection, so holds take at most
+ * half of MAX_CONNECTIONS, leaving the other half to everything else; one key at most the instance's.
+ */
+export function waitingLimits(max: number, perKey: number, maxConnections: number) {
+  const total = Math.min(max, Math.floor(maxConnections / 2));
+  return { max: total, perKey: Math.min(perKey, total) };
 }

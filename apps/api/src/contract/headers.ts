@@ -35,6 +35,19 @@ export const RESPONSE_HEADERS = {
     schema: { type: "string" },
     example: "POST",
   },
+  ETag: {
+    description:
+      "An extension of the contract: a strong tag of this state of the resource (the body's bytes). Send it back in " +
+      "`If-None-Match`.",
+    required: true,
+    schema: { type: "string" },
+    example: '"3f1b0c9ad2e84b7f90a1c2d3e4f50617"',
+  },
+  "Preference-Applied": {
+    description: "`wait=N`: the request's `Prefer: wait` was honoured, with N seconds (at most 30).",
+    schema: { type: "string" },
+    example: "wait=25",
+  },
   "WWW-Authenticate": {
     description: "`Bearer` (absent on `project_suspended`).",
     schema: { type: "string" },

@@ -36,6 +36,12 @@ export type Meta = OpenApiMeta<{
    * (http/gateway.ts, inTurn). Never for a route that waits on anything but its own statement.
    */
   readTurn?: boolean;
+  /**
+   * The route is a conditional read (http/conditional-read.ts): its 200 carries an ETag, If-None-Match
+   * answers 304, and `Prefer: wait` holds the request until the resource named by the path parameter
+   * `idParam` changes.
+   */
+  conditional?: { idParam: string };
 }>;
 
 /** One status of a route, as the OpenAPI document describes it. */
@@ -45,6 +51,8 @@ export type DocumentedResponse = {
   codes?: readonly ApiErrorCode[];
   /** Response headers beyond X-Request-Id (contract/headers.ts). */
   headers?: readonly ResponseHeaderName[];
+  /** The answer has no body (304). */
+  noBody?: boolean;
   /** Named examples of the body: real shapes, checked against the schema by test/openapi.test.ts. */
   examples?: Readonly<Record<string, { summary: string; value: unknown }>>;
 };

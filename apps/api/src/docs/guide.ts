@@ -13,6 +13,7 @@ import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
 import { TEMPLATE_IDS, TEMPLATES } from "@sms/templates";
 import { API_ERROR_CODES, ERROR_STATUS } from "../contract/errors.ts";
 import { ERROR_GUIDE } from "../contract/wording.ts";
+import { MAX_WAIT_SECONDS } from "../http/conditional-read.ts";
 import { MESSAGE_EXAMPLES } from "../routers/messages/message.types.ts";
 import { TEST_KEY_EXAMPLE } from "../routers/test-keys/create-test-key.types.ts";
 import { VERIFICATION_EXAMPLES } from "../routers/verifications/verification.types.ts";
@@ -209,7 +210,7 @@ When several apply, the first in this order answers: the route (404, 405), authe
 Failures after a message was accepted are not HTTP errors: the message's \`error\` field carries them (\`MessageError\`).`;
 }
 
-function polling(): string {
+function polling(baseUrl: string): string {
   return `## Polling and the status lifecycle
 
 There are no webhooks: read \`GET /v1/messages/{message_id}\` until the status is final. Read first about
@@ -240,6 +241,49 @@ while true; do
   if [ "$STATUS" != queued ] && [ "$STATUS" != submitted ]; then echo "$STATE"; break; fi
   DELAY=$((DELAY * ${POLLING.factor} > ${POLLING.maxDelaySeconds} ? ${POLLING.maxDelaySeconds} : DELAY * ${POLLING.factor}))
 done
+\`\`\`
+
+### Waiting at the server instead (an extension)
+
+Both \`GET /v1/messages/{message_id}\` and \`GET /v1/verifications/{verification_id}\` answer with an \`ETag\`. Send it
+back in \`If-None-Match\` with \`Prefer: wait=N\` (N at most ${MAX_WAIT_SECONDS}; more is taken as ${MAX_WAIT_SECONDS}) and the
+request is held until the state changes (\`200\`, the new state) or N seconds pass (\`304\`, no body): one request
+per change instead of a poll every few seconds. An answer that carries \`Preference-Applied: wait=N\` was held; one
+without it was answered at once (the instance holds as many as it takes), so sleep on the schedule above before
+the next read. Without these headers everything above holds unchanged. The client libraries do this for you.
+
+\`\`\`js
+const BASE_URL = "${baseUrl}";
+const { api_key } = await (await fetch(\`\${BASE_URL}/v1/test-keys\`, { method: "POST" })).json();
+const auth = { Authorization: \`Bearer \${api_key}\` };
+const sent = await fetch(\`\${BASE_URL}/v1/messages\`, {
+  method: "POST",
+  headers: { ...auth, "Idempotency-Key": ${FRESH_KEY.node}, "Content-Type": "application/json" },
+  body: JSON.stringify({ to: "+995555123456", template: "verification_code", variables: { code: "482913" }, locale: "en" }),
+});
+const { id } = await sent.json();
+const sleep = (seconds) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+let delay = ${POLLING.firstDelaySeconds};
+let etag = null;
+await sleep(delay);
+for (;;) {
+  // After the first read: "answer when it changes, or after 25 s".
+  const headers = etag ? { ...auth, "If-None-Match": etag, Prefer: "wait=25" } : auth;
+  const response = await fetch(\`\${BASE_URL}/v1/messages/\${id}\`, { headers });
+  etag = response.headers.get("etag") ?? etag;
+  if (response.status === 200) {
+    const message = await response.json();
+    if (!["queued", "submitted"].includes(message.status)) {
+      console.log(message.status);
+      break;
+    }
+  }
+  // Not held (an instance at its bound, or a server without the extension): the schedule above.
+  if (!response.headers.has("preference-applied")) {
+    await sleep(delay);
+    delay = Math.min(delay * ${POLLING.factor}, ${POLLING.maxDelaySeconds});
+  }
+}
 \`\`\``;
 }
 
@@ -269,10 +313,11 @@ function clients(): string {
 Three clients ship in this repository, one per language, with the same behaviour: a new \`Idempotency-Key\` for each
 send, kept across that send's retries; \`Retry-After\` honoured; bounded timeouts; typed errors carrying \`code\`,
 \`status\` and \`request_id\`; a send retried with its key after a proxy's \`502\`/\`504\` page; no automatic retry of a
-\`201\` \`unknown\`, a \`429 daily_limit_reached\` or any \`409\`; and a wait for the final status on the schedule of
-"Polling" (${POLLING.firstDelaySeconds} s, doubling, at most ${POLLING.maxDelaySeconds} s). Each also starts and checks verifications, and names a check's
-outcome with the API's words: \`approved\`, \`pending\` (a wrong code), \`max_attempts_reached\`, or
-\`verification_not_pending\` (the \`409\`, returned as an outcome rather than thrown).
+\`201\` \`unknown\`, a \`429 daily_limit_reached\` or any \`409\`; and a wait for the final status that waits at the server
+where it can (\`Prefer: wait\`, see "Polling") and otherwise polls on its schedule (${POLLING.firstDelaySeconds} s, doubling, at most
+${POLLING.maxDelaySeconds} s). Each also starts and checks verifications, and names a check's outcome with the API's words:
+\`approved\`, \`pending\` (a wrong code), \`max_attempts_reached\`, or \`verification_not_pending\` (the \`409\`, returned
+as an outcome rather than thrown).
 
 | Language | Package | Install (from a checkout of the repository) | First call |
 |---|---|---|---|
@@ -365,7 +410,7 @@ export function guidePages(baseUrl: string): Array<{ name: string; description: 
     ["Test mode and the simulator", testMode()],
     ["Idempotency and retries", idempotency()],
     ["Errors", errors()],
-    ["Polling and the status lifecycle", polling()],
+    ["Polling and the status lifecycle", polling(baseUrl)],
     ["Limits", limits()],
     ["Verify a phone number", verifyPhone(baseUrl)],
     ["Client libraries", clients()],

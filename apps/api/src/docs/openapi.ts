@@ -205,7 +205,11 @@ export function buildOpenApiDocument(router: OpenApiRouter, baseUrl: string): Op
       const status = Number(statusText);
       const codes = response.codes;
       const description = codes ? `${response.description}\n\n${codeList(codes)}` : response.description;
-      const schema = codes ? errorSchemaFor(route.operationId, status, codes) : route.output;
+      const schema = response.noBody
+        ? undefined
+        : codes
+          ? errorSchemaFor(route.operationId, status, codes)
+          : route.output;
       const examples = codes ? errorExamples(codes) : response.examples;
       responses[statusText] = {
         description,

@@ -34,6 +34,7 @@ import type { AppLogger } from "../logger.ts";
 import { newRequestState, type RequestState, successResponseMeta } from "../trpc/request-state.ts";
 import type { ApiRouter, Context, Meta } from "../trpc/trpc.ts";
 import { resolveClientAddress, type TrustProxy } from "./client-address.ts";
+import { answerConditionally, type ConditionalReads, type ProcedureAnswer } from "./conditional-read.ts";
 import {
   type BodyError,
   databaseUnavailableError,
@@ -70,6 +71,8 @@ export type FinishedRequest = {
   status: number;
   seconds: number;
   code?: string;
+  /** Held by `Prefer: wait`: `seconds` is mostly the hold (the latency histogram leaves it out). */
+  held: boolean;
 };
 
 export type Handler = (request: Request, connection?: ConnectionInfo) => Promise<Response>;
@@ -263,6 +266,8 @@ export function createGateway(options: {
   readTurns?: ReadTurns;
   /** HTML answers for failures under the pages' paths (/dashboard, /claim); everything else gets the envelope. */
   pageErrors?: PageErrors[];
+  /** Holds for the conditional routes (Meta.conditional, `Prefer: wait`); without it they answer at once. */
+  conditionalReads?: ConditionalReads;
 }): Handler {
   const { deps } = options;
   const routes = routeTable(options.router, options.extraRoutes);
@@ -279,6 +284,21 @@ export function createGateway(options: {
     params: Record<string, string>,
     state: RequestState,
   ): Promise<Response> {
+    const answer = await runProcedure(request, url, route, params, state);
+    return new Response(answer.body, {
+      status: answer.status,
+      headers: { ...answer.headers, "Content-Type": "application/json" },
+    });
+  }
+
+  /** callProcedure's work, before the answer is a Response (the conditional routes tag it first). */
+  async function runProcedure(
+    request: Request,
+    url: URL,
+    route: ProcedureRoute,
+    params: Record<string, string>,
+    state: RequestState,
+  ): Promise<ProcedureAnswer> {
     const body = await prepareBody(request, route, options.maxBodyBytes);
     const input = route.takesInput
       ? { ...(route.takesBody ? body.value : queryInput(url)), ...params }
@@ -302,10 +322,7 @@ export function createGateway(options: {
     }
     if (body.bodyProblem) throw body.bodyProblem;
     const meta = successResponseMeta(state);
-    return new Response(JSON.stringify(data), {
-      status: meta.status,
-      headers: { ...meta.headers, "Content-Type": "application/json" },
-    });
+    return { status: meta.status, headers: meta.headers, body: JSON.stringify(data), data };
   }
 
   async function dispatch(
@@ -344,6 +361,18 @@ export function createGateway(options: {
     const params = route.pattern.exec(path)?.groups ?? {};
     if (route.extra) return route.extra.handle(request, state, params);
     const turns = options.readTurns;
+    const conditional = route.procedure.meta.conditional;
+    if (conditional) {
+      const procedure = route.procedure;
+      const read = () => runProcedure(request, url, procedure, params, state);
+      return answerConditionally({
+        state,
+        id: params[conditional.idParam] ?? "",
+        // Each read takes its own turn: a hold keeps none while it waits.
+        read: turns && procedure.meta.readTurn === true ? () => inTurn(turns, read) : read,
+        reads: options.conditionalReads,
+      });
+    }
     if (turns && route.procedure.meta.readTurn === true) {
       return inTurn(turns, () => callProcedure(request, url, route.procedure, params, state));
     }
@@ -404,7 +433,7 @@ async function headResponse(response: Response): Promise<Response> {
  * (bench/log/2026-11-27.md#read-turns-2026-11-27). A read that waits longer than the database's connect deadline answers as
  * one the pool could not serve: 500 with Retry-After.
  */
-async function inTurn(turns: ReadTurns, call: () => Promise<Response>): Promise<Response> {
+async function inTurn<T>(turns: ReadTurns, call: () => Promise<T>): Promise<T> {
   try {
     return await turns.slots.run(call, { timeoutMs: turns.timeoutMs });
   } catch (error) {
@@ -528,8 +557,16 @@ function logAccess(
       status,
       duration_ms: Math.round(durationMs * 10) / 10,
       ...(state.projectId ? { project_id: state.projectId } : {}),
+      ...(state.held ? { held: true } : {}),
     },
     "request",
   );
-  return { route: template, method, status, seconds: durationMs / 1000, code: failure?.error.code };
+  return {
+    route: template,
+    method,
+    status,
+    seconds: durationMs / 1000,
+    code: failure?.error.code,
+    held: state.held === true,
+  };
 }

@@ -46,16 +46,16 @@ import {
 import { type Authentication, newMcpSessionId, type Timer } from "@sms/domain";
 import { getTRPCErrorFromUnknown, TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { ApiError } from "../contract/errors.ts";
+import { API_ERROR_CODES, ApiError } from "../contract/errors.ts";
 import type { AppDeps } from "../deps.ts";
-import { API_ERROR_CODES } from "../contract/errors.ts";
 import { API_VERSION } from "../docs/openapi.ts";
-import type { OriginRule } from "./origin.ts";
+import { type ConditionalReads, watchChanges } from "../http/conditional-read.ts";
 import { isUnexpected, toApiError } from "../http/errors.ts";
 import type { ExtraRoute } from "../http/gateway.ts";
 import { readBody } from "../http/read-body.ts";
 import { type RequestState, successResponseMeta } from "../trpc/request-state.ts";
 import { createCaller } from "./caller.ts";
+import type { OriginRule } from "./origin.ts";
 import { type McpResource, mcpResources } from "./resources.ts";
 import { isInitialize, MCP_SESSION_HEADER, sessionIdOf, withSessionId } from "./session-key.ts";
 import { TOOLS, type Tool, type ToolCall, type ToolContext } from "./tools.ts";
@@ -236,6 +236,7 @@ function mcpServer(
   timer: Timer,
   resources: readonly McpResource[],
   sessionId: string | null,
+  reads: ConditionalReads | undefined,
 ): Server {
   const server = new Server(
     { name: "sms-api", title: "Georgia SMS API", version: API_VERSION },
@@ -270,6 +271,16 @@ function mcpServer(
       timer,
       signal: extra.signal,
       session: session.tool,
+      // Only where notifications arrive: on PGlite the schedule costs fewer reads than polling every second.
+      ...(reads?.changes.listening()
+        ? {
+            holds: {
+              watch: (id: string) => watchChanges(reads.changes, id),
+              // The key is known once the first read has authenticated it.
+              enter: () => reads.room.enter(state.apiKey?.id ?? ""),
+            },
+          }
+        : {}),
     };
     return callTool(tool, request.params.arguments ?? {}, context, state);
   });
@@ -284,6 +295,8 @@ export function mcpRoutes(options: {
   timer: Timer;
   /** Refuses a browser's foreign Origin and a foreign Host (origin.ts). */
   origin: OriginRule;
+  /** wait_for_message's holds (http/conditional-read.ts); without them it polls. */
+  conditionalReads?: ConditionalReads;
 }): ExtraRoute[] {
   const resources = mcpResources(options.publicBaseUrl);
   return [
@@ -310,6 +323,7 @@ export function mcpRoutes(options: {
           options.timer,
           resources,
           newSessionId ?? sessionIdOf(request),
+          options.conditionalReads,
         );
         // Stateless as the SDK sees it: the session is ours (session-key.ts), not the transport's.
         const transport = new WebStandardStreamableHTTPServerTransport({

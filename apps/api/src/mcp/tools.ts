@@ -51,6 +51,15 @@ export type ToolContext = {
   timer: Timer;
   signal: AbortSignal;
   session: ToolSession;
+  /**
+   * Waiting for a change instead of polling (http/conditional-read.ts), when this instance hears change
+   * notifications (PostgreSQL): a watch on an id, and a place among the instance's and the key's holds
+   * (null: none free; poll instead). Absent: poll on spec 6's schedule.
+   */
+  holds?: {
+    watch(id: string): { next(): Promise<void>; cancel(): void; stop(): void };
+    enter(): (() => void) | null;
+  };
 };
 
 /** The MCP session of a tool call (mcp.ts, session-key.ts). */
@@ -250,8 +259,9 @@ const waitForMessage: Tool = {
   name: "wait_for_message",
   title: "Wait for a message's final status",
   description:
-    `Polls the message as the API recommends (first read after ${POLLING.firstDelaySeconds} s, the wait doubling, capped ` +
-    `at ${POLLING.maxDelaySeconds} s) until its status is final or timeout_seconds have passed, and returns the final or ` +
+    `Reads the message first after ${POLLING.firstDelaySeconds} s, then waits at the server for its status to change ` +
+    `(or, where the server cannot hold the wait, polls as the API recommends: the wait doubling, capped at ` +
+    `${POLLING.maxDelaySeconds} s) until its status is final or timeout_seconds have passed, and returns the final or ` +
     "latest state with final: true or false. If final is false, call it again later. Needs the API key of the project " +
     "that sent the message (this session's, or the Authorization header).",
   input: ZWaitArguments,
@@ -269,28 +279,56 @@ const waitForMessage: Tool = {
     const { api } = context.call();
     let waitedMs = 0;
     let reads = 0;
-    for (const delay of pollingDelaysMs()) {
-      // The last wait is cut to what is left, so that the budget ends with a read.
-      const wait = Math.min(delay, budgetMs - waitedMs);
-      await sleepUnlessAborted(context, wait);
-      waitedMs += wait;
-      const message = await api.messages.get({ message_id: messageId });
-      reads++;
-      const final = FINAL_STATUSES.has(message.status);
-      if (final || waitedMs >= budgetMs) {
-        return {
-          result: { message, final, waited_seconds: Math.round(waitedMs / 1000), reads },
-          notes: final
-            ? []
-            : [
-                `Still ${message.status} after ${Math.round(waitedMs / 1000)} s: call wait_for_message again later.`,
-              ],
-        };
+    // Watched from before the first read, so that no change after it is missed.
+    const watch = context.holds?.watch(messageId);
+    let leave: (() => void) | null = null;
+    const delays = pollingDelaysMs();
+    try {
+      for (let first = true; ; first = false) {
+        // After the first read, one wait at the server for the rest of the budget, when a hold is free.
+        leave ??= first || !watch ? null : (context.holds?.enter() ?? null);
+        if (watch && leave) {
+          waitedMs += await waitForChange(context, watch, budgetMs - waitedMs);
+        } else {
+          // The last wait is cut to what is left, so that the budget ends with a read.
+          const wait = Math.min(delays.next().value, budgetMs - waitedMs);
+          await sleepUnlessAborted(context, wait);
+          waitedMs += wait;
+        }
+        const message = await api.messages.get({ message_id: messageId });
+        reads++;
+        const final = FINAL_STATUSES.has(message.status);
+        if (final || waitedMs >= budgetMs) {
+          return {
+            result: { message, final, waited_seconds: Math.round(waitedMs / 1000), reads },
+            notes: final
+              ? []
+              : [
+                  `Still ${message.status} after ${Math.round(waitedMs / 1000)} s: call wait_for_message again later.`,
+                ],
+          };
+        }
       }
+    } finally {
+      leave?.();
+      watch?.stop();
     }
-    throw new Error("unreachable");
   },
 };
+
+/** Waits for the watched message's next change or `ms`, whichever is first; returns how long it waited. */
+async function waitForChange(
+  context: ToolContext,
+  watch: { next(): Promise<void>; cancel(): void },
+  ms: number,
+): Promise<number> {
+  const startedAt = context.timer.monotonicMs();
+  const woken = await Promise.race([
+    watch.next().then(() => true),
+    sleepUnlessAborted(context, ms).then(() => false),
+  ]).finally(() => watch.cancel());
+  return woken ? Math.min(ms, Math.max(0, context.timer.monotonicMs() - startedAt)) : ms;
+}
 
 async function sleepUnlessAborted(context: ToolContext, ms: number): Promise<void> {
   if (context.signal.aborted) throw context.signal.reason;

@@ -36,7 +36,16 @@ describe("newRequestState", () => {
     const state = newRequestState("req_2", request, "203.0.113.7", logger);
     // One shape for every request: what procedures set later is already a property (undefined).
     expect(Object.keys(state).sort()).toEqual(
-      ["apiKey", "clientAddress", "messageId", "projectId", "request", "requestId", "verificationId"].sort(),
+      [
+        "apiKey",
+        "clientAddress",
+        "held",
+        "messageId",
+        "projectId",
+        "request",
+        "requestId",
+        "verificationId",
+      ].sort(),
     );
     expect(state).toMatchObject({ requestId: "req_2", request, clientAddress: "203.0.113.7" });
     expect(state.projectId).toBeUndefined();

@@ -20,6 +20,8 @@ export type RequestState = {
   messageId?: string;
   /** The verification the request created or read (verifications' procedures set it). */
   verificationId?: string;
+  /** The request was held by `Prefer: wait` (http/conditional-read.ts): its duration is the hold's, not work. */
+  held?: boolean;
 };
 
 /**
@@ -35,6 +37,7 @@ class GatewayRequestState implements RequestState {
   apiKey: RequestState["apiKey"] = undefined;
   messageId: string | undefined = undefined;
   verificationId: string | undefined = undefined;
+  held = false;
   readonly requestId: string;
   readonly request: Request;
   readonly clientAddress: string;

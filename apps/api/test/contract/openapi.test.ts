@@ -200,7 +200,7 @@ describe("GET /openapi.json", () => {
         "500",
         "503",
       ],
-      "GET /v1/messages/{message_id}": ["200", "400", "401", "403", "404", "429", "500"],
+      "GET /v1/messages/{message_id}": ["200", "304", "400", "401", "403", "404", "429", "500"],
       "POST /v1/verifications": [
         "200",
         "201",
@@ -228,7 +228,7 @@ describe("GET /openapi.json", () => {
         "429",
         "500",
       ],
-      "GET /v1/verifications/{verification_id}": ["200", "400", "401", "403", "404", "429", "500"],
+      "GET /v1/verifications/{verification_id}": ["200", "304", "400", "401", "403", "404", "429", "500"],
       "POST /v1/test-keys": ["201", "404", "413", "429", "500"],
       "GET /healthz": ["200", "404", "500"],
       "GET /readyz": ["200", "404", "500", "503"],
@@ -246,6 +246,20 @@ describe("GET /openapi.json", () => {
             expect(response.headers, `${route} ${status}`).toHaveProperty("Retry-After");
         }
       }
+    }
+    // The conditional reads (an extension): ETag on the 200, a body-less 304, the two request headers.
+    for (const path of ["/v1/messages/{message_id}", "/v1/verifications/{verification_id}"]) {
+      const read = document.paths[path]?.get as Operation;
+      expect(read.responses["200"]?.headers, path).toHaveProperty("ETag");
+      expect(read.responses["200"]?.headers, path).toHaveProperty("Preference-Applied");
+      expect(read.responses["304"]?.headers, path).toHaveProperty("ETag");
+      expect(read.responses["304"]?.headers, path).toHaveProperty("X-Request-Id");
+      expect(read.responses["304"], path).not.toHaveProperty("content");
+      const headers = (read.parameters ?? []).filter((p) => p.in === "header");
+      expect(headers.map((p) => [p.name, p.required ?? false]).sort(), path).toEqual([
+        ["If-None-Match", false],
+        ["Prefer", false],
+      ]);
     }
     const send = document.paths["/v1/messages"]?.post as Operation;
     // 201 and the 200 replay are distinct responses.

@@ -7,6 +7,7 @@
 //   - The 201 comes before the 200 replay in each send's responses.
 //   - The guide's Getting started, pasted into bash on a machine with only coreutils, node and curl (no
 //     /proc, as on macOS), reaches delivered; its Node.js and Python versions do too.
+//   - The polling page's wait at the server (ETag, `Prefer: wait`) reaches delivered.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
@@ -101,13 +102,17 @@ describe("the samples of /docs", () => {
       Object.entries(methods).map(([method, operation]) => ({ path, method, operation })),
     );
   const samplesOf = (operationId: string) =>
-    operations().find(({ operation }) => operation.operationId === operationId)?.operation["x-codeSamples"] ?? [];
+    operations().find(({ operation }) => operation.operationId === operationId)?.operation["x-codeSamples"] ??
+    [];
 
   it("every operation has curl, Node.js, Python and PHP samples; a send's make a new key each run, none a fixed one", () => {
     expect(operations().length).toBeGreaterThan(6);
     for (const { path, method, operation } of operations()) {
       const samples = operation["x-codeSamples"] ?? [];
-      expect(samples.map((sample) => sample.label), `${method} ${path}`).toEqual(LABELS);
+      expect(
+        samples.map((sample) => sample.label),
+        `${method} ${path}`,
+      ).toEqual(LABELS);
       const idempotent = (operation.parameters ?? []).some(
         (parameter) => parameter.in === "header" && parameter.name === "Idempotency-Key",
       );
@@ -151,7 +156,10 @@ describe("the samples of /docs", () => {
       "Node.js": async (source) => {
         const result = await run(process.execPath, ["--input-type=module", "-e", source], env, work);
         expect(result.code, result.stderr).toBe(0);
-        return { status: Number(result.stdout.split(" ")[0]), id: /id: '([^']+)'/.exec(result.stdout)?.[1] ?? "" };
+        return {
+          status: Number(result.stdout.split(" ")[0]),
+          id: /id: '([^']+)'/.exec(result.stdout)?.[1] ?? "",
+        };
       },
       Python: async (source) => {
         const result = await run(onPath("python3") ?? "python3", ["-c", source], env, work);
@@ -206,10 +214,15 @@ describe("the samples of /docs", () => {
       "bash",
     );
     expect(polling).toHaveLength(1);
-    const shell = await run(join(bin, "bash"), ["-euo", "pipefail", "-c", `${script}\n${polling[0]}`], {
-      PATH: bin,
-      HOME: work,
-    }, work);
+    const shell = await run(
+      join(bin, "bash"),
+      ["-euo", "pipefail", "-c", `${script}\n${polling[0]}`],
+      {
+        PATH: bin,
+        HOME: work,
+      },
+      work,
+    );
     expect(shell.code, shell.stderr).toBe(0);
     expect(shell.stdout).toMatch(/"status":"delivered"/);
 
@@ -219,8 +232,30 @@ describe("the samples of /docs", () => {
     expect(node.stdout.trim().split("\n")).toEqual(expect.arrayContaining(["201 submitted", "delivered"]));
 
     const [py] = fenced(page, "python");
-    const python = await run(onPath("python3") ?? "python3", ["-c", py ?? ""], { PATH: process.env.PATH ?? "" }, work);
+    const python = await run(
+      onPath("python3") ?? "python3",
+      ["-c", py ?? ""],
+      { PATH: process.env.PATH ?? "" },
+      work,
+    );
     expect(python.code, python.stderr).toBe(0);
     expect(python.stdout.trim().split("\n")).toEqual(expect.arrayContaining(["201 submitted", "delivered"]));
+  });
+
+  it("the polling page's wait at the server (an extension), run with Node.js, reaches delivered", {
+    timeout: 120_000,
+  }, async () => {
+    const page =
+      document.tags.find((tag) => tag.name === "Polling and the status lifecycle")?.description ?? "";
+    const [js] = fenced(page, "js");
+    expect(js).toContain("If-None-Match");
+    const node = await run(
+      process.execPath,
+      ["--input-type=module", "-e", js ?? ""],
+      { PATH: process.env.PATH ?? "" },
+      work,
+    );
+    expect(node.code, node.stderr).toBe(0);
+    expect(node.stdout.trim()).toBe("delivered");
   });
 });

@@ -996,6 +996,16 @@ export interface components {
          */
         Allow: string;
         /**
+         * @description An extension of the contract: a strong tag of this state of the resource (the body's bytes). Send it back in `If-None-Match`.
+         * @example "3f1b0c9ad2e84b7f90a1c2d3e4f50617"
+         */
+        ETag: string;
+        /**
+         * @description `wait=N`: the request's `Prefer: wait` was honoured, with N seconds (at most 30).
+         * @example wait=25
+         */
+        "Preference-Applied": string;
+        /**
          * @description `Bearer` (absent on `project_suspended`).
          * @example Bearer
          */
@@ -1413,7 +1423,12 @@ export interface operations {
     getMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `ETag` of the state you last read: `304` with no body while it is still the current one. An extension of the contract; without it the route answers as the contract says. */
+                "If-None-Match"?: string;
+                /** @description `wait=N` (RFC 7240) with `If-None-Match`: the request is held until the state changes (`200`) or N seconds pass (`304`); N above 30 is taken as 30. Honoured when the answer says `Preference-Applied`; otherwise (the instance holds as many requests as it takes) it was answered at once: poll on the usual schedule. */
+                Prefer?: string;
+            };
             path: {
                 /** @description The `id` returned when the message was created. */
                 message_id: string;
@@ -1426,11 +1441,23 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Message"];
                 };
+            };
+            /** @description An extension of the contract: `If-None-Match` named the current `ETag` (after the hold, with `Prefer: wait`). No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /**
              * @description An unexpected query parameter.
@@ -1899,7 +1926,12 @@ export interface operations {
     getVerification: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `ETag` of the state you last read: `304` with no body while it is still the current one. An extension of the contract; without it the route answers as the contract says. */
+                "If-None-Match"?: string;
+                /** @description `wait=N` (RFC 7240) with `If-None-Match`: the request is held until the state changes (`200`) or N seconds pass (`304`); N above 30 is taken as 30. Honoured when the answer says `Preference-Applied`; otherwise (the instance holds as many requests as it takes) it was answered at once: poll on the usual schedule. */
+                Prefer?: string;
+            };
             path: {
                 /** @description The `id` returned when the verification was started. */
                 verification_id: string;
@@ -1912,11 +1944,23 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Verification"];
                 };
+            };
+            /** @description An extension of the contract: `If-None-Match` named the current `ETag` (after the hold, with `Prefer: wait`). No body. */
+            304: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    ETag: components["headers"]["ETag"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /**
              * @description An unexpected query parameter.

@@ -142,7 +142,7 @@ class CallSpec:
     method: str
     path: str
     ok: Tuple[int, ...]
-    """Statuses that are answers, not errors."""
+    """Statuses that are answers, not errors (a 304 has no body: ``body`` is None)."""
     safety: str
     headers: Mapping[str, str] = field(default_factory=lambda: {})
     body: Any = None
@@ -354,7 +354,7 @@ class Transport:
                 error = outcome
             elif outcome.status in spec.ok:
                 try:
-                    body = json.loads(outcome.raw.decode("utf-8"))
+                    body = None if outcome.status == 304 else json.loads(outcome.raw.decode("utf-8"))
                 except ValueError as cause:
                     raise SmsApiError(
                         UNEXPECTED_RESPONSE,

@@ -50,6 +50,7 @@ export { isDatabaseUnavailable } from "@sms/db";
 export type { AccountStore } from "./accounts.ts";
 export type { AnsweredSendStore, ClaimAnswerOutcome, ClaimedAnswer } from "./answered-sends.ts";
 export type { AuditEntry, AuditEntryInput, AuditStore } from "./audit.ts";
+export { CHANGES_CHANNEL, type ResourceChanges, resourceChanges } from "./changes.ts";
 export type { ClaimStore, ClaimTokenRecord, ClaimTokenView } from "./claims.ts";
 export type { DatabaseTimeStore } from "./database-time.ts";
 export type { IdempotencyStore, PriorRecord } from "./idempotency.ts";

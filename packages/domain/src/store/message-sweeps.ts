@@ -9,6 +9,7 @@
 // top-level store offers both as `store.messages`.
 import type { Sql } from "@sms/db";
 import type { MessageError, MessageState, MessageStatus } from "../model/message.ts";
+import { notifyChanged } from "./changes.ts";
 import { fromRow, RESOURCE_COLUMNS, type ResourceRow } from "./messages.ts";
 
 type DueRow = {
@@ -62,7 +63,7 @@ const SETTLE_MANY_SQL = `
     FROM unnest(CAST($1 AS text[]), CAST($2 AS text[]), CAST($3 AS text[]), CAST($4 AS text[]))
          AS c(id, status, error_code, error_message)
     WHERE m.id = c.id AND m.status = 'submitted'
-    RETURNING m.id, m.status, m.error_code, m.updated_at, m.created_at
+    RETURNING m.id, m.status, m.error_code, m.updated_at, m.created_at, ${notifyChanged("m.id")} AS notified
   ), event AS (
     INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
     SELECT id, status, error_code, updated_at, created_at FROM moved
@@ -87,8 +88,10 @@ const RECOVER_SQL = `
   ), event AS (
     INSERT INTO message_events (message_id, status, error_code, created_at, message_created_at)
     SELECT id, CAST('unknown' AS "MessageStatus"), error_code, updated_at, created_at FROM moved
+  ), notified AS MATERIALIZED (
+    SELECT ${notifyChanged("id")} FROM moved
   )
-  SELECT * FROM moved`;
+  SELECT * FROM moved WHERE (SELECT count(*) FROM notified) >= 0`;
 
 const PURGE_TEXT_SQL = `
   WITH purged AS (

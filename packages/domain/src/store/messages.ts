@@ -22,6 +22,7 @@
 import { type AnyStatement, isStatementRefusal, params, type Sql, sql, unnamedForFirst } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageError, MessageResource, MessageState, MessageStatus } from "../model/message.ts";
+import { notifyChanged } from "./changes.ts";
 import {
   type ClaimValues,
   keyClaimCtes,
@@ -278,7 +279,7 @@ export const recordOutcomeSql = statementInMonth(
         submitted_at = CAST(${o.submittedAt} AS timestamptz), next_check_at = CAST(${o.nextCheckAt} AS timestamptz),
         updated_at = CAST(${o.updatedAt} AS timestamptz)
     WHERE ${queuedMessage(bound)}
-    RETURNING id, status, error_code, updated_at, created_at
+    RETURNING id, status, error_code, updated_at, created_at, ${sql.raw(notifyChanged("id"))} AS notified
   ), answered AS (
     UPDATE idempotency_records SET response_body = CAST(${o.responseBody} AS jsonb)
     WHERE id = ${o.idempotencyId} AND EXISTS (SELECT 1 FROM moved)

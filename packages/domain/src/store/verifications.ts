@@ -10,6 +10,7 @@ import { params, type Sql, sql } from "@sms/db";
 import type { Locale } from "@sms/templates";
 import type { KeyMode } from "../model/keys.ts";
 import type { VerificationState, VerificationStatus, VerificationTemplate } from "../model/verification.ts";
+import { notifyChanged } from "./changes.ts";
 
 export type NewVerification = {
   id: string;
@@ -148,7 +149,7 @@ const RECORD_CHECK_SQL = `
       approved_at = CAST($4 AS timestamptz), updated_at = CAST($5 AS timestamptz),
       code_ciphertext = CASE WHEN CAST($2 AS "VerificationStatus") = 'pending' THEN code_ciphertext END
   WHERE id = $1
-  RETURNING ${COLUMNS}`;
+  RETURNING ${COLUMNS}, ${notifyChanged("id")} AS notified`;
 
 /**
  * After a start's SMS was handed over: the row is confirmed (its message exists). A failed send marks it
@@ -181,7 +182,7 @@ const SETTLE_SQL = sql`
     WHERE project_id = ${settle.projectId} AND mode = CAST(${settle.mode} AS "KeyMode") AND recipient_fingerprint = ${settle.recipientFingerprint}
       AND status = 'pending' AND id <> ${settle.id} AND NOT CAST(${settle.sendFailed} AS boolean)
       AND created_at <= CAST(${settle.now} AS timestamptz)
-    RETURNING id, template, attempts_remaining
+    RETURNING id, template, attempts_remaining, ${sql.raw(notifyChanged("id"))} AS notified
   ), left_of_code AS (
     SELECT LEAST(CAST(${settle.carriedAttemptsLeft} AS integer), (SELECT min(attempts_remaining) FROM replaced WHERE template = ${settle.template})) AS n
   ), own AS (
@@ -200,7 +201,7 @@ const SETTLE_SQL = sql`
       attempts_at_start = CASE WHEN NOT CAST(${settle.sendFailed} AS boolean) AND CAST(${settle.carried} AS boolean)
         THEN LEAST(v.attempts_remaining, (SELECT n FROM left_of_code)) ELSE v.attempts_at_start END
     WHERE v.id = ${settle.id}
-    RETURNING v.attempts_at_start, v.status
+    RETURNING v.attempts_at_start, v.status, ${sql.raw(notifyChanged("v.id"))} AS notified
   )
   SELECT (SELECT count(*)::int FROM replaced) AS canceled,
          (SELECT attempts_at_start FROM own) AS attempts_at_start,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Meta } from "../../trpc/trpc.ts";
+import { CONDITIONAL_200_HEADERS, NOT_MODIFIED, ZConditionalReadHeaders } from "../conditional-read.types.ts";
 import { MESSAGE_EXAMPLES, ZMessage } from "./message.types.ts";
 
 export const ZGetMessageRequest = z.strictObject({
@@ -23,10 +24,12 @@ export const getMessageMeta: Meta = {
       "then double the wait after each read, capped at 30 s, and stop at a final status (`delivered`, `undeliverable`, " +
       "`failed`, `unknown`). Test messages settle within about 30 s. Only the authenticated project's messages are readable.",
     protect: true,
+    requestHeaders: ZConditionalReadHeaders,
   },
   responses: {
     200: {
       description: "The message, current state.",
+      headers: CONDITIONAL_200_HEADERS,
       examples: {
         submitted: MESSAGE_EXAMPLES.submitted,
         delivered: MESSAGE_EXAMPLES.delivered,
@@ -35,6 +38,7 @@ export const getMessageMeta: Meta = {
         unknown: MESSAGE_EXAMPLES.unknown,
       },
     },
+    304: NOT_MODIFIED,
     400: { description: "An unexpected query parameter.", codes: ["invalid_request"] },
     404: {
       description: "No such message in this project (absent and another project's look the same).",
@@ -42,4 +46,5 @@ export const getMessageMeta: Meta = {
     },
   },
   readTurn: true,
+  conditional: { idParam: "message_id" },
 };

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Meta } from "../../trpc/trpc.ts";
+import { CONDITIONAL_200_HEADERS, NOT_MODIFIED, ZConditionalReadHeaders } from "../conditional-read.types.ts";
 import { VERIFICATION_EXAMPLES, ZVerification } from "./verification.types.ts";
 
 export const ZGetVerificationRequest = z.strictObject({
@@ -21,10 +22,12 @@ export const getVerificationMeta: Meta = {
     description:
       "An extension of the contract: the verification's current state (a pending one past `expires_at` reads as `expired`). Only the authenticated project's verifications are readable.",
     protect: true,
+    requestHeaders: ZConditionalReadHeaders,
   },
   responses: {
     200: {
       description: "The verification, current state.",
+      headers: CONDITIONAL_200_HEADERS,
       examples: {
         pending: VERIFICATION_EXAMPLES.pending,
         approved: VERIFICATION_EXAMPLES.approved,
@@ -34,6 +37,7 @@ export const getVerificationMeta: Meta = {
         send_failed: VERIFICATION_EXAMPLES.send_failed,
       },
     },
+    304: NOT_MODIFIED,
     400: { description: "An unexpected query parameter.", codes: ["invalid_request"] },
     404: {
       description: "No such verification in this project (absent and another project's look the same).",
@@ -41,4 +45,5 @@ export const getVerificationMeta: Meta = {
     },
   },
   readTurn: true,
+  conditional: { idParam: "verification_id" },
 };
