@@ -66,7 +66,7 @@ async function typecheck(program: string): Promise<{ ok: boolean; output: string
 }
 
 const PROGRAM = `import createClient from "openapi-fetch";
-import type { paths, components } from "../schema";
+import type { paths, components } from "./schema";
 
 type Message = components["schemas"]["Message"];
 
