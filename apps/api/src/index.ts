@@ -6,7 +6,7 @@
 // integrators, uses the REST routes.)
 
 export { type Config, ConfigError, parseEnv } from "./config/index.ts";
-export { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "./contract/headers.ts";
+export { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "@sms/contract";
 export { INPUT_RULES, type Register, refusalText } from "./contract/refusals.ts";
 export { readDevelopmentFile } from "./development-files.ts";
 export {

@@ -30,7 +30,7 @@ export {
   identityProvidersFromConfig,
 } from "./kit/identity-providers.ts";
 export type { PageErrorRenderer, PageRoute, PageState, WebPort } from "./port.ts";
-export type { Procedures, Viewer } from "./records.ts";
+export type { Procedures, Viewer } from "@sms/contract";
 
 export type Web<S extends PageState> = {
   routes: PageRoute<S>[];

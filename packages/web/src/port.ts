@@ -4,7 +4,7 @@
 import type { CookieSealer } from "@sms/crypto";
 import type { Logger } from "@sms/domain";
 import type { IdentityProvider } from "./kit/identity-providers.ts";
-import type { Procedures, Viewer } from "./records.ts";
+import type { Procedures, Viewer } from "@sms/contract";
 
 /** What the gateway hands a page for one request (its RequestState is wider). */
 export type PageState = {

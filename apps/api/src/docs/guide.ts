@@ -3,6 +3,7 @@
 // before the operations. Built from the same facts the service uses (the
 // error table, the simulator's numbers, real response shapes), so that the
 // guide cannot drift from the API. Depth stays in docs/*.md.
+import { API_ERROR_CODES, ERROR_STATUS, MESSAGE_EXAMPLES, TEST_KEY_EXAMPLE, VERIFICATION_EXAMPLES } from "@sms/contract";
 import {
   DEFAULT_VERIFICATION_LIFETIME_MINUTES,
   IDEMPOTENCY_KEY_MAX_LENGTH,
@@ -11,11 +12,7 @@ import {
 } from "@sms/domain";
 import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
 import { TEMPLATE_IDS, TEMPLATES } from "@sms/templates";
-import { API_ERROR_CODES, ERROR_STATUS } from "../contract/errors.ts";
 import { ERROR_GUIDE } from "../contract/wording.ts";
-import { MESSAGE_EXAMPLES } from "../routers/messages/message.types.ts";
-import { TEST_KEY_EXAMPLE } from "../routers/test-keys/create-test-key.types.ts";
-import { VERIFICATION_EXAMPLES } from "../routers/verifications/verification.types.ts";
 import { FRESH_KEY } from "./code-samples.ts";
 
 /** Spec 6: when to read a message again. The client package follows the same numbers. */

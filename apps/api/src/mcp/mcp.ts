@@ -28,6 +28,7 @@
 // tool's zod schema (as JSON Schema) and tools/call hands the arguments to the
 // tool, whose procedure validates them.
 
+import { API_ERROR_CODES } from "@sms/contract";
 import { Server } from "@modelcontextprotocol/sdk/server";
 // The SDK's subpaths map "./*" to "./dist/esm/*" for code and "./dist/esm/*.d.ts"
 // for types, so "….js" finds no types under Deno: point Deno at them.
@@ -46,9 +47,8 @@ import {
 import { type Authentication, newMcpSessionId, type Timer } from "@sms/domain";
 import { getTRPCErrorFromUnknown, TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { ApiError } from "../contract/errors.ts";
+import { ApiError } from "../contract/api-error.ts";
 import type { AppDeps } from "../deps.ts";
-import { API_ERROR_CODES } from "../contract/errors.ts";
 import { API_VERSION } from "../docs/openapi.ts";
 import type { OriginRule } from "./origin.ts";
 import { isUnexpected, toApiError } from "../http/errors.ts";

@@ -6,6 +6,7 @@
 // does over REST. The tools add nothing to the domain. Each tool also declares
 // the shape of its result (outputSchema; the structured content matches it)
 // and says the next step in a line an agent reads first.
+import { checkVerificationMeta, createTestKeyMeta, getMessageMeta, getVerificationMeta, type Meta, sendMessageMeta, startVerificationMeta, ZCreateTestKeyResponse, ZMessage, ZVerification } from "@sms/contract";
 import {
   CHECK_OUTCOME_STATUSES,
   formatTimestamp,
@@ -21,16 +22,7 @@ import {
 import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
 import { LOCALES, TEMPLATE_IDS, VARIABLE_RULES } from "@sms/templates";
 import { z } from "zod";
-import type { Meta } from "../contract/meta.ts";
 import { POLLING } from "../docs/guide.ts";
-import { getMessageMeta } from "../routers/messages/get-message.types.ts";
-import { ZMessage } from "../routers/messages/message.types.ts";
-import { sendMessageMeta } from "../routers/messages/send-message.types.ts";
-import { createTestKeyMeta, ZCreateTestKeyResponse } from "../routers/test-keys/create-test-key.types.ts";
-import { checkVerificationMeta } from "../routers/verifications/check-verification.types.ts";
-import { getVerificationMeta } from "../routers/verifications/get-verification.types.ts";
-import { startVerificationMeta } from "../routers/verifications/start-verification.types.ts";
-import { ZVerification } from "../routers/verifications/verification.types.ts";
 import type { Caller } from "./caller.ts";
 import { SIMULATOR_TABLE, templateCatalogue, ZSimulatorNumbers, ZTemplateCatalogue } from "./resources.ts";
 

@@ -6,11 +6,11 @@
 // three READMEs) and the clients' retry tables; what the clients do is checked
 // against the real server by their own suites (packages/api-client/test/
 // package.integration.test.ts, client-python.e2e.test.ts, client-php.e2e.test.ts).
+import { API_ERROR_CODES, ERROR_STATUS } from "@sms/contract";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CHECK_OUTCOME_STATUSES } from "@sms/domain";
 import { describe, expect, it } from "vitest";
-import { API_ERROR_CODES, ERROR_STATUS } from "../../src/contract/errors.ts";
 import { ERROR_GUIDE } from "../../src/contract/wording.ts";
 import { guidePages } from "../../src/docs/guide.ts";
 import { TOOLS } from "../../src/mcp/tools.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Meta } from "../../trpc/trpc.ts";
+import type { Meta } from "../meta.ts";
 import { MESSAGE_EXAMPLES, ZMessage } from "./message.types.ts";
 
 export const ZGetMessageRequest = z.strictObject({

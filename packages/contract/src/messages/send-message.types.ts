@@ -1,4 +1,5 @@
-import { IDEMPOTENCY_KEY_MAX_LENGTH, RECIPIENT_PATTERN } from "@sms/domain";
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from "../idempotency-key.ts";
+import { RECIPIENT_PATTERN } from "../vocabulary.ts";
 import {
   DEFAULT_LOCALE,
   LOCALES,
@@ -9,7 +10,7 @@ import {
   VARIABLE_RULES,
 } from "@sms/templates";
 import { z } from "zod";
-import type { Meta } from "../../trpc/trpc.ts";
+import type { Meta } from "../meta.ts";
 import { MESSAGE_EXAMPLES, ZMessage } from "./message.types.ts";
 
 // One message per field, whatever went wrong with it (missing, wrong type,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Meta } from "../../trpc/trpc.ts";
+import type { Meta } from "../meta.ts";
 import { VERIFICATION_EXAMPLES, ZVerification } from "./verification.types.ts";
 
 export const ZGetVerificationRequest = z.strictObject({

@@ -31,7 +31,7 @@ import { FORM_PROBLEMS, type FormProblem, isSameOriginPost, readForm, redirect }
 import type { Sessions } from "../kit/sessions.ts";
 import type { SignIn } from "../kit/sign-in.ts";
 import type { PageErrorRenderer, PageRoute, PageState, WebPort } from "../port.ts";
-import type { ClaimRefusal, Procedures } from "../records.ts";
+import type { ClaimRefusal, Procedures } from "@sms/contract";
 import type { ClaimChrome } from "../views/claim.ts";
 import * as views from "../views/claim.ts";
 import type { sessionRoutes } from "./session.ts";

@@ -9,7 +9,7 @@ import { FORM_PROBLEMS, isSameOriginPost, procedureErrorCode, readForm, redirect
 import type { Sessions } from "../kit/sessions.ts";
 import type { SignIn } from "../kit/sign-in.ts";
 import type { PageRoute, PageState, WebPort } from "../port.ts";
-import type { Procedures, Viewer } from "../records.ts";
+import type { Procedures, Viewer } from "@sms/contract";
 import type { Chrome } from "../views/layout.ts";
 import {
   badRequestPage,

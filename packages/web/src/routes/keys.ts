@@ -3,7 +3,7 @@
 // shown as the 404 page.
 import { redirect } from "../kit/http.ts";
 import type { PageState } from "../port.ts";
-import type { Refusal } from "../records.ts";
+import type { Refusal } from "@sms/contract";
 import { keysPage, newKeyPage, revokeConfirmPage, rollConfirmPage } from "../views/keys.ts";
 import { noticeFrom, projectPath } from "../views/layout.ts";
 import { actionRefusedPage, notFoundPage } from "../views/problems.ts";

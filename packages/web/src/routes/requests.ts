@@ -2,7 +2,7 @@
 import { filterDayRule, isFilterDay } from "@sms/domain/model";
 import { redirect } from "../kit/http.ts";
 import type { PageState } from "../port.ts";
-import type { RequestFilters } from "../records.ts";
+import type { RequestFilters } from "@sms/contract";
 import { projectPath } from "../views/layout.ts";
 import { badRequestPage } from "../views/problems.ts";
 import {

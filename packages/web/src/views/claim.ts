@@ -5,7 +5,7 @@
 // written into this project's own form actions and links.
 import { type Html, html } from "../kit/html.ts";
 import { htmlResponse } from "../kit/http.ts";
-import type { ClaimSummary } from "../records.ts";
+import type { ClaimSummary } from "@sms/contract";
 import { documentShell, siteHeader } from "./layout.ts";
 
 /** What every claim page needs around its body. */

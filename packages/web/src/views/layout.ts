@@ -4,7 +4,7 @@
 // there is no inline script or style.
 import { type Child, type Html, html, safeUrl } from "../kit/html.ts";
 import { htmlResponse } from "../kit/http.ts";
-import type { Viewer } from "../records.ts";
+import type { Viewer } from "@sms/contract";
 
 /** What every page needs around its body. */
 export type Chrome = {

@@ -3,7 +3,7 @@
 import { MESSAGE_STATUSES } from "@sms/domain";
 import { TEMPLATE_IDS } from "@sms/templates";
 import { html } from "../kit/html.ts";
-import type { MessageFilters, MessageFound, MessagesList, RequestRow } from "../records.ts";
+import type { MessageFilters, MessageFound, MessagesList, RequestRow } from "@sms/contract";
 import {
   breakable,
   type Chrome,

@@ -9,7 +9,7 @@ import type {
   FoundProjects,
   SenderRequestRecord,
   SenderRequests,
-} from "../records.ts";
+} from "@sms/contract";
 import { auditSentence } from "./audit.ts";
 import { meter } from "./charts.ts";
 import {

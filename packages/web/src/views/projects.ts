@@ -2,7 +2,7 @@
 // usage charts.
 import { MESSAGE_STATUSES } from "@sms/domain";
 import { type Html, html } from "../kit/html.ts";
-import type { Overview, ProjectsList, Usage, VerificationConversion } from "../records.ts";
+import type { Overview, ProjectsList, Usage, VerificationConversion } from "@sms/contract";
 import { barChart, meter, percent } from "./charts.ts";
 import {
   type Chrome,

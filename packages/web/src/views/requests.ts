@@ -3,7 +3,7 @@
 // search box found. Never a body value, a number, a code or a key: the rows
 // hold the request's shape and outcome only.
 import { type Child, html } from "../kit/html.ts";
-import type { RequestFilters, RequestRow, RequestsList } from "../records.ts";
+import type { RequestFilters, RequestRow, RequestsList } from "@sms/contract";
 import {
   breakable,
   type Chrome,

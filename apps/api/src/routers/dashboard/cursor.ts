@@ -11,14 +11,6 @@ export function encodeCursor(position: Position | null): string | null {
   return Buffer.from(JSON.stringify([position.createdAt.toISOString(), position.id])).toString("base64url");
 }
 
-/** An optional `cursor` input field. */
-export const ZCursor = z
-  .string()
-  .max(200)
-  .regex(/^[A-Za-z0-9_-]+$/)
-  .optional()
-  .meta({ description: "`next` of the previous page; omit for the first page." });
-
 /** The position a cursor names; a malformed one is a bad request. */
 export function decodeCursor(cursor: string | undefined): Position | null {
   if (cursor === undefined) return null;
