@@ -28,6 +28,6 @@ export const ZIdempotencyKey = z
   .min(1)
   .max(2 * IDEMPOTENCY_KEY_MAX_LENGTH)
   .refine((key) => idempotencyKeyProblem(key) === null, {
-    message: `An Idempotency-Key is 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters.`,
+    message: `must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`,
   })
   .meta({ maxLength: IDEMPOTENCY_KEY_MAX_LENGTH });

@@ -3,13 +3,17 @@
 // before the operations. Built from the same facts the service uses (the
 // error table, the simulator's numbers, real response shapes), so that the
 // guide cannot drift from the API. Depth stays in docs/*.md.
-import { API_ERROR_CODES, ERROR_STATUS, MESSAGE_EXAMPLES, TEST_KEY_EXAMPLE, VERIFICATION_EXAMPLES } from "@sms/contract";
 import {
-  DEFAULT_VERIFICATION_LIFETIME_MINUTES,
+  API_ERROR_CODES,
+  ERROR_STATUS,
   IDEMPOTENCY_KEY_MAX_LENGTH,
+  MESSAGE_EXAMPLES,
+  TEST_KEY_EXAMPLE,
   VERIFICATION_CODE_LENGTH,
+  VERIFICATION_EXAMPLES,
   VERIFICATION_MAX_ATTEMPTS,
-} from "@sms/domain";
+} from "@sms/contract";
+import { DEFAULT_VERIFICATION_LIFETIME_MINUTES } from "@sms/domain";
 import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
 import { TEMPLATE_IDS, TEMPLATES } from "@sms/templates";
 import { ERROR_GUIDE } from "../contract/wording.ts";

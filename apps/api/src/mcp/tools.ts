@@ -6,19 +6,26 @@
 // does over REST. The tools add nothing to the domain. Each tool also declares
 // the shape of its result (outputSchema; the structured content matches it)
 // and says the next step in a line an agent reads first.
-import { checkVerificationMeta, createTestKeyMeta, getMessageMeta, getVerificationMeta, type Meta, sendMessageMeta, startVerificationMeta, ZCreateTestKeyResponse, ZMessage, ZVerification } from "@sms/contract";
 import {
   CHECK_OUTCOME_STATUSES,
-  formatTimestamp,
-  IDEMPOTENCY_KEY_MAX_LENGTH,
-  MCP_SESSION_KEY_LIFETIME,
+  checkVerificationMeta,
+  createTestKeyMeta,
+  getMessageMeta,
+  getVerificationMeta,
+  type Meta,
   RECIPIENT_PATTERN,
-  type Timer,
+  sendMessageMeta,
+  startVerificationMeta,
+  type TVerification,
   VERIFICATION_CODE_LENGTH,
   VERIFICATION_MAX_ATTEMPTS,
   VERIFICATION_TEMPLATES,
-  type VerificationResource,
-} from "@sms/domain";
+  ZCreateTestKeyResponse,
+  ZIdempotencyKey,
+  ZMessage,
+  ZVerification,
+} from "@sms/contract";
+import { formatTimestamp, MCP_SESSION_KEY_LIFETIME, type Timer } from "@sms/domain";
 import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
 import { LOCALES, TEMPLATE_IDS, VARIABLE_RULES } from "@sms/templates";
 import { z } from "zod";
@@ -92,11 +99,8 @@ const ZSendMessageArguments = z.strictObject({
         `password_reset_code also minutes (${VARIABLE_RULES.minutes.requirement}). E.g. {"code":"482913"}.`,
     ),
   locale: z.enum(LOCALES).optional().describe("ka (Georgian, the default) or en."),
-  idempotency_key: z
-    .string()
-    .min(1)
-    .max(IDEMPOTENCY_KEY_MAX_LENGTH)
-    .describe(
+  // The API's one rule (@sms/contract): 1–200 characters, counted as the REST header check counts them.
+  idempotency_key: ZIdempotencyKey.describe(
       "Required. Generate a new UUID for each logical message and reuse the same value when you retry that message " +
         "(after a network error, internal_error, provider_unavailable or rate_limited): a retry then returns the " +
         "original message instead of sending twice. Never reuse it for a different message.",
@@ -374,7 +378,7 @@ const ZOutcome = z
 
 /** What an agent does next about a verification in this state. */
 export function verificationNextStep(
-  verification: Pick<VerificationResource, "id" | "status" | "attempts_remaining">,
+  verification: Pick<TVerification, "id" | "status" | "attempts_remaining">,
 ): string {
   const again = "start_verification with a new idempotency_key if the user still needs a code";
   switch (verification.status) {

@@ -1,5 +1,4 @@
-import { sendMessageMeta, ZSendMessageRequest, ZSendMessageResponse } from "@sms/contract";
-import { idempotencyKeyProblem } from "@sms/domain";
+import { idempotencyKeyProblem, sendMessageMeta, ZSendMessageRequest, ZSendMessageResponse } from "@sms/contract";
 import { ApiError } from "../../contract/api-error.ts";
 import { REFUSAL_MESSAGES } from "../../contract/wording.ts";
 import { sendRefusal } from "../../http/errors.ts";
