@@ -33,7 +33,8 @@ module.exports = {
     },
     {
       name: "contract-is-a-leaf",
-      comment: "The API's wording room (what a caller is told, refusals worded, the thrown ApiError) imports nothing of the app.",
+      comment:
+        "The API's wording room (what a caller is told, refusals worded, the thrown ApiError) imports nothing of the app.",
       severity: "error",
       from: { path: "^apps/api/src/contract/" },
       to: { path: "^apps/api/src/", pathNot: "^apps/api/src/contract/" },
@@ -51,7 +52,8 @@ module.exports = {
     },
     {
       name: "edge-below-procedures",
-      comment: "The HTTP edge and the procedure tiers never reach up into procedures, pages, documentation builders or the MCP tools.",
+      comment:
+        "The HTTP edge and the procedure tiers never reach up into procedures, pages, documentation builders or the MCP tools.",
       severity: "error",
       from: { path: "^apps/api/src/(http|trpc)/" },
       to: { path: "^apps/api/src/(routers|pages|docs|mcp)/" },

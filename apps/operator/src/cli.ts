@@ -30,7 +30,6 @@ export class UsageError extends Error {}
 
 type Flags = Record<string, string | undefined>;
 
-
 /** What a command hands back: the data for --json and the lines for a human, or a refusal. */
 type Outcome = { ok: true; json: Record<string, unknown>; lines: string[]; exitCode?: number } | Refusal;
 

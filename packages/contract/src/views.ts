@@ -143,7 +143,10 @@ export type Procedures = {
       get: Call<typeof operator.ZProjectRequest, typeof operator.ZDescribeProjectResponse>;
       suspend: Call<typeof operator.ZSuspensionRequest, typeof operator.ZSuspensionResponse>;
       reinstate: Call<typeof operator.ZSuspensionRequest, typeof operator.ZSuspensionResponse>;
-      setDailyCreditCap: Call<typeof operator.ZSetDailyCreditCapRequest, typeof operator.ZSetDailyCreditCapResponse>;
+      setDailyCreditCap: Call<
+        typeof operator.ZSetDailyCreditCapRequest,
+        typeof operator.ZSetDailyCreditCapResponse
+      >;
     };
     credits: { grant: Call<typeof operator.ZGrantCreditsRequest, typeof operator.ZGrantCreditsResponse> };
     keys: {

@@ -4,10 +4,6 @@
 // form values echoed back) renders a hostile string escaped: the raw string
 // never appears, its escaped form does, and no element or javascript: URL is
 // injected. Ids that become paths are hostile too (javascript: as an id).
-import { AUDIT_ACTIONS, type DashboardViewer, MESSAGE_STATUSES } from "@sms/domain";
-import { VARIABLE_RULES } from "@sms/templates";
-import { describe, expect, it } from "vitest";
-import { escapeText } from "../src/kit/html.ts";
 import type {
   AuditPage,
   ClaimSummary,
@@ -21,6 +17,10 @@ import type {
   SenderRequestRecord,
   Usage,
 } from "@sms/contract";
+import { AUDIT_ACTIONS, type DashboardViewer, MESSAGE_STATUSES } from "@sms/domain";
+import { VARIABLE_RULES } from "@sms/templates";
+import { describe, expect, it } from "vitest";
+import { escapeText } from "../src/kit/html.ts";
 import { auditSentence } from "../src/views/audit.ts";
 import * as claim from "../src/views/claim.ts";
 import { consoleOverview } from "../src/views/console-overview.ts";
@@ -147,7 +147,9 @@ const everyAction = AUDIT_ACTIONS.map((action, i) => ({
 const credits = { balance: 5, ledger_sum: 5, consistent: true, has_paid_credits: true };
 const freeTier = { applies: true, limit: 10, used_today: 2, remaining_today: 8, reset_at: T };
 // A hostile kind too: the wire allows four, but the view must escape whatever it is given.
-const NO_STATUSES = Object.fromEntries(MESSAGE_STATUSES.map((status) => [status, 0])) as Usage["totals"]["by_status"];
+const NO_STATUSES = Object.fromEntries(
+  MESSAGE_STATUSES.map((status) => [status, 0]),
+) as Usage["totals"]["by_status"];
 const ledger = [
   { id: "led_1", kind: H as LedgerRecord["kind"], amount: 3, message_id: JS, note: H, created_at: T },
 ];

@@ -6,7 +6,14 @@
 // response headers. The guide pages of /docs ride in its descriptions
 // (guide.ts). test/openapi*.test.ts and the contract test hold it to the
 // service's real answers.
-import { API_ERROR_CODES, type ApiErrorCode, type DocumentedResponse, type Meta, RESPONSE_HEADERS, type ResponseHeaderName } from "@sms/contract";
+import {
+  API_ERROR_CODES,
+  type ApiErrorCode,
+  type DocumentedResponse,
+  type Meta,
+  RESPONSE_HEADERS,
+  type ResponseHeaderName,
+} from "@sms/contract";
 import {
   forEachOpenApiProcedure,
   getInputOutputParsers,

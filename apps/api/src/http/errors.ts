@@ -14,7 +14,11 @@ import {
   type StartVerificationResult,
 } from "@sms/domain";
 import { TRPCError } from "@trpc/server";
-import { ApiError, DATABASE_RETRY_AFTER_SECONDS, PROVIDER_RETRY_AFTER_SECONDS } from "../contract/api-error.ts";
+import {
+  ApiError,
+  DATABASE_RETRY_AFTER_SECONDS,
+  PROVIDER_RETRY_AFTER_SECONDS,
+} from "../contract/api-error.ts";
 import { retryHeaders } from "../contract/rate-limit-headers.ts";
 import {
   INTERNAL_ERROR_MESSAGE,

@@ -28,7 +28,6 @@
 // tool's zod schema (as JSON Schema) and tools/call hands the arguments to the
 // tool, whose procedure validates them.
 
-import { API_ERROR_CODES } from "@sms/contract";
 import { Server } from "@modelcontextprotocol/sdk/server";
 // The SDK's subpaths map "./*" to "./dist/esm/*" for code and "./dist/esm/*.d.ts"
 // for types, so "….js" finds no types under Deno: point Deno at them.
@@ -44,18 +43,19 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { API_ERROR_CODES } from "@sms/contract";
 import { type Authentication, newMcpSessionId, type Timer } from "@sms/domain";
 import { getTRPCErrorFromUnknown, TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { ApiError } from "../contract/api-error.ts";
 import type { AppDeps } from "../deps.ts";
 import { API_VERSION } from "../docs/openapi.ts";
-import type { OriginRule } from "./origin.ts";
 import { isUnexpected, toApiError } from "../http/errors.ts";
 import type { ExtraRoute } from "../http/gateway.ts";
 import { readBody } from "../http/read-body.ts";
 import { type RequestState, successResponseMeta } from "../trpc/request-state.ts";
 import { createCaller } from "./caller.ts";
+import type { OriginRule } from "./origin.ts";
 import { type McpResource, mcpResources } from "./resources.ts";
 import { isInitialize, MCP_SESSION_HEADER, sessionIdOf, withSessionId } from "./session-key.ts";
 import { TOOLS, type Tool, type ToolCall, type ToolContext } from "./tools.ts";

@@ -101,10 +101,10 @@ const ZSendMessageArguments = z.strictObject({
   locale: z.enum(LOCALES).optional().describe("ka (Georgian, the default) or en."),
   // The API's one rule (@sms/contract): 1–200 characters, counted as the REST header check counts them.
   idempotency_key: ZIdempotencyKey.describe(
-      "Required. Generate a new UUID for each logical message and reuse the same value when you retry that message " +
-        "(after a network error, internal_error, provider_unavailable or rate_limited): a retry then returns the " +
-        "original message instead of sending twice. Never reuse it for a different message.",
-    ),
+    "Required. Generate a new UUID for each logical message and reuse the same value when you retry that message " +
+      "(after a network error, internal_error, provider_unavailable or rate_limited): a retry then returns the " +
+      "original message instead of sending twice. Never reuse it for a different message.",
+  ),
 });
 
 const ZMessageId = z.string().describe("The message's id (msg_…), as send_message returned it.");

@@ -4,10 +4,10 @@ import type { Meta } from "@sms/contract";
 import type { Authentication, DashboardViewer } from "@sms/domain";
 import { initTRPC, type TRPCBuiltRouter, TRPCError } from "@trpc/server";
 import { ApiError } from "../contract/api-error.ts";
+import { retryHeaders } from "../contract/rate-limit-headers.ts";
 import type { Register } from "../contract/refusals.ts";
 import { REFUSAL_MESSAGES } from "../contract/wording.ts";
 import type { AppDeps } from "../deps.ts";
-import { retryHeaders } from "../contract/rate-limit-headers.ts";
 import type { RequestState } from "./request-state.ts";
 
 export type { DocumentedResponse, Meta } from "@sms/contract";

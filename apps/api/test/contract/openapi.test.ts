@@ -3,8 +3,8 @@
 // template, named components for every body, each status with exactly its
 // error codes and headers, standard formats only, true examples, and the
 // guide pages of /docs.
-import { API_ERROR_CODES, ERROR_STATUS } from "@sms/contract";
 import { Validator } from "@seriousme/openapi-schema-validator";
+import { API_ERROR_CODES, ERROR_STATUS } from "@sms/contract";
 import { LOCALES, TEMPLATE_IDS, TEMPLATES } from "@sms/templates";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FRESH_KEY } from "../../src/docs/code-samples.ts";

@@ -1,8 +1,8 @@
 // GET /llms.txt and /llms-full.txt: built from the OpenAPI document /docs
 // renders (guide pages, operations, responses) and the MCP tools, served like
 // the other documents (ETag, no-cache, gzip, before the database).
-import { API_ERROR_CODES } from "@sms/contract";
 import { gunzipSync } from "node:zlib";
+import { API_ERROR_CODES } from "@sms/contract";
 import { availableBackends } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TOOLS } from "../../src/mcp/tools.ts";

@@ -102,10 +102,12 @@ describe("import boundaries", () => {
       "packages/contract/src/ok.ts":
         'import { z } from "zod";\nimport { LOCALES } from "../../templates/src/index.ts";\nexport const x = [z, LOCALES];\n',
       "packages/templates/src/index.ts": "export const LOCALES = 1;\n",
-      "packages/contract/src/domain.ts": 'import { y } from "../../domain/src/model/index.ts";\nexport const d = y;\n',
+      "packages/contract/src/domain.ts":
+        'import { y } from "../../domain/src/model/index.ts";\nexport const d = y;\n',
       "packages/domain/src/model/index.ts": "export const y = 1;\n",
       "packages/contract/src/named.ts": 'import { q } from "@sms/db";\nexport const n = q;\n',
-      "packages/contract/src/app.ts": 'import { r } from "../../../apps/api/src/r.ts";\nexport const a = r;\n',
+      "packages/contract/src/app.ts":
+        'import { r } from "../../../apps/api/src/r.ts";\nexport const a = r;\n',
       "apps/api/src/r.ts": "export const r = 1;\n",
     });
     const { exitCode, violations } = cruise(dir, ["apps", "packages"]);

@@ -1,6 +1,6 @@
-import { KEY_MODES, MESSAGE_STATUSES } from "../vocabulary.ts";
 import { TEMPLATE_IDS } from "@sms/templates";
 import { z } from "zod";
+import { KEY_MODES, MESSAGE_STATUSES } from "../vocabulary.ts";
 import { ZCursor } from "./cursor.types.ts";
 import {
   ZDay,

@@ -1,5 +1,5 @@
-import { KEY_MODES, MESSAGE_STATUSES } from "../vocabulary.ts";
 import { z } from "zod";
+import { KEY_MODES, MESSAGE_STATUSES } from "../vocabulary.ts";
 import { ZCursor } from "./cursor.types.ts";
 import { ZCredits, ZFreeTier, ZProject, ZProjectId, ZRefusal, ZSenderRequest } from "./records.types.ts";
 

@@ -1,5 +1,5 @@
-import { KEY_MODES } from "../vocabulary.ts";
 import { z } from "zod";
+import { KEY_MODES } from "../vocabulary.ts";
 import { ZCursor } from "./cursor.types.ts";
 import { ZDay, ZProjectId } from "./records.types.ts";
 

@@ -1,7 +1,7 @@
 // dashboard.verifications.*: a project's verifications log and its conversion
 // (issue 22). Never a code or its hash.
-import { KEY_MODES, VERIFICATION_STATUSES } from "../vocabulary.ts";
 import { z } from "zod";
+import { KEY_MODES, VERIFICATION_STATUSES } from "../vocabulary.ts";
 import { ZCursor } from "./cursor.types.ts";
 import { ZProjectId } from "./records.types.ts";
 

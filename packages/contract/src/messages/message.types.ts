@@ -74,11 +74,7 @@ export const ZMessage = z
   });
 
 /** Real message shapes (a test checks each against ZMessage's schema in the document). */
-function example(
-  status: TMessage["status"],
-  error: TMessage["error"],
-  updated = "2026-11-22T10:00:00Z",
-) {
+function example(status: TMessage["status"], error: TMessage["error"], updated = "2026-11-22T10:00:00Z") {
   return {
     id: "msg_01m81b5h8058wzg6wcqtsa05cx",
     object: "message",

@@ -1,5 +1,3 @@
-import { IDEMPOTENCY_KEY_MAX_LENGTH } from "../idempotency-key.ts";
-import { RECIPIENT_PATTERN } from "../vocabulary.ts";
 import {
   DEFAULT_LOCALE,
   LOCALES,
@@ -10,7 +8,9 @@ import {
   VARIABLE_RULES,
 } from "@sms/templates";
 import { z } from "zod";
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from "../idempotency-key.ts";
 import type { Meta } from "../meta.ts";
+import { RECIPIENT_PATTERN } from "../vocabulary.ts";
 import { MESSAGE_EXAMPLES, ZMessage } from "./message.types.ts";
 
 // One message per field, whatever went wrong with it (missing, wrong type,
@@ -129,7 +129,12 @@ export const ZSendMessageBody = z
     id: "SendMessageRequest",
     description:
       "One of the built-in templates with exactly its variables. No other field is accepted (there is no `text` and no `from`).",
-    example: { to: "+995555123456", template: "verification_code", variables: { code: "482913" }, locale: "en" },
+    example: {
+      to: "+995555123456",
+      template: "verification_code",
+      variables: { code: "482913" },
+      locale: "en",
+    },
   });
 
 // Authorization is described by the ApiKey security scheme (OpenAPI ignores a

@@ -1,4 +1,3 @@
-import { KEY_MODES, MESSAGE_STATUSES } from "../vocabulary.ts";
 import { z } from "zod";
 import { ZCursor } from "../dashboard/cursor.types.ts";
 import {
@@ -12,6 +11,7 @@ import {
   ZRefusal,
   ZSenderRequest,
 } from "../dashboard/records.types.ts";
+import { KEY_MODES, MESSAGE_STATUSES } from "../vocabulary.ts";
 
 const ok = <T extends z.ZodRawShape>(shape: T) =>
   z.discriminatedUnion("ok", [z.object({ ok: z.literal(true), ...shape }), ZRefusal]);

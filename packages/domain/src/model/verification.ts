@@ -3,8 +3,8 @@
 // checks. Its statuses, its limits, how its code is drawn and named for the
 // keyed hash, and the resource a caller sees. The code itself never leaves
 // this module's callers except inside the SMS.
-import type { Locale } from "@sms/templates";
 import type { VerificationStatus, VerificationTemplate } from "@sms/contract";
+import type { Locale } from "@sms/templates";
 import type { KeyMode } from "./keys.ts";
 import { formatTimestamp } from "./time.ts";
 
@@ -20,7 +20,6 @@ export {
   type VerificationTemplate,
 } from "@sms/contract";
 export const DEFAULT_VERIFICATION_TEMPLATE = "verification_code" satisfies VerificationTemplate;
-
 
 /** How long a verification stays pending unless VERIFICATION_LIFETIME_MINUTES says otherwise. */
 export const DEFAULT_VERIFICATION_LIFETIME_MINUTES = 10;

@@ -2,7 +2,6 @@
 // the last row of the previous page, as one opaque base64url string.
 import { Buffer } from "node:buffer";
 import { TRPCError } from "@trpc/server";
-import { z } from "zod";
 
 export type Position = { createdAt: Date; id: string };
 

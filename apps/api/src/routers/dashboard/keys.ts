@@ -9,7 +9,18 @@ import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { toKey, toProject, ts } from "./records.ts";
 import { orThrow } from "./support.ts";
 
-const { ZCreateLiveKeyRequest, ZCreateLiveKeyResponse, ZGetKeyRequest, ZGetKeyResponse, ZListKeysRequest, ZListKeysResponse, ZRevokeKeyRequest, ZRevokeKeyResponse, ZRollTestKeyRequest, ZRollTestKeyResponse } = dashboard;
+const {
+  ZCreateLiveKeyRequest,
+  ZCreateLiveKeyResponse,
+  ZGetKeyRequest,
+  ZGetKeyResponse,
+  ZListKeysRequest,
+  ZListKeysResponse,
+  ZRevokeKeyRequest,
+  ZRevokeKeyResponse,
+  ZRollTestKeyRequest,
+  ZRollTestKeyResponse,
+} = dashboard;
 
 export const KEYS_PAGE_SIZE = 25;
 

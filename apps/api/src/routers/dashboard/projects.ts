@@ -6,7 +6,16 @@ import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { toCredits, toFreeTier, toProject, toSenderRequest, ts } from "./records.ts";
 import { orThrow } from "./support.ts";
 
-const { ZListProjectsRequest, ZListProjectsResponse, ZProjectOverviewResponse, ZProjectRequest, ZSetProjectNameRequest, ZSetProjectNameResponse, ZUsageRequest, ZUsageResponse } = dashboard;
+const {
+  ZListProjectsRequest,
+  ZListProjectsResponse,
+  ZProjectOverviewResponse,
+  ZProjectRequest,
+  ZSetProjectNameRequest,
+  ZSetProjectNameResponse,
+  ZUsageRequest,
+  ZUsageResponse,
+} = dashboard;
 
 export const PROJECTS_PAGE_SIZE = 25;
 

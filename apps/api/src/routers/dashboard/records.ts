@@ -1,7 +1,19 @@
 // The dashboard's and the operator's records from the domain's: each wire
 // record (@sms/contract, dashboard/records.types.ts) built from what the use
 // cases return, with timestamps as ISO 8601 UTC.
-import type { operator } from "@sms/contract";
+import type {
+  operator,
+  ZAuditEntry,
+  ZCredits,
+  ZFreeTier,
+  ZKey,
+  ZLedgerEntry,
+  ZMessageDetail,
+  ZMessageEvent,
+  ZMessageRow,
+  ZProject,
+  ZSenderRequest,
+} from "@sms/contract";
 import {
   type AuditEntry,
   type CheckedCredits,
@@ -16,18 +28,6 @@ import {
   type ProjectRecord,
   type SenderRequestRecord,
 } from "@sms/domain";
-import type {
-  ZAuditEntry,
-  ZCredits,
-  ZFreeTier,
-  ZKey,
-  ZLedgerEntry,
-  ZMessageDetail,
-  ZMessageEvent,
-  ZMessageRow,
-  ZProject,
-  ZSenderRequest,
-} from "@sms/contract";
 import type { z } from "zod";
 
 export const ts = (date: Date) => formatTimestamp(date);

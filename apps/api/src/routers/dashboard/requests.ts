@@ -8,7 +8,17 @@ import { viewerProcedure } from "../../trpc/trpc.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { orThrow } from "./support.ts";
 
-const { ZGetRequestRequest, ZGetRequestResponse, ZListRequestsRequest, ZListRequestsResponse, ZMessageRequestsRequest, ZMessageRequestsResponse, ZRequestRow, ZSearchRequest, ZSearchResponse } = dashboard;
+const {
+  ZGetRequestRequest,
+  ZGetRequestResponse,
+  ZListRequestsRequest,
+  ZListRequestsResponse,
+  ZMessageRequestsRequest,
+  ZMessageRequestsResponse,
+  ZRequestRow,
+  ZSearchRequest,
+  ZSearchResponse,
+} = dashboard;
 
 export const REQUESTS_PAGE_SIZE = 50;
 

@@ -2,12 +2,19 @@
 // low-balance warning of a project (docs/dashboard.md#spending).
 import { dashboard } from "@sms/contract";
 import type { ProjectRecord, Spending } from "@sms/domain";
-import { z } from "zod";
+import type { z } from "zod";
 import { viewerProcedure } from "../../trpc/trpc.ts";
 import { refused } from "../refusals.ts";
 import { orThrow } from "./support.ts";
 
-const { ZOnboardingResponse, ZSetSpendingRequest, ZSetSpendingResponse, ZSpending, ZSpendingRequest, ZSpendingResponse } = dashboard;
+const {
+  ZOnboardingResponse,
+  ZSetSpendingRequest,
+  ZSetSpendingResponse,
+  ZSpending,
+  ZSpendingRequest,
+  ZSpendingResponse,
+} = dashboard;
 
 export function toSpending(project: ProjectRecord, spending: Spending): z.infer<typeof ZSpending> {
   return {

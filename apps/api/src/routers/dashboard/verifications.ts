@@ -8,7 +8,8 @@ import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { ts, tsOrNull } from "./records.ts";
 import { orThrow } from "./support.ts";
 
-const { ZConversionRequest, ZConversionResponse, ZListVerificationsRequest, ZListVerificationsResponse } = dashboard;
+const { ZConversionRequest, ZConversionResponse, ZListVerificationsRequest, ZListVerificationsResponse } =
+  dashboard;
 
 export const VERIFICATIONS_PAGE_SIZE = 50;
 

@@ -2,14 +2,53 @@
 // identities listed in OPERATOR_IDENTITIES. The same bound functions as the
 // tool (services.ts operatorServices), so every action writes the same audit
 // row; the actor is the signed-in identity (`github:583231`).
-import { operator, ZRefusal } from "@sms/contract";
-import { z } from "zod";
+import { operator } from "@sms/contract";
 import { operatorProcedure, router } from "../../trpc/trpc.ts";
 import { decodeCursor, encodeCursor } from "../dashboard/cursor.ts";
-import { toAuditEntry, toCredits, toFreeTier, toKey, toMessageCount, toProject, toSenderRequest, ts, tsOrNull } from "../dashboard/records.ts";
+import {
+  toAuditEntry,
+  toCredits,
+  toFreeTier,
+  toKey,
+  toMessageCount,
+  toProject,
+  toSenderRequest,
+  ts,
+  tsOrNull,
+} from "../dashboard/records.ts";
 import { refused } from "../refusals.ts";
 
-const { ZApproveSenderRequest, ZApproveSenderResponse, ZAuditRequest, ZAuditResponse, ZClearSenderResponse, ZCreateLiveKeyRequest, ZCreateLiveKeyResponse, ZDescribeProjectResponse, ZFindProjectsRequest, ZFindProjectsResponse, ZGetKeyRequest, ZGetKeyResponse, ZGrantCreditsRequest, ZGrantCreditsResponse, ZListSenderRequestsRequest, ZListSenderRequestsResponse, ZProjectRequest, ZRefuseSenderRequest, ZRefuseSenderResponse, ZRevokeKeyRequest, ZRevokeKeyResponse, ZRotateKeysRequest, ZRotateKeysResponse, ZSetSenderRequest, ZSetSenderResponse, ZSetDailyCreditCapRequest, ZSetDailyCreditCapResponse, ZSuspensionRequest, ZSuspensionResponse } = operator;
+const {
+  ZApproveSenderRequest,
+  ZApproveSenderResponse,
+  ZAuditRequest,
+  ZAuditResponse,
+  ZClearSenderResponse,
+  ZCreateLiveKeyRequest,
+  ZCreateLiveKeyResponse,
+  ZDescribeProjectResponse,
+  ZFindProjectsRequest,
+  ZFindProjectsResponse,
+  ZGetKeyRequest,
+  ZGetKeyResponse,
+  ZGrantCreditsRequest,
+  ZGrantCreditsResponse,
+  ZListSenderRequestsRequest,
+  ZListSenderRequestsResponse,
+  ZProjectRequest,
+  ZRefuseSenderRequest,
+  ZRefuseSenderResponse,
+  ZRevokeKeyRequest,
+  ZRevokeKeyResponse,
+  ZRotateKeysRequest,
+  ZRotateKeysResponse,
+  ZSetSenderRequest,
+  ZSetSenderResponse,
+  ZSetDailyCreditCapRequest,
+  ZSetDailyCreditCapResponse,
+  ZSuspensionRequest,
+  ZSuspensionResponse,
+} = operator;
 
 export const OPERATOR_PAGE_SIZE = 50;
 

@@ -1,8 +1,13 @@
-import { createTestKeyMeta, TEST_KEY_NEXT_STEPS, ZCreateTestKeyRequest, ZCreateTestKeyResponse } from "@sms/contract";
+import {
+  createTestKeyMeta,
+  TEST_KEY_NEXT_STEPS,
+  ZCreateTestKeyRequest,
+  ZCreateTestKeyResponse,
+} from "@sms/contract";
 import { formatTimestamp } from "@sms/domain";
+import { rateLimitHeaders } from "../../contract/rate-limit-headers.ts";
 import { rateLimitSubject } from "../../http/client-address.ts";
 import { testKeyRefusal } from "../../http/errors.ts";
-import { rateLimitHeaders } from "../../contract/rate-limit-headers.ts";
 import { respond } from "../../trpc/request-state.ts";
 import { publicProcedure } from "../../trpc/trpc.ts";
 
