@@ -33,14 +33,27 @@ module.exports = {
     },
     {
       name: "contract-is-a-leaf",
-      comment: "The API's vocabulary (codes, statuses, wording, headers, route metadata) imports nothing of the app.",
+      comment:
+        "The API's wording room (what a caller is told, refusals worded, the thrown ApiError) imports nothing of the app.",
       severity: "error",
       from: { path: "^apps/api/src/contract/" },
       to: { path: "^apps/api/src/", pathNot: "^apps/api/src/contract/" },
     },
     {
+      name: "wire-shapes-above-nothing-of-ours",
+      comment:
+        "@sms/contract (the wire shapes: vocabulary, error codes, headers, route metadata, the procedures' schemas) depends on zod, trpc-to-openapi's types and @sms/templates; nothing else of ours.",
+      severity: "error",
+      from: { path: "^packages/contract/", pathNot: "^packages/contract/test/" },
+      to: {
+        path: "^(apps|packages|bench)/|^@sms/",
+        pathNot: "^(packages/contract|packages/templates)/|^@sms/templates$",
+      },
+    },
+    {
       name: "edge-below-procedures",
-      comment: "The HTTP edge and the procedure tiers never reach up into procedures, pages, documentation builders or the MCP tools.",
+      comment:
+        "The HTTP edge and the procedure tiers never reach up into procedures, pages, documentation builders or the MCP tools.",
       severity: "error",
       from: { path: "^apps/api/src/(http|trpc)/" },
       to: { path: "^apps/api/src/(routers|pages|docs|mcp)/" },

@@ -38,6 +38,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 /** The workspace packages the server runs (apps/api and what it imports). */
 export const RUNTIME_PACKAGES = Object.freeze([
   "apps/api",
+  "packages/contract",
   "packages/crypto",
   "packages/db",
   "packages/domain",

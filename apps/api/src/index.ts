@@ -5,8 +5,8 @@
 // composition root (app.ts) nothing else imports. (@sms/api-client, for
 // integrators, uses the REST routes.)
 
+export { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "@sms/contract";
 export { type Config, ConfigError, parseEnv } from "./config/index.ts";
-export { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "./contract/headers.ts";
 export { INPUT_RULES, type Register, refusalText } from "./contract/refusals.ts";
 export { readDevelopmentFile } from "./development-files.ts";
 export {

@@ -12,8 +12,8 @@
 // Failures are TRPCClientError; apiErrorCode(error) gives our stable code (a
 // procedure's refusal, or the envelope of a transport-level failure such as a
 // wrong token), apiRequestId(error) the request id the service logged it under.
+import { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "@sms/contract";
 import { createTRPCClient, httpLink, isTRPCClientError, type TRPCClient } from "@trpc/client";
-import { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "./contract/headers.ts";
 import type { ToolsRouter } from "./tools-router.ts";
 
 export type InternalClient = TRPCClient<ToolsRouter>;

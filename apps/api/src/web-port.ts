@@ -5,7 +5,7 @@ import type { CookieSealer } from "@sms/crypto";
 import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
 import type { IdentityProvider, WebPort } from "@sms/web";
 import type { Config } from "./config/index.ts";
-import { ApiError } from "./contract/errors.ts";
+import { ApiError } from "./contract/api-error.ts";
 import { refusalText } from "./contract/refusals.ts";
 import type { AppDeps } from "./deps.ts";
 import { readBodyText } from "./http/read-body.ts";

@@ -9,6 +9,9 @@
 //   npm run operator -- <command> [flags]      (see USAGE)
 import { parseArgs } from "node:util";
 import { apiErrorCode, INPUT_RULES, type InternalClient } from "@sms/api";
+// A procedure's refusal (its code and its sentence, worded for a terminal by the service) and what
+// operator.projects.get describes: the wire shapes, declared once (@sms/contract).
+import type { Described, Refusal } from "@sms/contract";
 import { isTRPCClientError } from "@trpc/client";
 
 export type OperatorCliResult = { exitCode: number; stdout: string[]; stderr: string[] };
@@ -26,9 +29,6 @@ export type OperatorCliOptions = {
 export class UsageError extends Error {}
 
 type Flags = Record<string, string | undefined>;
-
-/** A procedure's refusal: its code and its sentence, worded for a terminal by the service. */
-type Refusal = { ok: false; code: string; message: string };
 
 /** What a command hands back: the data for --json and the lines for a human, or a refusal. */
 type Outcome = { ok: true; json: Record<string, unknown>; lines: string[]; exitCode?: number } | Refusal;
@@ -53,12 +53,7 @@ function wholeNumber(flag: string, value: string | undefined): number | undefine
   return Number(value);
 }
 
-type Description = Extract<
-  Awaited<ReturnType<InternalClient["operator"]["projects"]["get"]["query"]>>,
-  { ok: true }
->;
-
-function describeLines(description: Description, cacheTtlMs: number): string[] {
+function describeLines(description: Described, cacheTtlMs: number): string[] {
   const { project, credits, free_tier: freeTier, keys, messages } = description;
   const lines = [
     `Project ${project.id}`,

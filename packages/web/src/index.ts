@@ -23,6 +23,7 @@ import { tryRoutes } from "./routes/try.ts";
 import { verificationRoutes } from "./routes/verifications.ts";
 import { badRequestPage, errorPage, noSuchPage } from "./views/problems.ts";
 
+export type { Procedures, Viewer } from "@sms/contract";
 export { generateCookieSecret } from "./kit/cookies.ts";
 export {
   type IdentityProvider,
@@ -30,7 +31,6 @@ export {
   identityProvidersFromConfig,
 } from "./kit/identity-providers.ts";
 export type { PageErrorRenderer, PageRoute, PageState, WebPort } from "./port.ts";
-export type { Procedures, Viewer } from "./records.ts";
 
 export type Web<S extends PageState> = {
   routes: PageRoute<S>[];

@@ -1,10 +1,10 @@
 // What the pages need from the app that mounts them: a small port. The app
 // (apps/api, src/web-port.ts) implements it; this package never imports the
 // app's files.
+import type { Procedures, Viewer } from "@sms/contract";
 import type { CookieSealer } from "@sms/crypto";
 import type { Logger } from "@sms/domain";
 import type { IdentityProvider } from "./kit/identity-providers.ts";
-import type { Procedures, Viewer } from "./records.ts";
 
 /** What the gateway hands a page for one request (its RequestState is wider). */
 export type PageState = {

@@ -4,22 +4,23 @@
 // form values echoed back) renders a hostile string escaped: the raw string
 // never appears, its escaped form does, and no element or javascript: URL is
 // injected. Ids that become paths are hostile too (javascript: as an id).
-import { AUDIT_ACTIONS, type DashboardViewer } from "@sms/domain";
-import { VARIABLE_RULES } from "@sms/templates";
-import { describe, expect, it } from "vitest";
-import { escapeText } from "../src/kit/html.ts";
 import type {
   AuditPage,
   ClaimSummary,
   CreditsPage,
   Described,
   KeyRecord,
+  LedgerRecord,
   MessageFound,
   Overview,
   ProjectRecord,
   SenderRequestRecord,
   Usage,
-} from "../src/records.ts";
+} from "@sms/contract";
+import { AUDIT_ACTIONS, type DashboardViewer, MESSAGE_STATUSES } from "@sms/domain";
+import { VARIABLE_RULES } from "@sms/templates";
+import { describe, expect, it } from "vitest";
+import { escapeText } from "../src/kit/html.ts";
 import { auditSentence } from "../src/views/audit.ts";
 import * as claim from "../src/views/claim.ts";
 import { consoleOverview } from "../src/views/console-overview.ts";
@@ -112,6 +113,7 @@ const request: SenderRequestRecord = {
   purpose: H,
   status: "refused",
   requested_by: H,
+  decided_by: H,
   decided_at: T,
   refusal_reason: H,
   created_at: T,
@@ -143,8 +145,14 @@ const everyAction = AUDIT_ACTIONS.map((action, i) => ({
   created_at: T,
 }));
 const credits = { balance: 5, ledger_sum: 5, consistent: true, has_paid_credits: true };
-const freeTier = { applies: true, limit: 10, used_today: 2, reset_at: T };
-const ledger = [{ id: "led_1", kind: H, amount: 3, message_id: JS, note: H, created_at: T }];
+const freeTier = { applies: true, limit: 10, used_today: 2, remaining_today: 8, reset_at: T };
+// A hostile kind too: the wire allows four, but the view must escape whatever it is given.
+const NO_STATUSES = Object.fromEntries(
+  MESSAGE_STATUSES.map((status) => [status, 0]),
+) as Usage["totals"]["by_status"];
+const ledger = [
+  { id: "led_1", kind: H as LedgerRecord["kind"], amount: 3, message_id: JS, note: H, created_at: T },
+];
 
 describe("the claim pages escape what providers and links supply", () => {
   const claimChrome = { devSignIn: true, cssUrl: "/dashboard/assets/dashboard.css?v=1" };
@@ -238,8 +246,8 @@ describe("the dashboard escapes what users, operators and providers supply", () 
       messages_today: 1,
     };
     const usage: Usage = {
-      days: [{ day: "2026-11-25", by_status: { delivered: 2 }, segments: 2 }],
-      totals: { messages: 2, segments: 2 },
+      days: [{ day: "2026-11-25", by_status: { ...NO_STATUSES, delivered: 2 }, messages: 2, segments: 2 }],
+      totals: { messages: 2, segments: 2, by_status: { ...NO_STATUSES, delivered: 2 } },
       delivery_rate: 1,
       delivery_rate_by_mode: { live: null, test: 0.5 },
     };
@@ -331,6 +339,8 @@ describe("the dashboard escapes what users, operators and providers supply", () 
         encoding: H,
         error_message: H,
         credits_reserved: 1,
+        api_key_id: H,
+        submitted_at: T,
         text_purged_at: T,
       },
       timeline: [{ status: "failed", error_code: H, at: T }],
@@ -346,6 +356,7 @@ describe("the dashboard escapes what users, operators and providers supply", () 
       replayed: true,
       duration_ms: 3,
       mode: "live" as const,
+      key_id: H,
       key_prefix: H,
       key_name: H,
       message_id: JS,
@@ -478,7 +489,7 @@ describe("the dashboard escapes what users, operators and providers supply", () 
     await expectEscaped(
       operatorHomePage(chrome, {
         query: H,
-        found: { projects: [{ ...project, account_id: H, account_email: H }] },
+        found: { ok: true, by: "email", projects: [{ ...project, account_id: H, account_email: H }] },
         problem: H,
         requests: { requests: [{ ...request, status: "pending" }], next: H },
         requestsFirst: false,
@@ -490,7 +501,7 @@ describe("the dashboard escapes what users, operators and providers supply", () 
     await expectEscaped(
       operatorHomePage(chrome, {
         query: H,
-        found: { projects: [{ ...project, account_id: H, account_email: null }] },
+        found: { ok: true, by: "project_id", projects: [{ ...project, account_id: H, account_email: null }] },
         problem: null,
         requests: { requests: [], next: null },
         requestsFirst: true,
@@ -500,6 +511,7 @@ describe("the dashboard escapes what users, operators and providers supply", () 
       }),
     );
     const described: Described = {
+      ok: true,
       project: { ...project, account_id: H, daily_credit_cap: 10 },
       credits,
       free_tier: freeTier,
@@ -517,7 +529,7 @@ describe("the dashboard escapes what users, operators and providers supply", () 
       }),
     );
     const unknown = { id: "aud_0", actor: H, action: H, project_id: JS, details: { [H]: H }, created_at: T };
-    const audit: AuditPage = { entries: [unknown, ...everyAction], next: H };
+    const audit: AuditPage = { ok: true, entries: [unknown, ...everyAction], next: H };
     const html = await expectEscaped(operatorAuditPage(chrome, { audit, projectId: H, isFirst: false }));
     // In words, never raw JSON.
     expect(html).not.toContain(escapeText(JSON.stringify({ reason: H })));

@@ -2,8 +2,8 @@
 // message of an unexpected error, and the guide entry of every code (the
 // reference's error guide and the OpenAPI document). A leaf: imports nothing
 // of the app but the rest of the contract room.
-import { IDEMPOTENCY_KEY_MAX_LENGTH } from "@sms/domain";
-import type { ApiErrorCode } from "./errors.ts";
+import type { ApiErrorCode } from "@sms/contract";
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from "@sms/contract";
 
 /** What a caller is told for each refusal; a sentence that says what to change. */
 export const REFUSAL_MESSAGES = {

@@ -4,19 +4,20 @@
 // error table, the simulator's numbers, real response shapes), so that the
 // guide cannot drift from the API. Depth stays in docs/*.md.
 import {
-  DEFAULT_VERIFICATION_LIFETIME_MINUTES,
+  API_ERROR_CODES,
+  ERROR_STATUS,
   IDEMPOTENCY_KEY_MAX_LENGTH,
+  MAX_WAIT_SECONDS,
+  MESSAGE_EXAMPLES,
+  TEST_KEY_EXAMPLE,
   VERIFICATION_CODE_LENGTH,
+  VERIFICATION_EXAMPLES,
   VERIFICATION_MAX_ATTEMPTS,
-} from "@sms/domain";
+} from "@sms/contract";
+import { DEFAULT_VERIFICATION_LIFETIME_MINUTES } from "@sms/domain";
 import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
 import { TEMPLATE_IDS, TEMPLATES } from "@sms/templates";
-import { API_ERROR_CODES, ERROR_STATUS } from "../contract/errors.ts";
 import { ERROR_GUIDE } from "../contract/wording.ts";
-import { MAX_WAIT_SECONDS } from "../http/conditional-read.ts";
-import { MESSAGE_EXAMPLES } from "../routers/messages/message.types.ts";
-import { TEST_KEY_EXAMPLE } from "../routers/test-keys/create-test-key.types.ts";
-import { VERIFICATION_EXAMPLES } from "../routers/verifications/verification.types.ts";
 import { FRESH_KEY } from "./code-samples.ts";
 
 /** Spec 6: when to read a message again. The client package follows the same numbers. */

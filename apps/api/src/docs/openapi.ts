@@ -7,6 +7,14 @@
 // (guide.ts). test/openapi*.test.ts and the contract test hold it to the
 // service's real answers.
 import {
+  API_ERROR_CODES,
+  type ApiErrorCode,
+  type DocumentedResponse,
+  type Meta,
+  RESPONSE_HEADERS,
+  type ResponseHeaderName,
+} from "@sms/contract";
+import {
   forEachOpenApiProcedure,
   getInputOutputParsers,
   instanceofZodTypeLikeVoid,
@@ -20,9 +28,6 @@ import {
   type ZodOpenApiPathsObject,
   type ZodOpenApiResponseObject,
 } from "zod-openapi";
-import { API_ERROR_CODES, type ApiErrorCode } from "../contract/errors.ts";
-import { RESPONSE_HEADERS, type ResponseHeaderName } from "../contract/headers.ts";
-import type { DocumentedResponse, Meta } from "../contract/meta.ts";
 import { ERROR_GUIDE } from "../contract/wording.ts";
 import { codeSamples } from "./code-samples.ts";
 import { guidePages, referenceIntro, TAGS } from "./guide.ts";

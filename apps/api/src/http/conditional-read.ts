@@ -23,12 +23,12 @@
 // POLL_INTERVAL_MS; and the one change no statement makes, a pending
 // verification reaching its expires_at. A wake is only a reason to read again:
 // the answer is whatever the procedure reads, compared by its tag.
+import { MAX_WAIT_SECONDS } from "@sms/contract";
 import { sha256HexSync } from "@sms/crypto";
 import type { ResourceChanges } from "@sms/domain";
 import type { RequestState } from "../trpc/request-state.ts";
 
 /** The longest hold a caller can ask for (RFC 7240 `wait`); more is clamped to it. */
-export const MAX_WAIT_SECONDS = 30;
 /** Without notifications (PGlite), how often a hold reads again. */
 export const POLL_INTERVAL_MS = 1000;
 

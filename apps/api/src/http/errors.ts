@@ -2,8 +2,9 @@
 // the caller hears them, the answer while the database does not answer, the
 // error envelope, and the mapping from anything else a procedure can throw to
 // a stable code. The codes, statuses and sentences are the contract room's
-// (contract/errors.ts, contract/wording.ts).
+// (@sms/contract errors.ts, contract/wording.ts).
 
+import type { ApiErrorCode, Meta } from "@sms/contract";
 import { isDatabaseUnavailable } from "@sms/db";
 import {
   type CheckVerificationResult,
@@ -15,11 +16,9 @@ import {
 import { TRPCError } from "@trpc/server";
 import {
   ApiError,
-  type ApiErrorCode,
   DATABASE_RETRY_AFTER_SECONDS,
   PROVIDER_RETRY_AFTER_SECONDS,
-} from "../contract/errors.ts";
-import type { Meta } from "../contract/meta.ts";
+} from "../contract/api-error.ts";
 import { retryHeaders } from "../contract/rate-limit-headers.ts";
 import {
   INTERNAL_ERROR_MESSAGE,

@@ -27,7 +27,7 @@ import {
   normalizePath,
   unwrapZodType,
 } from "trpc-to-openapi";
-import { ApiError } from "../contract/errors.ts";
+import { ApiError } from "../contract/api-error.ts";
 import { REFUSAL_MESSAGES } from "../contract/wording.ts";
 import type { AppDeps } from "../deps.ts";
 import type { AppLogger } from "../logger.ts";

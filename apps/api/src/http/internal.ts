@@ -11,11 +11,11 @@
 // failures (401, 404, 413, 408, the database not reached yet) use the envelope;
 // a procedure's own errors keep tRPC's shape with our `apiCode` and `requestId`
 // in `error.data` (trpc/trpc.ts).
+import { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "@sms/contract";
 import { sha256Hex, timingSafeEqual } from "@sms/crypto";
 import type { AnyProcedure } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { ApiError } from "../contract/errors.ts";
-import { INTERNAL_API_KEY_HEADER, INTERNAL_OPERATOR_HEADER, TRPC_ENDPOINT } from "../contract/headers.ts";
+import { ApiError } from "../contract/api-error.ts";
 import type { AppDeps } from "../deps.ts";
 import type { RequestState } from "../trpc/request-state.ts";
 import type { ApiRouter, Context, Meta } from "../trpc/trpc.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../contract/errors.ts";
+import { ApiError } from "../contract/api-error.ts";
 import {
   type BodyTerms,
   bodyBreaksTerms,

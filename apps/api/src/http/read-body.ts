@@ -5,7 +5,7 @@
 // posts). The server (http/server.ts) closes the connection after the response
 // of any request whose body was not read to its end here: an oversized,
 // endless or ignored body never keeps its socket.
-import { ApiError } from "../contract/errors.ts";
+import { ApiError } from "../contract/api-error.ts";
 import { REFUSAL_MESSAGES } from "../contract/wording.ts";
 
 /**

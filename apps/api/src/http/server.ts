@@ -42,7 +42,7 @@
 // loudly if a Deno upgrade removes it, and the e2e tests (connections.e2e)
 // exercise every behaviour above against the pinned Deno.
 import { newId } from "@sms/crypto";
-import { ApiError } from "../contract/errors.ts";
+import { ApiError } from "../contract/api-error.ts";
 import { INTERNAL_ERROR_MESSAGE, REFUSAL_MESSAGES } from "../contract/wording.ts";
 import type { AppLogger } from "../logger.ts";
 import { connectionSubject } from "./client-address.ts";

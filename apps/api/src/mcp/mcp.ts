@@ -43,10 +43,11 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { API_ERROR_CODES } from "@sms/contract";
 import { type Authentication, newMcpSessionId, type Timer } from "@sms/domain";
 import { getTRPCErrorFromUnknown, TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { API_ERROR_CODES, ApiError } from "../contract/errors.ts";
+import { ApiError } from "../contract/api-error.ts";
 import type { AppDeps } from "../deps.ts";
 import { API_VERSION } from "../docs/openapi.ts";
 import { type ConditionalReads, watchChanges } from "../http/conditional-read.ts";

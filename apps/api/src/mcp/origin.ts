@@ -11,7 +11,7 @@
 //
 // Agents and servers send no `Origin` and the service's own host: they are
 // never affected.
-import { ApiError } from "../contract/errors.ts";
+import { ApiError } from "../contract/api-error.ts";
 
 const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?$/i;
 

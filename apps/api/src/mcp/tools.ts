@@ -8,29 +8,28 @@
 // and says the next step in a line an agent reads first.
 import {
   CHECK_OUTCOME_STATUSES,
-  formatTimestamp,
-  IDEMPOTENCY_KEY_MAX_LENGTH,
-  MCP_SESSION_KEY_LIFETIME,
+  checkVerificationMeta,
+  createTestKeyMeta,
+  getMessageMeta,
+  getVerificationMeta,
+  type Meta,
   RECIPIENT_PATTERN,
-  type Timer,
+  sendMessageMeta,
+  startVerificationMeta,
+  type TVerification,
   VERIFICATION_CODE_LENGTH,
   VERIFICATION_MAX_ATTEMPTS,
   VERIFICATION_TEMPLATES,
-  type VerificationResource,
-} from "@sms/domain";
+  ZCreateTestKeyResponse,
+  ZIdempotencyKey,
+  ZMessage,
+  ZVerification,
+} from "@sms/contract";
+import { formatTimestamp, MCP_SESSION_KEY_LIFETIME, type Timer } from "@sms/domain";
 import { SIMULATOR_NUMBERS } from "@sms/provider-sim";
 import { LOCALES, TEMPLATE_IDS, VARIABLE_RULES } from "@sms/templates";
 import { z } from "zod";
-import type { Meta } from "../contract/meta.ts";
 import { POLLING } from "../docs/guide.ts";
-import { getMessageMeta } from "../routers/messages/get-message.types.ts";
-import { ZMessage } from "../routers/messages/message.types.ts";
-import { sendMessageMeta } from "../routers/messages/send-message.types.ts";
-import { createTestKeyMeta, ZCreateTestKeyResponse } from "../routers/test-keys/create-test-key.types.ts";
-import { checkVerificationMeta } from "../routers/verifications/check-verification.types.ts";
-import { getVerificationMeta } from "../routers/verifications/get-verification.types.ts";
-import { startVerificationMeta } from "../routers/verifications/start-verification.types.ts";
-import { ZVerification } from "../routers/verifications/verification.types.ts";
 import type { Caller } from "./caller.ts";
 import { SIMULATOR_TABLE, templateCatalogue, ZSimulatorNumbers, ZTemplateCatalogue } from "./resources.ts";
 
@@ -109,15 +108,12 @@ const ZSendMessageArguments = z.strictObject({
         `password_reset_code also minutes (${VARIABLE_RULES.minutes.requirement}). E.g. {"code":"482913"}.`,
     ),
   locale: z.enum(LOCALES).optional().describe("ka (Georgian, the default) or en."),
-  idempotency_key: z
-    .string()
-    .min(1)
-    .max(IDEMPOTENCY_KEY_MAX_LENGTH)
-    .describe(
-      "Required. Generate a new UUID for each logical message and reuse the same value when you retry that message " +
-        "(after a network error, internal_error, provider_unavailable or rate_limited): a retry then returns the " +
-        "original message instead of sending twice. Never reuse it for a different message.",
-    ),
+  // The API's one rule (@sms/contract): 1–200 characters, counted as the REST header check counts them.
+  idempotency_key: ZIdempotencyKey.describe(
+    "Required. Generate a new UUID for each logical message and reuse the same value when you retry that message " +
+      "(after a network error, internal_error, provider_unavailable or rate_limited): a retry then returns the " +
+      "original message instead of sending twice. Never reuse it for a different message.",
+  ),
 });
 
 const ZMessageId = z.string().describe("The message's id (msg_…), as send_message returned it.");
@@ -420,7 +416,7 @@ const ZOutcome = z
 
 /** What an agent does next about a verification in this state. */
 export function verificationNextStep(
-  verification: Pick<VerificationResource, "id" | "status" | "attempts_remaining">,
+  verification: Pick<TVerification, "id" | "status" | "attempts_remaining">,
 ): string {
   const again = "start_verification with a new idempotency_key if the user still needs a code";
   switch (verification.status) {

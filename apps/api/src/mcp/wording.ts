@@ -3,7 +3,7 @@
 // sees ("Send an 'Idempotency-Key' header", "Retry-After", "POST
 // /v1/messages"); a tool takes `idempotency_key` as an argument and carries a
 // wait in `_meta.retry_after_seconds`. The codes stay the API's.
-import { IDEMPOTENCY_KEY_MAX_LENGTH } from "@sms/domain";
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from "@sms/contract";
 import { REFUSAL_MESSAGES } from "../contract/wording.ts";
 
 /** unauthorized over MCP: the session has no key of its own and the connection sends none. */

@@ -1,16 +1,16 @@
 // Procedure tiers, defined once. The REST routes (trpc-to-openapi) and the
 // typed @trpc/client on the internal listener reach the same procedures.
+import type { Meta } from "@sms/contract";
 import type { Authentication, DashboardViewer } from "@sms/domain";
 import { initTRPC, type TRPCBuiltRouter, TRPCError } from "@trpc/server";
-import { ApiError } from "../contract/errors.ts";
-import type { Meta } from "../contract/meta.ts";
+import { ApiError } from "../contract/api-error.ts";
+import { retryHeaders } from "../contract/rate-limit-headers.ts";
 import type { Register } from "../contract/refusals.ts";
 import { REFUSAL_MESSAGES } from "../contract/wording.ts";
 import type { AppDeps } from "../deps.ts";
-import { retryHeaders } from "../contract/rate-limit-headers.ts";
 import type { RequestState } from "./request-state.ts";
 
-export type { DocumentedResponse, Meta } from "../contract/meta.ts";
+export type { DocumentedResponse, Meta } from "@sms/contract";
 
 /**
  * What every procedure gets: the dependencies and this request's state

@@ -4,9 +4,9 @@
 // error codes and headers, standard formats only, true examples, and the
 // guide pages of /docs.
 import { Validator } from "@seriousme/openapi-schema-validator";
+import { API_ERROR_CODES, ERROR_STATUS } from "@sms/contract";
 import { LOCALES, TEMPLATE_IDS, TEMPLATES } from "@sms/templates";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_ERROR_CODES, ERROR_STATUS } from "../../src/contract/errors.ts";
 import { FRESH_KEY } from "../../src/docs/code-samples.ts";
 import { buildOpenApiDocument } from "../../src/docs/openapi.ts";
 import { appRouter } from "../../src/router.ts";

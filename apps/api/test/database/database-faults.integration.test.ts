@@ -17,7 +17,7 @@ import { type FakeUbill, startFakeUbill } from "@sms/provider-ubill/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type App, createApp } from "../../src/app.ts";
 import { parseEnv } from "../../src/config/index.ts";
-import { DATABASE_RETRY_AFTER_SECONDS } from "../../src/contract/errors.ts";
+import { DATABASE_RETRY_AFTER_SECONDS } from "../../src/contract/api-error.ts";
 import { LogCapture, ManualClock, sendMessageRequest, startTestApp, type TestApp } from "../harness.ts";
 import { body, insertLiveKey, type MessageJson, until } from "../support/messages.ts";
 

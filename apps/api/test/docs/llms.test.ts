@@ -2,9 +2,9 @@
 // renders (guide pages, operations, responses) and the MCP tools, served like
 // the other documents (ETag, no-cache, gzip, before the database).
 import { gunzipSync } from "node:zlib";
+import { API_ERROR_CODES } from "@sms/contract";
 import { availableBackends } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_ERROR_CODES } from "../../src/contract/errors.ts";
 import { TOOLS } from "../../src/mcp/tools.ts";
 import { startTestApp, type TestApp } from "../harness.ts";
 

@@ -1,5 +1,6 @@
 // The docs and the three clients agree on what is worth retrying (issue 54 item
-// 3) and on the words for a check's outcome (item 2): no 409 is retried, a
+// 3), on the words for a check's outcome (item 2) and on the one Idempotency-Key
+// rule (issue 52 item 3): no 409 is retried, a
 // gateway's 502/504 page on a send is, and a check's outcomes are the REST
 // contract's own words. What is checked here is the text every reader meets
 // (the /docs guide, the error guide, docs/api-behaviour.md, docs/agents.md, the
@@ -8,9 +9,16 @@
 // package.integration.test.ts, client-python.e2e.test.ts, client-php.e2e.test.ts).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CHECK_OUTCOME_STATUSES } from "@sms/domain";
+import {
+  API_ERROR_CODES,
+  CHECK_OUTCOME_STATUSES,
+  ERROR_STATUS,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  idempotencyKeyProblem,
+  ZIdempotencyKey,
+} from "@sms/contract";
 import { describe, expect, it } from "vitest";
-import { API_ERROR_CODES, ERROR_STATUS } from "../../src/contract/errors.ts";
+import { z } from "zod";
 import { ERROR_GUIDE } from "../../src/contract/wording.ts";
 import { guidePages } from "../../src/docs/guide.ts";
 import { TOOLS } from "../../src/mcp/tools.ts";
@@ -142,5 +150,38 @@ describe("a check's outcome: one vocabulary", () => {
       for (const word of expected) expect(text, `${where}: ${word}`).toContain(`\`${word}\``);
       expect(text, where).not.toMatch(/`wrong_code`|`not_pending`/);
     }
+  });
+});
+
+describe("one Idempotency-Key rule: 1 to IDEMPOTENCY_KEY_MAX_LENGTH characters, on every road", () => {
+  it("MCP's send_message and start_verification take the contract's own schema", () => {
+    for (const name of ["send_message", "start_verification"]) {
+      const argument = TOOLS.find((t) => t.name === name)?.input.shape.idempotency_key;
+      // .describe() clones the schema; its checks are the contract's.
+      expect(argument?.def.checks, name).toEqual(ZIdempotencyKey.def.checks);
+      expect(z.toJSONSchema(argument ?? z.never()), name).toMatchObject({
+        minLength: 1,
+        maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+      });
+    }
+  });
+
+  it("the schema counts characters as the header check does: the longest astral key passes, one more fails", () => {
+    const longest = "\u{1F511}".repeat(IDEMPOTENCY_KEY_MAX_LENGTH);
+    expect(idempotencyKeyProblem(longest)).toBeNull();
+    expect(ZIdempotencyKey.safeParse(longest).success).toBe(true);
+    expect(idempotencyKeyProblem(`${longest}k`)).toBe("too_long");
+    expect(ZIdempotencyKey.safeParse(`${longest}k`).success).toBe(false);
+    expect(ZIdempotencyKey.safeParse("").success).toBe(false);
+    expect(idempotencyKeyProblem("")).toBe("missing");
+  });
+
+  it("the Python and PHP clients, which cannot import it, state the same bound", () => {
+    expect(read("packages/client-python/src/sms_api/client.py")).toContain(
+      `\`\`idempotency_key\`\`: 1-${IDEMPOTENCY_KEY_MAX_LENGTH} characters`,
+    );
+    expect(read("packages/client-php/src/Client.php")).toContain(
+      `$idempotencyKey 1–${IDEMPOTENCY_KEY_MAX_LENGTH} characters`,
+    );
   });
 });

@@ -9,7 +9,7 @@
 // as one the pool could not serve (500 with Retry-After).
 import { availableBackends } from "@sms/db/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { DATABASE_RETRY_AFTER_SECONDS } from "../../src/contract/errors.ts";
+import { DATABASE_RETRY_AFTER_SECONDS } from "../../src/contract/api-error.ts";
 import { createTestKey, lockTable, sendMessageRequest, startTestApp, type TestApp } from "../harness.ts";
 
 const backends = await availableBackends();

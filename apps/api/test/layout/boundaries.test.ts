@@ -97,4 +97,27 @@ describe("import boundaries", () => {
       ]),
     );
   });
+  it("fails when @sms/contract imports anything of ours but the templates, and accepts zod and the templates", () => {
+    const dir = plant({
+      "packages/contract/src/ok.ts":
+        'import { z } from "zod";\nimport { LOCALES } from "../../templates/src/index.ts";\nexport const x = [z, LOCALES];\n',
+      "packages/templates/src/index.ts": "export const LOCALES = 1;\n",
+      "packages/contract/src/domain.ts":
+        'import { y } from "../../domain/src/model/index.ts";\nexport const d = y;\n',
+      "packages/domain/src/model/index.ts": "export const y = 1;\n",
+      "packages/contract/src/named.ts": 'import { q } from "@sms/db";\nexport const n = q;\n',
+      "packages/contract/src/app.ts":
+        'import { r } from "../../../apps/api/src/r.ts";\nexport const a = r;\n',
+      "apps/api/src/r.ts": "export const r = 1;\n",
+    });
+    const { exitCode, violations } = cruise(dir, ["apps", "packages"]);
+    expect(exitCode).not.toBe(0);
+    const wire = violations.filter((v) => v.rule === "wire-shapes-above-nothing-of-ours");
+    expect(wire.map((v) => v.from).sort()).toEqual([
+      "packages/contract/src/app.ts",
+      "packages/contract/src/domain.ts",
+      "packages/contract/src/named.ts",
+    ]);
+    expect(violations.map((v) => v.from)).not.toContain("packages/contract/src/ok.ts");
+  });
 });

@@ -5,9 +5,9 @@
 // server), and fails the test file whose answers break the document: an
 // undeclared status, a body its schema refuses (ajv, JSON Schema 2020-12 with
 // formats), an undeclared or malformed header.
+import { RESPONSE_HEADERS } from "@sms/contract";
 import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
-import { RESPONSE_HEADERS } from "../../src/contract/headers.ts";
 import { buildOpenApiDocument } from "../../src/docs/openapi.ts";
 import { appRouter } from "../../src/router.ts";
 

@@ -5,20 +5,11 @@ import type { KeyMode } from "./keys.ts";
 /** How long an Idempotency-Key's first answer is kept (spec 8). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
-/** The longest Idempotency-Key, in characters (spec 4.2, 8). */
-export const IDEMPOTENCY_KEY_MAX_LENGTH = 200;
+// The Idempotency-Key rule (1–200 characters) is declared once, in @sms/contract.
+export { IDEMPOTENCY_KEY_MAX_LENGTH, idempotencyKeyProblem } from "@sms/contract";
 
 /** A key is unique per project and key mode (spec 4.2 rule 1). */
 export type IdempotencyScope = { projectId: string; mode: KeyMode; key: string };
-
-/** What is wrong with an Idempotency-Key header value, or null when it is fine. */
-export function idempotencyKeyProblem(key: string | null): "missing" | "too_long" | null {
-  if (key === null || key === "") return "missing";
-  // Characters, not UTF-16 code units: an astral character counts once.
-  let length = 0;
-  for (const _ of key) if (++length > IDEMPOTENCY_KEY_MAX_LENGTH) return "too_long";
-  return null;
-}
 
 /**
  * The identity of a send request for idempotency: `to`, `template`,

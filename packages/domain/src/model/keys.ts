@@ -1,7 +1,7 @@
 // API keys and the project a key authenticates (spec 5).
 
-export const KEY_MODES = ["test", "live"] as const;
-export type KeyMode = (typeof KEY_MODES)[number];
+// The key modes are wire vocabulary (@sms/contract).
+export { KEY_MODES, type KeyMode } from "@sms/contract";
 
 /** What a request authenticated by an API key knows about its project. */
 export type AuthenticatedProject = {

@@ -26,19 +26,10 @@ export function startOfUtcMinute(date: Date): Date {
   return new Date(Math.floor(date.getTime() / MINUTE_MS) * MINUTE_MS);
 }
 
-/**
- * The days a log can be filtered by, inclusive: a filter "to" a day reads up to the next midnight, and the day
- * after 9999-12-30 is the last one a timestamp (and a four-digit year) can name.
- */
-export const FILTER_DAYS = { first: "1970-01-01", last: "9999-12-30" } as const;
+// The days a log can be filtered by are wire vocabulary (@sms/contract).
+import { FILTER_DAYS } from "@sms/contract";
 
-/** A real calendar day, YYYY-MM-DD, within FILTER_DAYS. */
-export function isFilterDay(value: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || value < FILTER_DAYS.first || value > FILTER_DAYS.last)
-    return false;
-  const date = new Date(`${value}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
-}
+export { FILTER_DAYS, isFilterDay } from "@sms/contract";
 
 /** How a refused day filter is worded, naming the field. */
 export const filterDayRule = (field: string) =>

@@ -3,45 +3,26 @@
 // checks. Its statuses, its limits, how its code is drawn and named for the
 // keyed hash, and the resource a caller sees. The code itself never leaves
 // this module's callers except inside the SMS.
+import type { VerificationStatus, VerificationTemplate } from "@sms/contract";
 import type { Locale } from "@sms/templates";
 import type { KeyMode } from "./keys.ts";
 import { formatTimestamp } from "./time.ts";
 
-export const VERIFICATION_STATUSES = [
-  "pending",
-  "approved",
-  "expired",
-  "canceled",
-  "max_attempts_reached",
-  "send_failed",
-] as const;
-export type VerificationStatus = (typeof VERIFICATION_STATUSES)[number];
-
-/**
- * The statuses a check answers `200` with: what the check changed of a
- * pending verification (the right code, a wrong one, the last wrong one).
- * Every other status is refused as not pending.
- */
-export const CHECK_OUTCOME_STATUSES = [
-  "approved",
-  "pending",
-  "max_attempts_reached",
-] as const satisfies readonly VerificationStatus[];
-export type CheckOutcomeStatus = (typeof CHECK_OUTCOME_STATUSES)[number];
-
-/** The templates a verification may be sent with (all three of the catalogue take a `code`). */
-export const VERIFICATION_TEMPLATES = ["verification_code", "login_code", "password_reset_code"] as const;
-export type VerificationTemplate = (typeof VERIFICATION_TEMPLATES)[number];
+// The statuses, the templates and the code lengths are wire vocabulary (@sms/contract).
+export {
+  CHECK_OUTCOME_STATUSES,
+  type CheckOutcomeStatus,
+  VERIFICATION_CODE_LENGTH,
+  VERIFICATION_MAX_ATTEMPTS,
+  VERIFICATION_STATUSES,
+  VERIFICATION_TEMPLATES,
+  type VerificationStatus,
+  type VerificationTemplate,
+} from "@sms/contract";
 export const DEFAULT_VERIFICATION_TEMPLATE = "verification_code" satisfies VerificationTemplate;
-
-/** Wrong codes a verification accepts; the last one ends it as `max_attempts_reached`. */
-export const VERIFICATION_MAX_ATTEMPTS = 5;
 
 /** How long a verification stays pending unless VERIFICATION_LIFETIME_MINUTES says otherwise. */
 export const DEFAULT_VERIFICATION_LIFETIME_MINUTES = 10;
-
-/** Code lengths a caller may ask for, and the default. */
-export const VERIFICATION_CODE_LENGTH = { min: 4, max: 8, default: 6 } as const;
 
 export type VerificationResource = {
   id: string;

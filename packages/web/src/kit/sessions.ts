@@ -1,7 +1,7 @@
 // The dashboard session in the browser: a random token (the procedures keep
 // its hash) in a sealed, HttpOnly, SameSite=Lax cookie on Path=/dashboard.
+import type { Procedures, Viewer } from "@sms/contract";
 import type { CookieSealer } from "@sms/crypto";
-import type { Procedures, Viewer } from "../records.ts";
 import {
   clearCookieHeader,
   dashboardCookieName,

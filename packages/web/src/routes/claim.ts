@@ -17,6 +17,7 @@
 // short-lived sealed cookies (kit/cookies.ts): the sign-in transaction and,
 // after a verified sign-in, the identity. The confirmation POST carries a CSRF
 // token bound to the identity cookie, and both POSTs refuse cross-site requests.
+import type { ClaimRefusal, Procedures } from "@sms/contract";
 import { timingSafeEqual } from "@sms/crypto";
 import { developmentIdentity } from "@sms/domain";
 import {
@@ -31,7 +32,6 @@ import { FORM_PROBLEMS, type FormProblem, isSameOriginPost, readForm, redirect }
 import type { Sessions } from "../kit/sessions.ts";
 import type { SignIn } from "../kit/sign-in.ts";
 import type { PageErrorRenderer, PageRoute, PageState, WebPort } from "../port.ts";
-import type { ClaimRefusal, Procedures } from "../records.ts";
 import type { ClaimChrome } from "../views/claim.ts";
 import * as views from "../views/claim.ts";
 import type { sessionRoutes } from "./session.ts";

@@ -3,13 +3,13 @@
 // dashboard page does (resume the session, check same-origin and CSRF on a
 // POST, read the form, require a viewer or an operator, map a thrown
 // procedure error or a failure to a page).
+import type { Procedures, Viewer } from "@sms/contract";
 import type { Asset } from "../kit/assets.ts";
 import { withCookies } from "../kit/cookies.ts";
 import { FORM_PROBLEMS, isSameOriginPost, procedureErrorCode, readForm, redirect } from "../kit/http.ts";
 import type { Sessions } from "../kit/sessions.ts";
 import type { SignIn } from "../kit/sign-in.ts";
 import type { PageRoute, PageState, WebPort } from "../port.ts";
-import type { Procedures, Viewer } from "../records.ts";
 import type { Chrome } from "../views/layout.ts";
 import {
   badRequestPage,

@@ -1,9 +1,9 @@
 // A project's API keys: list, create a live key, revoke one, roll the test key.
 // A key or project that is not found is a value in the procedures' answers,
 // shown as the 404 page.
+import type { Refusal } from "@sms/contract";
 import { redirect } from "../kit/http.ts";
 import type { PageState } from "../port.ts";
-import type { Refusal } from "../records.ts";
 import { keysPage, newKeyPage, revokeConfirmPage, rollConfirmPage } from "../views/keys.ts";
 import { noticeFrom, projectPath } from "../views/layout.ts";
 import { actionRefusedPage, notFoundPage } from "../views/problems.ts";

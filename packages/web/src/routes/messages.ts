@@ -1,8 +1,8 @@
 // A project's messages: the filtered list and one message.
+import type { MessageFilters } from "@sms/contract";
 import { filterDayRule, isFilterDay, MESSAGE_STATUSES } from "@sms/domain/model";
 import { TEMPLATE_IDS } from "@sms/templates";
 import type { PageState } from "../port.ts";
-import type { MessageFilters } from "../records.ts";
 import { messagePage, messagesPage } from "../views/messages.ts";
 import { badRequestPage } from "../views/problems.ts";
 import { type DashboardContext, emptyToUndefined, param } from "./context.ts";

@@ -1,8 +1,8 @@
 // The developer console's request log, one request, and the project search box.
+import type { RequestFilters } from "@sms/contract";
 import { filterDayRule, isFilterDay } from "@sms/domain/model";
 import { redirect } from "../kit/http.ts";
 import type { PageState } from "../port.ts";
-import type { RequestFilters } from "../records.ts";
 import { projectPath } from "../views/layout.ts";
 import { badRequestPage } from "../views/problems.ts";
 import {

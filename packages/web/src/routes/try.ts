@@ -1,5 +1,5 @@
 // "Send a test message" from the project page (views/try.ts).
-import { IDEMPOTENCY_KEY_MAX_LENGTH, idempotencyKeyProblem } from "@sms/domain";
+import { IDEMPOTENCY_KEY_MAX_LENGTH, idempotencyKeyProblem } from "@sms/contract";
 import { LOCALES, TEMPLATE_IDS, type TemplateId } from "@sms/templates";
 import type { PageState } from "../port.ts";
 import { notFoundPage } from "../views/problems.ts";

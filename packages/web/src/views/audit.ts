@@ -2,8 +2,8 @@
 // every value escaped by the `html` tag (a reason, a name or a reference is
 // whatever an operator or an account holder typed). An action this file does
 // not know is shown by its name and its details' names, never raw JSON.
+import type { AuditRecord } from "@sms/contract";
 import { type Child, type Html, html } from "../kit/html.ts";
-import type { AuditRecord } from "../records.ts";
 import { number } from "./layout.ts";
 
 const text = (value: unknown): string | null =>

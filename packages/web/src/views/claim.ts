@@ -3,9 +3,9 @@
 // comes first, so that it is in view without scrolling on a phone. Written with the `html` tag, so every value from the
 // database or a provider is escaped. The claim token itself is only ever
 // written into this project's own form actions and links.
+import type { ClaimSummary } from "@sms/contract";
 import { type Html, html } from "../kit/html.ts";
 import { htmlResponse } from "../kit/http.ts";
-import type { ClaimSummary } from "../records.ts";
 import { documentShell, siteHeader } from "./layout.ts";
 
 /** What every claim page needs around its body. */

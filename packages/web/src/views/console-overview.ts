@@ -1,7 +1,7 @@
 // The developer console's part of the overview, in its own component: the
 // onboarding checklist (until every item is done) and "Send a test message".
+import type { Onboarding } from "@sms/contract";
 import { type Html, html } from "../kit/html.ts";
-import type { Onboarding } from "../records.ts";
 import { projectPath } from "./layout.ts";
 
 export function consoleOverview(projectId: string, onboarding: Onboarding): Html {

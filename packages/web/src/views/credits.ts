@@ -1,6 +1,6 @@
 // A project's credits: balance, ledger total, free tier and the ledger.
+import type { CreditsPage } from "@sms/contract";
 import { html } from "../kit/html.ts";
-import type { CreditsPage } from "../records.ts";
 import { meter } from "./charts.ts";
 import {
   type Chrome,

@@ -1,6 +1,6 @@
 // A project's API keys: the list, a new key (shown once), revoking and rolling.
+import type { KeysList, NewKey } from "@sms/contract";
 import { type Html, html } from "../kit/html.ts";
-import type { KeysList, NewKey } from "../records.ts";
 import {
   type Chrome,
   csrfField,

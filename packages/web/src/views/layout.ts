@@ -2,9 +2,9 @@
 // server-rendered HTML written with the `html` tag (every value escaped): the
 // stylesheet and the one script come from our own origin (kit/assets.ts),
 // there is no inline script or style.
+import type { Viewer } from "@sms/contract";
 import { type Child, type Html, html, safeUrl } from "../kit/html.ts";
 import { htmlResponse } from "../kit/http.ts";
-import type { Viewer } from "../records.ts";
 
 /** What every page needs around its body. */
 export type Chrome = {

@@ -1,9 +1,9 @@
 // A project's messages: the filtered list and one message's timeline. Numbers
 // arrive masked and texts never arrive at all.
+import type { MessageFilters, MessageFound, MessagesList, RequestRow } from "@sms/contract";
 import { MESSAGE_STATUSES } from "@sms/domain";
 import { TEMPLATE_IDS } from "@sms/templates";
 import { html } from "../kit/html.ts";
-import type { MessageFilters, MessageFound, MessagesList, RequestRow } from "../records.ts";
 import {
   breakable,
   type Chrome,

@@ -1,7 +1,6 @@
 // The operator's pages: find a project, act on it (suspend, reinstate, grant
 // paid credits, create or revoke keys), decide sender requests, read the
 // audit log. Everything the command-line tool does, through the same procedures.
-import { type Html, html } from "../kit/html.ts";
 import type {
   AuditPage,
   AuditRecord,
@@ -9,7 +8,8 @@ import type {
   FoundProjects,
   SenderRequestRecord,
   SenderRequests,
-} from "../records.ts";
+} from "@sms/contract";
+import { type Html, html } from "../kit/html.ts";
 import { auditSentence } from "./audit.ts";
 import { meter } from "./charts.ts";
 import {

@@ -1,8 +1,8 @@
 // The account holder's projects: the list, and a project's overview with the
 // usage charts.
+import type { Overview, ProjectsList, Usage, VerificationConversion } from "@sms/contract";
 import { MESSAGE_STATUSES } from "@sms/domain";
 import { type Html, html } from "../kit/html.ts";
-import type { Overview, ProjectsList, Usage, VerificationConversion } from "../records.ts";
 import { barChart, meter, percent } from "./charts.ts";
 import {
   type Chrome,

@@ -2,8 +2,8 @@
 // project's keys, newest first, filtered and paged; one request; what the
 // search box found. Never a body value, a number, a code or a key: the rows
 // hold the request's shape and outcome only.
+import type { RequestFilters, RequestRow, RequestsList } from "@sms/contract";
 import { type Child, html } from "../kit/html.ts";
-import type { RequestFilters, RequestRow, RequestsList } from "../records.ts";
 import {
   breakable,
   type Chrome,

@@ -1,7 +1,7 @@
 // A project's sender name: what messages go out as, the request form and the
 // requests so far (with the operator's refusal reasons).
+import type { SenderPage } from "@sms/contract";
 import { type Html, html } from "../kit/html.ts";
-import type { SenderPage } from "../records.ts";
 import { type Chrome, csrfField, htmlPage, note, projectHeader, projectPath, table, time } from "./layout.ts";
 
 export function senderPage(

@@ -1,7 +1,7 @@
 // Controlling spending: the daily credit cap (live sends past it are refused
 // with 429 daily_limit_reached) and the low-balance warning's threshold.
+import type { Spending } from "@sms/contract";
 import { type Html, html } from "../kit/html.ts";
-import type { Spending } from "../records.ts";
 import { meter } from "./charts.ts";
 import { type Chrome, csrfField, htmlPage, note, number, projectHeader, projectPath } from "./layout.ts";
 

@@ -1,7 +1,7 @@
 // A project's verifications (issue 22): the log, newest first. Numbers arrive
 // masked; codes never arrive at all.
+import type { VerificationConversion, VerificationsList } from "@sms/contract";
 import { html } from "../kit/html.ts";
-import type { VerificationConversion, VerificationsList } from "../records.ts";
 import { barChart, percent } from "./charts.ts";
 import {
   type Chrome,

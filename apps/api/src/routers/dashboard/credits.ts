@@ -1,9 +1,11 @@
 // dashboard.credits.get: the balance against the ledger, the free tier, and the ledger, paged.
+import { dashboard } from "@sms/contract";
 import { viewerProcedure } from "../../trpc/trpc.ts";
-import { ZCreditsRequest, ZCreditsResponse } from "./credits.types.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
-import { toCredits, toFreeTier, toLedgerEntry } from "./records.types.ts";
+import { toCredits, toFreeTier, toLedgerEntry } from "./records.ts";
 import { orThrow } from "./support.ts";
+
+const { ZCreditsRequest, ZCreditsResponse } = dashboard;
 
 export const LEDGER_PAGE_SIZE = 50;
 

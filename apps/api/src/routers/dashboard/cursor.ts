@@ -2,7 +2,6 @@
 // the last row of the previous page, as one opaque base64url string.
 import { Buffer } from "node:buffer";
 import { TRPCError } from "@trpc/server";
-import { z } from "zod";
 
 export type Position = { createdAt: Date; id: string };
 
@@ -10,14 +9,6 @@ export function encodeCursor(position: Position | null): string | null {
   if (!position) return null;
   return Buffer.from(JSON.stringify([position.createdAt.toISOString(), position.id])).toString("base64url");
 }
-
-/** An optional `cursor` input field. */
-export const ZCursor = z
-  .string()
-  .max(200)
-  .regex(/^[A-Za-z0-9_-]+$/)
-  .optional()
-  .meta({ description: "`next` of the previous page; omit for the first page." });
 
 /** The position a cursor names; a malformed one is a bad request. */
 export function decodeCursor(cursor: string | undefined): Position | null {

@@ -2,10 +2,14 @@
 // page shows it once); only its hash is stored. A key, or a project that is
 // not the viewer's, that is not found is a value of the answer (key_not_found,
 // project_not_found), as every other refusal of these procedures.
+import { dashboard } from "@sms/contract";
 import { viewerProcedure } from "../../trpc/trpc.ts";
 import { refused } from "../refusals.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
-import {
+import { toKey, toProject, ts } from "./records.ts";
+import { orThrow } from "./support.ts";
+
+const {
   ZCreateLiveKeyRequest,
   ZCreateLiveKeyResponse,
   ZGetKeyRequest,
@@ -16,9 +20,7 @@ import {
   ZRevokeKeyResponse,
   ZRollTestKeyRequest,
   ZRollTestKeyResponse,
-} from "./keys.types.ts";
-import { toKey, toProject, ts } from "./records.types.ts";
-import { orThrow } from "./support.ts";
+} = dashboard;
 
 export const KEYS_PAGE_SIZE = 25;
 

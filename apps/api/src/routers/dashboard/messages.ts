@@ -1,15 +1,12 @@
 // dashboard.messages.*: a project's message log and one message's timeline.
+import { dashboard } from "@sms/contract";
 import { DAY_MS } from "@sms/domain";
 import { viewerProcedure } from "../../trpc/trpc.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
-import {
-  ZGetMessageRequest,
-  ZGetMessageResponse,
-  ZListMessagesRequest,
-  ZListMessagesResponse,
-} from "./messages.types.ts";
-import { toLedgerEntry, toMessageDetail, toMessageEvent, toMessageRow } from "./records.types.ts";
+import { toLedgerEntry, toMessageDetail, toMessageEvent, toMessageRow } from "./records.ts";
 import { orThrow } from "./support.ts";
+
+const { ZGetMessageRequest, ZGetMessageResponse, ZListMessagesRequest, ZListMessagesResponse } = dashboard;
 
 export const MESSAGES_PAGE_SIZE = 50;
 

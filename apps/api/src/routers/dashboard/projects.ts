@@ -1,8 +1,12 @@
 // dashboard.projects.*: the signed-in account holder's projects.
+import { dashboard } from "@sms/contract";
 import { viewerProcedure } from "../../trpc/trpc.ts";
 import { refused } from "../refusals.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
-import {
+import { toCredits, toFreeTier, toProject, toSenderRequest, ts } from "./records.ts";
+import { orThrow } from "./support.ts";
+
+const {
   ZListProjectsRequest,
   ZListProjectsResponse,
   ZProjectOverviewResponse,
@@ -11,9 +15,7 @@ import {
   ZSetProjectNameResponse,
   ZUsageRequest,
   ZUsageResponse,
-} from "./projects.types.ts";
-import { toCredits, toFreeTier, toProject, toSenderRequest, ts } from "./records.types.ts";
-import { orThrow } from "./support.ts";
+} = dashboard;
 
 export const PROJECTS_PAGE_SIZE = 25;
 

@@ -1,22 +1,24 @@
 // dashboard.requests.*, dashboard.search: the developer console's request log
 // (a project's API requests, filtered and paged), one request, the requests
 // behind one message, and the search box.
+import { dashboard } from "@sms/contract";
 import { DAY_MS, formatTimestamp, type RequestLogEntry } from "@sms/domain";
 import type { z } from "zod";
 import { viewerProcedure } from "../../trpc/trpc.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
-import {
+import { orThrow } from "./support.ts";
+
+const {
   ZGetRequestRequest,
   ZGetRequestResponse,
   ZListRequestsRequest,
   ZListRequestsResponse,
   ZMessageRequestsRequest,
   ZMessageRequestsResponse,
-  type ZRequestRow,
+  ZRequestRow,
   ZSearchRequest,
   ZSearchResponse,
-} from "./requests.types.ts";
-import { orThrow } from "./support.ts";
+} = dashboard;
 
 export const REQUESTS_PAGE_SIZE = 50;
 

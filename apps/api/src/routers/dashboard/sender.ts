@@ -1,14 +1,11 @@
 // dashboard.sender.*: the project's sender name, its requests, and a new request.
+import { dashboard } from "@sms/contract";
 import { viewerProcedure } from "../../trpc/trpc.ts";
 import { refused } from "../refusals.ts";
-import { toProject, toSenderRequest } from "./records.types.ts";
-import {
-  ZRequestSenderRequest,
-  ZRequestSenderResponse,
-  ZSenderRequestRequest,
-  ZSenderResponse,
-} from "./sender.types.ts";
+import { toProject, toSenderRequest } from "./records.ts";
 import { orThrow } from "./support.ts";
+
+const { ZRequestSenderRequest, ZRequestSenderResponse, ZSenderRequestRequest, ZSenderResponse } = dashboard;
 
 /** How many of a project's requests its sender page shows (newest first). */
 export const SENDER_REQUESTS_SHOWN = 20;

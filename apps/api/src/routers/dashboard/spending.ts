@@ -1,17 +1,20 @@
 // dashboard.projects.spending / setSpending: the daily credit cap and the
 // low-balance warning of a project (docs/dashboard.md#spending).
+import { dashboard } from "@sms/contract";
 import type { ProjectRecord, Spending } from "@sms/domain";
-import { z } from "zod";
+import type { z } from "zod";
 import { viewerProcedure } from "../../trpc/trpc.ts";
 import { refused } from "../refusals.ts";
-import {
+import { orThrow } from "./support.ts";
+
+const {
+  ZOnboardingResponse,
   ZSetSpendingRequest,
   ZSetSpendingResponse,
-  type ZSpending,
+  ZSpending,
   ZSpendingRequest,
   ZSpendingResponse,
-} from "./spending.types.ts";
-import { orThrow } from "./support.ts";
+} = dashboard;
 
 export function toSpending(project: ProjectRecord, spending: Spending): z.infer<typeof ZSpending> {
   return {
@@ -39,15 +42,7 @@ export const spendingProcedure = viewerProcedure
 
 export const onboardingProcedure = viewerProcedure
   .input(ZSpendingRequest)
-  .output(
-    z.object({
-      done: z.boolean(),
-      test_sent: z.boolean(),
-      delivered: z.boolean(),
-      live_key: z.boolean(),
-      live_sent: z.boolean(),
-    }),
-  )
+  .output(ZOnboardingResponse)
   .query(async ({ ctx, input }) => {
     const found = orThrow(
       await ctx.deps.services.dashboard.onboarding({ viewer: ctx.viewer, projectId: input.project_id }),

@@ -3,34 +3,13 @@
 // sent by the same use case the REST route calls (services.messages.send), in
 // test mode as the project's active test key; refusals are worded as the API
 // words them (sendRefusal), so the page says what an integration would hear.
-import { IDEMPOTENCY_KEY_MAX_LENGTH, idempotencyKeyProblem } from "@sms/domain";
-import { z } from "zod";
+import { dashboard, ZSendMessageRequest } from "@sms/contract";
 import { sendRefusal } from "../../http/errors.ts";
 import { deferredLog } from "../../trpc/request-state.ts";
 import { viewerProcedure } from "../../trpc/trpc.ts";
-import { ZSendMessageRequest } from "../messages/send-message.types.ts";
 import { refused } from "../refusals.ts";
-import { ZProjectId, ZRefusal } from "./records.types.ts";
 
-export const ZSendTestRequest = z.strictObject({
-  project_id: ZProjectId,
-  // The API's own rule (spec 4.2): 1–200 characters, counted as characters, not UTF-16 units.
-  idempotency_key: z
-    .string()
-    .min(1)
-    .max(2 * IDEMPOTENCY_KEY_MAX_LENGTH)
-    .refine((key) => idempotencyKeyProblem(key) === null, {
-      message: `An Idempotency-Key is 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters.`,
-    }),
-  to: z.string().max(40),
-  template: z.string().max(64),
-  locale: z.string().max(8),
-  variables: z.record(z.string().max(32), z.string().max(200)),
-});
-export const ZSendTestResponse = z.discriminatedUnion("ok", [
-  z.object({ ok: z.literal(true), message_id: z.string(), status: z.string(), replayed: z.boolean() }),
-  ZRefusal,
-]);
+const { ZSendTestRequest, ZSendTestResponse } = dashboard;
 
 export const sendTestProcedure = viewerProcedure
   .input(ZSendTestRequest)

@@ -2,16 +2,14 @@
 // status, attempts used, created and approved times, the message) and the
 // overview's conversion: approved ÷ started per UTC day for 30 days, and the
 // median time to approve.
+import { dashboard } from "@sms/contract";
 import { viewerProcedure } from "../../trpc/trpc.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
-import { ts, tsOrNull } from "./records.types.ts";
+import { ts, tsOrNull } from "./records.ts";
 import { orThrow } from "./support.ts";
-import {
-  ZConversionRequest,
-  ZConversionResponse,
-  ZListVerificationsRequest,
-  ZListVerificationsResponse,
-} from "./verifications.types.ts";
+
+const { ZConversionRequest, ZConversionResponse, ZListVerificationsRequest, ZListVerificationsResponse } =
+  dashboard;
 
 export const VERIFICATIONS_PAGE_SIZE = 50;
 

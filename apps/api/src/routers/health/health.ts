@@ -1,7 +1,7 @@
+import { livenessMeta, readinessMeta, ZLivenessResponse, ZReadinessResponse } from "@sms/contract";
 import { z } from "zod";
 import { respond } from "../../trpc/request-state.ts";
 import { publicProcedure, router } from "../../trpc/trpc.ts";
-import { livenessMeta, readinessMeta, ZLivenessResponse, ZReadinessResponse } from "./health.types.ts";
 
 export const healthRouter = router({
   liveness: publicProcedure

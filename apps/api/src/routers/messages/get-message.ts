@@ -1,7 +1,7 @@
-import { ApiError } from "../../contract/errors.ts";
+import { getMessageMeta, ZGetMessageRequest, ZGetMessageResponse } from "@sms/contract";
+import { ApiError } from "../../contract/api-error.ts";
 import { REFUSAL_MESSAGES } from "../../contract/wording.ts";
 import { apiKeyProcedure } from "../../trpc/trpc.ts";
-import { getMessageMeta, ZGetMessageRequest, ZGetMessageResponse } from "./get-message.types.ts";
 
 export const getMessageProcedure = apiKeyProcedure
   .meta(getMessageMeta)

@@ -1,12 +1,16 @@
-import { idempotencyKeyProblem } from "@sms/domain";
-import { ApiError } from "../../contract/errors.ts";
+import {
+  idempotencyKeyProblem,
+  sendMessageMeta,
+  ZSendMessageRequest,
+  ZSendMessageResponse,
+} from "@sms/contract";
+import { ApiError } from "../../contract/api-error.ts";
+import { rateLimitHeaders } from "../../contract/rate-limit-headers.ts";
 import { REFUSAL_MESSAGES } from "../../contract/wording.ts";
 import { sendRefusal } from "../../http/errors.ts";
 import { headerText } from "../../http/header-text.ts";
-import { rateLimitHeaders } from "../../contract/rate-limit-headers.ts";
 import { deferredLog, respond } from "../../trpc/request-state.ts";
 import { apiKeyProcedureWith, type Context } from "../../trpc/trpc.ts";
-import { sendMessageMeta, ZSendMessageRequest, ZSendMessageResponse } from "./send-message.types.ts";
 
 /**
  * Spec 4.2: the Idempotency-Key header, checked after authentication and

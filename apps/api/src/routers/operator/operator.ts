@@ -2,7 +2,7 @@
 // identities listed in OPERATOR_IDENTITIES. The same bound functions as the
 // tool (services.ts operatorServices), so every action writes the same audit
 // row; the actor is the signed-in identity (`github:583231`).
-import { z } from "zod";
+import { operator } from "@sms/contract";
 import { operatorProcedure, router } from "../../trpc/trpc.ts";
 import { decodeCursor, encodeCursor } from "../dashboard/cursor.ts";
 import {
@@ -10,15 +10,15 @@ import {
   toCredits,
   toFreeTier,
   toKey,
+  toMessageCount,
   toProject,
   toSenderRequest,
   ts,
   tsOrNull,
-  ZRefusal,
-} from "../dashboard/records.types.ts";
+} from "../dashboard/records.ts";
 import { refused } from "../refusals.ts";
-import {
-  toMessageCount,
+
+const {
   ZApproveSenderRequest,
   ZApproveSenderResponse,
   ZAuditRequest,
@@ -44,9 +44,11 @@ import {
   ZRotateKeysResponse,
   ZSetSenderRequest,
   ZSetSenderResponse,
+  ZSetDailyCreditCapRequest,
+  ZSetDailyCreditCapResponse,
   ZSuspensionRequest,
   ZSuspensionResponse,
-} from "./operator.types.ts";
+} = operator;
 
 export const OPERATOR_PAGE_SIZE = 50;
 
@@ -117,13 +119,8 @@ function suspension(action: "suspendProject" | "reinstateProject") {
 }
 
 const setDailyCreditCap = operatorProcedure
-  .input(z.strictObject({ project_id: z.string().max(40), cap: z.number().int().nullable() }))
-  .output(
-    z.discriminatedUnion("ok", [
-      z.object({ ok: z.literal(true), project_id: z.string(), daily_credit_cap: z.number().nullable() }),
-      ZRefusal,
-    ]),
-  )
+  .input(ZSetDailyCreditCapRequest)
+  .output(ZSetDailyCreditCapResponse)
   .mutation(async ({ ctx, input }) => {
     const result = await ctx.deps.services.operator.setDailyCreditCap({
       actor: ctx.actor,

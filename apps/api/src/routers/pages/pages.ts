@@ -3,12 +3,6 @@
 // the dashboard's sessions, and counting sign-in starts. Internal only (never
 // served): the pages call them in-process, before anyone is signed in, so
 // they are public procedures. Expected outcomes are values.
-import { sha256Hex } from "@sms/crypto";
-import type { ClaimRefusal } from "@sms/domain";
-import { formatTimestamp } from "@sms/domain";
-import { rateLimitSubject } from "../../http/client-address.ts";
-import { secondsUntil } from "../../contract/rate-limit-headers.ts";
-import { publicProcedure, router, viewerProcedure } from "../../trpc/trpc.ts";
 import {
   ZClaimRequest,
   ZClaimResponse,
@@ -21,7 +15,13 @@ import {
   ZSessionTokenRequest,
   ZStartSessionRequest,
   ZStartSessionResponse,
-} from "./pages.types.ts";
+} from "@sms/contract";
+import { sha256Hex } from "@sms/crypto";
+import type { ClaimRefusal } from "@sms/domain";
+import { formatTimestamp } from "@sms/domain";
+import { secondsUntil } from "../../contract/rate-limit-headers.ts";
+import { rateLimitSubject } from "../../http/client-address.ts";
+import { publicProcedure, router, viewerProcedure } from "../../trpc/trpc.ts";
 
 function claimRefusal(refusal: ClaimRefusal) {
   return refusal.code === "claimed_by_you"

@@ -1,15 +1,15 @@
-import { formatTimestamp } from "@sms/domain";
-import { rateLimitSubject } from "../../http/client-address.ts";
-import { testKeyRefusal } from "../../http/errors.ts";
-import { rateLimitHeaders } from "../../contract/rate-limit-headers.ts";
-import { respond } from "../../trpc/request-state.ts";
-import { publicProcedure } from "../../trpc/trpc.ts";
 import {
   createTestKeyMeta,
   TEST_KEY_NEXT_STEPS,
   ZCreateTestKeyRequest,
   ZCreateTestKeyResponse,
-} from "./create-test-key.types.ts";
+} from "@sms/contract";
+import { formatTimestamp } from "@sms/domain";
+import { rateLimitHeaders } from "../../contract/rate-limit-headers.ts";
+import { rateLimitSubject } from "../../http/client-address.ts";
+import { testKeyRefusal } from "../../http/errors.ts";
+import { respond } from "../../trpc/request-state.ts";
+import { publicProcedure } from "../../trpc/trpc.ts";
 
 export const createTestKeyProcedure = publicProcedure
   .meta(createTestKeyMeta)

@@ -1,11 +1,7 @@
+import { checkVerificationMeta, ZCheckVerificationRequest, ZCheckVerificationResponse } from "@sms/contract";
 import { rateLimitSubject } from "../../http/client-address.ts";
 import { verificationRefusal } from "../../http/errors.ts";
 import { apiKeyProcedure } from "../../trpc/trpc.ts";
-import {
-  checkVerificationMeta,
-  ZCheckVerificationRequest,
-  ZCheckVerificationResponse,
-} from "./check-verification.types.ts";
 
 /** POST /v1/verifications/{verification_id}/check (issue 22). */
 export const checkVerificationProcedure = apiKeyProcedure

@@ -1,10 +1,6 @@
+import { getVerificationMeta, ZGetVerificationRequest, ZGetVerificationResponse } from "@sms/contract";
 import { verificationRefusal } from "../../http/errors.ts";
 import { apiKeyProcedure } from "../../trpc/trpc.ts";
-import {
-  getVerificationMeta,
-  ZGetVerificationRequest,
-  ZGetVerificationResponse,
-} from "./get-verification.types.ts";
 
 /** GET /v1/verifications/{verification_id} (issue 22). */
 export const getVerificationProcedure = apiKeyProcedure

@@ -1,13 +1,9 @@
+import { startVerificationMeta, ZStartVerificationRequest, ZStartVerificationResponse } from "@sms/contract";
 import { rateLimitHeaders } from "../../contract/rate-limit-headers.ts";
 import { startVerificationRefusal } from "../../http/errors.ts";
 import { deferredLog, respond } from "../../trpc/request-state.ts";
 import { apiKeyProcedureWith } from "../../trpc/trpc.ts";
 import { requireIdempotencyKey } from "../messages/send-message.ts";
-import {
-  startVerificationMeta,
-  ZStartVerificationRequest,
-  ZStartVerificationResponse,
-} from "./start-verification.types.ts";
 
 /** POST /v1/verifications (issue 22): the headers of POST /v1/messages, the code drawn and sent by the service. */
 export const startVerificationProcedure = apiKeyProcedureWith(requireIdempotencyKey)

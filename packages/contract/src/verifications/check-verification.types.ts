@@ -1,6 +1,6 @@
-import { CHECK_OUTCOME_STATUSES } from "@sms/domain";
 import { z } from "zod";
-import type { Meta } from "../../trpc/trpc.ts";
+import type { Meta } from "../meta.ts";
+import { CHECK_OUTCOME_STATUSES } from "../vocabulary.ts";
 import { VERIFICATION_EXAMPLES, ZVerification } from "./verification.types.ts";
 
 const CODE_RULE =

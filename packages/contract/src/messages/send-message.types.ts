@@ -1,4 +1,3 @@
-import { IDEMPOTENCY_KEY_MAX_LENGTH, RECIPIENT_PATTERN } from "@sms/domain";
 import {
   DEFAULT_LOCALE,
   LOCALES,
@@ -9,7 +8,9 @@ import {
   VARIABLE_RULES,
 } from "@sms/templates";
 import { z } from "zod";
-import type { Meta } from "../../trpc/trpc.ts";
+import { IDEMPOTENCY_KEY_MAX_LENGTH } from "../idempotency-key.ts";
+import type { Meta } from "../meta.ts";
+import { RECIPIENT_PATTERN } from "../vocabulary.ts";
 import { MESSAGE_EXAMPLES, ZMessage } from "./message.types.ts";
 
 // One message per field, whatever went wrong with it (missing, wrong type,
@@ -128,7 +129,12 @@ export const ZSendMessageBody = z
     id: "SendMessageRequest",
     description:
       "One of the built-in templates with exactly its variables. No other field is accepted (there is no `text` and no `from`).",
-    example: { to: "+995555123456", template: "verification_code", variables: { code: "482913" }, locale: "en" },
+    example: {
+      to: "+995555123456",
+      template: "verification_code",
+      variables: { code: "482913" },
+      locale: "en",
+    },
   });
 
 // Authorization is described by the ApiKey security scheme (OpenAPI ignores a

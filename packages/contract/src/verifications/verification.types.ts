@@ -1,13 +1,8 @@
 // The Verification resource (issue 22, docs/verifications.md) as the API
 // returns it, and real examples of it. Never the code.
-import {
-  VERIFICATION_MAX_ATTEMPTS,
-  VERIFICATION_STATUSES,
-  VERIFICATION_TEMPLATES,
-  type VerificationResource,
-} from "@sms/domain";
 import { LOCALES } from "@sms/templates";
 import { z } from "zod";
+import { VERIFICATION_MAX_ATTEMPTS, VERIFICATION_STATUSES, VERIFICATION_TEMPLATES } from "../vocabulary.ts";
 
 const TIMESTAMP = "ISO 8601 UTC, second precision, `Z` suffix.";
 
@@ -63,7 +58,7 @@ export const ZVerification = z
       "A one-time code the service generated and sent, and its state. All eleven fields are always present; the code never is.",
   });
 
-function example(overrides: Partial<VerificationResource> = {}): VerificationResource {
+function example(overrides: Partial<TVerification> = {}): TVerification {
   return {
     id: "vrf_01m81b5h80a4k2x9wq7zt3nd6e",
     object: "verification",
@@ -111,3 +106,5 @@ export const VERIFICATION_EXAMPLES = {
     value: example({ status: "canceled", updated_at: "2026-11-22T10:02:00Z" }),
   },
 } as const;
+
+export type TVerification = z.output<typeof ZVerification>;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ZCursor } from "./cursor.ts";
+import { ZCursor } from "./cursor.types.ts";
 import { ZCredits, ZFreeTier, ZLedgerEntry, ZProjectId } from "./records.types.ts";
 
 export const ZCreditsRequest = z.strictObject({ project_id: ZProjectId, cursor: ZCursor });

@@ -1,6 +1,6 @@
-import { KEY_MODES, MESSAGE_STATUSES } from "@sms/domain";
 import { z } from "zod";
-import { ZCursor } from "./cursor.ts";
+import { KEY_MODES, MESSAGE_STATUSES } from "../vocabulary.ts";
+import { ZCursor } from "./cursor.types.ts";
 import { ZCredits, ZFreeTier, ZProject, ZProjectId, ZRefusal, ZSenderRequest } from "./records.types.ts";
 
 export const ZListProjectsRequest = z.strictObject({ cursor: ZCursor });

@@ -3,27 +3,10 @@
 // so they read the same through the server-side caller and over the wire.
 // What a message record holds is what GET /v1/messages/{id} returns plus
 // mode and template: never the text or the full number (spec 1.8).
-import {
-  type AuditEntry,
-  type CheckedCredits,
-  type FreeTierUsage,
-  formatTimestamp,
-  isFilterDay,
-  KEY_MODES,
-  type KeyRecord,
-  type LedgerEntry,
-  MESSAGE_STATUSES,
-  type MessageDetail,
-  type MessageEvent,
-  type MessageLogEntry,
-  type ProjectRecord,
-  type SenderRequestRecord,
-} from "@sms/domain";
 import { z } from "zod";
+import { isFilterDay, KEY_MODES, MESSAGE_STATUSES } from "../vocabulary.ts";
 
 const ZTimestamp = z.string().meta({ description: "ISO 8601 UTC." });
-export const ts = (date: Date) => formatTimestamp(date);
-export const tsOrNull = (date: Date | null) => (date ? formatTimestamp(date) : null);
 
 export const ZProjectId = z.string().max(40).meta({ description: "prj_…" });
 
@@ -46,19 +29,6 @@ export const ZProject = z.object({
   credit_balance: z.number(),
 });
 
-export function toProject(project: ProjectRecord): z.infer<typeof ZProject> {
-  return {
-    id: project.id,
-    name: project.name,
-    created_at: ts(project.createdAt),
-    claimed_at: tsOrNull(project.claimedAt),
-    suspended_at: tsOrNull(project.suspendedAt),
-    sender: project.sender,
-    sender_brand_id: project.senderBrandId,
-    credit_balance: project.creditBalance,
-  };
-}
-
 export const ZKey = z.object({
   id: z.string(),
   mode: z.enum(KEY_MODES),
@@ -68,18 +38,6 @@ export const ZKey = z.object({
   revoked_at: ZTimestamp.nullable(),
   last_used_at: ZTimestamp.nullable(),
 });
-
-export function toKey(key: KeyRecord): z.infer<typeof ZKey> {
-  return {
-    id: key.id,
-    mode: key.mode,
-    prefix: key.prefix,
-    name: key.name,
-    created_at: ts(key.createdAt),
-    revoked_at: tsOrNull(key.revokedAt),
-    last_used_at: tsOrNull(key.lastUsedAt),
-  };
-}
 
 /** A key just made: the only time the whole key is returned. */
 export const ZNewKey = z.object({
@@ -100,18 +58,6 @@ export const ZLedgerEntry = z.object({
   message_kept: z.boolean().optional(),
 });
 
-export function toLedgerEntry(entry: LedgerEntry): z.infer<typeof ZLedgerEntry> {
-  return {
-    id: entry.id,
-    kind: entry.kind,
-    amount: entry.amount,
-    message_id: entry.messageId,
-    note: entry.note,
-    created_at: ts(entry.createdAt),
-    ...(entry.messageKept === undefined ? {} : { message_kept: entry.messageKept }),
-  };
-}
-
 export const ZFreeTier = z.object({
   applies: z.boolean(),
   limit: z.number(),
@@ -120,31 +66,12 @@ export const ZFreeTier = z.object({
   reset_at: ZTimestamp,
 });
 
-export function toFreeTier(freeTier: FreeTierUsage): z.infer<typeof ZFreeTier> {
-  return {
-    applies: freeTier.applies,
-    limit: freeTier.limit,
-    used_today: freeTier.usedToday,
-    remaining_today: freeTier.remainingToday,
-    reset_at: ts(freeTier.resetAt),
-  };
-}
-
 export const ZCredits = z.object({
   balance: z.number(),
   ledger_sum: z.number(),
   consistent: z.boolean(),
   has_paid_credits: z.boolean(),
 });
-
-export function toCredits(credits: CheckedCredits): z.infer<typeof ZCredits> {
-  return {
-    balance: credits.balance,
-    ledger_sum: credits.ledgerSum,
-    consistent: credits.consistent,
-    has_paid_credits: credits.hasPaidCredits,
-  };
-}
 
 export const ZMessageRow = z.object({
   id: z.string(),
@@ -158,20 +85,6 @@ export const ZMessageRow = z.object({
   updated_at: ZTimestamp,
 });
 
-export function toMessageRow(message: MessageLogEntry): z.infer<typeof ZMessageRow> {
-  return {
-    id: message.id,
-    mode: message.mode,
-    to: message.recipientMasked,
-    template: message.template,
-    status: message.status,
-    segments: message.segments,
-    error_code: message.errorCode,
-    created_at: ts(message.createdAt),
-    updated_at: ts(message.updatedAt),
-  };
-}
-
 export const ZMessageDetail = ZMessageRow.extend({
   locale: z.string(),
   sender: z.string(),
@@ -183,30 +96,10 @@ export const ZMessageDetail = ZMessageRow.extend({
   text_purged_at: ZTimestamp.nullable(),
 });
 
-export function toMessageDetail(message: MessageDetail): z.infer<typeof ZMessageDetail> {
-  return {
-    ...toMessageRow(message),
-    locale: message.locale,
-    sender: message.sender,
-    encoding: message.encoding,
-    error_message: message.errorMessage,
-    credits_reserved: message.creditsReserved,
-    api_key_id: message.apiKeyId,
-    submitted_at: tsOrNull(message.submittedAt),
-    text_purged_at: tsOrNull(message.textPurgedAt),
-  };
-}
-
 export const ZMessageEvent = z.object({
   status: z.enum(MESSAGE_STATUSES),
   error_code: z.string().nullable(),
   at: ZTimestamp,
-});
-
-export const toMessageEvent = (event: MessageEvent): z.infer<typeof ZMessageEvent> => ({
-  status: event.status,
-  error_code: event.errorCode,
-  at: ts(event.at),
 });
 
 export const ZSenderRequest = z.object({
@@ -222,21 +115,6 @@ export const ZSenderRequest = z.object({
   created_at: ZTimestamp,
 });
 
-export function toSenderRequest(request: SenderRequestRecord): z.infer<typeof ZSenderRequest> {
-  return {
-    id: request.id,
-    project_id: request.projectId,
-    name: request.name,
-    purpose: request.purpose,
-    status: request.status,
-    requested_by: request.requestedBy,
-    decided_by: request.decidedBy,
-    decided_at: tsOrNull(request.decidedAt),
-    refusal_reason: request.refusalReason,
-    created_at: ts(request.createdAt),
-  };
-}
-
 export const ZAuditEntry = z.object({
   id: z.string(),
   actor: z.string(),
@@ -244,15 +122,6 @@ export const ZAuditEntry = z.object({
   project_id: z.string().nullable(),
   details: z.record(z.string(), z.unknown()),
   created_at: ZTimestamp,
-});
-
-export const toAuditEntry = (entry: AuditEntry): z.infer<typeof ZAuditEntry> => ({
-  id: entry.id,
-  actor: entry.actor,
-  action: entry.action,
-  project_id: entry.projectId,
-  details: entry.details,
-  created_at: ts(entry.createdAt),
 });
 
 /** A refusal of an action: the stable code and the sentence to show. */

@@ -1,11 +1,12 @@
+import { z } from "zod";
 import {
   FINAL_STATUSES,
   MESSAGE_ERROR_CODES,
+  MESSAGE_ERROR_TEXT,
   MESSAGE_STATUSES,
-  type MessageResource,
-  messageError,
-} from "@sms/domain";
-import { z } from "zod";
+  type MessageErrorCode,
+  type MessageErrorReason,
+} from "../vocabulary.ts";
 
 export const ZMessageError = z
   .strictObject({
@@ -73,11 +74,7 @@ export const ZMessage = z
   });
 
 /** Real message shapes (a test checks each against ZMessage's schema in the document). */
-function example(
-  status: MessageResource["status"],
-  error: MessageResource["error"],
-  updated = "2026-11-22T10:00:00Z",
-) {
+function example(status: TMessage["status"], error: TMessage["error"], updated = "2026-11-22T10:00:00Z") {
   return {
     id: "msg_01m81b5h8058wzg6wcqtsa05cx",
     object: "message",
@@ -87,13 +84,13 @@ function example(
     error,
     created_at: "2026-11-22T10:00:00Z",
     updated_at: updated,
-  } satisfies MessageResource;
+  } satisfies TMessage;
 }
 
-const errorOf = (code: Parameters<typeof messageError>[0], reason?: Parameters<typeof messageError>[1]) => {
-  const { errorCode, errorMessage } = messageError(code, reason);
-  return { code: errorCode, message: errorMessage };
-};
+const errorOf = (code: MessageErrorCode, reason: MessageErrorReason = code) => ({
+  code,
+  message: MESSAGE_ERROR_TEXT[reason],
+});
 
 export const MESSAGE_EXAMPLES = {
   submitted: { summary: "Accepted by the provider", value: example("submitted", null) },
@@ -117,3 +114,5 @@ export const MESSAGE_EXAMPLES = {
     },
   },
 } as const;
+
+export type TMessage = z.output<typeof ZMessage>;

@@ -1,6 +1,6 @@
-// The API's error vocabulary: every stable error code and its HTTP status,
-// the error a procedure or the edge throws to be answered in the envelope,
-// and the waits the API asks for. A leaf: imports nothing of the app.
+// The API's error vocabulary: every stable error code and its HTTP status.
+// The error a procedure throws to be answered in the envelope is apps/api's
+// (src/contract/api-error.ts).
 /**
  * Every stable error code the API can answer with, and its HTTP status:
  * spec section 7 first, then the transport-level codes (unknown route, wrong
@@ -36,23 +36,3 @@ export const ERROR_STATUS = {
 
 export type ApiErrorCode = keyof typeof ERROR_STATUS;
 export const API_ERROR_CODES = Object.keys(ERROR_STATUS) as [ApiErrorCode, ...ApiErrorCode[]];
-
-/** An error the caller is meant to see: thrown by procedures and the gateway only. */
-export class ApiError extends Error {
-  readonly code: ApiErrorCode;
-  readonly status: number;
-  readonly headers: Record<string, string>;
-
-  constructor(code: ApiErrorCode, message: string, headers: Record<string, string> = {}) {
-    super(message);
-    this.name = "ApiError";
-    this.code = code;
-    this.status = ERROR_STATUS[code];
-    this.headers = headers;
-  }
-}
-
-/** Seconds a caller is asked to wait while the database does not answer (Retry-After). */
-export const DATABASE_RETRY_AFTER_SECONDS = 5;
-/** 503 provider_unavailable: nothing was sent; a retry with the same key is safe after this many seconds. */
-export const PROVIDER_RETRY_AFTER_SECONDS = 5;

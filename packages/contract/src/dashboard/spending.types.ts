@@ -25,3 +25,11 @@ export const ZSetSpendingResponse = z.discriminatedUnion("ok", [
   z.object({ ok: z.literal(true), spending: ZSpending }),
   ZRefusal,
 ]);
+
+export const ZOnboardingResponse = z.object({
+  done: z.boolean(),
+  test_sent: z.boolean(),
+  delivered: z.boolean(),
+  live_key: z.boolean(),
+  live_sent: z.boolean(),
+});

@@ -1,6 +1,6 @@
-import { KEY_MODES } from "@sms/domain";
 import { z } from "zod";
-import { ZCursor } from "./cursor.ts";
+import { KEY_MODES } from "../vocabulary.ts";
+import { ZCursor } from "./cursor.types.ts";
 import { ZDay, ZProjectId } from "./records.types.ts";
 
 /** One API request as the console shows it: never a body value, a number, a code or a key. */

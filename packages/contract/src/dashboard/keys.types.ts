@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ZCursor } from "./cursor.ts";
+import { ZCursor } from "./cursor.types.ts";
 import { ZKey, ZNewKey, ZProject, ZProjectId, ZRefusal } from "./records.types.ts";
 
 export const ZKeyId = z.string().max(40).meta({ description: "key_…" });

@@ -1,7 +1,7 @@
-import { KEY_MODES, MESSAGE_STATUSES } from "@sms/domain";
 import { TEMPLATE_IDS } from "@sms/templates";
 import { z } from "zod";
-import { ZCursor } from "./cursor.ts";
+import { KEY_MODES, MESSAGE_STATUSES } from "../vocabulary.ts";
+import { ZCursor } from "./cursor.types.ts";
 import {
   ZDay,
   ZLedgerEntry,

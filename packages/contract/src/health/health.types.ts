@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Meta } from "../../trpc/trpc.ts";
+import type { Meta } from "../meta.ts";
 
 export const ZLivenessResponse = z
   .strictObject({ status: z.literal("alive") })

@@ -1,6 +1,5 @@
-import { KEY_MODES, MESSAGE_STATUSES, type MessageCount } from "@sms/domain";
 import { z } from "zod";
-import { ZCursor } from "../dashboard/cursor.ts";
+import { ZCursor } from "../dashboard/cursor.types.ts";
 import {
   ZAuditEntry,
   ZCredits,
@@ -12,6 +11,7 @@ import {
   ZRefusal,
   ZSenderRequest,
 } from "../dashboard/records.types.ts";
+import { KEY_MODES, MESSAGE_STATUSES } from "../vocabulary.ts";
 
 const ok = <T extends z.ZodRawShape>(shape: T) =>
   z.discriminatedUnion("ok", [z.object({ ok: z.literal(true), ...shape }), ZRefusal]);
@@ -25,16 +25,13 @@ export const ZFindProjectsResponse = ok({
 });
 
 export const ZProjectRequest = z.strictObject({ project_id: ZProjectId });
-const ZMessageCount = z.object({
+export const ZMessageCount = z.object({
   mode: z.enum(KEY_MODES),
   status: z.enum(MESSAGE_STATUSES),
   last_24h: z.number(),
   last_7d: z.number(),
 });
-
-export function toMessageCount(row: MessageCount): z.infer<typeof ZMessageCount> {
-  return { mode: row.mode, status: row.status, last_24h: row.last24h, last_7d: row.last7d };
-}
+export type TMessageCount = z.output<typeof ZMessageCount>;
 
 export const ZDescribeProjectResponse = ok({
   project: ZProject.extend({
@@ -150,3 +147,12 @@ export const ZRefuseSenderResponse = ok({ request_id: z.string(), project_id: z.
 
 export const ZAuditRequest = z.strictObject({ project_id: ZProjectId.optional(), cursor: ZCursor });
 export const ZAuditResponse = ok({ entries: z.array(ZAuditEntry), next: z.string().nullable() });
+
+export const ZSetDailyCreditCapRequest = z.strictObject({
+  project_id: z.string().max(40),
+  cap: z.number().int().nullable(),
+});
+export const ZSetDailyCreditCapResponse = z.discriminatedUnion("ok", [
+  z.object({ ok: z.literal(true), project_id: z.string(), daily_credit_cap: z.number().nullable() }),
+  ZRefusal,
+]);

@@ -1,8 +1,8 @@
-import { RECIPIENT_PATTERN, VERIFICATION_CODE_LENGTH, VERIFICATION_TEMPLATES } from "@sms/domain";
 import { DEFAULT_LOCALE, LOCALES } from "@sms/templates";
 import { z } from "zod";
-import type { Meta } from "../../trpc/trpc.ts";
 import { ZSendMessageHeaders } from "../messages/send-message.types.ts";
+import type { Meta } from "../meta.ts";
+import { RECIPIENT_PATTERN, VERIFICATION_CODE_LENGTH, VERIFICATION_TEMPLATES } from "../vocabulary.ts";
 import { VERIFICATION_EXAMPLES, ZVerification } from "./verification.types.ts";
 
 const TO_RULE =

@@ -1,8 +1,8 @@
 // dashboard.verifications.*: a project's verifications log and its conversion
 // (issue 22). Never a code or its hash.
-import { KEY_MODES, VERIFICATION_STATUSES } from "@sms/domain";
 import { z } from "zod";
-import { ZCursor } from "./cursor.ts";
+import { KEY_MODES, VERIFICATION_STATUSES } from "../vocabulary.ts";
+import { ZCursor } from "./cursor.types.ts";
 import { ZProjectId } from "./records.types.ts";
 
 const ZTimestamp = z.string().meta({ description: "ISO 8601 UTC." });

@@ -1,9 +1,11 @@
 // The conditional reads' request headers and their responses' documentation
-// (http/conditional-read.ts), shared by GET /v1/messages/{message_id} and
+// (apps/api http/conditional-read.ts), shared by GET /v1/messages/{message_id} and
 // GET /v1/verifications/{verification_id}: an extension of the contract.
 import { z } from "zod";
-import { MAX_WAIT_SECONDS } from "../http/conditional-read.ts";
-import type { DocumentedResponse } from "../trpc/trpc.ts";
+import type { DocumentedResponse } from "./meta.ts";
+
+/** The longest `Prefer: wait=N` honoured, in seconds (apps/api http/conditional-read.ts clamps to it). */
+export const MAX_WAIT_SECONDS = 30;
 
 export const ZConditionalReadHeaders = z.object({
   "If-None-Match": z

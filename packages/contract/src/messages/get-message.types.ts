@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { Meta } from "../../trpc/trpc.ts";
 import { CONDITIONAL_200_HEADERS, NOT_MODIFIED, ZConditionalReadHeaders } from "../conditional-read.types.ts";
+import type { Meta } from "../meta.ts";
 import { MESSAGE_EXAMPLES, ZMessage } from "./message.types.ts";
 
 export const ZGetMessageRequest = z.strictObject({
