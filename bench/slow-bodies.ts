@@ -1,0 +1,130 @@
+// Slow-body memory (issue 53, G2): the real API (apps/api/src/main.ts, on a
+// fresh PostgreSQL database) and its resident memory (VmRSS) before, during
+// and after a flood of connections that each send a request's headers and
+// then a body that never finishes (one byte every --drip-ms), from many
+// loopback addresses (127.0.0.x), so that the default per-address caps hold
+// them all: MAX_UNFINISHED_BODIES_PER_PEER (16) × 64 addresses = 1,024. The
+// body deadlines are raised for the run (HTTP_BODY_TIMEOUT_SECONDS,
+// HTTP_BODY_READ_TIMEOUT_SECONDS, HTTP_BODY_MIN_BYTES_PER_SECOND=0), so that
+// every body stays unfinished for the whole --hold. Then the flood closes
+// every connection, and RSS is read again 5 s and 35 s later. See
+// bench/README.md#slow-body-memory.
+//
+//   node scripts/bootstrap.mjs bench slow-bodies [--connections=1024] [--hold=20] [--per-address=16] [--drip-ms=5000] [--rounds=1] [--env=A=1,…] [--v8-flags=…]
+import net from "node:net";
+import { createPostgresTestDatabase } from "@sms/db/testing";
+import { benchArgs, rssMb, sleep, startApi } from "./support.ts";
+
+const args = benchArgs();
+const CONNECTIONS = Number(args.connections ?? 1024);
+const HOLD_S = Number(args.hold ?? 20);
+const PER_ADDRESS = Number(args["per-address"] ?? 16);
+const DRIP_MS = Number(args["drip-ms"] ?? 5000);
+const ROUNDS = Number(args.rounds ?? 1);
+const EXTRA_ENV = Object.fromEntries(
+  (args.env ?? "")
+    .split(",")
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+);
+const V8_FLAGS = args["v8-flags"];
+
+const HEAD =
+  "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nIdempotency-Key: slow\r\nContent-Length: 4096\r\n\r\n{";
+
+/** One connection that sent its headers and the body's first byte, then a byte every DRIP_MS. */
+function slowBody(port: number, localAddress: string): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ port, host: "127.0.0.1", localAddress });
+    socket.setNoDelay(true);
+    socket.on("data", () => {});
+    socket.once("error", reject);
+    socket.once("connect", () => {
+      socket.off("error", reject);
+      socket.on("error", () => {});
+      socket.write(HEAD);
+      const drip = setInterval(() => socket.write(" "), DRIP_MS);
+      socket.on("close", () => clearInterval(drip));
+      resolve(socket);
+    });
+  });
+}
+
+/** The API's RSS every 500 ms while `during` runs: the highest reading. */
+async function peakRss(pid: number, during: Promise<unknown>): Promise<number> {
+  let peak = rssMb(pid);
+  let done = false;
+  void during.finally(() => {
+    done = true;
+  });
+  while (!done) {
+    peak = Math.max(peak, rssMb(pid));
+    await sleep(500);
+  }
+  return Math.max(peak, rssMb(pid));
+}
+
+const database = await createPostgresTestDatabase();
+const server = await startApi({
+  env: {
+    DATABASE_URL: database.databaseUrl,
+    JOBS_ENABLED: "false",
+    LOG_LEVEL: "warn",
+    HTTP_BODY_TIMEOUT_SECONDS: String(HOLD_S + 60),
+    HTTP_BODY_READ_TIMEOUT_SECONDS: String(HOLD_S + 60),
+    HTTP_BODY_MIN_BYTES_PER_SECOND: "0",
+    ...EXTRA_ENV,
+  },
+  ...(V8_FLAGS ? { denoArgs: [`--v8-flags=${V8_FLAGS}`] } : {}),
+});
+const port = Number(new URL(server.baseUrl).port);
+try {
+  // A few ordinary requests first, so that "before" is a warmed-up instance.
+  for (let i = 0; i < 50; i++) {
+    const response = await fetch(`${server.baseUrl}/readyz`);
+    await response.body?.cancel();
+  }
+  await sleep(2000);
+  for (let round = 1; round <= ROUNDS; round++) {
+    const before = rssMb(server.pid);
+    const addresses = Math.ceil(CONNECTIONS / PER_ADDRESS);
+    const sockets: net.Socket[] = [];
+    const opening = (async () => {
+      for (let i = 0; i < CONNECTIONS; i++) {
+        // 127.0.1.x upwards: clear of 127.0.0.1, which the bench's own requests use.
+        const n = 256 + (i % addresses);
+        sockets.push(await slowBody(port, `127.0.${n >> 8}.${n & 255}`));
+      }
+    })();
+    const holding = opening.then(() => sleep(HOLD_S * 1000));
+    const during = await peakRss(server.pid, holding);
+    const stillOpen = sockets.filter((socket) => !socket.destroyed).length;
+    const endOfHold = rssMb(server.pid);
+    for (const socket of sockets) socket.destroy();
+    await sleep(5000);
+    const after5 = rssMb(server.pid);
+    await sleep(30_000);
+    const after35 = rssMb(server.pid);
+    const health = await fetch(`${server.baseUrl}/healthz`);
+    await health.body?.cancel();
+    console.log(
+      JSON.stringify({
+        round,
+        connections: CONNECTIONS,
+        addresses,
+        hold_s: HOLD_S,
+        open_at_end_of_hold: stillOpen,
+        rss_mb_before: before,
+        rss_mb_peak_during: during,
+        rss_mb_end_of_hold: endOfHold,
+        rss_mb_after_5s: after5,
+        rss_mb_after_35s: after35,
+        kb_per_connection: Math.round(((during - before) * 1024) / CONNECTIONS),
+        healthz_after: health.status,
+      }),
+    );
+  }
+} finally {
+  await server.stop();
+  await database.drop();
+}
