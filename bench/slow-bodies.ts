@@ -11,9 +11,16 @@
 // bench/README.md#slow-body-memory.
 //
 //   node scripts/bootstrap.mjs bench slow-bodies [--connections=1024] [--hold=20] [--per-address=16] [--drip-ms=5000] [--rounds=1] [--env=A=1,…] [--v8-flags=…]
+//
+// `--target=listener-unread` and `--target=listener-read` measure the service's
+// listener alone (apps/api/src/http/server.ts with the same caps, a handler that
+// never answers): one that never touches the body, and one that reads it
+// (readBodyText, as the gateway does). They say which part of the cost is the
+// connection and which the body being read. Those servers also report V8's
+// heap (Deno.memoryUsage) at each reading.
 import net from "node:net";
 import { createPostgresTestDatabase } from "@sms/db/testing";
-import { benchArgs, rssMb, sleep, startApi } from "./support.ts";
+import { benchArgs, freePort, rssMb, sleep, startApi, startServerProcess } from "./support.ts";
 
 const args = benchArgs();
 const CONNECTIONS = Number(args.connections ?? 1024);
@@ -28,6 +35,45 @@ const EXTRA_ENV = Object.fromEntries(
     .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
 );
 const V8_FLAGS = args["v8-flags"];
+const TARGET = args.target ?? "api";
+
+if (args.serve) await serveListener(args.serve, Number(args.port));
+
+/** Server mode for --target=listener-*: the service's listener, a handler that never answers. */
+async function serveListener(mode: string, listenPort: number): Promise<never> {
+  const { serveHttp } = await import("../apps/api/src/http/server.ts");
+  const { readBodyText } = await import("../apps/api/src/http/read-body.ts");
+  const { createLogger } = await import("../apps/api/src/logger.ts");
+  serveHttp({
+    name: "bench",
+    hostname: "127.0.0.1",
+    port: listenPort,
+    handler: async (request) => {
+      if (new URL(request.url).pathname === "/memory") {
+        const { heapUsed, heapTotal, external } = Deno.memoryUsage();
+        return Response.json({ heapUsed, heapTotal, external });
+      }
+      if (new URL(request.url).pathname === "/healthz") return new Response("ok");
+      if (mode === "read") {
+        const t0 = performance.now();
+        await readBodyText(request, 16 * 1024).catch((e) =>
+          console.log("READ", Math.round((performance.now() - t0) / 1000), String(e).slice(0, 30)),
+        );
+      } else await new Promise(() => {});
+      return new Response("done");
+    },
+    maxConnections: 1024,
+    maxConnectionsPerPeer: 128,
+    maxUnfinishedBodiesPerPeer: 16,
+    headersTimeoutMs: 10_000,
+    bodyTimeoutMs: 600_000,
+    bodyReadTimeoutMs: 600_000,
+    bodyMinBytesPerSecond: 0,
+    idleTimeoutMs: 60_000,
+    logger: createLogger({ level: "silent" }),
+  });
+  return await new Promise<never>(() => {});
+}
 
 const HEAD =
   "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nIdempotency-Key: slow\r\nContent-Length: 4096\r\n\r\n{";
@@ -64,24 +110,54 @@ async function peakRss(pid: number, during: Promise<unknown>): Promise<number> {
   return Math.max(peak, rssMb(pid));
 }
 
-const database = await createPostgresTestDatabase();
-const server = await startApi({
-  env: {
-    DATABASE_URL: database.databaseUrl,
-    JOBS_ENABLED: "false",
-    LOG_LEVEL: "warn",
-    HTTP_BODY_TIMEOUT_SECONDS: String(HOLD_S + 60),
-    HTTP_BODY_READ_TIMEOUT_SECONDS: String(HOLD_S + 60),
-    HTTP_BODY_MIN_BYTES_PER_SECOND: "0",
-    ...EXTRA_ENV,
-  },
-  ...(V8_FLAGS ? { denoArgs: [`--v8-flags=${V8_FLAGS}`] } : {}),
-});
+/** V8's heap in MB (listener targets only: the API has no such route). */
+async function heapMb(baseUrl: string): Promise<Record<string, number> | undefined> {
+  if (TARGET === "api") return undefined;
+  const response = await fetch(`${baseUrl}/memory`, { headers: { Connection: "close" } });
+  const usage = (await response.json()) as Record<string, number>;
+  return Object.fromEntries(Object.entries(usage).map(([key, bytes]) => [key, Math.round(bytes / 2 ** 20)]));
+}
+
+async function startListener(mode: string) {
+  const listenPort = freePort();
+  const baseUrl = `http://127.0.0.1:${listenPort}`;
+  const started = await startServerProcess({
+    args: [
+      ...(V8_FLAGS ? [`--v8-flags=${V8_FLAGS}`] : []),
+      new URL(import.meta.url).pathname,
+      `--serve=${mode}`,
+      `--port=${listenPort}`,
+    ],
+    cwd: Deno.cwd(),
+    env: { ...Deno.env.toObject(), ...EXTRA_ENV },
+    ready: async () => (await fetch(`${baseUrl}/healthz`)).ok,
+    what: "the listener",
+    output: { file: "/tmp/wt-mem-listener.out" },
+  });
+  return { baseUrl, ...started };
+}
+
+const database = TARGET === "api" ? await createPostgresTestDatabase() : null;
+const server =
+  database === null
+    ? await startListener(TARGET.replace("listener-", ""))
+    : await startApi({
+        env: {
+          DATABASE_URL: database.databaseUrl,
+          JOBS_ENABLED: "false",
+          LOG_LEVEL: "warn",
+          HTTP_BODY_TIMEOUT_SECONDS: String(HOLD_S + 60),
+          HTTP_BODY_READ_TIMEOUT_SECONDS: String(HOLD_S + 60),
+          HTTP_BODY_MIN_BYTES_PER_SECOND: "0",
+          ...EXTRA_ENV,
+        },
+        ...(V8_FLAGS ? { denoArgs: [`--v8-flags=${V8_FLAGS}`] } : {}),
+      });
 const port = Number(new URL(server.baseUrl).port);
 try {
   // A few ordinary requests first, so that "before" is a warmed-up instance.
   for (let i = 0; i < 50; i++) {
-    const response = await fetch(`${server.baseUrl}/readyz`);
+    const response = await fetch(`${server.baseUrl}/healthz`);
     await response.body?.cancel();
   }
   await sleep(2000);
@@ -100,16 +176,19 @@ try {
     const during = await peakRss(server.pid, holding);
     const stillOpen = sockets.filter((socket) => !socket.destroyed).length;
     const endOfHold = rssMb(server.pid);
+    const heapEndOfHold = await heapMb(server.baseUrl);
     for (const socket of sockets) socket.destroy();
     await sleep(5000);
     const after5 = rssMb(server.pid);
     await sleep(30_000);
     const after35 = rssMb(server.pid);
+    const heapAfter35 = await heapMb(server.baseUrl);
     const health = await fetch(`${server.baseUrl}/healthz`);
     await health.body?.cancel();
     console.log(
       JSON.stringify({
         round,
+        target: TARGET,
         connections: CONNECTIONS,
         addresses,
         hold_s: HOLD_S,
@@ -121,10 +200,11 @@ try {
         rss_mb_after_35s: after35,
         kb_per_connection: Math.round(((during - before) * 1024) / CONNECTIONS),
         healthz_after: health.status,
+        ...(heapEndOfHold ? { v8_mb_end_of_hold: heapEndOfHold, v8_mb_after_35s: heapAfter35 } : {}),
       }),
     );
   }
 } finally {
   await server.stop();
-  await database.drop();
+  await database?.drop();
 }
