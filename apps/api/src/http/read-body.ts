@@ -121,30 +121,37 @@ export function cancelLateBodies(now: number): void {
   }
 }
 
-/** A body without a declared length (chunked) starts in a buffer this large, doubled as it fills. */
-const FIRST_CAPACITY = 1024;
+/**
+ * A body without a declared length (chunked) starts in a buffer this large,
+ * and each of its reads is offered at least this much room: Deno 2.9 never
+ * answers a read of a few bytes from a chunked body (one of 1 or 2 bytes
+ * waited forever with the rest of a 1 KiB chunk already received).
+ */
+const CHUNKED_ROOM = 1024;
 
 /**
  * Where a body's bytes go as they arrive: one buffer of the body's declared
  * length (plus one byte, so that the read that finds the end has room), or
- * for a chunked body one that doubles as it fills, never beyond `limit + 1`.
- * What a body holds is its own bytes: never the runtime's read buffers (a
- * default reader hands over each read, even a one-byte one, as a view of a
- * new 64 KiB buffer: a slow body kept one per read, issue 53, G2).
+ * for a chunked body one that grows as it fills; never more than
+ * `limit + room` bytes. What a body holds is its own bytes, never the
+ * runtime's read buffers (a default reader hands over each read, even of one
+ * byte, as a view of a new 64 KiB buffer: a slow body kept one per read,
+ * about 375 KB each, issue 53, G2).
  */
-type BodyBuffer = { bytes: Uint8Array; size: number; max: number };
+type BodyBuffer = { bytes: Uint8Array; size: number; limit: number; room: number };
 
 function bodyBuffer(declared: number | null, limit: number): BodyBuffer {
-  const max = limit + 1;
-  const capacity = declared === null ? Math.min(FIRST_CAPACITY, max) : Math.min(declared + 1, max);
-  return { bytes: new Uint8Array(Math.max(1, capacity)), size: 0, max };
+  const room = declared === null ? CHUNKED_ROOM : 1;
+  const capacity = declared === null ? CHUNKED_ROOM : Math.min(declared, limit) + 1;
+  return { bytes: new Uint8Array(Math.max(1, capacity)), size: 0, limit, room };
 }
 
-/** Room for at least one more byte (false: the buffer is at `max`, the body is over the limit). */
+/** At least the buffer's `room` free for the next read; false once the body is over the limit. */
 function makeRoom(buffer: BodyBuffer): boolean {
-  if (buffer.size < buffer.bytes.byteLength) return true;
-  if (buffer.bytes.byteLength >= buffer.max) return false;
-  const grown = new Uint8Array(Math.min(buffer.bytes.byteLength * 2, buffer.max));
+  if (buffer.size > buffer.limit) return false;
+  if (buffer.bytes.byteLength - buffer.size >= buffer.room) return true;
+  const wanted = Math.max(buffer.bytes.byteLength * 2, buffer.size + buffer.room);
+  const grown = new Uint8Array(Math.min(wanted, buffer.limit + buffer.room));
   grown.set(buffer.bytes.subarray(0, buffer.size));
   buffer.bytes = grown;
   return true;
@@ -216,7 +223,7 @@ function bodyReader(body: ReadableStream<Uint8Array>): BodyReader {
  * the body does not arrive by the deadline the server set, and ApiError
  * `invalid_request` when it is not valid UTF-8 or its chunked framing is
  * malformed. While it waits, a body holds at most its declared length (or,
- * chunked, about twice what has arrived), never more than `limit + 1` bytes:
+ * chunked, about twice what has arrived), never much more than `limit` bytes:
  * BodyBuffer.
  */
 export async function readBodyText(request: Request, limit: number): Promise<string | null> {
@@ -256,7 +263,7 @@ export async function readBodyText(request: Request, limit: number): Promise<str
         entry.received = buffer.size;
         entry.lastReadAt = performance.now();
       }
-      if (buffer.size > limit || !makeRoom(buffer)) {
+      if (!makeRoom(buffer)) {
         await reader.cancel().catch(() => {});
         return null;
       }
