@@ -40,6 +40,45 @@ function streamed(chunks: Uint8Array[], options: { stall?: boolean } = {}): Requ
   } as RequestInit);
 }
 
+/**
+ * A POST whose body is a byte stream, as the runtime's request bodies are (a
+ * default reader gets each read as a view of a new 64 KiB buffer): `chunks`,
+ * one per pull, written into the buffer the reader offers (what does not fit
+ * comes with the next pull). `offered` records
+ * each offered buffer's size.
+ */
+function byteStreamed(chunks: Uint8Array[], headers: Record<string, string> = {}) {
+  const offered: number[] = [];
+  const pending = [...chunks];
+  const body = new ReadableStream({
+    type: "bytes",
+    autoAllocateChunkSize: 64 * 1024,
+    pull(controller) {
+      const request = controller.byobRequest;
+      const chunk = pending.shift();
+      if (!request?.view) throw new Error("no buffer offered");
+      if (!chunk) {
+        controller.close();
+        request.respond(0);
+        return;
+      }
+      offered.push(request.view.byteLength);
+      // As much as the buffer takes; the rest comes with the next read, as from a socket.
+      const part = chunk.subarray(0, request.view.byteLength);
+      if (part.byteLength < chunk.byteLength) pending.unshift(chunk.subarray(part.byteLength));
+      new Uint8Array(request.view.buffer, request.view.byteOffset, request.view.byteLength).set(part);
+      request.respond(part.byteLength);
+    },
+  });
+  const request = new Request("http://localhost/v1/messages", {
+    method: "POST",
+    headers,
+    body,
+    duplex: "half",
+  } as RequestInit);
+  return { request, offered };
+}
+
 async function refusal(promise: Promise<unknown>): Promise<ApiError> {
   const error = await promise.then(
     () => null,
@@ -104,6 +143,32 @@ describe("readBodyText", () => {
     cancelLateBodies(base + 5_000);
     expect(await lateCode).toBe("request_timeout");
     expect(settled).toEqual(["early", "late"]);
+  });
+
+  it("reads a byte stream into one buffer of the declared length: a slow body holds its own bytes, never a 64 KiB buffer per read (issue 53, G2)", async () => {
+    const text = '{"to":"+995555123456"}';
+    const bytes = encoder.encode(text);
+    // One byte per read, as a body trickling in.
+    const { request, offered } = byteStreamed(
+      Array.from(bytes, (byte) => new Uint8Array([byte])),
+      { "content-length": String(bytes.byteLength) },
+    );
+    expect(await readBodyText(request, 16 * 1024)).toBe(text);
+    expect(offered).toHaveLength(bytes.byteLength);
+    expect(Math.max(...offered)).toBe(bytes.byteLength + 1);
+  });
+
+  it("reads a chunked byte stream into a buffer that grows with what arrived, and stops at the limit", async () => {
+    const parts = Array.from({ length: 6 }, (_, index) => encoder.encode(String(index).repeat(500)));
+    const { request, offered } = byteStreamed(parts, { "transfer-encoding": "chunked" });
+    expect(await readBodyText(request, 16 * 1024)).toBe(
+      parts.map((part) => new TextDecoder().decode(part)).join(""),
+    );
+    // 1 KiB, doubled as it filled (at least 1 KiB free for each read): 3,000 bytes never needed more than 4 KiB.
+    expect(Math.max(...offered)).toBeLessThanOrEqual(4096);
+    const over = byteStreamed([encoder.encode("x".repeat(60)), encoder.encode("y".repeat(60))]);
+    expect(await readBodyText(over.request, 100)).toBeNull();
+    expect(Math.max(...over.offered)).toBeLessThanOrEqual(100 + 1024);
   });
 
   it("reads without a deadline when the server set none", async () => {

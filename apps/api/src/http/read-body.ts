@@ -83,7 +83,7 @@ export function bodyLeftUnread(request: Request): boolean {
 /** A body being read under its terms: cancelLateBodies cancels its reader once they are broken. */
 type Watched = {
   terms: BodyTerms;
-  reader: ReadableStreamDefaultReader<Uint8Array>;
+  reader: { cancel(): Promise<void> };
   expired: boolean;
   /** Bytes received so far, and when the last of them came (performance.now()). */
   received: number;
@@ -122,21 +122,120 @@ export function cancelLateBodies(now: number): void {
 }
 
 /**
+ * A body without a declared length (chunked) starts in a buffer this large,
+ * and each of its reads is offered at least this much room: Deno 2.9 never
+ * answers a read of a few bytes from a chunked body (one of 1 or 2 bytes
+ * waited forever with the rest of a 1 KiB chunk already received).
+ */
+const CHUNKED_ROOM = 1024;
+
+/**
+ * Where a body's bytes go as they arrive: one buffer of the body's declared
+ * length (plus one byte, so that the read that finds the end has room), or
+ * for a chunked body one that grows as it fills; never more than
+ * `limit + room` bytes. What a body holds is its own bytes, never the
+ * runtime's read buffers (a default reader hands over each read, even of one
+ * byte, as a view of a new 64 KiB buffer: a slow body kept one per read,
+ * about 375 KB each, issue 53, G2).
+ */
+type BodyBuffer = { bytes: Uint8Array; size: number; limit: number; room: number };
+
+function bodyBuffer(declared: number | null, limit: number): BodyBuffer {
+  const room = declared === null ? CHUNKED_ROOM : 1;
+  const capacity = declared === null ? CHUNKED_ROOM : Math.min(declared, limit) + 1;
+  return { bytes: new Uint8Array(Math.max(1, capacity)), size: 0, limit, room };
+}
+
+/** At least the buffer's `room` free for the next read; false once the body is over the limit. */
+function makeRoom(buffer: BodyBuffer): boolean {
+  if (buffer.size > buffer.limit) return false;
+  if (buffer.bytes.byteLength - buffer.size >= buffer.room) return true;
+  const wanted = Math.max(buffer.bytes.byteLength * 2, buffer.size + buffer.room);
+  const grown = new Uint8Array(Math.min(wanted, buffer.limit + buffer.room));
+  grown.set(buffer.bytes.subarray(0, buffer.size));
+  buffer.bytes = grown;
+  return true;
+}
+
+/**
+ * A body's reader, and `next`, which reads into a BodyBuffer with room
+ * (makeRoom): false at the end of the body, true after some bytes; it throws
+ * what the stream throws.
+ */
+type BodyReader = {
+  reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Uint8Array>;
+  next(buffer: BodyBuffer): Promise<boolean>;
+};
+
+/**
+ * With a BYOB reader straight into the buffer's free part (the runtime's
+ * request bodies are byte streams: it then allocates nothing per read), else
+ * (any other stream) by copying each chunk in.
+ */
+function bodyReader(body: ReadableStream<Uint8Array>): BodyReader {
+  let byob: ReadableStreamBYOBReader | null = null;
+  try {
+    byob = body.getReader({ mode: "byob" });
+  } catch {
+    // Not a byte stream.
+  }
+  if (byob) {
+    const reader = byob;
+    return {
+      reader,
+      async next(buffer) {
+        const free = new Uint8Array(buffer.bytes.buffer, buffer.size, buffer.bytes.byteLength - buffer.size);
+        const result = await reader.read(free);
+        // The read took the buffer over (it is transferred): its bytes come back in the result's.
+        if (result.value) buffer.bytes = new Uint8Array(result.value.buffer);
+        if (result.done) return false;
+        buffer.size += result.value.byteLength;
+        return true;
+      },
+    };
+  }
+  const reader = body.getReader();
+  return {
+    reader,
+    async next(buffer) {
+      const result = await reader.read();
+      if (result.done) return false;
+      let chunk = result.value;
+      while (chunk.byteLength > 0) {
+        if (!makeRoom(buffer)) {
+          // Over the limit: counted, not kept.
+          buffer.size += chunk.byteLength;
+          break;
+        }
+        const part = chunk.subarray(0, buffer.bytes.byteLength - buffer.size);
+        buffer.bytes.set(part, buffer.size);
+        buffer.size += part.byteLength;
+        chunk = chunk.subarray(part.byteLength);
+      }
+      return true;
+    },
+  };
+}
+
+/**
  * The body as text, or null when it is larger than `limit` bytes (declared or
  * actual; reading stops at the limit). Throws ApiError `request_timeout` when
  * the body does not arrive by the deadline the server set, and ApiError
  * `invalid_request` when it is not valid UTF-8 or its chunked framing is
- * malformed.
+ * malformed. While it waits, a body holds at most its declared length (or,
+ * chunked, about twice what has arrived), never much more than `limit` bytes:
+ * BodyBuffer.
  */
 export async function readBodyText(request: Request, limit: number): Promise<string | null> {
-  if (Number(request.headers.get("content-length") ?? "0") > limit) return null;
+  const length = request.headers.get("content-length");
+  if (Number(length ?? "0") > limit) return null;
+  const declared = length === null || request.headers.has("transfer-encoding") ? null : Number(length);
   if (!request.body) {
     fullyRead.add(request);
     return "";
   }
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
+  const { reader, next } = bodyReader(request.body);
+  const buffer = bodyBuffer(Number.isFinite(declared) ? declared : null, limit);
   const bodyTerms = terms.get(request);
   const entry: Watched | undefined =
     bodyTerms === undefined
@@ -145,9 +244,9 @@ export async function readBodyText(request: Request, limit: number): Promise<str
   if (entry) watched.add(entry);
   try {
     for (;;) {
-      let result: ReadableStreamReadResult<Uint8Array>;
+      let more: boolean;
       try {
-        result = await reader.read();
+        more = await next(buffer);
       } catch (error) {
         if (entry?.expired) throw new ApiError("request_timeout", REFUSAL_MESSAGES.request_timeout);
         if (MALFORMED_BODY.test((error as Error | undefined)?.message ?? "")) {
@@ -157,37 +256,25 @@ export async function readBodyText(request: Request, limit: number): Promise<str
         // Otherwise the body stream fails only when the connection ends before the body does.
         throw new ClientClosedRequest();
       }
-      // Before `done`: cancelLateBodies' cancel also ends the read as done.
+      // Before the end: cancelLateBodies' cancel also ends the read as done.
       if (entry?.expired) throw new ApiError("request_timeout", REFUSAL_MESSAGES.request_timeout);
-      if (result.done) break;
-      size += result.value.byteLength;
+      if (!more) break;
       if (entry) {
-        entry.received = size;
+        entry.received = buffer.size;
         entry.lastReadAt = performance.now();
       }
-      if (size > limit) {
+      if (!makeRoom(buffer)) {
         await reader.cancel().catch(() => {});
         return null;
       }
-      chunks.push(result.value);
     }
   } finally {
     if (entry) watched.delete(entry);
     bodyTerms?.onSettled?.();
   }
   fullyRead.add(request);
-  // Most bodies arrive in one chunk: decoded as it is.
-  let bytes = chunks[0] ?? new Uint8Array(0);
-  if (chunks.length > 1) {
-    bytes = new Uint8Array(size);
-    let offset = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset);
-      offset += chunk.byteLength;
-    }
-  }
   try {
-    return utf8.decode(bytes);
+    return utf8.decode(buffer.bytes.subarray(0, buffer.size));
   } catch {
     throw new ApiError("invalid_request", NOT_UTF8);
   }
