@@ -95,19 +95,21 @@ export type QueuedMessage = {
 };
 
 /** The named values of a queued message's statements: its key's claim, then what it says and how it goes. */
-export type QueuedValues = ClaimValues & {
-  apiKeyId: string;
-  recipientMasked: string;
-  recipientCiphertext: Uint8Array;
-  textCiphertext: Uint8Array;
-  template: string;
-  locale: string;
-  sender: string;
-  segments: number;
-  encoding: string;
-  provider: string;
-  creditsReserved: number;
-};
+export type QueuedValues = ClaimValues &
+  Pick<
+    QueuedMessage,
+    | "apiKeyId"
+    | "recipientMasked"
+    | "recipientCiphertext"
+    | "textCiphertext"
+    | "template"
+    | "locale"
+    | "sender"
+    | "segments"
+    | "encoding"
+    | "provider"
+    | "creditsReserved"
+  >;
 const q = params<QueuedValues>();
 const counters = params<CounterValues>();
 
