@@ -9,7 +9,6 @@
 // one message each. The script's exit code decides; what it saw is then checked
 // against the service over HTTP and, on PostgreSQL, against the rows. Where
 // php is missing the suite is skipped with a warning, and fails under CI.
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { createDatabase } from "@sms/db";
 import { availableBackends, withPrisma } from "@sms/db/testing";
@@ -17,41 +16,20 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_DIR, type ServerProcess, startServer } from "../harness.ts";
 import { debianToolAvailable } from "../support/debian-tool.ts";
 import { type FakeProxy, sendThroughProxy, startFakeProxy } from "../support/fake-proxy.ts";
+import { type CommandRun, childEnv, runCommand } from "../support/run.ts";
 
 const PHP = "/usr/bin/php";
 const CLIENT_DIR = join(API_DIR, "..", "..", "packages", "client-php");
 const hasPhp = debianToolAvailable(PHP, "the PHP client's tests", "php-cli");
 const backends = await availableBackends();
 
-type PhpRun = { code: number | null; stdout: string; stderr: string };
-
 /** Runs one of the client's test scripts to its end (at most 3 minutes), whatever its exit code. */
-function runPhp(script: string, env: Record<string, string> = {}, args: string[] = []): Promise<PhpRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(PHP, [script, ...args], {
-      cwd: CLIENT_DIR,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), 180_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function runPhp(script: string, env: Record<string, string> = {}, args: string[] = []): Promise<CommandRun> {
+  return runCommand(PHP, [script, ...args], { cwd: CLIENT_DIR, env: childEnv(env), timeoutMs: 180_000 });
 }
 
 /** The runner's summary line: how many passed and failed (nothing parsed: the run is a failure). */
-function summary(run: PhpRun): { passed: number; failed: number } {
+function summary(run: CommandRun): { passed: number; failed: number } {
   const match = /^# (\d+) passed, (\d+) failed$/m.exec(run.stdout);
   return match ? { passed: Number(match[1]), failed: Number(match[2]) } : { passed: 0, failed: -1 };
 }

@@ -8,7 +8,6 @@
 //   - The guide's Getting started, pasted into bash on a machine with only coreutils, node and curl (no
 //     /proc, as on macOS), reaches delivered; its Node.js and Python versions do too.
 //   - The polling page's wait at the server (ETag, `Prefer: wait`) reaches delivered.
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FRESH_KEY } from "../../src/docs/code-samples.ts";
 import { createTestKey, type ServerProcess, startServer } from "../harness.ts";
 import { debianToolAvailable } from "../support/debian-tool.ts";
+import { type CommandRun, runCommand } from "../support/run.ts";
 
 type Sample = { lang: string; label: string; source: string };
 type Operation = {
@@ -43,29 +43,8 @@ function onPath(command: string): string | undefined {
   return undefined;
 }
 
-function run(
-  command: string,
-  args: string[],
-  env: Record<string, string>,
-  cwd: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8");
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8");
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
-    child.once("error", reject);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function run(command: string, args: string[], env: Record<string, string>, cwd: string): Promise<CommandRun> {
+  return runCommand(command, args, { cwd, env, timeoutMs: 120_000 });
 }
 
 /** The fenced blocks of one language in a Markdown text, in order. */

@@ -11,7 +11,6 @@
 //       address) with PATH cut down to bash, coreutils, node and curl, gets a
 //       201 test key, a 201 submitted message, and polls it to delivered; the
 //       ```json examples of the README have the real responses' shapes.
-import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -19,6 +18,7 @@ import { basename, delimiter, dirname, join, relative, resolve } from "node:path
 import { afterAll, describe, expect, it } from "vitest";
 import { API_DIR, type ServerProcess, startServer } from "../harness.ts";
 import { headingIds, proseLines } from "../support/markdown.ts";
+import { type CommandRun, runCommand } from "../support/run.ts";
 
 const ROOT = resolve(API_DIR, "..", "..");
 const README = join(ROOT, "README.md");
@@ -244,28 +244,8 @@ async function bareBin(directory: string): Promise<string> {
 function runBash(
   script: string,
   options: { cwd: string; env: Record<string, string>; timeoutMs: number },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(onPath("bash") ?? "/bin/bash", ["-euo", "pipefail", "-c", script], {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8");
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8");
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
-    child.once("error", reject);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolvePromise({ code, stdout, stderr });
-    });
-  });
+): Promise<CommandRun> {
+  return runCommand(onPath("bash") ?? "/bin/bash", ["-euo", "pipefail", "-c", script], options);
 }
 
 const sortedKeys = (value: unknown) => Object.keys(value as object).sort();

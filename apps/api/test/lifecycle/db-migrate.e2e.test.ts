@@ -4,7 +4,6 @@
 // to @sms/db's migrateCli: PGlite at PGLITE_DATA_DIR without DATABASE_URL,
 // PostgreSQL through DATABASE_MIGRATION_URL when set, else DATABASE_URL; a bad
 // value exits 1 with one line naming the variable, never its value.
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,35 +11,13 @@ import { createDatabase, readMigrations } from "@sms/db";
 import { availableBackends, createPostgresTestDatabase, type PostgresTestDatabase } from "@sms/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_DIR, DENO, denoRunArgs } from "../harness.ts";
+import { type CommandRun, childEnv, runCommand } from "../support/run.ts";
 
-type Run = { code: number | null; stdout: string; stderr: string };
-
-function dbMigrate(env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(DENO, denoRunArgs("src/migrate.ts"), {
-      cwd: API_DIR,
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: process.env.HOME ?? "/tmp",
-        DENO_NO_UPDATE_CHECK: "1",
-        ...env,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8");
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8");
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-    child.once("error", reject);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+function dbMigrate(env: Record<string, string>): Promise<CommandRun> {
+  return runCommand(DENO, denoRunArgs("src/migrate.ts"), {
+    cwd: API_DIR,
+    env: childEnv({ DENO_NO_UPDATE_CHECK: "1", ...env }),
+    timeoutMs: 90_000,
   });
 }
 
