@@ -127,40 +127,35 @@ export function createCache<K, V>(options: {
     }
     entries.set(key, entry);
   };
-  const read = (key: K, now: number): CacheRead<V> | undefined => {
+  /** Fresh at `now`: stored no later than `now`, not yet expired. */
+  const isFresh = (entry: CacheEntry<V>, now: number) => now < entry.expiresAt && now >= entry.storedAt;
+  /** The entry of `key`, counted as a hit or a miss; one that is not fresh at `now` is dropped, and returned. */
+  const lookup = (key: K, now: number): CacheEntry<V> | undefined => {
     const entry = entries.get(key);
     if (entry === undefined) {
       counts.misses++;
       return undefined;
     }
-    if (now >= entry.expiresAt || now < entry.storedAt) {
+    if (isFresh(entry, now)) {
+      counts.hits++;
+    } else {
       entries.delete(key);
       counts.misses++;
       counts.expired++;
-      return { ...entry, fresh: false };
     }
-    counts.hits++;
-    return { ...entry, fresh: true };
+    return entry;
   };
 
   const cache: Cache<K, V> = {
     get(key, now) {
-      // read() without its copy: the hot path of every cached lookup allocates nothing.
-      const entry = entries.get(key);
-      if (entry === undefined) {
-        counts.misses++;
-        return undefined;
-      }
-      if (now >= entry.expiresAt || now < entry.storedAt) {
-        entries.delete(key);
-        counts.misses++;
-        counts.expired++;
-        return undefined;
-      }
-      counts.hits++;
-      return entry.value;
+      // No copy: the hot path of every cached lookup allocates nothing.
+      const entry = lookup(key, now);
+      return entry !== undefined && isFresh(entry, now) ? entry.value : undefined;
     },
-    entry: read,
+    entry(key, now) {
+      const entry = lookup(key, now);
+      return entry === undefined ? undefined : { ...entry, fresh: isFresh(entry, now) };
+    },
     set(key, value, now, ttlMs = defaultTtlMs) {
       store(key, { value, storedAt: now, expiresAt: now + ttlMs });
     },
