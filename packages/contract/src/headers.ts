@@ -24,6 +24,20 @@ export const RESPONSE_HEADERS = {
   ),
   "RateLimit-Remaining": integerHeader("Requests left in that window.", 99),
   "RateLimit-Reset": integerHeader("Seconds until that window resets.", 42),
+  "Live-Recipient-Limit": {
+    description:
+      "An extension of the contract, on test keys only: the per-number limits a live key meets (messages and " +
+      "verification codes together), as `minute=N, day=M`. Test sends are never refused by them.",
+    schema: { type: "string" },
+    example: "minute=2, day=10",
+  },
+  "Live-Recipient-Remaining": {
+    description:
+      "An extension of the contract, on test keys only: what a live key would have left for this number after " +
+      "this send (this project's test sends to it this minute and this UTC day counted), never below 0.",
+    schema: { type: "string" },
+    example: "minute=1, day=9",
+  },
   "Idempotent-Replayed": {
     description: "`true`: this is the stored answer to an earlier request with the same `Idempotency-Key`.",
     required: true,

@@ -430,6 +430,100 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
     });
   });
 
+  describe("a test send's recipient tally (issue 53, item 3: claimCounted and claimAnswered)", () => {
+    const DAY_START = new Date("2026-11-22T00:00:00Z");
+    /** The project's minute `bucket` with a tally for recipient `who`, limit `limit`. */
+    const tallied = (bucket: string, who: string, limit = 100) => ({
+      ...minute(bucket, limit),
+      tally: {
+        minute: `test_recipient:${who}:minute`,
+        day: `test_recipient:${who}:day`,
+        dayStart: DAY_START,
+        dayEnd: new Date(DAY_START.getTime() + DAY_MS),
+      },
+    });
+    const countOf = (bucket: string, start: Date) =>
+      s.store.transaction((tx) => tx.limits.read(bucket, start));
+    const ways = {
+      claimCounted: (m: QueuedMessage, counter: ReturnType<typeof tallied>) =>
+        s.store.idempotency.claimCounted(m, counter),
+      claimAnswered: (m: QueuedMessage, counter: ReturnType<typeof tallied>) =>
+        s.store.messages.claimAnswered({
+          message: m,
+          outcome: SUBMITTED,
+          response: answer(m),
+          now: LATER,
+          counter,
+        }),
+    };
+
+    describe.each(Object.keys(ways) as Array<keyof typeof ways>)("%s", (way) => {
+      const claim = ways[way];
+
+      it("counts the recipient's minute and day with each send, never refusing; another number starts at one; a key taken counts nothing", async () => {
+        const bucket = `m-${newId("key")}`;
+        const who = newId("key");
+        const counts = [];
+        for (let i = 0; i < 3; i++) counts.push(await claim(message("test"), tallied(bucket, who)));
+        expect(counts.map((o) => (o.claimed && "recipient" in o ? o.recipient : "none"))).toEqual([
+          { minute: 1, day: 1 },
+          { minute: 2, day: 2 },
+          { minute: 3, day: 3 },
+        ]);
+        const other = await claim(message("test"), tallied(bucket, newId("key")));
+        expect(other).toMatchObject({ claimed: true, recipient: { minute: 1, day: 1 } });
+        // The same key again (a replay or a 409 at the store): taken, the tally unmoved.
+        const first = message("test");
+        await claim(first, tallied(bucket, who));
+        const again = await claim(message("test", { scope: first.scope }), tallied(bucket, who));
+        expect(again.claimed).toBe(false);
+        expect(await countOf(`test_recipient:${who}:minute`, NOW)).toBe(4);
+        expect(await countOf(`test_recipient:${who}:day`, DAY_START)).toBe(4);
+        // The live key's buckets are not these: nothing of a live allowance was used.
+        expect(await countOf(`recipient:${s.projectId}:${who}:minute`, NOW)).toBe(0);
+      });
+
+      it("a send refused by the project's minute tallies nothing", async () => {
+        const bucket = `m-${newId("key")}`;
+        const who = newId("key");
+        expect(await claim(message("test"), tallied(bucket, who, 1))).toMatchObject({
+          claimed: true,
+          recipient: { minute: 1, day: 1 },
+        });
+        const refused = await claim(message("test"), tallied(bucket, who, 1));
+        expect(refused).toMatchObject({ used: null });
+        expect("recipient" in refused).toBe(false);
+        expect(await countOf(`test_recipient:${who}:minute`, NOW)).toBe(1);
+        expect(await countOf(`test_recipient:${who}:day`, DAY_START)).toBe(1);
+      });
+
+      it("at once (group commit): one number's sends are numbered 1..n, each counted once", async () => {
+        const bucket = `m-${newId("key")}`;
+        const who = newId("key");
+        const another = newId("key");
+        const outcomes = await Promise.all(
+          Array.from({ length: 12 }, (_, i) =>
+            claim(message("test"), tallied(bucket, i % 3 === 2 ? another : who)),
+          ),
+        );
+        const counted = (o: (typeof outcomes)[number]) =>
+          o.claimed && "recipient" in o ? o.recipient : undefined;
+        const mine = outcomes.filter((_, i) => i % 3 !== 2).map(counted);
+        const theirs = outcomes.filter((_, i) => i % 3 === 2).map(counted);
+        expect(mine.map((r) => r?.minute).sort((a, b) => Number(a) - Number(b))).toEqual([
+          1, 2, 3, 4, 5, 6, 7, 8,
+        ]);
+        expect(mine.map((r) => r?.day).sort((a, b) => Number(a) - Number(b))).toEqual([
+          1, 2, 3, 4, 5, 6, 7, 8,
+        ]);
+        expect(theirs.map((r) => r?.minute).sort((a, b) => Number(a) - Number(b))).toEqual([1, 2, 3, 4]);
+        expect(await countOf(`test_recipient:${who}:minute`, NOW)).toBe(8);
+        expect(await countOf(`test_recipient:${another}:day`, DAY_START)).toBe(4);
+        expect(await countOf(bucket, NOW)).toBe(12);
+      });
+    });
+  });
+
   describe("counters, credits and the free tier (in a transaction)", () => {
     it("consume moves a counter only within its limit; release gives back, never below zero", async () => {
       const window = minute(`c-${newId("key")}`, 3);

@@ -410,6 +410,7 @@ describe("the dashboard escapes what users, operators and providers supply", () 
         messageId: JS,
         status: H,
         replayed: false,
+        liveRecipient: { limit: { minute: 2, day: 10 }, remaining: { minute: 1, day: 9 } },
         curl: curlLine({ baseUrl: H, idempotencyKey: H, values, publicNumbers: [H] }),
       }),
     );

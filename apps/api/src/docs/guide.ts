@@ -294,7 +294,7 @@ function limits(): string {
 | Limit | Value | Answer |
 |---|---|---|
 | New messages per project | 100 per minute (configurable) | \`429 rate_limited\`, \`Retry-After\` |
-| Messages to one number (live keys; messages and verification codes together) | 2 per minute and 10 per UTC day (configurable); test keys are never limited per number | \`429 rate_limited\` (the minute) / \`daily_limit_reached\` (the day) |
+| Messages to one number (live keys; messages and verification codes together) | 2 per minute and 10 per UTC day (configurable); test keys are never limited per number, but each test send says what a live key would have left (\`Live-Recipient-Remaining\`) | \`429 rate_limited\` (the minute) / \`daily_limit_reached\` (the day) |
 | Instant test keys | a few per minute and a few dozen per day per address, and a daily total | \`429 rate_limited\` / \`daily_limit_reached\` |
 | Free tier (live keys, no paid credits) | 20 segments per UTC day | \`429 daily_limit_reached\` |
 | Credits (live keys) | one per segment, reserved before sending | \`402 insufficient_credits\` |
@@ -305,7 +305,9 @@ function limits(): string {
 
 \`POST /v1/messages\` (\`201\`) and \`POST /v1/test-keys\` answer with \`RateLimit-Limit\`, \`RateLimit-Remaining\` and
 \`RateLimit-Reset\` (seconds until the window resets) for the limit nearest to exhaustion; every \`429\` also carries
-\`Retry-After\` in seconds.`;
+\`Retry-After\` in seconds. A new test send (\`POST /v1/messages\` or \`POST /v1/verifications\`, \`201\`) also carries, as an
+extension, \`Live-Recipient-Limit: minute=2, day=10\` and \`Live-Recipient-Remaining: minute=N, day=M\`: what a live key
+would have left for this number, so that a test with one phone meets the live per-number limit before production does.`;
 }
 
 function clients(): string {

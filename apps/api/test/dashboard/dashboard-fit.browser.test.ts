@@ -313,5 +313,12 @@ describe.skipIf(unavailable)("the dashboard fits at 1280 and 390 px", () => {
     expect(said).toBe("Your verification code is {code}. Do not share it with anyone.");
     expect(await textOf(page.locator("main"))).toContain("1 segment (GSM-7) at most");
     expect(await page.content()).not.toContain("48291307");
+    // What a live key would have left for the number (issue 53, item 3): this send counted in both windows.
+    const left = /would have (\d+) of (\d+) messages left this minute and (\d+) of (\d+) today/.exec(
+      await textOf(page.locator("#live-recipient")),
+    );
+    const [minuteLeft, minuteLimit, dayLeft, dayLimit] = (left ?? []).slice(1).map(Number);
+    expect(minuteLeft).toBeLessThan(Number(minuteLimit));
+    expect(dayLeft).toBeLessThan(Number(dayLimit));
   });
 });

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createInternalCaller } from "../../src/internal-router.ts";
 import type { RequestState } from "../../src/trpc/request-state.ts";
 import { createTestKey, sendMessageRequest, startTestApp, type TestApp } from "../harness.ts";
+import { awayFromMinuteEdge } from "../support/messages.ts";
 
 const backends = await availableBackends();
 const SECRET = "dashboard-integration-test-cookie-secret-0123";
@@ -942,6 +943,51 @@ describe.each(backends)("the dashboard on %s (in-process)", (backend) => {
         variables: { code: "482913" },
       }),
     ).rejects.toThrow(/1 to 200 characters/);
+  });
+
+  it("send-a-test says what a live key would have left for the number, and a replay says nothing of it (issue 53, item 3)", async () => {
+    const key = await claimedBy("Lia Limits");
+    const lia = await signIn("Lia Limits");
+    const tryPath = `/dashboard/projects/${key.project_id}/try`;
+    const form = (idempotency_key: string) => ({
+      csrf_token: lia.csrf,
+      idempotency_key,
+      template: "verification_code",
+      locale: "en",
+      code: "482913",
+      minutes: "",
+      to: "+995555000777",
+    });
+    await awayFromMinuteEdge();
+    const said = async (response: Response) => {
+      expect(response.status).toBe(200);
+      return /<p id="live-recipient">([^<]*)/.exec(await response.text())?.[1] ?? null;
+    };
+    expect(await said(await post(tryPath, lia.cookie, form("lia-1")))).toBe(
+      "On a live key this number would have 1 of 2 messages left this minute and 9 of 10 today ",
+    );
+    expect(await said(await post(tryPath, lia.cookie, form("lia-2")))).toBe(
+      "On a live key this number would have 0 of 2 messages left this minute and 8 of 10 today ",
+    );
+    // The same form again is a replay: nothing counted, nothing said of it.
+    expect(await said(await post(tryPath, lia.cookie, form("lia-2")))).toBeNull();
+    const caller = createInternalCaller({
+      deps: t.app.deps,
+      state: state(),
+      viewer: await viewerOf("Lia Limits"),
+    });
+    const third = await caller.dashboard.messages.sendTest({
+      project_id: key.project_id,
+      idempotency_key: "lia-3",
+      to: "+995555000777",
+      template: "verification_code",
+      locale: "en",
+      variables: { code: "482913" },
+    });
+    expect(third).toMatchObject({
+      ok: true,
+      live_recipient: { limit: { minute: 2, day: 10 }, remaining: { minute: 0, day: 7 } },
+    });
   });
 
   it("serves none of the internal procedures on the public port's /trpc", async () => {

@@ -154,3 +154,12 @@ export function recordingClient(
     },
   };
 }
+
+/**
+ * The counts are per calendar minute (and UTC day) of the server's clock: a test whose sends straddled a
+ * minute's end would see the minute start again. Each starts at least 12 s before one.
+ */
+export async function awayFromMinuteEdge(): Promise<void> {
+  const second = new Date().getUTCSeconds() + new Date().getUTCMilliseconds() / 1000;
+  if (second >= 48) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000));
+}

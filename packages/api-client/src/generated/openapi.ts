@@ -988,6 +988,16 @@ export interface components {
          * @example 42
          */
         "RateLimit-Reset": number;
+        /**
+         * @description An extension of the contract, on test keys only: the per-number limits a live key meets (messages and verification codes together), as `minute=N, day=M`. Test sends are never refused by them.
+         * @example minute=2, day=10
+         */
+        "Live-Recipient-Limit": string;
+        /**
+         * @description An extension of the contract, on test keys only: what a live key would have left for this number after this send (this project's test sends to it this minute and this UTC day counted), never below 0.
+         * @example minute=1, day=9
+         */
+        "Live-Recipient-Remaining": string;
         /** @description `true`: this is the stored answer to an earlier request with the same `Idempotency-Key`. */
         "Idempotent-Replayed": "true";
         /**
@@ -1245,6 +1255,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Live-Recipient-Limit": components["headers"]["Live-Recipient-Limit"];
+                    "Live-Recipient-Remaining": components["headers"]["Live-Recipient-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1587,6 +1599,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Live-Recipient-Limit": components["headers"]["Live-Recipient-Limit"];
+                    "Live-Recipient-Remaining": components["headers"]["Live-Recipient-Remaining"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -14,6 +14,21 @@ export const ZSendTestRequest = z.strictObject({
   variables: z.record(z.string().max(32), z.string().max(200)),
 });
 export const ZSendTestResponse = z.discriminatedUnion("ok", [
-  z.object({ ok: z.literal(true), message_id: z.string(), status: z.string(), replayed: z.boolean() }),
+  z.object({
+    ok: z.literal(true),
+    message_id: z.string(),
+    status: z.string(),
+    replayed: z.boolean(),
+    /**
+     * A new send's per-number allowance as a live key would have it (issue 53, item 3): the limits and
+     * what is left this minute and today. Null on a replay.
+     */
+    live_recipient: z
+      .object({
+        limit: z.object({ minute: z.number().int(), day: z.number().int() }),
+        remaining: z.object({ minute: z.number().int(), day: z.number().int() }),
+      })
+      .nullable(),
+  }),
   ZRefusal,
 ]);

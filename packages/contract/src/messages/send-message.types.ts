@@ -175,7 +175,13 @@ export const sendMessageMeta: Meta = {
     201: {
       description:
         "A new submission attempt; `status` is `submitted`, `failed` or `unknown`. A provider rejection is still `201`.",
-      headers: ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"],
+      headers: [
+        "RateLimit-Limit",
+        "RateLimit-Remaining",
+        "RateLimit-Reset",
+        "Live-Recipient-Limit",
+        "Live-Recipient-Remaining",
+      ],
       examples: {
         submitted: MESSAGE_EXAMPLES.submitted,
         failed: MESSAGE_EXAMPLES.failed,

@@ -72,7 +72,13 @@ export const startVerificationMeta: Meta = {
     201: {
       description:
         "The code was sent (`pending`), or its SMS was rejected (`send_failed`: start a new one later). Never contains the code.",
-      headers: ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"],
+      headers: [
+        "RateLimit-Limit",
+        "RateLimit-Remaining",
+        "RateLimit-Reset",
+        "Live-Recipient-Limit",
+        "Live-Recipient-Remaining",
+      ],
       examples: { pending: VERIFICATION_EXAMPLES.pending, send_failed: VERIFICATION_EXAMPLES.send_failed },
     },
     200: {

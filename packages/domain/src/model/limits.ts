@@ -22,6 +22,23 @@ export type LimitCheck = {
   refusal: LimitRefusalCode;
 };
 
+/**
+ * What a live key would have left for this number after this send (issue 53,
+ * item 3): the live per-number limits, and the recipient's test sends this
+ * minute and this UTC day with this one. Reported on test sends, never
+ * refusing them (the Live-Recipient-* headers, send-test's page).
+ */
+export type RecipientAllowance = {
+  limit: { minute: number; day: number };
+  used: { minute: number; day: number };
+};
+
+/** What `allowance` leaves this minute and today, never below 0. */
+export function recipientRemaining(allowance: RecipientAllowance): { minute: number; day: number } {
+  const { limit, used } = allowance;
+  return { minute: Math.max(0, limit.minute - used.minute), day: Math.max(0, limit.day - used.day) };
+}
+
 export type LimitState = { limit: number; remaining: number; resetAt: Date; window: LimitWindow };
 
 /** The window `now` falls in: [start, end). */
@@ -67,6 +84,15 @@ export const BUCKETS = {
   recipientMinute: (projectId: string, recipient: string) => `recipient:${projectId}:${recipient}:minute`,
   /** Live messages of a project to one recipient, per UTC day (RECIPIENT_MESSAGES_PER_DAY). */
   recipientDay: (projectId: string, recipient: string) => `recipient:${projectId}:${recipient}:day`,
+  /**
+   * Test messages of a project to one recipient, per minute: counted, never
+   * refused, so that a test send can say what a live key would have left
+   * (issue 53, item 3) without using up the live allowance.
+   */
+  testRecipientMinute: (projectId: string, recipient: string) =>
+    `test_recipient:${projectId}:${recipient}:minute`,
+  /** Test messages of a project to one recipient, per UTC day (as testRecipientMinute). */
+  testRecipientDay: (projectId: string, recipient: string) => `test_recipient:${projectId}:${recipient}:day`,
   /** Live verifications of a project started for one recipient, per minute (VERIFICATIONS_PER_RECIPIENT_PER_MINUTE). */
   verificationStartsMinute: (projectId: string, recipient: string) =>
     `verifications:${projectId}:${recipient}:minute`,

@@ -12,7 +12,18 @@ import { isStatementRefusal, type Sql, sql } from "@sms/db";
 import type { MessageResource } from "../model/message.ts";
 import type { PriorColumns, PriorRecord } from "./idempotency.ts";
 import { CLAIMED_COUNT, keyClaimCtes, priorOf } from "./idempotency.ts";
-import { oneCounterClaim, oneCounterValues } from "./limits.ts";
+import {
+  oneCounterClaim,
+  oneCounterValues,
+  type RecipientCount,
+  type RecipientTally,
+  recipientTallyCtes,
+  TALLY_COLUMNS,
+  TALLY_JOIN,
+  type TallyColumns,
+  talliesOf,
+  tallyValues,
+} from "./limits.ts";
 import {
   ANSWERED_CLAIM_INPUT,
   answeredColumns,
@@ -44,13 +55,13 @@ export const CLAIM_ANSWERED_SQL = sql`
     sql`claimed.n`,
     CLAIMED_COUNT,
   )}
-  ), ${answeredMessageCtes("idem")}
+  ), ${answeredMessageCtes("idem")}, ${recipientTallyCtes(sql`EXISTS (SELECT 1 FROM counted)`)}
   SELECT EXISTS (SELECT 1 FROM idem WHERE idem.id = i.idempotency_id) AS claimed,
     (SELECT count FROM counted) AS used,
-    p.n IS NOT NULL AS has_prior, p.fingerprint, p.response_body, p.expires_at, p.message_id,
+    p.n IS NOT NULL AS has_prior, p.fingerprint, p.response_body, p.expires_at, p.message_id, ${TALLY_COLUMNS},
     CASE WHEN EXISTS (SELECT 1 FROM idem) AND NOT EXISTS (SELECT 1 FROM counted)
          THEN sms_refuse('over the minute''s limit') END AS refused
-  FROM input i LEFT JOIN prior p ON p.n = i.n
+  FROM input i LEFT JOIN prior p ON p.n = i.n ${TALLY_JOIN}
   ORDER BY i.n`;
 
 /** One test send, answered by the simulator, with the counter window it is counted on. */
@@ -60,7 +71,8 @@ export type ClaimedAnswer = {
   response: MessageResource;
   /** When the simulator answered (the message's updated_at). */
   now: Date;
-  counter: { bucket: string; start: Date; end: Date; limit: number };
+  /** The counter window, and the recipient's test counters to tally with it (limits.ts RecipientTally). */
+  counter: { bucket: string; start: Date; end: Date; limit: number; tally?: RecipientTally };
 };
 
 /**
@@ -70,11 +82,11 @@ export type ClaimedAnswer = {
  * `used` null: over the limit, nothing written.
  */
 export type ClaimAnswerOutcome =
-  | { claimed: true; used: number }
+  | { claimed: true; used: number; recipient?: RecipientCount }
   | { claimed: false; used: null }
   | { claimed: false; prior: PriorRecord | null };
 
-type Row = PriorColumns & { claimed: boolean; used: number | null };
+type Row = PriorColumns & TallyColumns & { claimed: boolean; used: number | null };
 
 /**
  * Claims, counts and writes test sends (one statement per counter window).
@@ -105,6 +117,8 @@ export async function claimAnsweredMany(
 /** One window's distinct sends in one statement; "over_limit" when the keys it claimed did not all fit (nothing kept). */
 async function claimGroup(sql: Sql, group: ClaimedAnswer[]): Promise<ClaimAnswerOutcome[] | "over_limit"> {
   let rows: Row[];
+  const counter = (group[0] as ClaimedAnswer).counter;
+  const tallies = group.map((send) => send.counter.tally);
   try {
     rows = await sql.query<Row>(
       CLAIM_ANSWERED_SQL.text,
@@ -113,7 +127,8 @@ async function claimGroup(sql: Sql, group: ClaimedAnswer[]): Promise<ClaimAnswer
         keys: group.map(({ message }) => message.scope.key),
         fingerprints: group.map(({ message }) => message.fingerprint),
         expiries: group.map(({ message }) => message.expiresAt),
-        ...oneCounterValues((group[0] as ClaimedAnswer).counter),
+        ...oneCounterValues(counter),
+        ...tallyValues(tallies, counter),
       }),
     );
   } catch (error) {
@@ -124,11 +139,15 @@ async function claimGroup(sql: Sql, group: ClaimedAnswer[]): Promise<ClaimAnswer
   const claimed = rows.filter((row) => row.claimed).length;
   const used = Number(rows[0]?.used ?? 0);
   // The counter moved by `claimed` to `used`: the claims took its values in order.
+  const recipients = talliesOf(rows, tallies);
   let rank = 0;
-  return rows.map((row) => {
+  return rows.map((row, i) => {
     if (!row.claimed) return { claimed: false, prior: priorOf(row) };
     rank++;
-    return { claimed: true, used: used - claimed + rank };
+    const recipient = recipients[i];
+    return recipient
+      ? { claimed: true, used: used - claimed + rank, recipient }
+      : { claimed: true, used: used - claimed + rank };
   });
 }
 

@@ -6,7 +6,18 @@
 import { params, type Sql, sql } from "@sms/db";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { MessageResource } from "../model/message.ts";
-import { oneCounterClaim, oneCounterValues } from "./limits.ts";
+import {
+  oneCounterClaim,
+  oneCounterValues,
+  type RecipientCount,
+  type RecipientTally,
+  recipientTallyCtes,
+  TALLY_COLUMNS,
+  TALLY_JOIN,
+  type TallyColumns,
+  talliesOf,
+  tallyValues,
+} from "./limits.ts";
 import { RELAXED_COMMIT } from "./relaxed-commit.ts";
 import { claimByCounterWindow } from "./window-groups.ts";
 
@@ -132,8 +143,10 @@ const a = params<ClaimArrays>();
  * (claimCountedMany): every key claimed (keyClaimCtes, over the arrays), and
  * the counter (bucket, windowStart, windowEnd, limit) moved once by how many
  * were claimed, within its limit. Over the limit, no count moves and `used` is
- * null for all of them. Commits asynchronously: nothing was answered yet, and
- * the durable commit of the answer (messages.insertAnswered) flushes it.
+ * null for all of them. The claimed keys' recipients are tallied too
+ * (limits.ts recipientTallyCtes), never refusing. Commits asynchronously:
+ * nothing was answered yet, and the durable commit of the answer
+ * (messages.insertAnswered) flushes it.
  */
 export const CLAIM_COUNTED_MANY_SQL = sql`
   WITH input AS (
@@ -143,11 +156,11 @@ export const CLAIM_COUNTED_MANY_SQL = sql`
       CAST(${a.expiries} AS timestamptz[]), CAST(${a.nows} AS timestamptz[])
     ) WITH ORDINALITY AS i(idempotency_id, project_id, mode, key, fingerprint, message_id, expires_at, created_at, n)
   ), ${keyClaimCtes("unanswered")}, counted AS (${oneCounterClaim(sql`claimed.n`, CLAIMED_COUNT)}
-  )
+  ), ${recipientTallyCtes(sql`EXISTS (SELECT 1 FROM counted)`)}
   SELECT EXISTS (SELECT 1 FROM idem WHERE idem.id = i.idempotency_id) AS claimed, (SELECT count FROM counted) AS used,
     p.n IS NOT NULL AS has_prior, p.fingerprint, p.response_body, p.expires_at, p.message_id,
-    ${sql.raw(RELAXED_COMMIT)}
-  FROM input i LEFT JOIN prior p ON p.n = i.n
+    ${TALLY_COLUMNS}, ${sql.raw(RELAXED_COMMIT)}
+  FROM input i LEFT JOIN prior p ON p.n = i.n ${TALLY_JOIN}
   ORDER BY i.n`;
 
 /** Deletes the uncounted claims of a batch that went over the limit (each is then tried alone). */
@@ -164,12 +177,16 @@ export type CountedClaim = {
     expiresAt: Date;
     now: Date;
   };
-  counter: { bucket: string; start: Date; end: Date; limit: number };
+  /** The counter window, and the recipient's test counters to tally with it (limits.ts RecipientTally). */
+  counter: { bucket: string; start: Date; end: Date; limit: number; tally?: RecipientTally };
 };
 
-/** `claimed` false: the key was taken (`prior`, or null: look it up). `used` null: the window is full. */
+/**
+ * `claimed` false: the key was taken (`prior`, or null: look it up). `used` null: the window is full.
+ * `recipient`: the recipient's counts with this send, where a tally was asked for and the send counted.
+ */
 export type ClaimOutcome =
-  | { claimed: true; used: number | null }
+  | { claimed: true; used: number | null; recipient?: RecipientCount }
   | { claimed: false; prior: PriorRecord | null };
 
 /**
@@ -216,25 +233,35 @@ function claimArrays(group: readonly CountedClaim[]): ClaimArrays {
   return arrays;
 }
 
-type ClaimRow = PriorColumns & { claimed: boolean; used: number | null };
+type ClaimRow = PriorColumns & TallyColumns & { claimed: boolean; used: number | null };
 
 /** The claims of `group` (one counter window, distinct keys) in one statement, and the counter's `used`. */
 async function claimRows(
   sql: Sql,
   group: readonly CountedClaim[],
-): Promise<{ rows: ClaimRow[]; used: number | null }> {
+): Promise<{ rows: ClaimRow[]; used: number | null; recipients: Array<RecipientCount | undefined> }> {
   const counter = (group[0] as CountedClaim).counter;
+  const tallies = group.map((item) => item.counter.tally);
   const rows = await sql.query<ClaimRow>(
     CLAIM_COUNTED_MANY_SQL.text,
-    CLAIM_COUNTED_MANY_SQL.bind({ ...claimArrays(group), ...oneCounterValues(counter) }),
+    CLAIM_COUNTED_MANY_SQL.bind({
+      ...claimArrays(group),
+      ...oneCounterValues(counter),
+      ...tallyValues(tallies, counter),
+    }),
   );
   const used = rows[0]?.used === null || rows[0]?.used === undefined ? null : Number(rows[0].used);
-  return { rows, used };
+  return { rows, used, recipients: talliesOf(rows, tallies) };
+}
+
+/** A claimed outcome, with its recipient's counts when it has them. */
+function claimedWith(used: number | null, recipient: RecipientCount | undefined): ClaimOutcome {
+  return recipient ? { claimed: true, used, recipient } : { claimed: true, used };
 }
 
 /** One window's distinct claims in one statement; "over_limit" when they did not all fit (their claims given back). */
 async function claimGroup(sql: Sql, group: CountedClaim[]): Promise<ClaimOutcome[] | "over_limit"> {
-  const { rows, used } = await claimRows(sql, group);
+  const { rows, used, recipients } = await claimRows(sql, group);
   const claimed = rows.filter((row) => row.claimed).length;
   if (claimed > 0 && used === null) {
     const ids = group.filter((_, i) => rows[i]?.claimed).map(({ claim }) => claim.idempotencyId);
@@ -243,19 +270,19 @@ async function claimGroup(sql: Sql, group: CountedClaim[]): Promise<ClaimOutcome
   }
   // The counter moved by `claimed` to `used`: the claims took its last `claimed` values, in order.
   let rank = 0;
-  return rows.map((row) => {
+  return rows.map((row, i) => {
     if (!row.claimed) return { claimed: false, prior: priorOf(row) };
     rank++;
-    return { claimed: true, used: (used as number) - claimed + rank };
+    return claimedWith((used as number) - claimed + rank, recipients[i]);
   });
 }
 
 /** One claim, one statement (CLAIM_COUNTED_MANY_SQL with one key); over the limit its claim stands. */
 async function claimCountedOne(sql: Sql, item: CountedClaim): Promise<ClaimOutcome> {
-  const { rows, used } = await claimRows(sql, [item]);
+  const { rows, used, recipients } = await claimRows(sql, [item]);
   const row = rows[0];
   if (!row?.claimed) return { claimed: false, prior: priorOf(row) };
-  return { claimed: true, used };
+  return claimedWith(used, recipients[0]);
 }
 
 /** Gives a claim without a message back (nothing was sent, or it was refused). */

@@ -56,7 +56,7 @@ export type { DatabaseTimeStore } from "./database-time.ts";
 export type { IdempotencyStore, PriorRecord } from "./idempotency.ts";
 export type { KeyLookup, KeyRecord, KeyStore } from "./keys.ts";
 export type { Balance, LedgerEntry, LedgerStore } from "./ledger.ts";
-export type { CounterWindow, LimitStore } from "./limits.ts";
+export type { CounterWindow, LimitStore, RecipientCount, RecipientTally } from "./limits.ts";
 export type { McpSessionStore } from "./mcp-sessions.ts";
 export type {
   Cursor,

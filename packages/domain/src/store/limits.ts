@@ -86,6 +86,111 @@ export function manyCounterClaim<W extends AnyStatement = typeof NOTHING>(when?:
   );
 }
 
+/**
+ * A test send's recipient counters (issue 53, item 3): its minute and UTC
+ * day, counted on buckets of their own (BUCKETS.testRecipientMinute/Day) so
+ * that test sends never use up a live key's allowance, and never refusing.
+ * `minute`/`day` name the buckets; the minute is the statement's counter
+ * window (`windowStart`, `windowEnd`), the day is `dayStart`…`dayEnd`.
+ */
+export type RecipientTally = { minute: string; day: string; dayStart: Date; dayEnd: Date };
+
+/** recipientTallyCtes' values: a bucket pair per `input` row (null: none), and the day. */
+export type TallyValues = {
+  tallyMinuteBuckets: Array<string | null>;
+  tallyDayBuckets: Array<string | null>;
+  tallyDayStart: Date;
+  tallyDayEnd: Date;
+};
+const t = params<TallyValues>();
+
+/**
+ * The recipient tally, written once for the two test-send statements
+ * (CLAIM_COUNTED_MANY_SQL, CLAIM_ANSWERED_SQL): `tallied` holds the rows of
+ * `input` whose key `idem` claimed, only `when` the statement counted them
+ * (its `counted` CTE moved: a refused or replayed send counts nothing), and
+ * `tally` adds each recipient's sends to its minute and day counters, with no
+ * limit. It reads `counted`, so the project's minute row is always locked
+ * before any recipient row, and those in bucket order: no two statements
+ * lock them the other way round. Its columns: TALLY_COLUMNS over TALLY_JOIN.
+ */
+export function recipientTallyCtes<W extends AnyStatement>(when: W) {
+  return sql`tallied AS (
+    SELECT u.n, u.minute_bucket, u.day_bucket
+    FROM unnest(CAST(${t.tallyMinuteBuckets} AS text[]), CAST(${t.tallyDayBuckets} AS text[]))
+         WITH ORDINALITY AS u(minute_bucket, day_bucket, n)
+    JOIN input i ON i.n = u.n
+    JOIN idem ON idem.id = i.idempotency_id
+    WHERE u.minute_bucket IS NOT NULL AND ${when}
+  ), tally AS (
+    INSERT INTO rate_limit_counters (bucket, window_start, count, expires_at)
+    SELECT s.bucket, s.window_start, count(*)::int, s.expires_at FROM (
+      SELECT minute_bucket AS bucket, CAST(${c.windowStart} AS timestamptz) AS window_start,
+             CAST(${c.windowEnd} AS timestamptz) AS expires_at
+      FROM tallied
+      UNION ALL
+      SELECT day_bucket, CAST(${t.tallyDayStart} AS timestamptz), CAST(${t.tallyDayEnd} AS timestamptz) FROM tallied
+    ) AS s
+    GROUP BY s.bucket, s.window_start, s.expires_at
+    ORDER BY s.bucket
+    ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_limit_counters.count + EXCLUDED.count
+    RETURNING bucket, count
+  )`;
+}
+
+/** The join of `input i` to its tally (recipientTallyCtes), for TALLY_COLUMNS. */
+export const TALLY_JOIN = sql`LEFT JOIN tallied tl ON tl.n = i.n`;
+
+/** Each row's recipient counters after the statement (null: not tallied), as TallyColumns. */
+export const TALLY_COLUMNS = sql`(SELECT y.count FROM tally y WHERE y.bucket = tl.minute_bucket) AS recipient_minute,
+    (SELECT y.count FROM tally y WHERE y.bucket = tl.day_bucket) AS recipient_day`;
+
+export type TallyColumns = { recipient_minute: number | null; recipient_day: number | null };
+
+/** A recipient's test sends with this one: this minute's and this UTC day's. */
+export type RecipientCount = { minute: number; day: number };
+
+/** recipientTallyCtes' values for claims of one counter window, in the order of `input`. */
+export function tallyValues(
+  tallies: ReadonlyArray<RecipientTally | undefined>,
+  counter: { start: Date; end: Date },
+): TallyValues {
+  const first = tallies.find((tally) => tally !== undefined);
+  return {
+    tallyMinuteBuckets: tallies.map((tally) => tally?.minute ?? null),
+    tallyDayBuckets: tallies.map((tally) => tally?.day ?? null),
+    tallyDayStart: first?.dayStart ?? counter.start,
+    tallyDayEnd: first?.dayEnd ?? counter.end,
+  };
+}
+
+/**
+ * Each claimed row's recipient counts, from the counters' new values: a
+ * recipient claimed k times in one statement took its counters' last k
+ * values, in the order of the rows (as the project's minute does).
+ */
+export function talliesOf(
+  rows: ReadonlyArray<TallyColumns & { claimed: boolean }>,
+  tallies: ReadonlyArray<RecipientTally | undefined>,
+): Array<RecipientCount | undefined> {
+  const times = new Map<string, number>();
+  for (const [i, row] of rows.entries()) {
+    const bucket = tallies[i]?.minute;
+    if (row.claimed && bucket !== undefined && row.recipient_minute !== null)
+      times.set(bucket, (times.get(bucket) ?? 0) + 1);
+  }
+  const seen = new Map<string, number>();
+  return rows.map((row, i) => {
+    const bucket = tallies[i]?.minute;
+    if (!row.claimed || bucket === undefined || row.recipient_minute === null || row.recipient_day === null)
+      return undefined;
+    const rank = (seen.get(bucket) ?? 0) + 1;
+    seen.set(bucket, rank);
+    const back = (times.get(bucket) ?? rank) - rank;
+    return { minute: Number(row.recipient_minute) - back, day: Number(row.recipient_day) - back };
+  });
+}
+
 const CONSUME_SQL = oneCounterClaim(c.cost);
 
 const CONSUME_MANY_SQL = manyCounterClaim();

@@ -22,16 +22,19 @@
 //      verifications (same project and key mode) and keeps the fewest
 //      attempts of the code it carried on. A replay answers the first answer
 //      again, built from the row.
-import { DecryptError, newId } from "@sms/crypto";
+
 import type { Keyring } from "@sms/crypto";
+import { DecryptError, newId } from "@sms/crypto";
 import type { Locale } from "@sms/templates";
 import { consumeLimits, type LimitRefusal } from "../limits/consume-limits.ts";
+import type { SendMessageInput, SendMessageResult } from "../messages/send/send-message.ts";
 import type { IdempotencyScope } from "../model/idempotency.ts";
 import type { AuthenticatedProject, KeyMode } from "../model/keys.ts";
 import {
   BUCKETS,
   type LimitCheck,
   type LimitState,
+  type RecipientAllowance,
   recipientFingerprintInput,
   windowOf,
 } from "../model/limits.ts";
@@ -50,7 +53,6 @@ import {
 } from "../model/verification.ts";
 import type { Clock, Logger } from "../ports.ts";
 import type { IdempotencyStore, Store, VerificationStore } from "../store/index.ts";
-import type { SendMessageInput, SendMessageResult } from "../messages/send/send-message.ts";
 
 export type StartVerificationRequest = {
   to: string;
@@ -89,7 +91,15 @@ export type StartVerificationInput = {
 
 export type StartVerificationResult =
   /** A new start (201); `replaced`: the number's pending verifications it canceled. */
-  | { ok: true; replayed: false; verification: VerificationResource; rateLimit: LimitState; replaced: number }
+  | {
+      ok: true;
+      replayed: false;
+      verification: VerificationResource;
+      rateLimit: LimitState;
+      replaced: number;
+      /** Test keys: what a live key would have left for this number (its SMS counted with messages). */
+      recipient?: RecipientAllowance;
+    }
   | { ok: true; replayed: true; verification: VerificationResource }
   /** The recipient's start limits (live keys): nothing sent. */
   | (LimitRefusal & { subject: "verification_recipient" })
@@ -183,7 +193,10 @@ export async function startVerification(
   }
   const verification = firstAnswer(state, sendFailed);
   if (result.replayed) return { ok: true, replayed: true, verification };
-  return { ok: true, replayed: false, verification, rateLimit: result.rateLimit, replaced };
+  const { rateLimit, recipient: allowance } = result;
+  return allowance
+    ? { ok: true, replayed: false, verification, rateLimit, replaced, recipient: allowance }
+    : { ok: true, replayed: false, verification, rateLimit, replaced };
 }
 
 /**

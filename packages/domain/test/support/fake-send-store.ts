@@ -7,7 +7,14 @@
 import { DatabaseUnavailableError } from "@sms/db";
 import type { SendMessageStore, SendMessageTx } from "../../src/messages/send/send-message.ts";
 import type { MessageResource, MessageState } from "../../src/model/message.ts";
-import type { Outcome, PriorRecord, QueuedClaim, QueuedMessage } from "../../src/store/index.ts";
+import type {
+  Outcome,
+  PriorRecord,
+  QueuedClaim,
+  QueuedMessage,
+  RecipientCount,
+  RecipientTally,
+} from "../../src/store/index.ts";
 
 export type Row = QueuedMessage & {
   status: MessageState["status"];
@@ -202,6 +209,20 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
       },
     },
   };
+  /** A counted test send's recipient tally (the real store's recipientTallyCtes): never refusing. */
+  const tally = (counter: { start: Date; tally?: RecipientTally }): RecipientCount | undefined => {
+    if (!counter.tally) return undefined;
+    const step = (bucket: string, start: Date) => {
+      const key = counterKey(bucket, start);
+      const count = (tables.counters.get(key) ?? 0) + 1;
+      tables.counters.set(key, count);
+      return count;
+    };
+    return {
+      minute: step(counter.tally.minute, counter.start),
+      day: step(counter.tally.day, counter.tally.dayStart),
+    };
+  };
   const store: SendMessageStore = {
     idempotency: {
       find: async (scope, now) => find(scope, now),
@@ -210,7 +231,9 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
         const m = claim as QueuedMessage;
         const claimed = claimKey(m);
         if (claimed !== "claimed") return { claimed: false, prior: claimed };
-        return { claimed: true, used: await tx.limits.consume(counter, 1, counter.limit) };
+        const used = await tx.limits.consume(counter, 1, counter.limit);
+        const recipient = used === null ? undefined : tally(counter);
+        return recipient ? { claimed: true, used, recipient } : { claimed: true, used };
       },
       async releaseClaim(idempotencyId) {
         down();
@@ -275,7 +298,8 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
         const record = tables.records.get(scopeKey(m.scope));
         if (record) record.response = response;
         tables.messages.set(m.messageId, { ...m, ...settledAs(outcome, now), response });
-        return { claimed: true, used };
+        const recipient = tally(counter);
+        return recipient ? { claimed: true, used, recipient } : { claimed: true, used };
       },
       async insertAnswered(m, { outcome, response, now }) {
         down();

@@ -72,6 +72,7 @@ export function tryRoutes<S extends PageState>({ route, port }: DashboardContext
       messageId: result.message_id,
       status: result.status,
       replayed: result.replayed,
+      liveRecipient: result.live_recipient,
       ...(isCatalogued(values) ? { sent: { template: values.template, locale: values.locale } } : {}),
       curl: curlLine({
         baseUrl: port.config.publicBaseUrl,

@@ -84,7 +84,7 @@ export function tryPage(
     status: options_.status ?? 200,
     body: html`${projectHeader(chrome, options_.projectId, "overview", "Send a test message")}
 <p>Sent with this project's <strong>test</strong> mode: free, never reaches a phone. The simulator answers as the provider would; each number below behaves its own way.</p>
-<p class="muted">Live keys send at most 2 messages a minute and 10 a day to one number by default (codes of verifications included); test sends are never limited per number, so try the same phone repeatedly here before relying on it in production.</p>
+<p class="muted">Live keys send at most 2 messages a minute and 10 a day to one number by default (codes of verifications included); test sends are never limited per number, but each result says what a live key would have left for it, so try the same phone repeatedly here before relying on it in production.</p>
 ${options_.problem && note("bad", html`<p><code>${options_.problem.code}</code> ${inlineCode(options_.problem.message)}</p>`, "alert")}
 <form method="post" action="${projectPath(options_.projectId, "/try")}" class="panel" aria-label="Send a test message">
 ${csrfField(chrome)}<input type="hidden" name="idempotency_key" value="${options_.idempotencyKey}">
@@ -148,18 +148,25 @@ export function triedPage(
     messageId: string;
     status: string;
     replayed: boolean;
+    /** The number's per-number allowance as a live key would have it (null: a replay). */
+    liveRecipient: {
+      limit: { minute: number; day: number };
+      remaining: { minute: number; day: number };
+    } | null;
     curl: string;
     /** The template sent and its locale, when they are the catalogue's (the text shown with its placeholders). */
     sent?: { template: TemplateId; locale: (typeof LOCALES)[number] };
   },
 ): Response {
   const sent = options.sent && templateText(options.sent.template, options.sent.locale);
+  const live = options.liveRecipient;
   const message = projectPath(options.projectId, `/messages/${encodeURIComponent(options.messageId)}`);
   return htmlPage(chrome, {
     title: "Test message sent",
     section: "projects",
     body: html`${projectHeader(chrome, options.projectId, "overview", "Test message sent")}
 ${note("ok", html`<p>${options.replayed ? "Sent before with this form: the first answer was replayed." : "Accepted."} <a href="${message}?watch=1"><code>${options.messageId}</code></a> is ${statusBadge(options.status)}. <a href="${message}?watch=1">Watch its timeline settle</a>.</p>`)}
+${live && html`<p id="live-recipient">On a live key this number would have ${live.remaining.minute} of ${live.limit.minute} messages left this minute and ${live.remaining.day} of ${live.limit.day} today <span class="muted">(messages and verification codes together; test sends are never refused for it)</span>.</p>`}
 ${sent && html`<p>It says: <q>${sent.text}</q> <span class="muted">(${segmentsText(sent)} at most; the code is never shown)</span></p>`}
 <h2>The same request from your code</h2>
 <p class="muted">Put your test key in <code>SMS_API_KEY</code> and the code in place of <code>&lt;CODE&gt;</code> (codes are never repeated on a page).</p>

@@ -4,6 +4,7 @@
 // test mode as the project's active test key; refusals are worded as the API
 // words them (sendRefusal), so the page says what an integration would hear.
 import { dashboard, ZSendMessageRequest } from "@sms/contract";
+import { recipientRemaining } from "@sms/domain";
 import { sendRefusal } from "../../http/errors.ts";
 import { deferredLog } from "../../trpc/request-state.ts";
 import { viewerProcedure } from "../../trpc/trpc.ts";
@@ -54,10 +55,12 @@ export const sendTestProcedure = viewerProcedure
       const error = sendRefusal(result, ctx.deps.clock.now());
       return { ok: false as const, code: error.code, message: error.message };
     }
+    const allowance = result.replayed ? undefined : result.recipient;
     return {
       ok: true as const,
       message_id: result.message.id,
       status: result.message.status,
       replayed: result.replayed,
+      live_recipient: allowance ? { limit: allowance.limit, remaining: recipientRemaining(allowance) } : null,
     };
   });

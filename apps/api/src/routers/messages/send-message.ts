@@ -5,7 +5,7 @@ import {
   ZSendMessageResponse,
 } from "@sms/contract";
 import { ApiError } from "../../contract/api-error.ts";
-import { rateLimitHeaders } from "../../contract/rate-limit-headers.ts";
+import { liveRecipientHeaders, rateLimitHeaders } from "../../contract/rate-limit-headers.ts";
 import { REFUSAL_MESSAGES } from "../../contract/wording.ts";
 import { sendRefusal } from "../../http/errors.ts";
 import { headerText } from "../../http/header-text.ts";
@@ -49,6 +49,10 @@ export const sendMessageProcedure = apiKeyProcedureWith(requireIdempotencyKey)
     if (!result.ok) throw sendRefusal(result, now);
     state.messageId = result.message.id;
     if (result.replayed) respond(ctx, { status: 200, headers: { "Idempotent-Replayed": "true" } });
-    else respond(ctx, { status: 201, headers: rateLimitHeaders(result.rateLimit, now) });
+    else
+      respond(ctx, {
+        status: 201,
+        headers: { ...rateLimitHeaders(result.rateLimit, now), ...liveRecipientHeaders(result.recipient) },
+      });
     return result.message;
   });

@@ -1,5 +1,5 @@
 import { startVerificationMeta, ZStartVerificationRequest, ZStartVerificationResponse } from "@sms/contract";
-import { rateLimitHeaders } from "../../contract/rate-limit-headers.ts";
+import { liveRecipientHeaders, rateLimitHeaders } from "../../contract/rate-limit-headers.ts";
 import { startVerificationRefusal } from "../../http/errors.ts";
 import { deferredLog, respond } from "../../trpc/request-state.ts";
 import { apiKeyProcedureWith } from "../../trpc/trpc.ts";
@@ -35,6 +35,9 @@ export const startVerificationProcedure = apiKeyProcedureWith(requireIdempotency
     const failed = result.verification.status === "send_failed";
     deps.metrics.verification(ctx.mode, failed ? "failed" : "started");
     deps.metrics.verification(ctx.mode, "canceled", result.replaced);
-    respond(ctx, { status: 201, headers: rateLimitHeaders(result.rateLimit, now) });
+    respond(ctx, {
+      status: 201,
+      headers: { ...rateLimitHeaders(result.rateLimit, now), ...liveRecipientHeaders(result.recipient) },
+    });
     return result.verification;
   });

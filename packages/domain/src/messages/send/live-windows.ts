@@ -11,7 +11,7 @@ export function liveWindows(deps: SendMessageDeps, draft: Draft) {
   const { queued } = draft;
   const projectId = queued.scope.projectId;
   const { config } = deps;
-  const recipient = draft.recipient ?? "";
+  const { recipient } = draft;
   const minute: LimitCheck = {
     bucket: BUCKETS.messages(projectId),
     window: "minute",

@@ -32,7 +32,7 @@ export async function prepare(
     keyring.fingerprint(facts.fingerprintInput),
     keyring.encrypt(rendered.text, messageId),
     keyring.encrypt(input.request.to, messageId),
-    live ? keyring.fingerprint(recipientFingerprintInput(scope.projectId, input.request.to)) : null,
+    keyring.fingerprint(recipientFingerprintInput(scope.projectId, input.request.to)),
   ]);
   return {
     queued: {

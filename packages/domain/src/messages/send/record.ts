@@ -156,7 +156,7 @@ export async function recordAnswered(
   const later = deps.clock.now();
   const recorded = outcomeOf(outcome, later, deps.config.simulatorDelayMs);
   const response = answerOf(queued, recorded, later);
-  const minute = testMinute(deps, queued);
+  const minute = testMinute(deps, draft);
   const claim = await deps.store.messages.claimAnswered({
     message: queued,
     outcome: recorded,
@@ -166,7 +166,7 @@ export async function recordAnswered(
   });
   if ("prior" in claim) return { taken: true, prior: claim.prior };
   if (!claim.claimed) return minute.refusal();
-  return newAnswer(deps, queued, response, minute.counted(claim.used));
+  return newAnswer(deps, queued, response, minute.counted(claim.used, claim.recipient));
 }
 
 /** A new send's answer (201), remembered for this instance's replays. */
@@ -178,7 +178,10 @@ function newAnswer(
 ): SendMessageResult {
   const { fingerprint, expiresAt } = queued;
   deps.answered?.remember(queued.scope, { fingerprint, expiresAt, responseBody: response });
-  return { ok: true, replayed: false, message: response, rateLimit: written.rateLimit };
+  const { rateLimit, recipient } = written;
+  return recipient
+    ? { ok: true, replayed: false, message: response, rateLimit, recipient }
+    : { ok: true, replayed: false, message: response, rateLimit };
 }
 
 /** The Message resource a send answers. */

@@ -13,7 +13,8 @@ describe("sendMessage: idempotency", () => {
     expect(again).toEqual({ ok: true, replayed: true, message: first.ok ? first.message : null });
     expect(test.submitted).toHaveLength(1);
     // A replay is not counted against the per-minute limit.
-    expect([...state.tables.counters.values()]).toEqual([1]);
+    // The project's minute, and the recipient's test minute and day (never a live one), each counted once.
+    expect([...state.tables.counters.values()]).toEqual([1, 1, 1]);
   });
 
   it("the same key with another body is refused, and nothing is sent", async () => {
@@ -110,7 +111,8 @@ describe("sendMessage: idempotency", () => {
     });
     expect(await send()).toMatchObject({ ok: true, replayed: false, message: { status: "submitted" } });
     expect(test.submitted).toHaveLength(1);
-    expect([...state.tables.counters.values()]).toEqual([1]);
+    // The project's minute, and the recipient's test minute and day (never a live one), each counted once.
+    expect([...state.tables.counters.values()]).toEqual([1, 1, 1]);
   });
 
   it("lost race: another request claimed the key at the same moment; its answer stands, nothing is counted", async () => {

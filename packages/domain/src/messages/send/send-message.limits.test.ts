@@ -19,6 +19,33 @@ describe("sendMessage: limits", () => {
     expect(await send({ idempotencyKey: "k-2" })).toMatchObject({ ok: true, replayed: false });
   });
 
+  it("test keys are never refused per number, and each new send says what a live key would have left (issue 53, item 3)", async () => {
+    const { send } = setup({ perRecipient: { perMinute: 2, perDay: 10 } });
+    const allowances = [];
+    for (let i = 0; i < 3; i++) {
+      const sent = await send({ idempotencyKey: `t-${i}` });
+      if (!sent.ok || sent.replayed) throw new Error("not a new send");
+      allowances.push(sent.recipient);
+    }
+    expect(allowances).toEqual(
+      [1, 2, 3].map((n) => ({ limit: { minute: 2, day: 10 }, used: { minute: n, day: n } })),
+    );
+    // A replay counts nothing and says nothing of it.
+    expect(await send({ idempotencyKey: "t-0" })).not.toHaveProperty("recipient");
+    // Another number starts again; the next minute starts the minute again, not the day.
+    expect(await send({ idempotencyKey: "t-other", to: "+995555000111" })).toMatchObject({
+      recipient: { used: { minute: 1, day: 1 } },
+    });
+    state.now = new Date("2026-11-22T10:01:00Z");
+    expect(await send({ idempotencyKey: "t-3" })).toMatchObject({
+      recipient: { used: { minute: 1, day: 4 } },
+    });
+    // The counters are test-only buckets: no live allowance was used.
+    const buckets = [...state.tables.counters.keys()];
+    expect(buckets.some((bucket) => bucket.startsWith("test_recipient:prj_unit:"))).toBe(true);
+    expect(buckets.some((bucket) => bucket.startsWith("recipient:"))).toBe(false);
+  });
+
   describe("live keys", () => {
     it("per-recipient limits in the contract's two meanings: a minute's window is rate_limited (reset within 60 s), the day's cap is daily_limit_reached (reset at midnight UTC)", async () => {
       state.tables.balance = 100;

@@ -21,7 +21,8 @@ describe("sendMessage: one-statement", () => {
       // The same request again replays the answer; nothing more is written or counted.
       expect(await send()).toEqual({ ok: true, replayed: true, message: result.message });
       expect(state.tables.messages.size).toBe(1);
-      expect([...state.tables.counters.values()]).toEqual([1]);
+      // The project's minute, and the recipient's test minute and day (never a live one), each counted once.
+      expect([...state.tables.counters.values()]).toEqual([1, 1, 1]);
     });
 
     it("over the per-minute limit: 429, and nothing is claimed, counted or written", async () => {
@@ -34,7 +35,8 @@ describe("sendMessage: one-statement", () => {
       });
       expect([...state.tables.records.keys()]).toEqual(["prj_unit|test|k-1"]);
       expect(state.tables.messages.size).toBe(1);
-      expect([...state.tables.counters.values()]).toEqual([1]);
+      // The project's minute, and the recipient's test minute and day (never a live one), each counted once.
+      expect([...state.tables.counters.values()]).toEqual([1, 1, 1]);
     });
 
     it("a key in flight: waits for the first request's answer and replays it, writing nothing", async () => {

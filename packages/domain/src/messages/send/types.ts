@@ -3,7 +3,7 @@
 import type { Keyring } from "@sms/crypto";
 import type { Locale } from "@sms/templates";
 import type { AuthenticatedProject, KeyMode } from "../../model/keys.ts";
-import type { LimitState } from "../../model/limits.ts";
+import type { LimitState, RecipientAllowance } from "../../model/limits.ts";
 import type { MessageResource } from "../../model/message.ts";
 import type { Clock, Logger, Timer } from "../../ports.ts";
 import type { SmsProvider } from "../../provider.ts";
@@ -138,8 +138,17 @@ export type SendMessageInput = {
 };
 
 export type SendMessageResult =
-  /** A new submission attempt (201); `rateLimit` is the per-minute window after it. */
-  | { ok: true; replayed: false; message: MessageResource; rateLimit: LimitState }
+  /**
+   * A new submission attempt (201); `rateLimit` is the per-minute window after it; `recipient` (test
+   * keys) what a live key would have left for this number.
+   */
+  | {
+      ok: true;
+      replayed: false;
+      message: MessageResource;
+      rateLimit: LimitState;
+      recipient?: RecipientAllowance;
+    }
   /** The key's first answer, unchanged (200); a duplicate in flight waited for it. */
   | { ok: true; replayed: true; message: MessageResource }
   /** The templates package's verdict; `detail` is its caller-facing sentence naming the variable. */
@@ -179,8 +188,8 @@ export type Draft = {
   text: string;
   sender: { name: string; brandId: number | null };
   provider: SmsProvider | null;
-  /** The keyed fingerprint naming this recipient's counters (live sends only). */
-  recipient: string | null;
+  /** The keyed fingerprint naming this recipient's counters (a live send's limits, a test send's tally). */
+  recipient: string;
 };
 
 /** The write-ahead's result for the request that claimed the key. */
@@ -193,6 +202,8 @@ export type Claimed = {
    * each back (live sends; a test send's claim is released on its own).
    */
   counted: Array<{ bucket: string; start: Date }>;
+  /** A test send's recipient, as a live key's per-number limits would see it (RecipientAllowance). */
+  recipient?: RecipientAllowance;
 };
 
 /** Another request holds the key: its record (null: look it up). */

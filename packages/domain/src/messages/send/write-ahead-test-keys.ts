@@ -1,7 +1,7 @@
 // 1. Write ahead, test keys (write-ahead.ts): the key's claim and the
 // project's minute in one statement.
 import { BUCKETS, limitState, windowOf } from "../../model/limits.ts";
-import type { QueuedMessage } from "../../store/index.ts";
+import type { RecipientCount } from "../../store/index.ts";
 import { persist } from "./persist.ts";
 import type { Claimed, Draft, Refusal, SendMessageDeps, SendMessageInput, Taken } from "./types.ts";
 
@@ -16,7 +16,7 @@ export async function writeAheadTest(
   draft: Draft,
 ): Promise<Claimed | Taken | Refusal> {
   const { queued } = draft;
-  const minute = testMinute(deps, queued);
+  const minute = testMinute(deps, draft);
   const claim = await deps.store.idempotency.claimCounted(queued, minute.counter);
   if (!claim.claimed) return { taken: true, prior: claim.prior };
   if (claim.used === null) {
@@ -25,19 +25,29 @@ export async function writeAheadTest(
     );
     return minute.refusal();
   }
-  return minute.counted(claim.used);
+  return minute.counted(claim.used, claim.recipient);
 }
 
 /**
  * A test send's project minute (both ways of writing one: writeAheadTest here, record.ts's recordAnswered):
- * the counter it is counted on, and what its count answers.
+ * the counter it is counted on, with the recipient's test counters tallied beside it (never refusing), and
+ * what its count answers.
  */
-export function testMinute(deps: SendMessageDeps, queued: QueuedMessage) {
+export function testMinute(deps: SendMessageDeps, draft: Draft) {
+  const { queued } = draft;
+  const projectId = queued.scope.projectId;
   const limit = deps.config.messagesPerMinute;
   const window = windowOf("minute", queued.now);
+  const day = windowOf("utc_day", queued.now);
   const check = { limit, window: "minute" as const };
+  const tally = {
+    minute: BUCKETS.testRecipientMinute(projectId, draft.recipient),
+    day: BUCKETS.testRecipientDay(projectId, draft.recipient),
+    dayStart: day.start,
+    dayEnd: day.end,
+  };
   return {
-    counter: { bucket: BUCKETS.messages(queued.scope.projectId), ...window, limit },
+    counter: { bucket: BUCKETS.messages(projectId), ...window, limit, tally },
     /** The minute is used up: 429, the project's. */
     refusal: (): Refusal => ({
       ok: false,
@@ -45,11 +55,22 @@ export function testMinute(deps: SendMessageDeps, queued: QueuedMessage) {
       subject: "project",
       limit: limitState(check, limit, window.end),
     }),
-    /** Counted as the minute's `used`-th send. */
-    counted: (used: number): Claimed => ({
+    /** Counted as the minute's `used`-th send; `recipient`: the recipient's test sends with it. */
+    counted: (used: number, recipient?: RecipientCount): Claimed => ({
       freeTierSegments: 0,
       rateLimit: limitState(check, used, window.end),
       counted: [],
+      ...(recipient
+        ? {
+            recipient: {
+              limit: {
+                minute: deps.config.recipientLimits.perMinute,
+                day: deps.config.recipientLimits.perDay,
+              },
+              used: recipient,
+            },
+          }
+        : {}),
     }),
   };
 }
