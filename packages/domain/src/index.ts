@@ -44,7 +44,14 @@ export * from "./test-keys/create-test-key.ts";
 export * from "./messages/send/send-message.ts";
 export * from "./database-clock.ts";
 export * from "./messages/answered-keys.ts";
-export { type Cache, type CacheEntry, type CacheRead, type CacheStats, cacheStats, createCache } from "./cache.ts";
+export {
+  type Cache,
+  type CacheEntry,
+  type CacheRead,
+  type CacheStats,
+  cacheStats,
+  createCache,
+} from "./cache.ts";
 export * from "./messages/get-message.ts";
 export * from "./messages/check-statuses.ts";
 export * from "./messages/recover-queued.ts";

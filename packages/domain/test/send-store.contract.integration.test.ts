@@ -432,14 +432,15 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
 
   describe("a test send's recipient tally (issue 53, item 3: claimCounted and claimAnswered)", () => {
     const DAY_START = new Date("2026-11-22T00:00:00Z");
-    /** The project's minute `bucket` with a tally for recipient `who`, limit `limit`. */
-    const tallied = (bucket: string, who: string, limit = 100) => ({
+    /** The project's minute `bucket` (limit `limit`) with a tally for recipient `who`, reported against `limits`. */
+    const tallied = (bucket: string, who: string, limit = 100, limits = { minute: 100, day: 100 }) => ({
       ...minute(bucket, limit),
       tally: {
         minute: `test_recipient:${who}:minute`,
         day: `test_recipient:${who}:day`,
         dayStart: DAY_START,
         dayEnd: new Date(DAY_START.getTime() + DAY_MS),
+        limits,
       },
     });
     const countOf = (bucket: string, start: Date) =>
@@ -481,6 +482,28 @@ describe.each(subjects)("the send's store contract: %s", (_, open) => {
         expect(await countOf(`test_recipient:${who}:day`, DAY_START)).toBe(4);
         // The live key's buckets are not these: nothing of a live allowance was used.
         expect(await countOf(`recipient:${s.projectId}:${who}:minute`, NOW)).toBe(0);
+      });
+
+      it("a window at its live limit is not written again and says the limit: nothing is left there", async () => {
+        const bucket = `m-${newId("key")}`;
+        const who = newId("key");
+        const limits = { minute: 2, day: 3 };
+        const counts = [];
+        for (let i = 0; i < 5; i++) {
+          const outcome = await claim(message("test"), tallied(bucket, who, 100, limits));
+          counts.push(outcome.claimed && "recipient" in outcome ? outcome.recipient : "none");
+        }
+        expect(counts).toEqual([
+          { minute: 1, day: 1 },
+          { minute: 2, day: 2 },
+          { minute: 2, day: 3 },
+          { minute: 2, day: 3 },
+          { minute: 2, day: 3 },
+        ]);
+        expect(await countOf(`test_recipient:${who}:minute`, NOW)).toBe(2);
+        expect(await countOf(`test_recipient:${who}:day`, DAY_START)).toBe(3);
+        // Every send was still claimed and counted on the project's minute: the tally never refuses.
+        expect(await countOf(bucket, NOW)).toBe(5);
       });
 
       it("a send refused by the project's minute tallies nothing", async () => {

@@ -21,6 +21,8 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ERROR_GUIDE } from "../../src/contract/wording.ts";
 import { guidePages } from "../../src/docs/guide.ts";
+import { buildOpenApiDocument } from "../../src/docs/openapi.ts";
+import { appRouter } from "../../src/router.ts";
 import { TOOLS } from "../../src/mcp/tools.ts";
 import { API_DIR } from "../harness.ts";
 
@@ -130,6 +132,14 @@ describe("a check's outcome: one vocabulary", () => {
       ...(/public const OUTCOMES = \[([^\]]*)\]/.exec(php)?.[1] ?? "").matchAll(/self::(\w+)/g),
     ];
     expect(listed.map((m) => constants[m[1] as string])).toEqual(expected);
+  });
+
+  it("the OpenAPI document names the check's 200 examples by the three statuses", () => {
+    const document = buildOpenApiDocument(appRouter, "http://api.test") as unknown as {
+      paths: Record<string, { post?: { responses: Record<string, { content?: Record<string, { examples?: object }> }> } }>;
+    };
+    const ok = document.paths["/v1/verifications/{verification_id}/check"]?.post?.responses["200"];
+    expect(Object.keys(ok?.content?.["application/json"]?.examples ?? {})).toEqual([...CHECK_OUTCOME_STATUSES]);
   });
 
   it("MCP's check_verification outcome has the check's three statuses (its 409 is the tool error's code)", () => {

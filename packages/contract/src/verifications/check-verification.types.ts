@@ -72,7 +72,7 @@ export const checkVerificationMeta: Meta = {
         "The check's outcome: `approved` (let the user in), `pending` with one attempt fewer (a wrong code), or `max_attempts_reached`.",
       examples: {
         approved: VERIFICATION_EXAMPLES.approved,
-        wrong_code: VERIFICATION_EXAMPLES.wrong_code,
+        pending: VERIFICATION_EXAMPLES.wrong_code,
         max_attempts_reached: VERIFICATION_EXAMPLES.max_attempts_reached,
       },
     },

@@ -76,7 +76,8 @@ describe("createApiKeyAuthenticator: requests that miss the cache together", () 
     const auth = createApiKeyAuthenticator({ store, clock: time, cacheTtlMs: 2_000 });
     const together = Array.from({ length: 20 }, () => auth.authenticate(`Bearer ${KEY}`));
     held.open();
-    for (const result of await Promise.all(together)) expect(result).toMatchObject({ ok: true, keyId: "key_1" });
+    for (const result of await Promise.all(together))
+      expect(result).toMatchObject({ ok: true, keyId: "key_1" });
     expect(asked).toHaveLength(1);
     // Cached: no lookup within the TTL.
     await auth.authenticate(`Bearer ${KEY}`);
@@ -112,7 +113,10 @@ describe("createApiKeyAuthenticator: requests that miss the cache together", () 
       },
     };
     const other = createApiKeyAuthenticator({ store: flaky, clock, cacheTtlMs: 60_000 });
-    const failed = await Promise.allSettled([other.authenticate(`Bearer ${KEY}`), other.authenticate(`Bearer ${KEY}`)]);
+    const failed = await Promise.allSettled([
+      other.authenticate(`Bearer ${KEY}`),
+      other.authenticate(`Bearer ${KEY}`),
+    ]);
     expect(failed.map((outcome) => outcome.status)).toEqual(["rejected", "rejected"]);
     failing = false;
     expect(await other.authenticate(`Bearer ${KEY}`)).toMatchObject({ ok: true });

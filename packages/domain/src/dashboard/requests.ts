@@ -109,7 +109,8 @@ export async function searchProject(
   } else if (VERIFICATION_ID.test(query)) {
     const find =
       deps.findVerification ??
-      (async (projectId: string, id: string) => (await deps.store.verifications.read(id, projectId)) !== null);
+      (async (projectId: string, id: string) =>
+        (await deps.store.verifications.read(id, projectId)) !== null);
     if (await find(project.id, query)) {
       return { ok: true, kind: "verification", id: query };
     }

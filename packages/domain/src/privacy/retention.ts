@@ -9,7 +9,9 @@ import type { Store } from "../store/index.ts";
 
 export const DEFAULT_PURGE_BATCH_SIZE = 500;
 
-type PurgeDeps = { store: Pick<Store, "messages" | "idempotency" | "limits" | "verifications" | "requestLog"> };
+type PurgeDeps = {
+  store: Pick<Store, "messages" | "idempotency" | "limits" | "verifications" | "requestLog">;
+};
 
 /**
  * Forgets the text and the full number of messages older than the retention

@@ -84,7 +84,14 @@ export async function createTestKey(
     const consumed = await consumeEach(tx.limits, checks, now);
     if (!consumed.ok) return rollback(consumed);
     await tx.projects.create(projectId, now);
-    await tx.keys.create({ id: key.keyId, projectId, mode: "test", keyHash: key.keyHash, prefix: key.prefix, now });
+    await tx.keys.create({
+      id: key.keyId,
+      projectId,
+      mode: "test",
+      keyHash: key.keyHash,
+      prefix: key.prefix,
+      now,
+    });
     await tx.claims.create({ id: newId("clm", now.getTime()), projectId, tokenHash, expiresAt, now });
     return consumed.states;
   });

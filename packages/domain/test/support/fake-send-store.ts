@@ -212,15 +212,18 @@ export function fakeStore(tables: Tables, hooks: Hooks = {}) {
   /** A counted test send's recipient tally (the real store's recipientTallyCtes): never refusing. */
   const tally = (counter: { start: Date; tally?: RecipientTally }): RecipientCount | undefined => {
     if (!counter.tally) return undefined;
-    const step = (bucket: string, start: Date) => {
+    const { limits } = counter.tally;
+    // A counter at its live limit is not written again: it says the limit.
+    const step = (bucket: string, start: Date, limit: number) => {
       const key = counterKey(bucket, start);
-      const count = (tables.counters.get(key) ?? 0) + 1;
-      tables.counters.set(key, count);
-      return count;
+      const before = tables.counters.get(key) ?? 0;
+      if (before >= limit) return limit;
+      tables.counters.set(key, before + 1);
+      return before + 1;
     };
     return {
-      minute: step(counter.tally.minute, counter.start),
-      day: step(counter.tally.day, counter.tally.dayStart),
+      minute: step(counter.tally.minute, counter.start, limits.minute),
+      day: step(counter.tally.day, counter.tally.dayStart, limits.day),
     };
   };
   const store: SendMessageStore = {

@@ -45,6 +45,7 @@ export function testMinute(deps: SendMessageDeps, draft: Draft) {
     day: BUCKETS.testRecipientDay(projectId, draft.recipient),
     dayStart: day.start,
     dayEnd: day.end,
+    limits: { minute: deps.config.recipientLimits.perMinute, day: deps.config.recipientLimits.perDay },
   };
   return {
     counter: { bucket: BUCKETS.messages(projectId), ...window, limit, tally },
@@ -60,17 +61,7 @@ export function testMinute(deps: SendMessageDeps, draft: Draft) {
       freeTierSegments: 0,
       rateLimit: limitState(check, used, window.end),
       counted: [],
-      ...(recipient
-        ? {
-            recipient: {
-              limit: {
-                minute: deps.config.recipientLimits.perMinute,
-                day: deps.config.recipientLimits.perDay,
-              },
-              used: recipient,
-            },
-          }
-        : {}),
+      ...(recipient ? { recipient: { limit: tally.limits, used: recipient } } : {}),
     }),
   };
 }
