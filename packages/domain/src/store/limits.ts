@@ -225,8 +225,8 @@ export function talliesOf(
     seen.set(tally.minute, rank);
     // This row's value of a counter moved by `times` in the statement: its rank among them.
     const back = (times.get(tally.minute) ?? rank) - rank;
-    const valueOf = (count: number, limit: number) => (count < 0 ? limit : count - back);
-    return { minute: valueOf(found.minute, tally.limits.minute), day: valueOf(found.day, tally.limits.day) };
+    const at = (count: number, limit: number) => (count < 0 ? limit : count - back);
+    return { minute: at(found.minute, tally.limits.minute), day: at(found.day, tally.limits.day) };
   });
 }
 
