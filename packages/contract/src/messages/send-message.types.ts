@@ -9,6 +9,7 @@ import {
 } from "@sms/templates";
 import { z } from "zod";
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from "../idempotency-key.ts";
+import type { ResponseHeaderName } from "../headers.ts";
 import type { Meta } from "../meta.ts";
 import { RECIPIENT_PATTERN } from "../vocabulary.ts";
 import { MESSAGE_EXAMPLES, ZMessage } from "./message.types.ts";
@@ -139,6 +140,18 @@ export const ZSendMessageBody = z
 
 // Authorization is described by the ApiKey security scheme (OpenAPI ignores a
 // header parameter of that name).
+/**
+ * The headers of a new send's `201`, on both routes that send through the message path (POST /v1/messages and
+ * POST /v1/verifications): the project's minute, and on test keys the live per-number allowance (an extension).
+ */
+export const NEW_SEND_HEADERS: readonly ResponseHeaderName[] = [
+  "RateLimit-Limit",
+  "RateLimit-Remaining",
+  "RateLimit-Reset",
+  "Live-Recipient-Limit",
+  "Live-Recipient-Remaining",
+];
+
 export const ZSendMessageHeaders = z.object({
   "Idempotency-Key": z
     .string()
@@ -175,13 +188,7 @@ export const sendMessageMeta: Meta = {
     201: {
       description:
         "A new submission attempt; `status` is `submitted`, `failed` or `unknown`. A provider rejection is still `201`.",
-      headers: [
-        "RateLimit-Limit",
-        "RateLimit-Remaining",
-        "RateLimit-Reset",
-        "Live-Recipient-Limit",
-        "Live-Recipient-Remaining",
-      ],
+      headers: NEW_SEND_HEADERS,
       examples: {
         submitted: MESSAGE_EXAMPLES.submitted,
         failed: MESSAGE_EXAMPLES.failed,

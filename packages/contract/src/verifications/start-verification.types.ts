@@ -1,6 +1,6 @@
 import { DEFAULT_LOCALE, LOCALES } from "@sms/templates";
 import { z } from "zod";
-import { ZSendMessageHeaders } from "../messages/send-message.types.ts";
+import { NEW_SEND_HEADERS, ZSendMessageHeaders } from "../messages/send-message.types.ts";
 import type { Meta } from "../meta.ts";
 import { RECIPIENT_PATTERN, VERIFICATION_CODE_LENGTH, VERIFICATION_TEMPLATES } from "../vocabulary.ts";
 import { VERIFICATION_EXAMPLES, ZVerification } from "./verification.types.ts";
@@ -72,13 +72,7 @@ export const startVerificationMeta: Meta = {
     201: {
       description:
         "The code was sent (`pending`), or its SMS was rejected (`send_failed`: start a new one later). Never contains the code.",
-      headers: [
-        "RateLimit-Limit",
-        "RateLimit-Remaining",
-        "RateLimit-Reset",
-        "Live-Recipient-Limit",
-        "Live-Recipient-Remaining",
-      ],
+      headers: NEW_SEND_HEADERS,
       examples: { pending: VERIFICATION_EXAMPLES.pending, send_failed: VERIFICATION_EXAMPLES.send_failed },
     },
     200: {
